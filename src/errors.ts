@@ -1,0 +1,94 @@
+/** Exit codes of the CLI contract (README, "Exit codes"). main.ts is the only place that applies them. */
+export const ExitCode = {
+  ok: 0,
+  failure: 1,
+  usage: 2,
+  partial: 3,
+  auth: 4,
+  interrupted: 130,
+} as const;
+
+export interface CardboardErrorOptions {
+  hint?: string;
+  exitCode?: number;
+  cause?: unknown;
+}
+
+/** An error meant for the user: one line of message, an optional hint line, and an exit code. */
+export class CardboardError extends Error {
+  readonly hint?: string;
+  readonly exitCode: number;
+
+  constructor(message: string, options: CardboardErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = new.target.name;
+    this.hint = options.hint;
+    this.exitCode = options.exitCode ?? ExitCode.failure;
+  }
+}
+
+/** Bad flags, unknown field, unmapped column: exit 2, and nothing was sent. */
+export class UsageError extends CardboardError {
+  constructor(message: string, options: Omit<CardboardErrorOptions, 'exitCode'> = {}) {
+    super(message, { ...options, exitCode: ExitCode.usage });
+  }
+}
+
+/** No token, or the server refused it (401/403): exit 4. */
+export class AuthError extends CardboardError {
+  constructor(message: string, options: Omit<CardboardErrorOptions, 'exitCode'> = {}) {
+    super(message, {
+      hint: 'Check the token, or store it again with `cardboard board add <alias> --url <POST URL>`.',
+      ...options,
+      exitCode: ExitCode.auth,
+    });
+  }
+}
+
+/** A run that finished but left rows rejected or uncertain (an import): exit 3. */
+export class PartialError extends CardboardError {
+  constructor(message: string, options: Omit<CardboardErrorOptions, 'exitCode'> = {}) {
+    super(message, { ...options, exitCode: ExitCode.partial });
+  }
+}
+
+/** The user interrupted the run (Ctrl-C): exit 130. */
+export class CancelledError extends CardboardError {
+  constructor(message = 'Interrupted.', options: Omit<CardboardErrorOptions, 'exitCode'> = {}) {
+    super(message, { ...options, exitCode: ExitCode.interrupted });
+  }
+}
+
+/** Where a request failed: the server's answer (status set) or the network (status undefined). */
+export interface ApiErrorDetails {
+  method: string;
+  url: string;
+  status?: number;
+  /** The server's own message, cleaned to one short line. */
+  serverMessage?: string;
+  /** Seconds the server asked us to wait (429/503), when it said. */
+  retryAfter?: number;
+  /** Network error code (ECONNREFUSED, UND_ERR_HEADERS_TIMEOUT, ...). */
+  code?: string;
+}
+
+/** A request that failed: an HTTP status >= 400 or a network failure (status undefined). */
+export class ApiError extends CardboardError {
+  readonly method: string;
+  readonly url: string;
+  readonly status?: number;
+  readonly serverMessage?: string;
+  readonly retryAfter?: number;
+  readonly code?: string;
+
+  constructor(message: string, details: ApiErrorDetails, options: Omit<CardboardErrorOptions, 'exitCode'> = {}) {
+    const auth = details.status === 401 || details.status === 403;
+    super(message, { ...options, exitCode: auth ? ExitCode.auth : ExitCode.failure });
+    this.method = details.method;
+    this.url = details.url;
+    this.status = details.status;
+    this.serverMessage = details.serverMessage;
+    this.retryAfter = details.retryAfter;
+    this.code = details.code;
+  }
+}

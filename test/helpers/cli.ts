@@ -1,0 +1,68 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** Absolute path of the built entry point that every end-to-end test spawns. */
+export const BIN = fileURLToPath(new URL('../../bin/cardboard.js', import.meta.url));
+
+export interface CliResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+export interface RunOptions {
+  /** Extra environment; CARDBOARD_* from the outer environment are never inherited. */
+  env?: Record<string, string | undefined>;
+  /** Written to the child's stdin, then stdin is closed. */
+  input?: string | Buffer;
+  /** CARDBOARD_CONFIG_DIR for the run; a fresh temporary directory when omitted. */
+  configDir?: string;
+  cwd?: string;
+  timeoutMs?: number;
+}
+
+/** A fresh temporary directory (config dir, output files). */
+export function tempDir(prefix = 'cardboard-test-'): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+/** Environment for a child run: the outer env without CARDBOARD_*, CI on, colour off. */
+export function childEnv(opts: RunOptions = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('CARDBOARD_')) env[k] = v;
+  Object.assign(env, { CI: '1', NO_COLOR: '1', CARDBOARD_CONFIG_DIR: opts.configDir ?? tempDir() }, opts.env);
+  for (const [k, v] of Object.entries(env)) if (v === undefined) delete env[k];
+  return env;
+}
+
+/** Run `node bin/cardboard.js ...args` as a child process and collect stdout, stderr and the exit code. */
+export function runCli(args: string[], opts: RunOptions = {}): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], {
+      cwd: opts.cwd,
+      env: childEnv(opts),
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    child.stdout.on('data', (b: Buffer) => out.push(b));
+    child.stderr.on('data', (b: Buffer) => err.push(b));
+    const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 20_000);
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({
+        code,
+        signal,
+        stdout: Buffer.concat(out).toString('utf8'),
+        stderr: Buffer.concat(err).toString('utf8'),
+      });
+    });
+    child.stdin.on('error', () => {});
+    child.stdin.end(opts.input ?? '');
+  });
+}
