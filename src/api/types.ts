@@ -1,0 +1,48 @@
+import type { Card, Comment, Field } from '../spec-types.js';
+
+/** Where each resolved credential came from (shown by `board show`). */
+export type Source = 'flag' | 'env' | 'config' | 'default';
+
+/** The board a command talks to, resolved from flags > env > config. Never holds the token in printable form. */
+export interface ResolvedBoard {
+  id: string;
+  baseUrl: string;
+  alias?: string;
+  sources: { id: Source; baseUrl: Source; token: Source };
+}
+
+/** Per-call options of a write. */
+export interface WriteOptions {
+  /** The caller knows a repeat cannot duplicate (e.g. `_id` on an Update-if-exists board): retry like a GET. */
+  retrySafe?: boolean;
+  /** Skip every automatic retry (the import engine applies its own policy). */
+  noRetry?: boolean;
+  signal?: AbortSignal;
+}
+
+export interface ReadOptions {
+  /** Skip every automatic retry. */
+  noRetry?: boolean;
+  signal?: AbortSignal;
+}
+
+/** One typed function per endpoint of the spec (section 4), over the shared HTTP core. */
+export interface Api {
+  readonly board: ResolvedBoard;
+  /** GET /api/aptlet/{board}/schema (spec 4.2); tolerates a `{"fields": [...]}` wrapper. */
+  getSchema(opts?: ReadOptions): Promise<Field[]>;
+  /** The schema from the per-board cache (short TTL) or the server; `refresh` skips the cache. */
+  schema(opts?: { refresh?: boolean }): Promise<Field[]>;
+  /** POST /api/aptlet/{board} (spec 4.3): create or update; returns the card with its `_id`. */
+  putCard(body: Record<string, unknown>, opts?: WriteOptions): Promise<Card>;
+  /** GET /api/aptlet/{board}/card/{id} (spec 4.4). */
+  getCard(id: string, opts?: ReadOptions): Promise<Card>;
+  /** GET /api/aptlet/{board}?page=N (spec 4.5): one zero-based page; [] past the end. */
+  listCards(page: number, opts?: ReadOptions): Promise<Card[]>;
+  /** Pages from `startPage` until the first empty array, streamed one page at a time. */
+  cardPages(opts?: { startPage?: number; signal?: AbortSignal }): AsyncIterable<Card[]>;
+  /** POST /api/card/{cardId}/comment (spec 4.1). */
+  postComment(cardId: string, content: string, opts?: WriteOptions): Promise<Comment>;
+  /** Close the keep-alive dispatcher. */
+  close(): Promise<void>;
+}
