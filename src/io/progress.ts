@@ -1,0 +1,91 @@
+import { styleText } from 'node:util';
+import { type Context, redact, useColor } from '../context.js';
+
+/** A spinner on a terminal, or throttled plain lines elsewhere; every method writes to stderr only. */
+export interface Progress {
+  start(text: string): void;
+  /** New text; on the plain fallback printed at most once per interval. */
+  update(text: string): void;
+  succeed(text?: string): void;
+  fail(text?: string): void;
+  /** Clear the spinner without a final line. */
+  stop(): void;
+}
+
+export interface ProgressOptions {
+  /** Print nothing at all (e.g. the caller writes JSON reports); --quiet implies it. */
+  silent?: boolean;
+  /** Minimum time between two plain update lines; default 5 s. */
+  intervalMs?: number;
+}
+
+/**
+ * True when an animated spinner may run: stderr is a TTY with a known width and CI is not set.
+ * PITFALLS: ora loops at 100% CPU on a terminal reporting 0 columns.
+ */
+export function canAnimate(ctx: Context): boolean {
+  const err = ctx.stderr;
+  return Boolean(err.isTTY) && (err.columns ?? 0) > 0 && !ctx.env.CI && ctx.env.TERM !== 'dumb';
+}
+
+const SILENT: Progress = { start() {}, update() {}, succeed() {}, fail() {}, stop() {} };
+
+/** Build the progress reporter; ora is imported only when it will animate. */
+export async function createProgress(ctx: Context, opts: ProgressOptions = {}): Promise<Progress> {
+  if (opts.silent || ctx.globals.quiet) return SILENT;
+  const color = useColor(ctx, ctx.stderr);
+  const okMark = color ? styleText('green', '✔', { validateStream: false }) : '✔';
+  const failMark = color ? styleText('red', '✖', { validateStream: false }) : '✖';
+  if (canAnimate(ctx)) {
+    const { default: ora } = await import('ora');
+    // discardStdin false: raw mode would swallow Ctrl-C, and callers handle SIGINT themselves.
+    const spinner = ora({ stream: ctx.stderr, discardStdin: false, isEnabled: true, color: color ? 'cyan' : false });
+    let current = '';
+    return {
+      start: (text) => {
+        current = redact(ctx, text);
+        spinner.start(current);
+      },
+      update: (text) => {
+        current = redact(ctx, text);
+        spinner.text = current;
+      },
+      succeed: (text) => spinner.stopAndPersist({ symbol: okMark, text: text === undefined ? current : redact(ctx, text) }),
+      fail: (text) => spinner.stopAndPersist({ symbol: failMark, text: text === undefined ? current : redact(ctx, text) }),
+      stop: () => spinner.stop(),
+    };
+  }
+  return plainProgress(ctx, opts.intervalMs ?? 5000, okMark, failMark);
+}
+
+/** Not a terminal: one line at start, an update line at most every `intervalMs` (by ctx.now()), and a final line. */
+function plainProgress(ctx: Context, intervalMs: number, okMark: string, failMark: string): Progress {
+  let last = Number.NEGATIVE_INFINITY;
+  let current = '';
+  let pending = false;
+  const line = (text: string) => ctx.stderr.write(`${redact(ctx, text)}\n`);
+  return {
+    start: (text) => {
+      current = text;
+      last = ctx.now().getTime();
+      line(text);
+    },
+    update: (text) => {
+      current = text;
+      const now = ctx.now().getTime();
+      if (now - last >= intervalMs) {
+        last = now;
+        pending = false;
+        line(text);
+      } else {
+        pending = true;
+      }
+    },
+    succeed: (text) => line(`${okMark} ${text ?? current}`),
+    fail: (text) => line(`${failMark} ${text ?? current}`),
+    stop: () => {
+      if (pending) line(current);
+      pending = false;
+    },
+  };
+}

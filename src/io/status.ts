@@ -1,0 +1,31 @@
+import { styleText } from 'node:util';
+import { type Context, redact, useColor } from '../context.js';
+
+/** Messages for the person at the terminal, on stderr, never on stdout (data only there). */
+export interface Status {
+  /** Progress or a result note; silent under --quiet. */
+  info(message: string): void;
+  /** A finished step (`✔`-style); silent under --quiet. */
+  success(message: string): void;
+  /** Something the user should know even under --quiet (data dropped, a new card instead of an update). */
+  warn(message: string): void;
+}
+
+type Style = Parameters<typeof styleText>[0];
+
+/** The stderr message helper: honours --quiet, NO_COLOR / non-TTY (no escape codes) and redacts secrets. */
+export function createStatus(ctx: Context): Status {
+  const color = useColor(ctx, ctx.stderr);
+  // validateStream: false because we already decided from ctx (the test streams are not process.stderr).
+  const paint = (style: Style, text: string) => (color ? styleText(style, text, { validateStream: false }) : text);
+  const write = (line: string) => ctx.stderr.write(`${redact(ctx, line)}\n`);
+  return {
+    info: (message) => {
+      if (!ctx.globals.quiet) write(message);
+    },
+    success: (message) => {
+      if (!ctx.globals.quiet) write(`${paint('green', 'ok:')} ${message}`);
+    },
+    warn: (message) => write(`${paint('yellow', 'warning:')} ${message}`),
+  };
+}
