@@ -1,0 +1,88 @@
+import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import type { UpdateMode } from '../spec-types.js';
+import type { BoardSettings, BoardsFile } from './types.js';
+
+/** A boards file that cannot be used: its message names the board and the setting. */
+export class BoardsFileError extends Error {
+  override name = 'BoardsFileError';
+}
+
+const UPDATE_MODES: readonly UpdateMode[] = ['Update if exists', 'Always Create New'];
+
+/** Fields of the demo board (issue 2: Name, Status, Owner, Priority). */
+export const DEMO_FIELDS = ['Name', 'Status', 'Owner', 'Priority'];
+
+function hex(bytes: number): string {
+  return randomBytes(bytes).toString('hex');
+}
+
+/** One demo board with fresh id, token and signing key (printed by `cardboard emulator`). */
+export function demoBoards(): BoardsFile {
+  return {
+    [`demo-${hex(4)}`]: { token: `demo-tok-${hex(12)}`, fields: [...DEMO_FIELDS], signingKey: `demo-sk-${hex(12)}` },
+  };
+}
+
+/** Check a parsed boards file and fill in the defaults of spec 2.4; throws BoardsFileError. */
+export function normalizeBoards(file: unknown): Record<string, BoardSettings> {
+  if (typeof file !== 'object' || file === null || Array.isArray(file)) {
+    throw new BoardsFileError('the boards file must be a JSON object of board id → settings');
+  }
+  const out: Record<string, BoardSettings> = {};
+  for (const [id, raw] of Object.entries(file)) {
+    const where = `board "${id}"`;
+    if (id === '') throw new BoardsFileError('a board id is empty');
+    if (typeof raw !== 'object' || raw === null) throw new BoardsFileError(`${where}: settings must be an object`);
+    const b = raw as Record<string, unknown>;
+    if (typeof b.token !== 'string' || b.token === '') throw new BoardsFileError(`${where}: "token" must be a non-empty string`);
+    if (!Array.isArray(b.fields) || !b.fields.every((f) => typeof f === 'string' && f !== '')) {
+      throw new BoardsFileError(`${where}: "fields" must be an array of non-empty strings`);
+    }
+    if (new Set(b.fields).size !== b.fields.length) throw new BoardsFileError(`${where}: "fields" has a duplicate name`);
+    // `_id` is the card's identifier (spec 2.2), never a field.
+    if (b.fields.includes('_id')) throw new BoardsFileError(`${where}: "_id" cannot be a field name`);
+    const updateMode = b.updateMode ?? 'Update if exists';
+    if (!UPDATE_MODES.includes(updateMode as UpdateMode)) {
+      throw new BoardsFileError(`${where}: "updateMode" must be "Update if exists" or "Always Create New"`);
+    }
+    if (b.createFields !== undefined && typeof b.createFields !== 'boolean') {
+      throw new BoardsFileError(`${where}: "createFields" must be true or false`);
+    }
+    const webhookUrl = b.webhookUrl ?? null;
+    if (webhookUrl !== null && (typeof webhookUrl !== 'string' || !/^https?:\/\/./.test(webhookUrl))) {
+      throw new BoardsFileError(`${where}: "webhookUrl" must be an http(s) URL or null`);
+    }
+    if (b.signingKey !== undefined && (typeof b.signingKey !== 'string' || b.signingKey === '')) {
+      throw new BoardsFileError(`${where}: "signingKey" must be a non-empty string`);
+    }
+    out[id] = {
+      token: b.token,
+      fields: [...(b.fields as string[])],
+      updateMode: updateMode as UpdateMode,
+      createFields: b.createFields === true,
+      webhookUrl: webhookUrl as string | null,
+      signingKey: (b.signingKey as string | undefined) ?? `sk-${hex(12)}`,
+    };
+  }
+  if (Object.keys(out).length === 0) throw new BoardsFileError('the boards file defines no board');
+  return out;
+}
+
+/** Read and parse a boards file (JSON); throws BoardsFileError with the reason. */
+export async function readBoardsFile(path: string): Promise<BoardsFile> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (err) {
+    throw new BoardsFileError(`cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+  }
+  try {
+    const parsed = JSON.parse(text) as unknown;
+    normalizeBoards(parsed);
+    return parsed as BoardsFile;
+  } catch (err) {
+    if (err instanceof BoardsFileError) throw new BoardsFileError(`${path}: ${err.message}`);
+    throw new BoardsFileError(`${path} is not valid JSON: ${(err as Error).message}`);
+  }
+}
