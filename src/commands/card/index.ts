@@ -1,15 +1,13 @@
 import type { Command } from 'commander';
 import type { Context } from '../../context.js';
-import { CardboardError } from '../../errors.js';
+import { cardGetCommand } from './get.js';
+import { cardListCommand } from './list.js';
+import { cardPutCommand } from './put.js';
 
-/** Placeholder until the card commands land: listed in help, says so when run. */
-export function register(program: Command, _ctx: Context): void {
-  program
-    .command('card')
-    .description('(not yet available)')
-    .allowUnknownOption()
-    .argument('[args...]')
-    .action(() => {
-      throw new CardboardError('`cardboard card` is not yet available in this version.');
-    });
+/** Register `card` with its verbs get, put and list. */
+export function register(program: Command, ctx: Context): void {
+  const card = program.command('card').description('Get, create/update (put) and list cards');
+  cardGetCommand(card, ctx);
+  cardPutCommand(card, ctx);
+  cardListCommand(card, ctx);
 }

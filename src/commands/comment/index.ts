@@ -1,15 +1,8 @@
 import type { Command } from 'commander';
 import type { Context } from '../../context.js';
-import { CardboardError } from '../../errors.js';
+import { commentCommand } from './post.js';
 
-/** Placeholder until the comment commands land: listed in help, says so when run. */
-export function register(program: Command, _ctx: Context): void {
-  program
-    .command('comment')
-    .description('(not yet available)')
-    .allowUnknownOption()
-    .argument('[args...]')
-    .action(() => {
-      throw new CardboardError('`cardboard comment` is not yet available in this version.');
-    });
+/** Register `comment` (no verbs): post a comment on a card. */
+export function register(program: Command, ctx: Context): void {
+  commentCommand(program, ctx);
 }

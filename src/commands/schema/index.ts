@@ -1,15 +1,8 @@
 import type { Command } from 'commander';
 import type { Context } from '../../context.js';
-import { CardboardError } from '../../errors.js';
+import { schemaCommand } from './show.js';
 
-/** Placeholder until the schema commands land: listed in help, says so when run. */
-export function register(program: Command, _ctx: Context): void {
-  program
-    .command('schema')
-    .description('(not yet available)')
-    .allowUnknownOption()
-    .argument('[args...]')
-    .action(() => {
-      throw new CardboardError('`cardboard schema` is not yet available in this version.');
-    });
+/** Register `schema`: the board's fields (no verbs). */
+export function register(program: Command, ctx: Context): void {
+  schemaCommand(program, ctx);
 }

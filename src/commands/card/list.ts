@@ -1,0 +1,112 @@
+import { type Command, InvalidArgumentError, Option } from 'commander';
+import type { Api } from '../../api/types.js';
+import type { Context } from '../../context.js';
+import { UsageError } from '../../errors.js';
+import { createRecordWriter, defaultFormat, FORMATS, type Format } from '../../io/records.js';
+import { createStatus } from '../../io/status.js';
+import { isBrokenPipe } from '../../io/write.js';
+import { checkKeysAgainstBoard, unknownKeysError } from '../../schema/check.js';
+import type { Card } from '../../spec-types.js';
+
+/** What `card list` fetches and how it prints it. */
+export interface CardListOptions {
+  /** One zero-based page (spec 4.5); ignored with `all`. */
+  page: number;
+  all: boolean;
+  /** Undefined: table on a TTY, ndjson piped. */
+  format?: Format;
+  fields?: string[];
+  limit?: number;
+}
+
+const EXAMPLES = `
+Columns of table and csv: _id, then the board's fields in schema order (so a csv can be fed back to
+\`cardboard import\`). --fields picks and orders columns (and keys of json/ndjson); _id comes first
+unless listed. --all streams: ndjson, csv and json are written page by page.
+
+Examples:
+  $ cardboard card list
+  $ cardboard card list --all --format csv > cards.csv
+  $ cardboard card list --all --fields Name,Status --limit 20 --format json`;
+
+function integer(min: number) {
+  return (value: string): number => {
+    if (!/^\d+$/.test(value) || Number(value) < min) throw new InvalidArgumentError(`expected an integer >= ${min}`);
+    return Number(value);
+  };
+}
+
+const splitFields = (value: string, previous: string[] = []) => [...previous, ...value.split(',').map((f) => f.trim()).filter(Boolean)];
+
+/** Define `card list` under `parent`; `run` is replaceable so parse tests can spy on the options. */
+export function cardListCommand(parent: Command, ctx: Context, run = runCardList): Command {
+  return parent
+    .command('list')
+    .description('List the cards of the board: one page, or every page with --all')
+    .option('--page <n>', 'zero-based page to show (default 0)', integer(0))
+    .option('--all', 'walk every page from 0 until the service returns an empty page')
+    .addOption(new Option('--format <format>', 'output format (default: table on a terminal, ndjson piped)').choices(FORMATS))
+    .option('--fields <names>', 'comma-separated field names to show, in this order', splitFields)
+    .option('--limit <n>', 'stop after n cards (and stop fetching pages)', integer(1))
+    .addHelpText('after', EXAMPLES)
+    .action(async (flags: { page?: number; all?: boolean; format?: Format; fields?: string[]; limit?: number }) => {
+      if (flags.all && flags.page !== undefined) throw new UsageError('--page and --all cannot be used together');
+      if (flags.fields?.length === 0) throw new UsageError('--fields needs at least one field name');
+      await run(ctx, { page: flags.page ?? 0, all: flags.all ?? false, format: flags.format, fields: flags.fields, limit: flags.limit });
+    });
+}
+
+/** The columns: `--fields` checked against the schema (exactly, spec 2.2), else `_id` plus the schema's order. */
+async function resolveColumns(api: Api, fields: string[] | undefined): Promise<string[]> {
+  if (fields === undefined) return ['_id', ...(await api.schema()).map((f) => f.name)];
+  const { unknown } = await checkKeysAgainstBoard(api, fields);
+  if (unknown.length > 0) throw unknownKeysError(unknown, ' --fields takes exact field names.');
+  return fields.includes('_id') ? fields : ['_id', ...fields];
+}
+
+async function* onePage(api: Api, page: number, signal: AbortSignal): AsyncIterable<Card[]> {
+  yield await api.listCards(page, { signal });
+}
+
+/** Fetch one page or every page (stopping at `[]`, spec 4.5) and stream the cards to the writer. */
+export async function runCardList(ctx: Context, opts: CardListOptions): Promise<void> {
+  const format = opts.format ?? defaultFormat(ctx);
+  const status = createStatus(ctx);
+  const { openApi } = await import('../../api/index.js');
+  const api = await openApi(ctx);
+  // The reader may go away (`| head`): remember the EPIPE instead of crashing, and stop fetching.
+  let broken: unknown;
+  const onError = (err: unknown) => {
+    broken = err;
+  };
+  ctx.stdout.on('error', onError);
+  try {
+    // json/ndjson without --fields print cards whole: no schema request needed.
+    const needColumns = opts.fields !== undefined || format === 'table' || format === 'csv';
+    const columns = needColumns ? await resolveColumns(api, opts.fields) : [];
+    const writer = createRecordWriter(ctx, { format, columns, project: opts.fields !== undefined });
+    const known = new Set(columns);
+    const leftOut = new Set<string>();
+    const pages = opts.all ? api.cardPages({ signal: ctx.signal }) : onePage(api, opts.page, ctx.signal);
+    let count = 0;
+    walk: for await (const page of pages) {
+      for (const card of page) {
+        if (broken !== undefined) break walk;
+        if (needColumns && opts.fields === undefined) for (const k of Object.keys(card)) if (!known.has(k)) leftOut.add(k);
+        await writer.write(card);
+        count++;
+        // Break inside the page so the iterator is closed before it fetches the next one.
+        if (opts.limit !== undefined && count >= opts.limit) break walk;
+      }
+    }
+    if (broken === undefined) await writer.end();
+    if (leftOut.size > 0) {
+      status.warn(`left out key(s) not in the board's schema: ${[...leftOut].join(', ')} (the schema may be stale: \`cardboard schema --refresh\`)`);
+    }
+    if (count === 0 && format === 'table' && ctx.stdout.isTTY) status.info('No cards.');
+  } catch (err) {
+    if (!isBrokenPipe(err) && !isBrokenPipe(broken)) throw err;
+  } finally {
+    await api.close();
+  }
+}

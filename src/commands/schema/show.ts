@@ -1,0 +1,60 @@
+import type { Command } from 'commander';
+import type { Context } from '../../context.js';
+import { renderTable } from '../../io/table.js';
+import { tsvRow } from '../../io/text.js';
+import { writeChunk, writeJson } from '../../io/write.js';
+import type { Field } from '../../spec-types.js';
+
+/** What `schema` prints. */
+export interface SchemaOptions {
+  json: boolean;
+  refresh: boolean;
+}
+
+const EXAMPLES = `
+Field names are case-sensitive (spec 2.2): \`card put\` and \`import\` check every key against them.
+The schema is cached per board for a short time; --refresh fetches it again.
+Piped without --json: tab-separated rows under a header line.
+
+Examples:
+  $ cardboard schema
+  $ cardboard schema --json | jq -r '.[].name'
+  $ cardboard schema --refresh | cut -f1`;
+
+/** Define `schema` under `parent`; `run` is replaceable so parse tests can spy on the options. */
+export function schemaCommand(parent: Command, ctx: Context, run = runSchema): Command {
+  return parent
+    .command('schema')
+    .description("Show the board's fields with their exact, case-sensitive names")
+    .option('--json', "print the server's array of fields as JSON")
+    .option('--refresh', 'skip the cached copy and ask the server')
+    .addHelpText('after', EXAMPLES)
+    .action(async (flags: { json?: boolean; refresh?: boolean }) => {
+      await run(ctx, { json: flags.json ?? false, refresh: flags.refresh ?? false });
+    });
+}
+
+/** name, uuid, then every other property in order of first appearance (spec 2.3: others not shown). */
+export function schemaColumns(fields: readonly Field[]): string[] {
+  const columns = ['name', 'uuid'];
+  for (const field of fields) for (const key of Object.keys(field)) if (!columns.includes(key)) columns.push(key);
+  return columns;
+}
+
+/** Fetch the schema (spec 4.2) and print it as a table on a TTY, tab-separated piped, or JSON. */
+export async function runSchema(ctx: Context, opts: SchemaOptions): Promise<void> {
+  const { openApi } = await import('../../api/index.js');
+  const api = await openApi(ctx);
+  let fields: Field[];
+  try {
+    fields = await api.schema({ refresh: opts.refresh });
+  } finally {
+    await api.close();
+  }
+  if (opts.json) return writeJson(ctx.stdout, fields);
+  const columns = schemaColumns(fields);
+  const rows = fields.map((f) => columns.map((c) => f[c]));
+  if (ctx.stdout.isTTY) return writeChunk(ctx.stdout, await renderTable(ctx, columns, rows));
+  await writeChunk(ctx.stdout, tsvRow(columns));
+  for (const row of rows) await writeChunk(ctx.stdout, tsvRow(row));
+}
