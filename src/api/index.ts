@@ -1,0 +1,102 @@
+import { resolveCredentials } from '../config/resolve.js';
+import { readSchemaCache, writeSchemaCache } from '../config/schema-cache.js';
+import type { Context } from '../context.js';
+import { CardboardError } from '../errors.js';
+import { createHttp, type Http, httpOptionsFromContext, path, type RateLimiter } from '../http/index.js';
+import type { Card, Comment, Field } from '../spec-types.js';
+import type { Api, ResolvedBoard } from './types.js';
+
+export { classifyFailure, type FailureKind } from '../http/index.js';
+
+/** The Api plus what the import engine needs: the process-wide rate limiter and the raw client. */
+export interface ApiClient extends Api {
+  readonly limiter: RateLimiter;
+  readonly http: Http;
+}
+
+function unexpected(what: string, url: string): CardboardError {
+  return new CardboardError(`The service answered ${what} from ${url}, which is not what the spec describes.`, {
+    hint: 'Check the base URL: it should be the service root, not a web page.',
+  });
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Validate a schema answer (spec 4.2, 2.3): an array of field objects with a string name, or `{"fields": [...]}`. */
+export function toFields(body: unknown, url: string): Field[] {
+  const list = isObject(body) && Array.isArray(body.fields) ? body.fields : body;
+  if (!Array.isArray(list) || !list.every((f) => isObject(f) && typeof f.name === 'string')) {
+    throw unexpected('a schema that is not a list of named fields', url);
+  }
+  return list as Field[];
+}
+
+function toCard(body: unknown, url: string): Card {
+  if (!isObject(body) || typeof body._id !== 'string') throw unexpected('a card without a string `_id`', url);
+  return body as Card;
+}
+
+/** An Api over an existing client: exported so tests and `board add` can verify credentials before saving. */
+export function apiOver(http: Http, board: ResolvedBoard, ctx: Context): ApiClient {
+  const boardPath = path`/api/aptlet/${board.id}`;
+  const url = (p: string) => `${http.baseUrl}${p}`;
+  const api: ApiClient = {
+    board,
+    http,
+    limiter: http.limiter,
+    async getSchema(opts = {}) {
+      const p = `${boardPath}/schema`;
+      return toFields(await http.get(p, undefined, opts), url(p));
+    },
+    async schema(opts = {}) {
+      const nowMs = ctx.now().getTime();
+      if (!opts.refresh) {
+        const cached = readSchemaCache(ctx.env, http.baseUrl, board.id, nowMs);
+        if (cached) return cached;
+      }
+      const fields = await api.getSchema({ signal: ctx.signal });
+      writeSchemaCache(ctx.env, http.baseUrl, board.id, fields, nowMs);
+      return fields;
+    },
+    async putCard(body, opts = {}) {
+      return toCard(await http.post(boardPath, body, opts), url(boardPath));
+    },
+    async getCard(id, opts = {}) {
+      const p = path`/api/aptlet/${board.id}/card/${id}`;
+      return toCard(await http.get(p, undefined, opts), url(p));
+    },
+    async listCards(page, opts = {}) {
+      const body = await http.get(boardPath, { page }, opts);
+      if (!Array.isArray(body)) throw unexpected('a page that is not an array', url(boardPath));
+      return body as Card[];
+    },
+    async *cardPages(opts = {}) {
+      // Spec 4.5: no total or next link; the end is the first empty page.
+      for (let page = opts.startPage ?? 0; ; page++) {
+        const cards = await api.listCards(page, { signal: opts.signal });
+        if (cards.length === 0) return;
+        yield cards;
+      }
+    },
+    async postComment(cardId, content, opts = {}) {
+      const p = path`/api/card/${cardId}/comment`;
+      const body = await http.post(p, { content }, opts);
+      if (!isObject(body)) throw unexpected('a comment that is not an object', url(p));
+      return body as unknown as Comment;
+    },
+    close: () => http.close(),
+  };
+  return api;
+}
+
+/**
+ * Resolve the board's credentials (flags > env > config), register the token as a secret, and
+ * build the client from the global options (--timeout, --rate, --verbose, --insecure).
+ */
+export async function openApi(ctx: Context): Promise<ApiClient> {
+  const { board, token } = resolveCredentials(ctx);
+  const http = await createHttp({ baseUrl: board.baseUrl, token, ...httpOptionsFromContext(ctx) });
+  return apiOver(http, { ...board, baseUrl: http.baseUrl }, ctx);
+}

@@ -1,0 +1,92 @@
+import { chmodSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { CardboardError } from '../errors.js';
+
+/** One stored board: where it lives and its secrets (spec 2.4: API Key, POST URL, webhook signing key). */
+export interface StoredBoard {
+  id: string;
+  baseUrl: string;
+  token: string;
+  signingKey?: string;
+}
+
+/** The config file: board aliases and which one is the default. */
+export interface CardboardConfig {
+  defaultBoard?: string;
+  boards: Record<string, StoredBoard>;
+}
+
+type Env = Record<string, string | undefined>;
+
+/** The config directory: CARDBOARD_CONFIG_DIR, else $XDG_CONFIG_HOME/cardboard, else ~/.config/cardboard (%APPDATA% on Windows). */
+export function configDir(env: Env): string {
+  if (env.CARDBOARD_CONFIG_DIR) return env.CARDBOARD_CONFIG_DIR;
+  if (env.XDG_CONFIG_HOME) return join(env.XDG_CONFIG_HOME, 'cardboard');
+  if (process.platform === 'win32' && env.APPDATA) return join(env.APPDATA, 'cardboard');
+  return join(homedir(), '.config', 'cardboard');
+}
+
+/** The config file path: `<configDir>/config.json`. */
+export function configPath(env: Env): string {
+  return join(configDir(env), 'config.json');
+}
+
+function validate(raw: unknown, file: string): CardboardConfig {
+  const bad = () => new CardboardError(`The config file ${file} is not a cardboard config.`, { hint: 'Fix or remove it, then run `cardboard board add`.' });
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw bad();
+  const { defaultBoard, boards } = raw as Record<string, unknown>;
+  if (boards !== undefined && (typeof boards !== 'object' || boards === null || Array.isArray(boards))) throw bad();
+  const out: CardboardConfig = { boards: {} };
+  if (typeof defaultBoard === 'string') out.defaultBoard = defaultBoard;
+  for (const [alias, b] of Object.entries((boards ?? {}) as Record<string, unknown>)) {
+    const board = b as Partial<StoredBoard> | null;
+    if (!board || typeof board.id !== 'string' || typeof board.baseUrl !== 'string' || typeof board.token !== 'string') throw bad();
+    out.boards[alias] = { id: board.id, baseUrl: board.baseUrl, token: board.token };
+    if (typeof board.signingKey === 'string') out.boards[alias].signingKey = board.signingKey;
+  }
+  return out;
+}
+
+/**
+ * Read the config without creating anything: a CI job with only CARDBOARD_* variables has no
+ * file and must not get one. Read with fs, not conf, which costs ~100 ms to import (PITFALLS).
+ */
+export function readConfig(env: Env): CardboardConfig {
+  const file = configPath(env);
+  if (!existsSync(file)) return { boards: {} };
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new CardboardError(`Cannot read the config file ${file}: ${(err as Error).message}`, { cause: err });
+  }
+  if (!text.trim()) return { boards: {} };
+  try {
+    return validate(JSON.parse(text), file);
+  } catch (err) {
+    if (err instanceof CardboardError) throw err;
+    throw new CardboardError(`The config file ${file} is not valid JSON.`, { hint: 'Fix or remove it.', cause: err });
+  }
+}
+
+/** Create the config directory owner-only (0700): conf would create it 0755 (PITFALLS). */
+export function ensurePrivateDir(dir: string): void {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  chmodSync(dir, 0o700);
+}
+
+/** Change the config and write it back through conf, file mode 0600, directory 0700. Returns the new config. */
+export async function updateConfig(env: Env, change: (config: CardboardConfig) => void): Promise<CardboardConfig> {
+  const config = readConfig(env);
+  change(config);
+  const dir = configDir(env);
+  ensurePrivateDir(dir);
+  const { default: Conf } = await import('conf');
+  const store = new Conf<Record<string, unknown>>({ cwd: dir, configName: 'config', configFileMode: 0o600, projectName: 'cardboard', projectSuffix: '' });
+  const data: Record<string, unknown> = { boards: config.boards };
+  if (config.defaultBoard !== undefined) data.defaultBoard = config.defaultBoard;
+  store.store = data;
+  chmodSync(store.path, 0o600);
+  return config;
+}

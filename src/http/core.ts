@@ -1,0 +1,170 @@
+import { STATUS_CODES } from 'node:http';
+import type { Dispatcher } from 'undici';
+import { ApiError, CancelledError } from '../errors.js';
+import { VERSION } from '../version.js';
+import { extractServerMessage, oneLine, parseRetryAfter } from './message.js';
+import { displayUrl, joinUrl } from './url.js';
+
+/** One request as the API layer describes it; `path` is already encoded (see `path` in url.ts). */
+export interface HttpRequest {
+  method: 'GET' | 'POST';
+  path: string;
+  query?: Record<string, string | number>;
+  /** Sent as JSON with Content-Type: application/json (spec 4). */
+  body?: unknown;
+  /** The caller knows a repeat cannot duplicate: a POST may be retried like a GET. */
+  retrySafe?: boolean;
+  /** Skip every automatic retry (the import engine applies its own policy). */
+  noRetry?: boolean;
+  signal?: AbortSignal;
+}
+
+/** A 2xx answer, decoded by content type (JSON → value, anything else → text). */
+export interface HttpResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: unknown;
+  url: string;
+  method: string;
+}
+
+/** The shape every wrapper shares: take a request, give a 2xx response or throw ApiError. */
+export type Send = (req: HttpRequest) => Promise<HttpResponse>;
+
+/** What the core needs: where, which token, which dispatcher, and how long to wait. */
+export interface CoreOptions {
+  baseUrl: string;
+  token: string;
+  dispatcher: Dispatcher;
+  request: typeof import('undici').request;
+  headersTimeoutMs: number;
+  bodyTimeoutMs: number;
+  now?: () => number;
+}
+
+/** `cardboard/0.1.0 node/20.20.2`: names the client in the server's logs. */
+export const USER_AGENT = `cardboard/${VERSION} node/${process.versions.node}`;
+
+const HINTS: Record<number, string> = {
+  401: 'The token was refused: check it, or store it again with `cardboard board add <alias> --url <POST URL>`.',
+  403: 'The token is not allowed here: check the token and that the REST API is switched on in Card Sources.',
+  404: 'Check the board id (`cardboard board show`) and the card id.',
+  429: 'The service is rate-limiting this token: slow down with --rate, e.g. --rate 1/s.',
+};
+
+const NETWORK_TEXT: Record<string, string> = {
+  ECONNREFUSED: 'connection refused',
+  ECONNRESET: 'connection reset by the server',
+  ENOTFOUND: 'host not found',
+  EAI_AGAIN: 'DNS lookup failed',
+  EHOSTUNREACH: 'host unreachable',
+  ENETUNREACH: 'network unreachable',
+  UND_ERR_SOCKET: 'connection closed unexpectedly',
+  UND_ERR_CONNECT_TIMEOUT: 'no connection within the connect timeout',
+  UND_ERR_HEADERS_TIMEOUT: 'no response within the timeout',
+  UND_ERR_BODY_TIMEOUT: 'the response stalled past the timeout',
+  UND_ERR_RES_EXCEEDED_MAX_SIZE: 'the response was larger than the 64 MB limit',
+};
+
+/** Network error code of an undici/net failure, looking through AggregateError and causes. */
+export function networkCode(err: unknown): string | undefined {
+  const e = err as { code?: unknown; errors?: unknown[]; cause?: unknown } | undefined;
+  if (!e || typeof e !== 'object') return undefined;
+  if (typeof e.code === 'string') return e.code;
+  if (Array.isArray(e.errors) && e.errors.length > 0) return networkCode(e.errors[0]);
+  return e.cause ? networkCode(e.cause) : undefined;
+}
+
+function statusError(method: string, url: string, status: number, text: string, headers: HttpResponse['headers'], nowMs: number): ApiError {
+  const contentType = String(headers['content-type'] ?? '');
+  const serverMessage = extractServerMessage(text, contentType);
+  const retryAfter = parseRetryAfter(headers['retry-after'], nowMs);
+  const reason = STATUS_CODES[status] ?? 'Error';
+  const message = `${status} ${reason} from ${method} ${url}${serverMessage ? `: ${serverMessage}` : ''}`;
+  const hint = HINTS[status] ?? (status >= 500 ? 'The service failed on its side; try again later.' : undefined);
+  return new ApiError(message, { method, url, status, serverMessage, retryAfter }, { hint });
+}
+
+function redirectError(method: string, url: string, status: number, headers: HttpResponse['headers']): ApiError {
+  const raw = headers.location;
+  const location = Array.isArray(raw) ? raw[0] : raw;
+  const target = location ? displayUrl(new URL(location, url).toString()) : '(no Location header)';
+  // PITFALLS: undici's redirect handling and fetch forward x-token to any origin; we never follow.
+  return new ApiError(
+    `${status} redirect from ${method} ${url} to ${target}; cardboard does not follow redirects, so the token is never sent to another address`,
+    { method, url, status, serverMessage: `Location: ${target}` },
+    { hint: 'If the new address is right, use it as the base URL (--base-url, or `cardboard board add` again).' },
+  );
+}
+
+function networkError(method: string, url: string, err: unknown, timeoutMs: number): ApiError {
+  const code = networkCode(err) ?? 'ENETWORK';
+  const what = NETWORK_TEXT[code] ?? oneLine(err instanceof Error ? err.message : String(err));
+  const timedOut = code.endsWith('_TIMEOUT');
+  const hint = timedOut
+    ? `Waited ${timeoutMs / 1000} s. Check the base URL, or allow longer with --timeout, e.g. --timeout 2m.`
+    : 'Check the base URL (`cardboard board show`, --base-url or CARDBOARD_BASE_URL) and the network.';
+  return new ApiError(`${method} ${url} failed: ${what} (${code})`, { method, url, code }, { hint, cause: err });
+}
+
+function decode(text: string, contentType: string, method: string, url: string, status: number): unknown {
+  const json = /json/i.test(contentType) || (!contentType && /^\s*[[{]/.test(text));
+  if (!json) return text;
+  if (!text.trim()) return null;
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    // A 2xx whose body is not JSON: the write may have happened, so this is not a network error.
+    throw new ApiError(
+      `${method} ${url} answered ${status} with a body that is not valid JSON`,
+      { method, url, status, serverMessage: oneLine(text) },
+      { cause: err },
+    );
+  }
+}
+
+/**
+ * The core: one request, no retries. Sends x-token as a header (spec 5; never in the query),
+ * JSON bodies with Content-Type: application/json (spec 4), treats any 2xx as success and turns
+ * anything else into ApiError carrying the status and the server's message.
+ */
+export function createCore(opts: CoreOptions): Send {
+  const now = opts.now ?? Date.now;
+  return async (req) => {
+    const url = joinUrl(opts.baseUrl, req.path, req.query);
+    const shown = displayUrl(url);
+    const headers: Record<string, string> = {
+      'x-token': opts.token,
+      'user-agent': USER_AGENT,
+      accept: 'application/json, text/plain;q=0.9, */*;q=0.5',
+    };
+    let body: string | undefined;
+    if (req.body !== undefined) {
+      body = JSON.stringify(req.body);
+      headers['content-type'] = 'application/json';
+    }
+    let res: Awaited<ReturnType<typeof opts.request>>;
+    let text: string;
+    try {
+      res = await opts.request(url, {
+        method: req.method,
+        headers,
+        body,
+        dispatcher: opts.dispatcher,
+        headersTimeout: opts.headersTimeoutMs,
+        bodyTimeout: opts.bodyTimeoutMs,
+        signal: req.signal,
+      });
+      text = await res.body.text();
+    } catch (err) {
+      if (req.signal?.aborted) throw new CancelledError('Interrupted.', { cause: err });
+      throw networkError(req.method, shown, err, opts.headersTimeoutMs);
+    }
+    const status = res.statusCode;
+    const resHeaders = res.headers as HttpResponse['headers'];
+    if (status >= 300 && status < 400) throw redirectError(req.method, shown, status, resHeaders);
+    if (status >= 400 || status < 200) throw statusError(req.method, shown, status, text, resHeaders, now());
+    const contentType = String(resHeaders['content-type'] ?? '');
+    return { status, headers: resHeaders, body: decode(text, contentType, req.method, shown, status), url: shown, method: req.method };
+  };
+}

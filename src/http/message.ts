@@ -1,0 +1,73 @@
+// Turning whatever a server answers into one short line. The spec does not show the error
+// body format (spec 7), so every common shape is accepted.
+
+const MAX_MESSAGE = 200;
+
+/** Collapse whitespace and cut to about 200 characters, so an error stays one readable line. */
+export function oneLine(text: string, max = MAX_MESSAGE): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > max ? `${flat.slice(0, max - 1).trimEnd()}…` : flat;
+}
+
+const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ' };
+
+/** The text of an HTML page: its <title> when it has one, else the body without tags. */
+export function htmlToText(html: string): string {
+  const title = /<title[^>]*>([\s\S]*?)<\/title>/i.exec(html)?.[1];
+  const source = title?.trim() ? title : html.replace(/<(script|style|head)\b[\s\S]*?<\/\1>/gi, ' ');
+  const text = source
+    .replace(/<!--[\s\S]*?-->/g, ' ')
+    .replace(/<[^>]*>/g, ' ')
+    .replace(/&(#\d+|#x[0-9a-f]+|[a-z]+);/gi, (whole, name: string) => {
+      if (name.startsWith('#x') || name.startsWith('#X')) return String.fromCodePoint(Number.parseInt(name.slice(2), 16));
+      if (name.startsWith('#')) return String.fromCodePoint(Number.parseInt(name.slice(1), 10));
+      return ENTITIES[name.toLowerCase()] ?? whole;
+    });
+  return oneLine(text);
+}
+
+function fromJson(value: unknown): string | undefined {
+  if (typeof value === 'string') return value;
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined;
+  const record = value as Record<string, unknown>;
+  for (const key of ['error', 'reason', 'message', 'detail', 'msg', 'error_description']) {
+    const inner = record[key];
+    if (typeof inner === 'string' && inner.trim()) return inner;
+    // {"error": {"message": "..."}} and similar nestings.
+    if (inner && typeof inner === 'object') {
+      const nested = fromJson(inner);
+      if (nested) return nested;
+    }
+  }
+  return undefined;
+}
+
+function looksLikeHtml(text: string, contentType: string): boolean {
+  return /html/i.test(contentType) || /^\s*(<!doctype html|<html|<head|<body)/i.test(text);
+}
+
+/** The server's message from an error body of any shape (JSON, plain text, HTML), or undefined when empty. */
+export function extractServerMessage(text: string, contentType = ''): string | undefined {
+  if (!text.trim()) return undefined;
+  if (/json/i.test(contentType) || /^\s*[{["]/.test(text)) {
+    try {
+      const found = fromJson(JSON.parse(text));
+      if (found !== undefined) return oneLine(found) || undefined;
+    } catch {
+      // Not JSON after all: fall through to text.
+    }
+  }
+  return (looksLikeHtml(text, contentType) ? htmlToText(text) : oneLine(text)) || undefined;
+}
+
+/** Retry-After (RFC 9110 10.2.3) as whole seconds: delta-seconds or an HTTP date; undefined when absent or invalid. */
+export function parseRetryAfter(value: string | string[] | undefined, nowMs: number): number | undefined {
+  const raw = Array.isArray(value) ? value[0] : value;
+  if (raw === undefined) return undefined;
+  const trimmed = raw.trim();
+  if (/^\d+$/.test(trimmed)) return Number.parseInt(trimmed, 10);
+  if (!/[a-z]/i.test(trimmed)) return undefined;
+  const at = Date.parse(trimmed);
+  if (Number.isNaN(at)) return undefined;
+  return Math.max(0, Math.ceil((at - nowMs) / 1000));
+}

@@ -1,0 +1,71 @@
+import { UsageError } from '../errors.js';
+
+/**
+ * Build a path with every interpolated value encodeURIComponent'd:
+ * path`/api/aptlet/${board}/card/${id}`. Ids come from users and files, so a `/`, `?` or `#`
+ * inside one must never change which resource is addressed.
+ */
+export function path(strings: TemplateStringsArray, ...params: Array<string | number>): string {
+  let out = strings[0]!;
+  params.forEach((param, i) => {
+    out += encodeURIComponent(String(param)) + strings[i + 1]!;
+  });
+  return out;
+}
+
+/** Join a base URL (which may carry a path prefix) with an encoded path and a query. */
+export function joinUrl(baseUrl: string, encodedPath: string, query?: Record<string, string | number>): string {
+  const url = new URL(baseUrl);
+  url.search = '';
+  url.hash = '';
+  const prefix = url.pathname.replace(/\/+$/, '');
+  url.pathname = prefix + (encodedPath.startsWith('/') ? encodedPath : `/${encodedPath}`);
+  for (const [key, value] of Object.entries(query ?? {})) url.searchParams.set(key, String(value));
+  return url.toString();
+}
+
+/** The URL as shown to a user: without any user:password part. */
+export function displayUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    u.username = '';
+    u.password = '';
+    return u.toString();
+  } catch {
+    return url;
+  }
+}
+
+/** True for localhost, *.localhost, 127.0.0.0/8 and ::1: traffic that never leaves the machine. */
+export function isLoopbackHost(hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  if (host === 'localhost' || host.endsWith('.localhost')) return true;
+  if (host === '::1' || host === '0:0:0:0:0:0:0:1') return true;
+  return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+}
+
+/**
+ * Parse and check a base URL before anything is sent. Plain http:// to a host that is not
+ * loopback is refused unless `insecure`: the token (spec 5) would cross the network in clear.
+ */
+export function checkBaseUrl(raw: string, insecure = false): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new UsageError(`Invalid base URL: ${raw}`, { hint: 'Pass an absolute URL such as https://cards.example.com' });
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    throw new UsageError(`Unsupported base URL scheme ${url.protocol} in ${displayUrl(raw)}`, {
+      hint: 'Use an https:// URL.',
+    });
+  }
+  if (url.protocol === 'http:' && !insecure && !isLoopbackHost(url.hostname)) {
+    throw new UsageError(`Refusing plain http:// to ${url.host}: the token would cross the network unencrypted.`, {
+      hint: 'Use https://, or pass --insecure if you really mean it.',
+    });
+  }
+  url.search = '';
+  url.hash = '';
+  return url.toString().replace(/\/+$/, '');
+}
