@@ -1,0 +1,151 @@
+import type { Command } from 'commander';
+import type { Context } from '../../context.js';
+import { CardboardError, UsageError } from '../../errors.js';
+import { FaultSpecError, parseFaults } from '../../emulator/faults.js';
+
+/** Options of `cardboard emulator`, as plain data. */
+export interface EmulatorRunOptions {
+  port: number;
+  host: string;
+  boardsFile?: string;
+  pageSize: number;
+  rateLimit?: { perMinute: number; burst: number };
+  faults?: string;
+  faultSeed?: number;
+  seedCards: number;
+  /** Print the tokens and signing keys of a --boards file (the demo board's are always printed). */
+  printTokens: boolean;
+}
+
+const DEFAULT_BURST = 10;
+
+function integer(flag: string, value: string, min: number, max: number): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n < min || n > max) throw new UsageError(`${flag} must be an integer from ${min} to ${max}, got "${value}"`);
+  return n;
+}
+
+/** `120/min`, `2/s` or a bare number (per minute) → requests per minute. */
+export function parseRate(value: string): number {
+  const m = /^(\d+(?:\.\d+)?)(?:\/(min|m|s|sec))?$/.exec(value.trim());
+  const n = m ? Number(m[1]) * (m[2] === 's' || m[2] === 'sec' ? 60 : 1) : Number.NaN;
+  if (!(n > 0)) throw new UsageError(`--rate-limit must look like 120/min or 2/s, got "${value}"`);
+  return n;
+}
+
+/** Flags → options; throws UsageError on a bad value (exit 2, nothing started). */
+export function toOptions(flags: Record<string, string | boolean | undefined>): EmulatorRunOptions {
+  const str = (k: string) => flags[k] as string | undefined;
+  if (str('burst') !== undefined && str('rateLimit') === undefined) throw new UsageError('--burst needs --rate-limit');
+  const faults = str('faults');
+  if (faults !== undefined) {
+    try {
+      parseFaults(faults);
+    } catch (err) {
+      if (err instanceof FaultSpecError) throw new UsageError(`--faults: ${err.message}`);
+      throw err;
+    }
+  }
+  const rate = str('rateLimit');
+  return {
+    port: integer('--port', str('port') ?? '4010', 0, 65535),
+    host: str('host') ?? '127.0.0.1',
+    boardsFile: str('boards'),
+    pageSize: integer('--page-size', str('pageSize') ?? '50', 1, 100_000),
+    rateLimit: rate === undefined ? undefined : {
+      perMinute: parseRate(rate),
+      burst: integer('--burst', str('burst') ?? String(DEFAULT_BURST), 1, 1_000_000),
+    },
+    faults,
+    faultSeed: str('faultSeed') === undefined ? undefined : integer('--fault-seed', str('faultSeed')!, 0, 2 ** 32 - 1),
+    seedCards: integer('--seed-cards', str('seedCards') ?? '0', 0, 1_000_000),
+    printTokens: flags.printTokens === true,
+  };
+}
+
+/** Declare `cardboard emulator` on the program; the action runs `run` with the parsed options. */
+export function emulatorCommand(parent: Command, ctx: Context, run = runEmulator): Command {
+  return parent
+    .command('emulator')
+    .description('Run a local Card Board Service for offline use and tests (state in memory)')
+    .option('--port <n>', 'port to listen on; 0 picks a free one', '4010')
+    .option('--host <host>', 'address to listen on', '127.0.0.1')
+    .option('--boards <file>', 'boards file (JSON: id → token, fields, updateMode, createFields, webhookUrl, signingKey)')
+    .option('--page-size <n>', 'cards per page of a list', '50')
+    .option('--rate-limit <rate>', 'per-token limit, e.g. 120/min or 2/s; over it: 429 with Retry-After')
+    .option('--burst <n>', `requests a token may send at once under --rate-limit (default ${DEFAULT_BURST})`)
+    .option('--faults <spec>', 'inject faults, e.g. 503:0.05,500-after:0.02,reset:0.02,reset-after:0.01,delay:200ms')
+    .option('--fault-seed <n>', 'seed of the fault dice, for a repeatable run')
+    .option('--seed-cards <n>', 'insert N demo cards into the first board', '0')
+    .option('--print-tokens', 'also print the tokens and signing keys of a --boards file')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ cardboard emulator                       # demo board; prints the export lines to paste
+  $ cardboard emulator --port 0 --boards fixtures/demo-boards.json --page-size 2
+  $ cardboard emulator --rate-limit 120/min --burst 20 --faults 503:0.05,delay:200ms`,
+    )
+    .action(async (flags: Record<string, string | boolean | undefined>) => run(ctx, toOptions(flags)));
+}
+
+/** Quote a value for a POSIX shell only when it needs it. */
+function sh(value: string): string {
+  return /^[\w./:@%+=-]+$/.test(value) ? value : `'${value.replaceAll("'", "'\\''")}'`;
+}
+
+/** Resolve on the first SIGINT (handled here) or SIGTERM (ctx.signal, aborted by main.ts). */
+function untilStopped(signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const stop = () => {
+      process.off('SIGINT', stop);
+      signal.removeEventListener('abort', stop);
+      resolve();
+    };
+    if (signal.aborted) return resolve();
+    process.on('SIGINT', stop);
+    signal.addEventListener('abort', stop);
+  });
+}
+
+/** Start the emulator, print how to use it, serve until SIGINT/SIGTERM, then close cleanly (exit 0). */
+export async function runEmulator(ctx: Context, opts: EmulatorRunOptions): Promise<void> {
+  const emulator = await import('../../emulator/server.js');
+  let boards: Awaited<ReturnType<typeof emulator.readBoardsFile>> | undefined;
+  if (opts.boardsFile) {
+    try {
+      boards = await emulator.readBoardsFile(opts.boardsFile);
+    } catch (err) {
+      if (err instanceof emulator.BoardsFileError) throw new UsageError(`--boards: ${err.message}`);
+      throw err;
+    }
+  }
+  let running: Awaited<ReturnType<typeof emulator.startEmulator>>;
+  try {
+    running = await emulator.startEmulator({ ...opts, boards });
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL') {
+      throw new CardboardError(`cannot listen on ${opts.host}:${opts.port} (${code})`, { hint: 'Pick another --port, or --port 0 for a free one.', cause: err });
+    }
+    throw err;
+  }
+  // A file's tokens are the user's to protect; the generated demo board's are printed on purpose.
+  const showTokens = !opts.boardsFile || opts.printTokens;
+  const out = (line: string) => ctx.stderr.write(`${line}\n`);
+  for (const [id, b] of Object.entries(running.boards)) {
+    if (!showTokens) ctx.secrets.add(b.token).add(b.signingKey);
+    out(`board ${id}: ${b.updateMode}, Create Fields ${b.createFields ? 'on' : 'off'}, fields ${b.fields.join(', ')}`);
+    if (showTokens) out(`  token ${b.token}  signing key ${b.signingKey}`);
+    const env = [`CARDBOARD_BASE_URL=${sh(running.url)}`, `CARDBOARD_BOARD=${sh(id)}`];
+    if (showTokens) env.push(`CARDBOARD_TOKEN=${sh(b.token)}`, `CARDBOARD_SIGNING_KEY=${sh(b.signingKey)}`);
+    out(`  export ${env.join(' ')}`);
+  }
+  if (!showTokens) out(`(tokens are in ${opts.boardsFile}; --print-tokens shows them)`);
+  if (opts.seedCards > 0) out(`seeded ${opts.seedCards} demo cards into board ${Object.keys(running.boards)[0]}`);
+  if (opts.faults) out(`faults: ${opts.faults}`);
+  out(`listening on ${running.url}  (Ctrl-C to stop)`);
+  await untilStopped(ctx.signal);
+  await running.close();
+  out('emulator stopped');
+}
