@@ -38,8 +38,11 @@ function findNoun(argv: string[]): string | undefined {
   return undefined;
 }
 
-/** Build the program with only the running group's module loaded; the others are listed for help. */
-export async function buildProgram(ctx: Context, argv: string[]): Promise<Command> {
+/**
+ * Build the program with only the running group's module loaded; the others are listed for help.
+ * With `all`, every group is loaded (shell completion walks the whole tree).
+ */
+export async function buildProgram(ctx: Context, argv: string[], all = false): Promise<Command> {
   const program = new Command('cardboard')
     .description('Command-line client for the Card Board Service')
     .version(VERSION, '-V, --version', 'print the version')
@@ -69,7 +72,7 @@ CARDBOARD_CONFIG_DIR, NO_COLOR, CI (never prompt). Flags beat environment; envir
 
   const wanted = findNoun(argv);
   for (const noun of NOUNS) {
-    if (noun.name === wanted) {
+    if (all || noun.name === wanted) {
       (await noun.load()).register(program, ctx);
     } else {
       // Listed for help only; running it loads the real module instead.

@@ -1,0 +1,47 @@
+import { readFileSync } from 'node:fs';
+import type { Command } from 'commander';
+import { readConfig, resolveSelection, schemaCachePath } from '../../config/index.js';
+import type { Context } from '../../context.js';
+import { buildProgram } from '../../main.js';
+import { type CompletionNode, renderBash, renderFish, renderZsh } from './script.js';
+
+/** Print the completion script for `shell`, generated from the whole command tree. */
+export async function runCompletion(ctx: Context, shell: 'bash' | 'zsh' | 'fish'): Promise<void> {
+  const program = await buildProgram(ctx, [], true);
+  const tree = describe(program);
+  const render = { bash: renderBash, zsh: renderZsh, fish: renderFish }[shell];
+  ctx.stdout.write(render(tree));
+}
+
+/**
+ * Words for the scripts, read from local files only (completion must be instant and offline):
+ * board aliases from the config, field names from the selected board's cached schema, stale or not.
+ */
+export async function runCompletionList(ctx: Context, what: 'aliases' | 'fields'): Promise<void> {
+  const config = readConfig(ctx.env);
+  if (what === 'aliases') {
+    for (const alias of Object.keys(config.boards)) ctx.stdout.write(`${alias}\n`);
+    return;
+  }
+  const sel = resolveSelection(ctx, config);
+  if (!sel.id || !sel.baseUrl) return;
+  try {
+    const cached = JSON.parse(readFileSync(schemaCachePath(ctx.env, sel.baseUrl.value, sel.id.value), 'utf8')) as {
+      fields?: { name?: unknown }[];
+    };
+    for (const field of cached.fields ?? []) if (typeof field.name === 'string') ctx.stdout.write(`${field.name}\n`);
+  } catch {
+    // No cached schema yet: `cardboard schema` fills it. Completion stays silent.
+  }
+}
+
+function describe(cmd: Command): CompletionNode {
+  return {
+    name: cmd.name(),
+    description: cmd.description().split('\n')[0] ?? '',
+    options: cmd.options
+      .filter((o) => !o.hidden)
+      .map((o) => ({ long: o.long, short: o.short, description: o.description, takesValue: o.required || o.optional })),
+    subcommands: cmd.commands.filter((c) => c.name() !== 'help').map(describe),
+  };
+}
