@@ -1,5 +1,5 @@
 import { styleText } from 'node:util';
-import { type Context, redact, useColor } from '../context.js';
+import { type Context, type OutStream, redact, useColor } from '../context.js';
 
 /** A spinner on a terminal, or throttled plain lines elsewhere; every method writes to stderr only. */
 export interface Progress {
@@ -21,11 +21,13 @@ export interface ProgressOptions {
 
 /**
  * True when an animated spinner may run: stderr is a TTY with a known width and CI is not set.
- * PITFALLS: ora loops at 100% CPU on a terminal reporting 0 columns.
+ * PITFALLS: ora loops at 100% CPU on a terminal reporting 0 columns. ora also moves the cursor, so
+ * the stream must be a real tty.WriteStream (cursorTo), not just claim isTTY.
  */
 export function canAnimate(ctx: Context): boolean {
-  const err = ctx.stderr;
-  return Boolean(err.isTTY) && (err.columns ?? 0) > 0 && !ctx.env.CI && ctx.env.TERM !== 'dumb';
+  const err = ctx.stderr as OutStream & { cursorTo?: unknown };
+  const isTerminal = Boolean(err.isTTY) && typeof err.cursorTo === 'function';
+  return isTerminal && (err.columns ?? 0) > 0 && !ctx.env.CI && ctx.env.TERM !== 'dumb';
 }
 
 const SILENT: Progress = { start() {}, update() {}, succeed() {}, fail() {}, stop() {} };

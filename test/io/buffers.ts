@@ -1,0 +1,55 @@
+import { Readable, Writable } from 'node:stream';
+import { type Context, createContext } from '../../src/context.js';
+
+/** A Writable collecting what is written, with the TTY facts the output layer reads. */
+export class BufferStream extends Writable {
+  chunks: string[] = [];
+  isTTY: boolean;
+  columns?: number;
+
+  constructor(tty = false, columns?: number) {
+    super();
+    this.isTTY = tty;
+    this.columns = columns;
+  }
+
+  override _write(chunk: Buffer | string, _enc: BufferEncoding, done: (err?: Error | null) => void): void {
+    this.chunks.push(chunk.toString());
+    done();
+  }
+
+  /** The cursor methods of a tty.WriteStream that ora calls; each writes its escape sequence. */
+  cursorTo(x: number, y?: number | (() => void)): boolean {
+    return this.write(typeof y === 'number' ? `\u001b[${y + 1};${x + 1}H` : `\u001b[${x + 1}G`);
+  }
+
+  moveCursor(_dx: number, dy: number): boolean {
+    return this.write(`\u001b[${-dy}A`);
+  }
+
+  clearLine(): boolean {
+    return this.write('\u001b[2K');
+  }
+
+  get text(): string {
+    return this.chunks.join('');
+  }
+}
+
+/** A test context: buffer stdout/stderr (TTY or not), given env and stdin text, globals set by hand. */
+export function testContext(opts: { tty?: boolean; errTty?: boolean; env?: Record<string, string | undefined>; stdin?: string; quiet?: boolean } = {}): {
+  ctx: Context;
+  stdout: BufferStream;
+  stderr: BufferStream;
+} {
+  const stdout = new BufferStream(opts.tty ?? false, opts.tty ? 100 : undefined);
+  const stderr = new BufferStream(opts.errTty ?? false, opts.errTty ? 100 : undefined);
+  const ctx = createContext({
+    stdout,
+    stderr,
+    stdin: Readable.from([Buffer.from(opts.stdin ?? '')]),
+    env: { NO_COLOR: '1', ...opts.env },
+  });
+  ctx.globals = { quiet: opts.quiet };
+  return { ctx, stdout, stderr };
+}

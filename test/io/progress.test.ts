@@ -1,0 +1,77 @@
+import { describe, expect, it } from 'vitest';
+import { canAnimate, createProgress } from '../../src/io/progress.js';
+import { testContext } from './buffers.js';
+
+describe('canAnimate', () => {
+  it('needs a TTY with columns > 0 and no CI (PITFALLS: ora spins at 0 columns)', () => {
+    const tty = testContext({ errTty: true, env: { CI: undefined } });
+    expect(canAnimate(tty.ctx)).toBe(true);
+    tty.stderr.columns = 0;
+    expect(canAnimate(tty.ctx)).toBe(false);
+    expect(canAnimate(testContext({ errTty: true, env: { CI: '1' } }).ctx)).toBe(false);
+    expect(canAnimate(testContext({ errTty: false, env: { CI: undefined } }).ctx)).toBe(false);
+  });
+});
+
+describe('createProgress, plain fallback', () => {
+  it('prints the start, then at most one update per interval, then the final line', async () => {
+    const { ctx, stderr } = testContext();
+    let now = 0;
+    ctx.now = () => new Date(now);
+    const p = await createProgress(ctx, { intervalMs: 1000 });
+    p.start('importing');
+    now = 500;
+    p.update('10 rows');
+    now = 999;
+    p.update('20 rows');
+    now = 1000;
+    p.update('30 rows');
+    now = 1500;
+    p.update('40 rows');
+    p.succeed('40 rows imported');
+    expect(stderr.text).toBe('importing\n30 rows\n✔ 40 rows imported\n');
+  });
+  it('stop() flushes the last update that was throttled away', async () => {
+    const { ctx, stderr } = testContext();
+    ctx.now = () => new Date(0);
+    const p = await createProgress(ctx);
+    p.start('a');
+    p.update('b');
+    p.stop();
+    expect(stderr.text).toBe('a\nb\n');
+  });
+  it('fail() reports the current text', async () => {
+    const { ctx, stderr } = testContext();
+    const p = await createProgress(ctx);
+    p.start('sending');
+    p.fail();
+    expect(stderr.text).toBe('sending\n✖ sending\n');
+  });
+  it('is silent under --quiet or when asked', async () => {
+    for (const { ctx, stderr, silent } of [
+      { ...testContext({ quiet: true }), silent: false },
+      { ...testContext(), silent: true },
+    ]) {
+      const p = await createProgress(ctx, { silent });
+      p.start('a');
+      p.update('b');
+      p.succeed('c');
+      expect(stderr.text).toBe('');
+    }
+  });
+});
+
+describe('createProgress, spinner', () => {
+  it('animates on a TTY stderr and persists the final line', async () => {
+    const { ctx, stdout, stderr } = testContext({ errTty: true, env: { CI: undefined } });
+    const p = await createProgress(ctx);
+    p.start('working');
+    p.update('still working');
+    p.succeed('finished');
+    expect(stderr.text).toContain('finished');
+    expect(stderr.text).toContain('✔ finished');
+    // The spinner drew on the terminal: it cleared the line before each frame.
+    expect(stderr.text).toContain('\u001b[2K');
+    expect(stdout.text).toBe('');
+  });
+});

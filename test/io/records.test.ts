@@ -1,0 +1,72 @@
+import { Writable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { createContext } from '../../src/context.js';
+import { createRecordWriter, defaultFormat } from '../../src/io/records.js';
+import { testContext } from './buffers.js';
+
+const CARDS = [
+  { _id: 'c1', Name: 'One, with comma', Status: 'Open', Extra: 'x' },
+  { _id: 'c2', Name: 'Two', Priority: 3 },
+];
+const COLUMNS = ['_id', 'Name', 'Status', 'Priority'];
+
+async function writeAll(format: 'table' | 'json' | 'ndjson' | 'csv', opts: { tty?: boolean; project?: boolean; cards?: object[] } = {}) {
+  const { ctx, stdout } = testContext({ tty: opts.tty });
+  const writer = createRecordWriter(ctx, { format, columns: COLUMNS, project: opts.project });
+  for (const card of opts.cards ?? CARDS) await writer.write(card as Record<string, unknown>);
+  await writer.end();
+  return stdout.text;
+}
+
+describe('createRecordWriter', () => {
+  it('ndjson: one whole record per line', async () => {
+    const text = await writeAll('ndjson');
+    expect(text.split('\n').filter(Boolean).map((l) => JSON.parse(l))).toEqual(CARDS);
+  });
+  it('ndjson with project keeps only the columns', async () => {
+    const text = await writeAll('ndjson', { project: true });
+    expect(JSON.parse(text.split('\n')[0]!)).toEqual({ _id: 'c1', Name: 'One, with comma', Status: 'Open' });
+  });
+  it('json: one parseable array, also when empty', async () => {
+    expect(JSON.parse(await writeAll('json'))).toEqual(CARDS);
+    expect(await writeAll('json', { cards: [] })).toBe('[]\n');
+  });
+  it('csv: header in column order, then RFC 4180 rows', async () => {
+    expect(await writeAll('csv')).toBe('_id,Name,Status,Priority\r\nc1,"One, with comma",Open,\r\nc2,Two,,3\r\n');
+    expect(await writeAll('csv', { cards: [] })).toBe('_id,Name,Status,Priority\r\n');
+  });
+  it('table piped: a header line and tab-separated rows', async () => {
+    expect(await writeAll('table')).toBe('_id\tName\tStatus\tPriority\nc1\tOne, with comma\tOpen\t\nc2\tTwo\t\t3\n');
+  });
+  it('table on a TTY: a boxed table with every value', async () => {
+    const text = await writeAll('table', { tty: true });
+    expect(text).toContain('┌');
+    expect(text).toMatch(/│ _id\s+│ Name\s+│ Status\s+│ Priority │/);
+    expect(text).toMatch(/│ c2\s+│ Two\s+│\s+│ 3\s+│/);
+    expect(text).not.toContain('\t');
+    expect(text).not.toContain('\u001b[');
+  });
+  it('waits for drain on a slow stream and keeps the order', async () => {
+    const seen: string[] = [];
+    const slow = new Writable({
+      highWaterMark: 1,
+      write(chunk, _enc, done) {
+        seen.push(chunk.toString());
+        setTimeout(done, 1);
+      },
+    });
+    const ctx = createContext({ stdout: slow, env: {} });
+    const writer = createRecordWriter(ctx, { format: 'ndjson', columns: [] });
+    for (let i = 0; i < 20; i++) await writer.write({ _id: `c${i}` });
+    await writer.end();
+    await new Promise((r) => slow.end(r));
+    expect(seen.map((l) => JSON.parse(l)._id)).toEqual(Array.from({ length: 20 }, (_, i) => `c${i}`));
+  });
+});
+
+describe('defaultFormat', () => {
+  it('is table on a TTY and ndjson piped', () => {
+    expect(defaultFormat(testContext({ tty: true }).ctx)).toBe('table');
+    expect(defaultFormat(testContext({ tty: false }).ctx)).toBe('ndjson');
+  });
+});
