@@ -1,0 +1,111 @@
+import http from 'node:http';
+import { afterEach, describe, expect, it } from 'vitest';
+import { BOARD_ID, type RunningEmulator, SIGNING_KEY, startTestEmulator, TEST_BOARDS, TOKEN } from '../helpers/emulator.js';
+import { call } from './http.js';
+
+interface Delivery {
+  method: string;
+  headers: http.IncomingHttpHeaders;
+  body: unknown;
+}
+
+/** A local webhook receiver answering the queued statuses in turn (200 once they run out); 0 = never answer. */
+async function receiver(statuses: number[]) {
+  const got: Delivery[] = [];
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      got.push({ method: req.method!, headers: req.headers, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) });
+      const status = statuses.shift() ?? 200;
+      if (status !== 0) res.writeHead(status).end();
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/hook`;
+  const close = () => {
+    server.closeAllConnections();
+    return new Promise<void>((r) => server.close(() => r()));
+  };
+  return { got, url, close };
+}
+
+/** Wait until cond() holds (polling); the test's own timeout bounds it. */
+async function until(cond: () => boolean): Promise<void> {
+  while (!cond()) await new Promise((r) => setTimeout(r, 5));
+}
+
+let cleanup: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const c of cleanup.reverse()) await c();
+  cleanup = [];
+});
+
+async function emulatorWithHook(url: string, opts: { webhookTimeoutMs?: number } = {}): Promise<RunningEmulator> {
+  const boards = structuredClone(TEST_BOARDS);
+  boards[BOARD_ID]!.webhookUrl = url;
+  const emu = await startTestEmulator({ boards, ...opts });
+  cleanup.push(() => emu.close());
+  return emu;
+}
+
+const put = (emu: RunningEmulator, body: unknown) => call(emu, 'POST', `/api/aptlet/${BOARD_ID}`, { token: TOKEN, body });
+
+describe('webhooks (spec 6)', () => {
+  it('POSTs each created or updated card as JSON with x-signingKey', async () => {
+    const hook = await receiver([]);
+    cleanup.push(hook.close);
+    const emu = await emulatorWithHook(hook.url);
+    const card = (await put(emu, { Name: 'A' })).json as { _id: string };
+    await put(emu, { _id: card._id, Status: 'Done' });
+    await until(() => hook.got.length === 2);
+    expect(hook.got.map((d) => d.method)).toEqual(['POST', 'POST']);
+    for (const d of hook.got) {
+      expect(d.headers['x-signingkey']).toBe(SIGNING_KEY);
+      expect(d.headers['content-type']).toBe('application/json');
+    }
+    expect(hook.got.map((d) => d.body)).toEqual([
+      { _id: card._id, Name: 'A' },
+      { _id: card._id, Name: 'A', Status: 'Done' },
+    ]);
+    await until(() => emu.state()[BOARD_ID]!.webhooks.delivered === 2);
+    expect(emu.state()[BOARD_ID]!.webhooks).toEqual({ pending: 0, delivered: 2, attempts: 2 });
+  });
+
+  it('retries after a non-200, keeping the board’s order', async () => {
+    const hook = await receiver([500, 403]);
+    cleanup.push(hook.close);
+    const emu = await emulatorWithHook(hook.url);
+    await put(emu, { Name: 'first' });
+    await put(emu, { Name: 'second' });
+    await until(() => hook.got.length === 4);
+    expect(hook.got.map((d) => (d.body as { Name: string }).Name)).toEqual(['first', 'first', 'first', 'second']);
+    await until(() => emu.state()[BOARD_ID]!.webhooks.delivered === 2);
+    expect(emu.state()[BOARD_ID]!.webhooks).toEqual({ pending: 0, delivered: 2, attempts: 4 });
+  });
+
+  it('retries when the receiver does not answer in time, without slowing the API', async () => {
+    const hook = await receiver([0]);
+    cleanup.push(hook.close);
+    const emu = await emulatorWithHook(hook.url, { webhookTimeoutMs: 100 });
+    const r = await put(emu, { Name: 'A' });
+    // The API answered while the first delivery still waits for the silent receiver.
+    expect(r.status).toBe(200);
+    expect(emu.state()[BOARD_ID]!.webhooks.delivered).toBe(0);
+    await until(() => emu.state()[BOARD_ID]!.webhooks.delivered === 1);
+    expect(hook.got).toHaveLength(2);
+    expect(emu.state()[BOARD_ID]!.webhooks.attempts).toBe(2);
+  });
+
+  it('stops retrying on close()', async () => {
+    const hook = await receiver(Array(1000).fill(500));
+    cleanup.push(hook.close);
+    const emu = await emulatorWithHook(hook.url);
+    await put(emu, { Name: 'A' });
+    await until(() => hook.got.length >= 2);
+    await emu.close();
+    const seen = hook.got.length;
+    await new Promise((r) => setTimeout(r, 200));
+    expect(hook.got.length).toBe(seen);
+  });
+});
