@@ -1,15 +1,13 @@
 import type { Command } from 'commander';
 import type { Context } from '../../context.js';
-import { CardboardError } from '../../errors.js';
+import { webhookListenCommand } from './listen.js';
+import { webhookReplayCommand } from './replay.js';
+import { webhookSendCommand } from './send.js';
 
-/** Placeholder until the webhook commands land: listed in help, says so when run. */
-export function register(program: Command, _ctx: Context): void {
-  program
-    .command('webhook')
-    .description('(not yet available)')
-    .allowUnknownOption()
-    .argument('[args...]')
-    .action(() => {
-      throw new CardboardError('`cardboard webhook` is not yet available in this version.');
-    });
+/** Register `webhook` and its verbs: listen, replay, send. */
+export function register(program: Command, ctx: Context): void {
+  const webhook = program.command('webhook').description('Listen for, record, forward, replay and send webhook deliveries');
+  webhookListenCommand(webhook, ctx);
+  webhookReplayCommand(webhook, ctx);
+  webhookSendCommand(webhook, ctx);
 }

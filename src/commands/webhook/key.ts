@@ -1,0 +1,31 @@
+import { resolveSigningKey } from '../../config/index.js';
+import type { Context } from '../../context.js';
+import { UsageError } from '../../errors.js';
+import { readStdin } from '../../io/input.js';
+
+/** A signing key with where it came from (printed, never the key itself). */
+export interface SigningKey {
+  key: string;
+  source: string;
+}
+
+/**
+ * The webhook signing key: --signing-key-stdin, else CARDBOARD_SIGNING_KEY, else the selected board's
+ * stored key (flags > env > config). The key joins ctx.secrets so it is redacted from anything printed.
+ */
+export async function loadSigningKey(ctx: Context, fromStdin: boolean): Promise<SigningKey | undefined> {
+  if (fromStdin) {
+    // Only the line break a shell or `echo` adds is dropped: spec 6 compares the key exactly.
+    const key = (await readStdin(ctx)).replace(/\r?\n$/, '');
+    if (key === '') throw new UsageError('--signing-key-stdin: stdin was empty', { hint: 'Pipe the key in: `pbpaste | cardboard webhook listen --signing-key-stdin`.' });
+    ctx.secrets.add(key);
+    return { key, source: 'stdin' };
+  }
+  const resolved = await resolveSigningKey(ctx);
+  if (!resolved) return undefined;
+  const source = resolved.source === 'env' ? 'CARDBOARD_SIGNING_KEY' : resolved.source === 'config' ? 'the stored board' : resolved.source;
+  return { key: resolved.key, source };
+}
+
+/** Hint shown when a command needs a key and has none. */
+export const NO_KEY_HINT = 'Pass it with --signing-key-stdin or CARDBOARD_SIGNING_KEY, or store it with the board (Card Sources → Webhook signing key).';

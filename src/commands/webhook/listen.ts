@@ -1,0 +1,148 @@
+import { rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Command } from 'commander';
+import type { Context } from '../../context.js';
+import { AuthError, CardboardError, UsageError } from '../../errors.js';
+import { createStatus } from '../../io/status.js';
+import { toView } from '../../webhook/delivery.js';
+import { cursorPath } from '../../webhook/forwarder.js';
+import { Listener, type ListenerEvent } from '../../webhook/listener.js';
+import { RecordFile } from '../../webhook/record-file.js';
+import { parseDuration, parsePort, parseSize } from '../../webhook/units.js';
+import { loadSigningKey, NO_KEY_HINT } from './key.js';
+import { deliveryLine, forwardLine, rejectLine, summaryLine } from './render.js';
+import { httpUrl } from './url.js';
+
+/** Options of `webhook listen`, as plain data. */
+export interface WebhookListenOptions {
+  port: number;
+  host: string;
+  path: string;
+  signingKeyStdin: boolean;
+  forwardTo?: string;
+  forwardTimeoutMs: number;
+  record?: string;
+  json: boolean;
+  maxBody: number;
+  verify: boolean;
+}
+
+/** Register `webhook listen`. */
+export function webhookListenCommand(parent: Command, ctx: Context, run = runWebhookListen): Command {
+  return parent
+    .command('listen')
+    .description('Receive webhook deliveries: verify x-signingKey, answer 200 at once, print, record, forward')
+    .option('--port <port>', 'port to listen on (0: any free port)', '8787')
+    .option('--host <host>', 'address to bind', '127.0.0.1')
+    .option('--path <path>', 'the only path served; others get 404', '/')
+    .option('--signing-key-stdin', 'read the signing key from stdin (else CARDBOARD_SIGNING_KEY)')
+    .option('--forward-to <url>', "re-send each delivery to your app, exact bytes and headers, in order, until it answers 2xx")
+    .option('--forward-timeout <duration>', 'how long your app may take per forward', '30s')
+    .option('--record <file.jsonl>', 'append every verified delivery to this file before answering 200')
+    .option('--json', 'print one JSON object per delivery (also when stdout is not a terminal)')
+    .option('--max-body <size>', 'largest body accepted; bigger gets 413', '1mb')
+    .option('--no-verify', 'accept deliveries without checking x-signingKey (unsafe)')
+    .addHelpText('after', `
+Examples:
+  CARDBOARD_SIGNING_KEY=… cardboard webhook listen --forward-to http://localhost:3000/hooks --record hooks.jsonl
+  pbpaste | cardboard webhook listen --signing-key-stdin --port 9000 --json`)
+    .action(async (o: Record<string, string | boolean | undefined>) => {
+      const path = String(o.path);
+      if (!path.startsWith('/')) throw new UsageError(`--path must start with "/": ${path}`);
+      await run(ctx, {
+        port: parsePort(String(o.port)),
+        host: String(o.host),
+        path,
+        signingKeyStdin: o.signingKeyStdin === true,
+        forwardTo: o.forwardTo === undefined ? undefined : httpUrl(String(o.forwardTo), '--forward-to'),
+        forwardTimeoutMs: parseDuration(String(o.forwardTimeout), '--forward-timeout'),
+        record: o.record === undefined ? undefined : String(o.record),
+        json: o.json === true,
+        maxBody: parseSize(String(o.maxBody)),
+        verify: o.verify !== false,
+      });
+    });
+}
+
+/** Run the listener until SIGINT/SIGTERM, then finish requests in flight, flush and return (exit 0). */
+export async function runWebhookListen(ctx: Context, opts: WebhookListenOptions): Promise<void> {
+  const status = createStatus(ctx);
+  const signing = await loadSigningKey(ctx, opts.signingKeyStdin);
+  if (opts.verify && !signing) {
+    throw new AuthError('no webhook signing key: refusing to accept unverified deliveries (spec 6)', { hint: `${NO_KEY_HINT} Or pass --no-verify to accept anything.` });
+  }
+  // Forwarding always goes through a file so nothing acknowledged waits only in memory (issue 5 §2).
+  const spool = opts.forwardTo && !opts.record ? join(tmpdir(), `cardboard-webhook-${process.pid}-${Date.now()}.jsonl`) : undefined;
+  const recordPath = opts.record ?? spool;
+  const record = recordPath === undefined ? undefined : openRecord(recordPath);
+  const json = opts.json || !ctx.stdout.isTTY;
+  const out = (line: string) => ctx.stdout.write(`${line}\n`);
+  const onEvent = (e: ListenerEvent) => {
+    if (e.type === 'delivery') out(json ? JSON.stringify(toView(e.delivery)) : deliveryLine(e.delivery));
+    else if (e.type === 'forward') (json ? status.info : out)(forwardLine(e));
+    else if (e.type === 'rejected') status.info(rejectLine(e));
+    else if (e.type === 'error') status.warn(e.message);
+  };
+  const listener = new Listener({
+    host: opts.host,
+    port: opts.port,
+    path: opts.path,
+    key: opts.verify ? signing?.key : undefined,
+    maxBody: opts.maxBody,
+    record,
+    forward: opts.forwardTo ? { url: opts.forwardTo, timeoutMs: opts.forwardTimeoutMs } : undefined,
+    onEvent,
+  });
+  let url: string;
+  try {
+    url = await listener.start();
+  } catch (err) {
+    await record?.close();
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new CardboardError(`cannot listen on ${opts.host}:${opts.port} (${code ?? (err as Error).message})`, { hint: code === 'EADDRINUSE' ? 'Pick another --port (0: any free port).' : undefined, cause: err });
+  }
+  // First line on stderr, printed even with --quiet: where to point the board (spec 2.4, Webhook URL).
+  ctx.stderr.write(`Listening on ${url} : paste this URL into Card Sources → Webhook URL (the service must be able to reach it).\n`);
+  if (!opts.verify) status.warn('NOT VERIFYING x-signingKey (--no-verify): anyone who can reach this port can post deliveries.');
+  else if (signing) status.info(`Verifying x-signingKey with the key from ${signing.source}.`);
+  if (opts.record) status.info(`Recording to ${opts.record}.`);
+  const fwd = listener.forwarder;
+  if (fwd && opts.forwardTo) {
+    status.info(`Forwarding to ${opts.forwardTo} (timeout ${opts.forwardTimeoutMs} ms).`);
+    if (fwd.resumed > 0) status.info(`Resuming: ${fwd.resumed} recorded deliveries were never forwarded; sending them first.`);
+    if (fwd.skipped > 0) status.info(`${fwd.skipped} deliveries already in ${opts.record} are not forwarded; send them with \`cardboard webhook replay ${opts.record} --to ${opts.forwardTo}\`.`);
+  }
+  await untilStopped(ctx);
+  await listener.stop();
+  const pending = fwd?.pending;
+  status.info(summaryLine(listener.stats, pending));
+  if (spool && pending === 0) {
+    rmSync(spool, { force: true });
+    rmSync(cursorPath(spool), { force: true });
+  } else if (spool) {
+    status.warn(`${pending} deliveries were not forwarded; they are kept in ${spool}. Resume with --record ${spool}.`);
+  }
+}
+
+function openRecord(path: string): RecordFile {
+  try {
+    return new RecordFile(path);
+  } catch (err) {
+    throw new UsageError(`--record: cannot open ${path} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`, { cause: err });
+  }
+}
+
+/** Resolve on SIGINT (handled here: the listener must finish gracefully) or SIGTERM (ctx.signal). */
+function untilStopped(ctx: Context): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      process.off('SIGINT', done);
+      ctx.signal.removeEventListener('abort', done);
+      resolve();
+    };
+    if (ctx.signal.aborted) return resolve();
+    process.once('SIGINT', done);
+    ctx.signal.addEventListener('abort', done, { once: true });
+  });
+}

@@ -1,0 +1,60 @@
+import { STATUS_CODES } from 'node:http';
+import { answerStart } from '../../webhook/client.js';
+import { bodyValue, type Delivery } from '../../webhook/delivery.js';
+import type { ForwardEvent } from '../../webhook/forwarder.js';
+import type { ListenerEvent, ListenerStats } from '../../webhook/listener.js';
+import { formatBytes } from '../../webhook/units.js';
+
+function ms(value: number): string {
+  return value < 10 ? `${value.toFixed(1)} ms` : `${Math.round(value)} ms`;
+}
+
+function short(value: unknown, max = 24): string {
+  const text = typeof value === 'string' ? value : JSON.stringify(value);
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
+/** One readable line for a delivery: time, seq, card `_id` and its first few fields, size. */
+export function deliveryLine(d: Delivery, fields = 3): string {
+  const time = d.receivedAt.slice(11, 23);
+  const body = bodyValue(d.body);
+  let what: string;
+  if (typeof body === 'object' && body !== null && !Array.isArray(body)) {
+    const card = body as Record<string, unknown>;
+    const rest = Object.entries(card)
+      .filter(([k]) => k !== '_id')
+      .slice(0, fields)
+      .map(([k, v]) => `${k}=${short(v)}`);
+    what = [`card ${card._id === undefined ? '(no _id)' : short(card._id, 26)}`, ...rest].join('  ');
+  } else {
+    what = `text ${JSON.stringify(short(String(body), 40))}`;
+  }
+  return `${time}  #${d.seq}  ${d.method} ${d.path}  ${what}  ${formatBytes(d.body.length)}`;
+}
+
+/** An answer as `200 OK in 3.1 ms`, or the network failure. */
+export function answerText(answer: { status?: number; ms: number; error?: string }): string {
+  if (answer.status === undefined) return `no answer (${answer.error ?? 'failed'}) after ${ms(answer.ms)}`;
+  return `${answer.status} ${STATUS_CODES[answer.status] ?? ''} in ${ms(answer.ms)}`.replace('  ', ' ');
+}
+
+/** One line per forward try: status, time, the start of the app's answer, and the retry plan on failure. */
+export function forwardLine(e: ForwardEvent): string {
+  const start = answerStart(e.answer.body);
+  const head = `  ↳ #${e.seq} forward${e.attempt > 1 ? ` (try ${e.attempt})` : ''}: ${answerText(e.answer)}${start ? `  ${start}` : ''}`;
+  if (e.ok) return e.answer.status === 200 ? head : `${head}  (note: the service itself retries anything but 200, spec 6)`;
+  return `${head}  → retry in ${ms(e.retryInMs ?? 0)}, ${e.pending} waiting`;
+}
+
+/** A refused request, with the running count for its status (issue 5: counted in the status line). */
+export function rejectLine(e: Extract<ListenerEvent, { type: 'rejected' }>): string {
+  return `${e.status} ${e.method} ${e.path}: ${e.reason} (${e.total} answered ${e.status} so far)`;
+}
+
+/** The last status line: what was delivered, refused, and what still waits to be forwarded. */
+export function summaryLine(stats: ListenerStats, pending: number | undefined): string {
+  const refused = Object.entries(stats.rejected).filter(([, n]) => n > 0);
+  const parts = [`${stats.delivered} delivered`, `${refused.reduce((sum, [, n]) => sum + n, 0)} refused${refused.length ? ` (${refused.map(([s, n]) => `${s}: ${n}`).join(', ')})` : ''}`];
+  if (pending !== undefined) parts.push(`${pending} waiting to be forwarded`);
+  return `stopped: ${parts.join(', ')}`;
+}

@@ -1,0 +1,100 @@
+import { randomBytes } from 'node:crypto';
+import type { Command } from 'commander';
+import type { Context } from '../../context.js';
+import { AuthError, CardboardError, UsageError } from '../../errors.js';
+import { readTextArgument } from '../../io/input.js';
+import { DeliveryClient } from '../../webhook/client.js';
+import { SIGNING_HEADER } from '../../webhook/delivery.js';
+import { parseDuration } from '../../webhook/units.js';
+import { loadSigningKey, NO_KEY_HINT } from './key.js';
+import { answerText } from './render.js';
+import { httpUrl } from './url.js';
+
+/** Options of `webhook send`, as plain data. */
+export interface WebhookSendOptions {
+  to: string;
+  /** JSON text, `@file` or `-` (stdin). */
+  data?: string;
+  card?: string;
+  signingKeyStdin: boolean;
+  wrongKey: boolean;
+  timeoutMs: number;
+}
+
+/** Register `webhook send`. */
+export function webhookSendCommand(parent: Command, ctx: Context, run = runWebhookSend): Command {
+  return parent
+    .command('send')
+    .description("Send one signed delivery shaped like the service's to a receiver; print its status, time and body")
+    .requiredOption('--to <url>', 'receiver to send to')
+    .option('--data <json|@file|->', 'the card to send (JSON object; `_id` added when missing)')
+    .option('--card <id>', "send a real card, fetched from the board (spec 4.4)")
+    .option('--signing-key-stdin', 'read the signing key from stdin (else CARDBOARD_SIGNING_KEY or the stored board)')
+    .option('--wrong-key', "sign with a wrong key (the real one plus a character) to test the receiver's 403")
+    .addHelpText('after', `
+Exit 0 when the receiver answers 200 (spec 6: only a 200 is delivered), 4 on 401/403, 1 otherwise.
+With --wrong-key the expected answer is 403: exit 0 on 403, 1 if the receiver accepted the wrong key.
+Examples:
+  cardboard webhook send --to http://localhost:8787/ --data '{"Name":"Fix login","Status":"Open"}'
+  cardboard webhook send --to http://localhost:3000/hooks --card 64f1c2 --wrong-key`)
+    .action(async (o: { to: string; data?: string; card?: string; signingKeyStdin?: boolean; wrongKey?: boolean }) => {
+      if (o.data !== undefined && o.card !== undefined) throw new UsageError('--data and --card cannot be used together');
+      if (o.data === '-' && o.signingKeyStdin) throw new UsageError('--data - and --signing-key-stdin both want stdin; put the data in a file (--data @file)');
+      await run(ctx, {
+        to: httpUrl(o.to, '--to'),
+        data: o.data,
+        card: o.card,
+        signingKeyStdin: o.signingKeyStdin === true,
+        wrongKey: o.wrongKey === true,
+        timeoutMs: parseDuration(ctx.globals.timeout ?? '60s', '--timeout'),
+      });
+    });
+}
+
+/** The card to send: --data parsed as an object, --card fetched, or a sample card. */
+async function cardFor(ctx: Context, opts: WebhookSendOptions): Promise<Record<string, unknown>> {
+  if (opts.card !== undefined) {
+    const { openApi } = await import('../../api/index.js');
+    const api = await openApi(ctx);
+    try {
+      return await api.getCard(opts.card);
+    } finally {
+      await api.close();
+    }
+  }
+  const card: Record<string, unknown> = { _id: randomBytes(12).toString('hex') };
+  if (opts.data === undefined) return { ...card, Name: 'Test delivery from cardboard webhook send' };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(await readTextArgument(ctx, opts.data, '--data'));
+  } catch (err) {
+    if (err instanceof CardboardError) throw err;
+    throw new UsageError(`--data: not valid JSON (${(err as Error).message})`);
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new UsageError('--data: a card is a JSON object of field names to values (spec 2.2)');
+  return { ...card, ...(parsed as Record<string, unknown>) };
+}
+
+/** Send one delivery and print the answer; the exit code says whether it was the expected one. */
+export async function runWebhookSend(ctx: Context, opts: WebhookSendOptions): Promise<void> {
+  const signing = await loadSigningKey(ctx, opts.signingKeyStdin);
+  if (!signing && !opts.wrongKey) throw new AuthError('no webhook signing key to sign the delivery with (spec 6)', { hint: `${NO_KEY_HINT} Or pass --wrong-key.` });
+  // A suffix catches the commonest broken check: comparing only as many characters as the stored key has.
+  const key = opts.wrongKey ? `${signing?.key ?? `wrong-${randomBytes(8).toString('hex')}`}x` : signing!.key;
+  const body = Buffer.from(JSON.stringify(await cardFor(ctx, opts)), 'utf8');
+  const client = new DeliveryClient(1);
+  const answer = await client
+    .send({ url: opts.to, method: 'POST', headers: { 'content-type': 'application/json', [SIGNING_HEADER]: key }, body, timeoutMs: opts.timeoutMs, signal: ctx.signal })
+    .finally(() => client.close());
+  ctx.stdout.write(`${answerText(answer)}\n`);
+  const text = answer.body.toString('utf8');
+  if (text) ctx.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
+  if (answer.status === undefined) throw new CardboardError(`no answer from ${opts.to}: ${answer.error}`);
+  if (opts.wrongKey) {
+    if (answer.status === 403) return;
+    throw new CardboardError(`the receiver answered ${answer.status} to a wrong signing key; spec 6 wants 403`);
+  }
+  if (answer.status === 200) return;
+  if (answer.status === 401 || answer.status === 403) throw new AuthError(`the receiver refused the signing key (${answer.status})`, { hint: 'Check that the receiver and this command use the same signing key.' });
+  throw new CardboardError(`the receiver answered ${answer.status}; the service retries anything but 200 (spec 6)`);
+}

@@ -1,0 +1,111 @@
+/** The header that carries the webhook signing key (spec 6), spelled as the service sends it. */
+export const SIGNING_HEADER = 'x-signingKey';
+/** What stands in for the signing key wherever a delivery is printed or recorded. */
+export const REDACTED = '[redacted]';
+
+/** One verified webhook request as received: exact body bytes, headers with the signing key redacted. */
+export interface Delivery {
+  /** 1, 2, 3… in arrival order; continues across restarts with the same record file. */
+  seq: number;
+  /** ISO 8601 UTC with milliseconds. */
+  receivedAt: string;
+  method: string;
+  /** The request target: path and query as sent. */
+  path: string;
+  /** Header names as sent (original case), repeated headers joined with ", "; the signing key redacted. */
+  headers: Record<string, string>;
+  body: Buffer;
+}
+
+/** The `--json` shape of a delivery: the body parsed when it is JSON, else its text. */
+export interface DeliveryView {
+  seq: number;
+  receivedAt: string;
+  method: string;
+  path: string;
+  headers: Record<string, string>;
+  body: unknown;
+}
+
+/** One line of a record file: the `--json` shape plus the exact body bytes. */
+export interface RecordLine extends DeliveryView {
+  bodyBase64: string;
+}
+
+/** Headers a proxy must not copy: they describe one connection, not the message (RFC 9110 7.6.1). */
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'host', 'content-length', 'expect']);
+
+function isSigningHeader(name: string): boolean {
+  return name.toLowerCase() === SIGNING_HEADER.toLowerCase();
+}
+
+/** Build the headers object from Node's rawHeaders (name/value pairs), keeping case and hiding the key. */
+export function headersFromRaw(raw: readonly string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  const byLower = new Map<string, string>();
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = raw[i]!;
+    const value = isSigningHeader(name) ? REDACTED : raw[i + 1]!;
+    const seen = byLower.get(name.toLowerCase());
+    if (seen === undefined) {
+      byLower.set(name.toLowerCase(), name);
+      out[name] = value;
+    } else if (!isSigningHeader(name)) {
+      out[seen] = `${out[seen]}, ${value}`;
+    }
+  }
+  return out;
+}
+
+/** The body as a value: parsed JSON when it parses, else the text (a non-JSON body is still a delivery). */
+export function bodyValue(body: Buffer): unknown {
+  const text = body.toString('utf8');
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
+}
+
+/** The `--json` view of a delivery. */
+export function toView(d: Delivery): DeliveryView {
+  return { seq: d.seq, receivedAt: d.receivedAt, method: d.method, path: d.path, headers: d.headers, body: bodyValue(d.body) };
+}
+
+/** Serialise a delivery as one record-file line (with its newline). */
+export function toRecordLine(d: Delivery): string {
+  const line: RecordLine = { ...toView(d), bodyBase64: d.body.toString('base64') };
+  return `${JSON.stringify(line)}\n`;
+}
+
+/** Read one record-file line back; throws on a line that is not a delivery (e.g. cut short by a crash). */
+export function parseRecordLine(text: string): Delivery {
+  const v = JSON.parse(text) as Partial<RecordLine>;
+  if (typeof v !== 'object' || v === null || typeof v.seq !== 'number' || typeof v.bodyBase64 !== 'string' || typeof v.method !== 'string') {
+    throw new Error('not a recorded delivery');
+  }
+  return {
+    seq: v.seq,
+    receivedAt: String(v.receivedAt),
+    method: v.method,
+    path: String(v.path ?? '/'),
+    headers: { ...(v.headers ?? {}) },
+    body: Buffer.from(v.bodyBase64, 'base64'),
+  };
+}
+
+/**
+ * Headers to re-send a delivery with (forward, replay): the original ones minus those that belong to one
+ * connection, and x-signingKey set to the key in use (spec 6), so the receiver's own check passes. The key
+ * is never stored, so without one the header is left out.
+ */
+export function outgoingHeaders(headers: Record<string, string>, key: string | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  let signingName = SIGNING_HEADER;
+  for (const [name, value] of Object.entries(headers)) {
+    if (isSigningHeader(name)) signingName = name;
+    else if (!HOP_BY_HOP.has(name.toLowerCase())) out[name] = value;
+  }
+  if (key !== undefined) out[signingName] = key;
+  return out;
+}

@@ -1,0 +1,170 @@
+import { closeSync, existsSync, openSync, readFileSync, renameSync, writeFileSync, writeSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { type Answer, DeliveryClient } from './client.js';
+import { type Delivery, outgoingHeaders } from './delivery.js';
+import { type RecordFile, readDeliveries } from './record-file.js';
+
+/** The result of one try to forward a delivery to the app. */
+export interface ForwardEvent {
+  type: 'forward';
+  seq: number;
+  attempt: number;
+  answer: Answer;
+  /** A 2xx answer: the delivery is done. */
+  ok: boolean;
+  /** When not ok: the wait before the next try. */
+  retryInMs?: number;
+  /** Deliveries still waiting to be forwarded, this one included when not ok. */
+  pending: number;
+}
+
+export interface ForwarderOptions {
+  url: string;
+  timeoutMs: number;
+  /** The key in use: sent as x-signingKey so the app's own check passes (spec 6). */
+  key: string | undefined;
+  /** The source of truth: every delivery to forward is in it (issue 5 §2). */
+  record: RecordFile;
+  onEvent: (e: ForwardEvent) => void;
+  /** Deliveries kept in memory; past it they are read back from the record file (default 1000). */
+  memoryCount?: number;
+  /** Body bytes kept in memory (default 32 MiB). */
+  memoryBytes?: number;
+  retryBaseMs?: number;
+  retryCapMs?: number;
+}
+
+/** Path of the ack log of a record file: one forwarded sequence number a line. */
+export function cursorPath(recordPath: string): string {
+  return `${recordPath}.forwarded`;
+}
+
+function readCursor(path: string): number | undefined {
+  if (!existsSync(path)) return undefined;
+  let max = 0;
+  for (const line of readFileSync(path, 'utf8').split('\n')) {
+    const n = Number(line);
+    if (line !== '' && Number.isInteger(n) && n > max) max = n;
+  }
+  return max;
+}
+
+/**
+ * Forwards recorded deliveries to the app one at a time in arrival order, retrying each with capped
+ * exponential backoff until it gets a 2xx (issue 5 §2). It only ever reads what the listener has already
+ * recorded and acknowledged, so it can be as slow as the app without delaying a 200 to the service.
+ * Memory is bounded: past the limits the queue "spills" and later deliveries are read back from the
+ * record file. Each forwarded seq is appended to `<record>.forwarded`, so a restart resumes after the
+ * last one (at least once: a forward cut off by a crash or a shutdown is sent again).
+ */
+export class Forwarder {
+  private readonly client = new DeliveryClient(1);
+  private readonly stopper = new AbortController();
+  private readonly cursorFd: number;
+  private queue: Delivery[] = [];
+  private queueBytes = 0;
+  /** Offset in the record file of the first delivery not in memory; undefined when none is on disk only. */
+  private spillFrom: number | undefined;
+  private lastAcked: number;
+  private wake: (() => void) | undefined;
+  private done: Promise<void> | undefined;
+  /** Deliveries that were already in the record file and get forwarded now (a resumed run). */
+  readonly resumed: number;
+  /** Deliveries already in a record file that had never been forwarded to anything: left to `replay`. */
+  readonly skipped: number;
+
+  constructor(private readonly opts: ForwarderOptions) {
+    const path = cursorPath(opts.record.path);
+    const cursor = readCursor(path);
+    // A record file made without --forward-to: forward only what arrives from now on.
+    this.lastAcked = cursor ?? opts.record.lastSeq;
+    this.skipped = cursor === undefined ? opts.record.lastSeq : 0;
+    this.resumed = opts.record.lastSeq - this.lastAcked;
+    if (this.resumed > 0) this.spillFrom = 0;
+    if (cursor === undefined || cursor > 0) {
+      // Start (or compact) the ack log with the one number that matters.
+      writeFileSync(`${path}.tmp`, `${this.lastAcked}\n`, { mode: 0o600 });
+      renameSync(`${path}.tmp`, path);
+    }
+    this.cursorFd = openSync(path, 'a', 0o600);
+  }
+
+  /** Deliveries recorded but not yet forwarded. */
+  get pending(): number {
+    return this.opts.record.lastSeq - this.lastAcked;
+  }
+
+  /** Start the forwarding loop. */
+  start(): void {
+    this.done ??= this.run();
+  }
+
+  /** Queue a delivery just recorded at `offset` in the record file. */
+  enqueue(d: Delivery, offset: number): void {
+    const fits = this.queue.length < (this.opts.memoryCount ?? 1000) && this.queueBytes + d.body.length <= (this.opts.memoryBytes ?? 32 * 1024 * 1024);
+    if (this.spillFrom === undefined && fits) {
+      this.queue.push(d);
+      this.queueBytes += d.body.length;
+    } else {
+      this.spillFrom ??= offset;
+    }
+    this.wake?.();
+  }
+
+  /** Stop: abort the forward in flight (it stays unacknowledged and is sent again on resume) and wait. */
+  async stop(): Promise<void> {
+    this.stopper.abort();
+    this.wake?.();
+    await this.done;
+    closeSync(this.cursorFd);
+    await this.client.close();
+  }
+
+  private refill(): void {
+    const o = this.opts;
+    const batch = readDeliveries(o.record.path, this.spillFrom!, this.lastAcked, o.memoryCount ?? 1000, o.memoryBytes ?? 32 * 1024 * 1024);
+    for (const d of batch.deliveries) {
+      this.queue.push(d);
+      this.queueBytes += d.body.length;
+    }
+    this.spillFrom = batch.next >= o.record.size ? undefined : batch.next;
+  }
+
+  private async run(): Promise<void> {
+    while (!this.stopper.signal.aborted) {
+      if (this.queue.length === 0 && this.spillFrom !== undefined) this.refill();
+      const head = this.queue[0];
+      if (!head) {
+        await new Promise<void>((resolve) => {
+          this.wake = resolve;
+        });
+        this.wake = undefined;
+        continue;
+      }
+      if (!(await this.forward(head))) return;
+      this.queue.shift();
+      this.queueBytes -= head.body.length;
+      writeSync(this.cursorFd, `${head.seq}\n`);
+      this.lastAcked = head.seq;
+    }
+  }
+
+  /** Try until a 2xx; false when stopped first. */
+  private async forward(d: Delivery): Promise<boolean> {
+    const o = this.opts;
+    const headers = outgoingHeaders(d.headers, o.key);
+    for (let attempt = 1; ; attempt++) {
+      const answer = await this.client.send({ url: o.url, method: d.method, headers, body: d.body, timeoutMs: o.timeoutMs, signal: this.stopper.signal });
+      const ok = answer.status !== undefined && answer.status >= 200 && answer.status < 300;
+      if (!ok && this.stopper.signal.aborted) return false;
+      const retryInMs = ok ? undefined : Math.min(o.retryCapMs ?? 5000, (o.retryBaseMs ?? 100) * 2 ** Math.min(attempt - 1, 20));
+      o.onEvent({ type: 'forward', seq: d.seq, attempt, answer, ok, retryInMs, pending: this.pending - (ok ? 1 : 0) });
+      if (ok) return true;
+      try {
+        await sleep(retryInMs, undefined, { signal: this.stopper.signal });
+      } catch {
+        return false;
+      }
+    }
+  }
+}
