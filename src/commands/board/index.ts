@@ -1,15 +1,19 @@
 import type { Command } from 'commander';
 import type { Context } from '../../context.js';
-import { CardboardError } from '../../errors.js';
+import { boardAddCommand } from './add.js';
+import { boardListCommand } from './list.js';
+import { boardRemoveCommand } from './remove.js';
+import { boardSetSigningKeyCommand } from './set-signing-key.js';
+import { boardShowCommand } from './show.js';
+import { boardUseCommand } from './use.js';
 
-/** Placeholder until the board commands land: listed in help, says so when run. */
-export function register(program: Command, _ctx: Context): void {
-  program
-    .command('board')
-    .description('(not yet available)')
-    .allowUnknownOption()
-    .argument('[args...]')
-    .action(() => {
-      throw new CardboardError('`cardboard board` is not yet available in this version.');
-    });
+/** Register `board` and its verbs: add, list, use, remove, show, set-signing-key. */
+export function register(program: Command, ctx: Context): void {
+  const board = program.command('board').description('Store board credentials and pick the default board');
+  boardAddCommand(board, ctx);
+  boardListCommand(board, ctx);
+  boardUseCommand(board, ctx);
+  boardRemoveCommand(board, ctx);
+  boardShowCommand(board, ctx);
+  boardSetSigningKeyCommand(board, ctx);
 }

@@ -1,0 +1,61 @@
+import type { Command } from 'commander';
+import { readConfig } from '../../config/store.js';
+import type { Context } from '../../context.js';
+import { createStatus } from '../../io/status.js';
+import { renderTable } from '../../io/table.js';
+import { tsvRow } from '../../io/text.js';
+import { writeChunk, writeJson } from '../../io/write.js';
+
+/** How `board list` prints. */
+export interface BoardListOptions {
+  json: boolean;
+}
+
+/** One stored board as listed: never a secret, only whether a signing key is stored. */
+export interface BoardListEntry {
+  alias: string;
+  id: string;
+  baseUrl: string;
+  default: boolean;
+  signingKey: boolean;
+}
+
+const EXAMPLES = `
+Never prints a token or signing key. On a terminal: a table, the default marked "*". Piped:
+tab-separated rows (alias, id, base URL, "default" or empty) under a header line.
+
+Examples:
+  $ cardboard board list
+  $ cardboard board list --json | jq -r '.[] | select(.default) | .alias'`;
+
+/** Define `board list` under `parent`; `run` is replaceable so parse tests can spy on the options. */
+export function boardListCommand(parent: Command, ctx: Context, run = runBoardList): Command {
+  return parent
+    .command('list')
+    .alias('ls')
+    .description('List stored boards (alias, id, base URL, default)')
+    .option('--json', 'print a JSON array')
+    .addHelpText('after', EXAMPLES)
+    .action(async (flags: { json?: boolean }) => {
+      await run(ctx, { json: flags.json ?? false });
+    });
+}
+
+/** Print the stored boards, sorted by alias. */
+export async function runBoardList(ctx: Context, opts: BoardListOptions): Promise<void> {
+  const config = readConfig(ctx.env);
+  const entries: BoardListEntry[] = Object.entries(config.boards)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([alias, b]) => ({ alias, id: b.id, baseUrl: b.baseUrl, default: alias === config.defaultBoard, signingKey: b.signingKey !== undefined }));
+  if (opts.json) return writeJson(ctx.stdout, entries);
+  if (entries.length === 0) {
+    createStatus(ctx).info('No boards stored. Add one with `cardboard board add <alias> --url <POST URL>`.');
+    return;
+  }
+  if (ctx.stdout.isTTY) {
+    const rows = entries.map((e) => [e.default ? '*' : '', e.alias, e.id, e.baseUrl]);
+    return writeChunk(ctx.stdout, await renderTable(ctx, ['', 'alias', 'board id', 'base URL'], rows));
+  }
+  await writeChunk(ctx.stdout, tsvRow(['alias', 'id', 'baseUrl', 'default']));
+  for (const e of entries) await writeChunk(ctx.stdout, tsvRow([e.alias, e.id, e.baseUrl, e.default ? 'default' : '']));
+}

@@ -1,0 +1,46 @@
+import type { Command } from 'commander';
+import { readConfig, updateConfig } from '../../config/store.js';
+import type { Context } from '../../context.js';
+import { isInteractive } from '../../context.js';
+import { createStatus } from '../../io/status.js';
+import { unknownAlias } from './use.js';
+import { checkSecret, promptSecret, readSecretsFromStdin } from './secret-input.js';
+
+/** Which board gets the webhook signing key. */
+export interface BoardSetSigningKeyOptions {
+  alias: string;
+}
+
+const EXAMPLES = `
+The key is the webhook signing key from Card Sources (spec 6): a hidden prompt on a terminal,
+otherwise one line read from stdin. \`webhook listen\` compares it to each request's x-signingKey.
+
+Examples:
+  $ cardboard board set-signing-key work
+  $ printf '%s\\n' "$SIGNING_KEY" | cardboard board set-signing-key work`;
+
+/** Define `board set-signing-key` under `parent`; `run` is replaceable so parse tests can spy on the options. */
+export function boardSetSigningKeyCommand(parent: Command, ctx: Context, run = runBoardSetSigningKey): Command {
+  return parent
+    .command('set-signing-key')
+    .description("Store a board's webhook signing key (from a prompt or stdin)")
+    .argument('<alias>', 'a stored board alias')
+    .addHelpText('after', EXAMPLES)
+    .action(async (alias: string) => {
+      await run(ctx, { alias });
+    });
+}
+
+/** Read the key (prompt on a TTY, else stdin) and store it with the board, file mode 0600. */
+export async function runBoardSetSigningKey(ctx: Context, opts: BoardSetSigningKeyOptions): Promise<void> {
+  const config = readConfig(ctx.env);
+  if (!config.boards[opts.alias]) throw unknownAlias(opts.alias, config);
+  const key = isInteractive(ctx)
+    ? await promptSecret(ctx, 'Webhook signing key', 'stdin')
+    : (await readSecretsFromStdin(ctx, false))[0]!;
+  ctx.secrets.add(checkSecret(key, 'signing key'));
+  await updateConfig(ctx.env, (c) => {
+    c.boards[opts.alias]!.signingKey = key;
+  });
+  createStatus(ctx).success(`Stored the webhook signing key of board "${opts.alias}".`);
+}
