@@ -29,22 +29,26 @@ const BAD_REQUEST: Reply = { status: 400, body: '{"error":"Bad request"}' };
 const NOT_ALLOWED: Reply = { status: 405, body: '{"error":"Method not allowed"}' };
 const RATE_LIMITED = '{"reason":"Rate limit exceeded. Try again shortly."}';
 
+const GET = ['GET'];
+const POST = ['POST'];
+const GET_POST = ['GET', 'POST'];
+
 type Route =
   | { kind: 'put' | 'list' | 'schema'; boardId: string }
   | { kind: 'card'; boardId: string; cardId: string }
   | { kind: 'comment'; cardId: string };
 
 /** Match a path to an endpoint of spec 4 and the method it takes; undefined when no endpoint has it. */
-function match(segments: string[]): { route: Route; methods: string } | undefined {
+function match(segments: string[]): { route: Route; methods: string[] } | undefined {
   const [root, api, a, b, c, d, ...rest] = segments;
   if (root !== '' || api !== 'api' || rest.length > 0 || b === undefined || b === '') return undefined;
   if (a === 'aptlet') {
-    if (c === undefined) return { route: { kind: 'list', boardId: b }, methods: 'GET,POST' };
-    if (c === 'schema' && d === undefined) return { route: { kind: 'schema', boardId: b }, methods: 'GET' };
-    if (c === 'card' && d) return { route: { kind: 'card', boardId: b, cardId: d }, methods: 'GET' };
+    if (c === undefined) return { route: { kind: 'list', boardId: b }, methods: GET_POST };
+    if (c === 'schema' && d === undefined) return { route: { kind: 'schema', boardId: b }, methods: GET };
+    if (c === 'card' && d) return { route: { kind: 'card', boardId: b, cardId: d }, methods: GET };
   }
-  if (a === 'schema' && c === undefined) return { route: { kind: 'schema', boardId: b }, methods: 'GET' };
-  if (a === 'card' && c === 'comment' && d === undefined) return { route: { kind: 'comment', cardId: b }, methods: 'POST' };
+  if (a === 'schema' && c === undefined) return { route: { kind: 'schema', boardId: b }, methods: GET };
+  if (a === 'card' && c === 'comment' && d === undefined) return { route: { kind: 'comment', cardId: b }, methods: POST };
   return undefined;
 }
 
@@ -88,7 +92,7 @@ export class Api {
     }
     const matched = match(segments);
     if (!matched) return NOT_FOUND;
-    if (!matched.methods.split(',').includes(req.method)) return NOT_ALLOWED;
+    if (!matched.methods.includes(req.method)) return NOT_ALLOWED;
     const { route } = matched;
     // Spec 5: every request carries x-token.
     if (!req.token) return UNAUTHORIZED;
