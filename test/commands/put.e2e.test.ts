@@ -1,0 +1,140 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { tempDir } from '../helpers/cli.js';
+import {
+  BOARD_ID,
+  CREATE_FIELDS_BOARD_ID,
+  CREATE_NEW_BOARD_ID,
+  type RunningEmulator,
+  startTestEmulator,
+} from '../helpers/emulator.js';
+import { cli } from './helpers.js';
+
+let emu: RunningEmulator;
+beforeEach(async () => {
+  emu = await startTestEmulator();
+});
+afterEach(async () => {
+  await emu.close();
+});
+
+const cards = (board = BOARD_ID) => emu.state()[board]!.cards;
+const posts = () => emu.requests().filter((r) => r.method === 'POST');
+
+describe('card put', () => {
+  it('creates a card and prints its _id alone; get and list return it', async () => {
+    const put = await cli(emu, ['card', 'put', 'Name=Fix login', 'Status=Open']);
+    expect(put.code, put.stderr).toBe(0);
+    const id = cards()[0]!._id;
+    expect(put.stdout).toBe(`${id}\n`);
+    expect(put.stderr).toBe('');
+
+    const get = await cli(emu, ['card', 'get', id, '--json']);
+    expect(get.code, get.stderr).toBe(0);
+    expect(JSON.parse(get.stdout)).toEqual({ _id: id, Name: 'Fix login', Status: 'Open' });
+
+    const piped = await cli(emu, ['card', 'get', id]);
+    expect(piped.stdout).toBe(`_id\t${id}\nName\tFix login\nStatus\tOpen\n`);
+
+    const list = await cli(emu, ['card', 'list']);
+    expect(list.stdout).toBe(`${JSON.stringify({ _id: id, Name: 'Fix login', Status: 'Open' })}\n`);
+  });
+
+  it('sends Field:=json values typed', async () => {
+    const r = await cli(emu, ['card', 'put', 'Name:=["a","b"]', 'Priority:=3', 'Status:=true', 'Owner:={"id":7,"n":null}', '--json']);
+    expect(r.code, r.stderr).toBe(0);
+    const stored = cards()[0]!;
+    expect(stored).toMatchObject({ Name: ['a', 'b'], Priority: 3, Status: true, Owner: { id: 7, n: null } });
+    expect(JSON.parse(r.stdout)).toEqual(stored);
+  });
+
+  it('keeps the text after the first = (or :=) whole, names with spaces included', async () => {
+    const r = await cli(emu, ['card', 'put', 'Name=a=b:=c', 'Status:="x=y"']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(cards()[0]).toMatchObject({ Name: 'a=b:=c', Status: 'x=y' });
+  });
+
+  it('refuses a mis-cased key with exit 2, names the field, and sends nothing', async () => {
+    const r = await cli(emu, ['card', 'put', 'Name=x', 'status=Open']);
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toContain("'status'");
+    expect(r.stderr).toContain("did you mean 'Status'");
+    expect(posts()).toEqual([]);
+    expect(cards()).toEqual([]);
+  });
+
+  it('refuses bad JSON after := naming the field, before any request', async () => {
+    const r = await cli(emu, ['card', 'put', 'Priority:=three']);
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toContain("field 'Priority'");
+    expect(emu.requests()).toEqual([]);
+  });
+
+  it('refuses a put with no fields', async () => {
+    const r = await cli(emu, ['card', 'put', '--id', 'c1']);
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toContain('no field values');
+    expect(emu.requests()).toEqual([]);
+  });
+
+  it('--allow-unknown sends the key and warns; with Create Fields on it becomes a field', async () => {
+    const r = await cli(emu, ['card', 'put', 'Name=x', 'Colour=red', '--allow-unknown'], { board: CREATE_FIELDS_BOARD_ID });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain("'Colour' is not a field of the board");
+    expect(r.stderr).toContain('Create Fields');
+    expect(posts()[0]!.body).toEqual({ Name: 'x', Colour: 'red' });
+    expect(emu.state()[CREATE_FIELDS_BOARD_ID]!.fields.map((f) => f.name)).toContain('Colour');
+  });
+
+  it('--allow-unknown on a board with Create Fields off: the service drops the key', async () => {
+    const r = await cli(emu, ['card', 'put', 'Name=x', 'Colour=red', '--allow-unknown']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(cards()[0]).toEqual({ _id: r.stdout.trim(), Name: 'x' });
+  });
+
+  it('--id updates on an Update-if-exists board', async () => {
+    const first = await cli(emu, ['card', 'put', 'Name=x', 'Status=Open']);
+    const id = first.stdout.trim();
+    const r = await cli(emu, ['card', 'put', '--id', id, 'Status=Done']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toBe(`${id}\n`);
+    expect(r.stderr).toBe('');
+    expect(cards()).toEqual([{ _id: id, Name: 'x', Status: 'Done' }]);
+  });
+
+  it('warns when the board created a new card instead of updating (Always Create New)', async () => {
+    const first = await cli(emu, ['card', 'put', 'Name=x'], { board: CREATE_NEW_BOARD_ID });
+    const id = first.stdout.trim();
+    const r = await cli(emu, ['card', 'put', '--id', id, 'Status=Done'], { board: CREATE_NEW_BOARD_ID });
+    expect(r.code, r.stderr).toBe(0);
+    const newId = r.stdout.trim();
+    expect(newId).not.toBe(id);
+    expect(r.stderr).toContain(`created a new card (${newId}) instead of updating ${id}`);
+    expect(r.stderr).toContain('Always Create New');
+    expect(cards(CREATE_NEW_BOARD_ID)).toHaveLength(2);
+  });
+
+  it('--data from a file and from stdin merges under the pairs', async () => {
+    const dir = tempDir();
+    const file = join(dir, 'card.json');
+    writeFileSync(file, JSON.stringify({ Name: 'from file', Status: 'Open', Owner: 'ann' }));
+    const r = await cli(emu, ['card', 'put', '--data', `@${file}`, 'Status=Done']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(cards()[0]).toMatchObject({ Name: 'from file', Status: 'Done', Owner: 'ann' });
+
+    const s = await cli(emu, ['card', 'put', '--data', '-'], { input: '{"Name":"from stdin","Priority":2}' });
+    expect(s.code, s.stderr).toBe(0);
+    expect(cards()[1]).toMatchObject({ Name: 'from stdin', Priority: 2 });
+  });
+
+  it('checks keys of --data too, and rejects data that is not an object', async () => {
+    const r = await cli(emu, ['card', 'put', '--data', '{"name":"x"}']);
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toContain("did you mean 'Name'");
+    const arr = await cli(emu, ['card', 'put', '--data', '[1]']);
+    expect(arr.code, arr.stderr).toBe(2);
+    expect(posts()).toEqual([]);
+  });
+});
