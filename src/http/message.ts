@@ -17,6 +17,8 @@ export function htmlToText(html: string): string {
   const source = title?.trim() ? title : html.replace(/<(script|style|head)\b[\s\S]*?<\/\1>/gi, ' ');
   const text = source
     .replace(/<!--[\s\S]*?-->/g, ' ')
+    // Inline tags vanish ("<b>gone</b>." → "gone."); any other tag separates words.
+    .replace(/<\/?(a|b|i|em|strong|span|code|small|abbr)\b[^>]*>/gi, '')
     .replace(/<[^>]*>/g, ' ')
     .replace(/&(#\d+|#x[0-9a-f]+|[a-z]+);/gi, (whole, name: string) => {
       if (name.startsWith('#x') || name.startsWith('#X')) return String.fromCodePoint(Number.parseInt(name.slice(2), 16));
