@@ -1,0 +1,47 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { safeEqual, signingKeyMatches } from '../../src/webhook/compare.js';
+
+describe('safeEqual', () => {
+  it('gives the same answer as === on arbitrary strings, including lone surrogates', () => {
+    const str = fc.string({ unit: 'binary', maxLength: 40 });
+    fc.assert(fc.property(str, str, (a, b) => safeEqual(a, b) === (a === b)), { numRuns: 2000 });
+    fc.assert(fc.property(str, (a) => safeEqual(a, a) && safeEqual(a, `${a}`)));
+  });
+
+  it.each([
+    ['sk-123', 'sk-123', true],
+    ['sk-123', 'sk-1234', false],
+    ['sk-1234', 'sk-123', false],
+    ['sk-123', 'sk-12', false],
+    ['', '', true],
+    ['', 'sk', false],
+    ['sk', '', false],
+    ['SK-123', 'sk-123', false],
+    ['clé-ünïcødé-🔑', 'clé-ünïcødé-🔑', true],
+    ['clé-ünïcødé-🔑', 'clé-ünïcødé-🔐', false],
+    // UTF-8 would turn both lone surrogates into U+FFFD and call them equal; === does not.
+    ['a\uD800', 'a\uFFFD', false],
+    ['a\uD800', 'a\uDC00', false],
+    ['sk-123\u0000', 'sk-123', false],
+  ])('%j vs %j → %s', (a, b, want) => {
+    expect(safeEqual(a, b)).toBe(want);
+    expect(a === b).toBe(want);
+  });
+});
+
+describe('signingKeyMatches', () => {
+  it('refuses a missing, repeated, suffixed or prefixed header', () => {
+    expect(signingKeyMatches(undefined, 'sk-1')).toBe(false);
+    expect(signingKeyMatches(['sk-1', 'sk-1'], 'sk-1')).toBe(false);
+    expect(signingKeyMatches('sk-1x', 'sk-1')).toBe(false);
+    expect(signingKeyMatches('sk-', 'sk-1')).toBe(false);
+    expect(signingKeyMatches('sk-1', 'sk-1')).toBe(true);
+  });
+
+  it('reads the header bytes as UTF-8, as Node hands them over as latin1', () => {
+    const onTheWire = Buffer.from('clé-🔑', 'utf8').toString('latin1');
+    expect(signingKeyMatches(onTheWire, 'clé-🔑')).toBe(true);
+    expect(signingKeyMatches(onTheWire, 'cle-🔑')).toBe(false);
+  });
+});

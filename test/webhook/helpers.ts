@@ -1,0 +1,127 @@
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { request } from 'undici';
+import { BIN, childEnv, type RunOptions } from '../helpers/cli.js';
+
+/** A `webhook listen` child process, started and ready (its first stderr line was read). */
+export interface RunningListener {
+  url: string;
+  child: ChildProcessWithoutNullStreams;
+  stdout(): string;
+  stderr(): string;
+  /** Resolve once stdout/stderr contains text matching `re`. */
+  waitFor(re: RegExp, stream?: 'stdout' | 'stderr'): Promise<void>;
+  /** Send a signal and wait for the exit. */
+  stop(signal?: NodeJS.Signals): Promise<{ code: number | null; stdout: string; stderr: string }>;
+}
+
+/** Spawn the built `cardboard webhook listen --port 0 …args` and wait for the "Listening on" line. */
+export function startListener(args: string[], opts: RunOptions = {}): Promise<RunningListener> {
+  const child = spawn(process.execPath, [BIN, 'webhook', 'listen', '--port', '0', ...args], { env: childEnv(opts), stdio: ['pipe', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  const waiters: Array<() => void> = [];
+  const poke = () => {
+    for (const w of waiters.splice(0)) w();
+  };
+  child.stdout.on('data', (b: Buffer) => {
+    out += b.toString('utf8');
+    poke();
+  });
+  child.stderr.on('data', (b: Buffer) => {
+    err += b.toString('utf8');
+    poke();
+  });
+  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+  child.stdin.end(opts.input ?? '');
+  const waitFor = async (re: RegExp, stream: 'stdout' | 'stderr' = 'stderr') => {
+    let closed = false;
+    void exited.then(() => {
+      closed = true;
+      poke();
+    });
+    while (!re.test(stream === 'stdout' ? out : err)) {
+      if (closed) throw new Error(`listener exited before ${re}: ${err}`);
+      await new Promise<void>((resolve) => waiters.push(resolve));
+    }
+  };
+  return waitFor(/Listening on (\S+)/).then(() => ({
+    url: /Listening on (\S+)/.exec(err)![1]!,
+    child,
+    stdout: () => out,
+    stderr: () => err,
+    waitFor,
+    stop: async (signal: NodeJS.Signals = 'SIGTERM') => {
+      child.kill(signal);
+      const code = await exited;
+      return { code, stdout: out, stderr: err };
+    },
+  }));
+}
+
+/** POST a body with an optional x-signingKey; resolves with the status. */
+export async function post(url: string, body: string | Buffer, key?: string, headers: Record<string, string> = {}): Promise<number> {
+  const res = await request(url, { method: 'POST', body, headers: { 'content-type': 'application/json', ...(key === undefined ? {} : { 'x-signingKey': key }), ...headers } });
+  await res.body.dump();
+  return res.statusCode;
+}
+
+/** One request as the test app received it. */
+export interface Received {
+  method: string;
+  url: string;
+  headers: IncomingMessage['headers'];
+  body: Buffer;
+}
+
+/** A stand-in for the developer's app: records each request, answers `status` after `delayMs`; can go down and up. */
+export class TestApp {
+  readonly received: Received[] = [];
+  status = 200;
+  delayMs = 0;
+  /** Number of answers fully sent. */
+  completed = 0;
+  port = 0;
+  private server: Server | undefined;
+  private waiters: Array<() => void> = [];
+
+  get url(): string {
+    return `http://127.0.0.1:${this.port}/hooks`;
+  }
+
+  /** Listen (again) on the same port, or a free one the first time. */
+  async up(): Promise<void> {
+    const server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        setTimeout(() => {
+          this.received.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks) });
+          res.writeHead(this.status, { 'content-type': 'application/json' }).end(JSON.stringify({ got: this.received.length }), () => {
+            this.completed++;
+            for (const w of this.waiters.splice(0)) w();
+          });
+        }, this.delayMs);
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(this.port, '127.0.0.1', resolve));
+    this.port = (server.address() as AddressInfo).port;
+    this.server = server;
+  }
+
+  /** Stop listening and drop connections: forwards now fail with ECONNREFUSED. */
+  async down(): Promise<void> {
+    const server = this.server;
+    this.server = undefined;
+    if (!server) return;
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    server.closeAllConnections();
+    await closed;
+  }
+
+  /** Resolve once `n` answers were completed. */
+  async waitForCompleted(n: number): Promise<void> {
+    while (this.completed < n) await new Promise<void>((resolve) => this.waiters.push(resolve));
+  }
+}

@@ -1,0 +1,80 @@
+import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { type Delivery, headersFromRaw, outgoingHeaders, parseRecordLine, REDACTED, toRecordLine, toView } from '../../src/webhook/delivery.js';
+import { readDeliveries, RecordFile } from '../../src/webhook/record-file.js';
+import { tempDir } from '../helpers/cli.js';
+
+function delivery(seq: number, body: string | Buffer, headers: Record<string, string> = { 'content-type': 'application/json' }): Delivery {
+  return { seq, receivedAt: '2026-01-02T03:04:05.678Z', method: 'POST', path: '/hooks?x=1', headers, body: Buffer.isBuffer(body) ? body : Buffer.from(body) };
+}
+
+describe('record lines', () => {
+  it('round-trip any body bytes and header values exactly', () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 300 }), fc.dictionary(fc.string({ minLength: 1, maxLength: 10 }), fc.string()), fc.nat(), (bytes, headers, seq) => {
+        const d = delivery(seq, Buffer.from(bytes), headers);
+        const line = toRecordLine(d);
+        expect(line.endsWith('\n')).toBe(true);
+        expect(line.slice(0, -1)).not.toContain('\n');
+        const back = parseRecordLine(line);
+        expect(back.body.equals(d.body)).toBe(true);
+        expect(back.headers).toEqual(d.headers);
+        expect(back.seq).toBe(seq);
+      }),
+    );
+  });
+
+  it('hold the --json shape: body parsed when JSON, text otherwise, plus the exact bytes', () => {
+    const json = JSON.parse(toRecordLine(delivery(7, '{"_id":"c1","Name":"A"}'))) as Record<string, unknown>;
+    expect(Object.keys(json)).toEqual(['seq', 'receivedAt', 'method', 'path', 'headers', 'body', 'bodyBase64']);
+    expect(json.body).toEqual({ _id: 'c1', Name: 'A' });
+    expect(Buffer.from(json.bodyBase64 as string, 'base64').toString()).toBe('{"_id":"c1","Name":"A"}');
+    expect(toView(delivery(1, 'not json')).body).toBe('not json');
+    expect(() => parseRecordLine('{"seq":3,"recei')).toThrow();
+  });
+
+  it('never carry the signing key, whatever its spelling or repetition', () => {
+    const h = headersFromRaw(['Host', 'x', 'x-signingKey', 'sk-secret', 'X-SIGNINGKEY', 'sk-other', 'Accept', 'a', 'accept', 'b']);
+    expect(h).toEqual({ Host: 'x', 'x-signingKey': REDACTED, Accept: 'a, b' });
+    expect(JSON.stringify(h)).not.toContain('sk-');
+  });
+
+  it('re-send with the original headers, the key in use, and no per-connection headers', () => {
+    const h = { Host: 'a:1', 'Content-Length': '3', Connection: 'keep-alive', 'x-signingKey': REDACTED, 'Content-Type': 'application/json', 'X-Custom': 'v' };
+    expect(outgoingHeaders(h, 'sk-1')).toEqual({ 'Content-Type': 'application/json', 'X-Custom': 'v', 'x-signingKey': 'sk-1' });
+    expect(outgoingHeaders(h, undefined)).toEqual({ 'Content-Type': 'application/json', 'X-Custom': 'v' });
+  });
+});
+
+describe('RecordFile', () => {
+  it('numbers deliveries, continues after a restart and skips a line cut short by a crash', async () => {
+    const path = join(tempDir(), 'r.jsonl');
+    const first = new RecordFile(path);
+    const a = first.append({ receivedAt: 't', method: 'POST', path: '/', headers: {}, body: Buffer.from('one') });
+    const b = first.append({ receivedAt: 't', method: 'POST', path: '/', headers: {}, body: Buffer.from('two') });
+    expect([a.delivery.seq, b.delivery.seq, a.offset]).toEqual([1, 2, 0]);
+    expect(b.offset).toBe(Buffer.byteLength(toRecordLine(a.delivery)));
+    await first.close();
+    appendFileSync(path, '{"seq":3,"receivedAt":"t","me'); // a crash in the middle of a write
+    const second = new RecordFile(path);
+    expect(second.lastSeq).toBe(2);
+    const c = second.append({ receivedAt: 't', method: 'POST', path: '/', headers: {}, body: Buffer.from('three') });
+    expect(c.delivery.seq).toBe(3);
+    await second.close();
+    const all = readDeliveries(path, 0, 0, 100, 1e9);
+    expect(all.deliveries.map((d) => d.body.toString())).toEqual(['one', 'two', 'three']);
+    expect(all.next).toBe(readFileSync(path).length);
+  });
+
+  it('reads back in bounded batches after a given sequence number', () => {
+    const path = join(tempDir(), 'r.jsonl');
+    writeFileSync(path, [1, 2, 3, 4, 5].map((n) => toRecordLine(delivery(n, `b${n}`))).join(''));
+    const batch = readDeliveries(path, 0, 1, 2, 1e9);
+    expect(batch.deliveries.map((d) => d.seq)).toEqual([2, 3]);
+    const rest = readDeliveries(path, batch.next, 1, 10, 1e9);
+    expect(rest.deliveries.map((d) => d.seq)).toEqual([4, 5]);
+    expect(readDeliveries(path, 0, 0, 10, 1).deliveries.map((d) => d.seq)).toEqual([1]);
+  });
+});
