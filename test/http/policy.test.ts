@@ -98,7 +98,10 @@ describe('withRetry', () => {
 describe('rate limiter (token bucket, fake clock)', () => {
   function fakeClock() {
     let t = 1000;
-    return { now: () => t, sleep: async (ms: number) => void (t += ms), at: () => t };
+    const sleep = async (ms: number) => {
+      t += ms;
+    };
+    return { now: () => t, sleep, at: () => t };
   }
 
   it('spaces requests at the set rate', async () => {

@@ -1,0 +1,128 @@
+import { existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parsePostUrl, resolveCredentials, resolveSelection, resolveSigningKey } from '../../src/config/resolve.js';
+import { readSchemaCache, schemaCachePath, writeSchemaCache } from '../../src/config/schema-cache.js';
+import { type CardboardConfig, configPath, readConfig, updateConfig } from '../../src/config/store.js';
+import { type Context, createContext, type GlobalOptions } from '../../src/context.js';
+import { AuthError, UsageError } from '../../src/errors.js';
+import { tempDir } from '../helpers/cli.js';
+
+const CONFIG: CardboardConfig = {
+  defaultBoard: 'work',
+  boards: {
+    work: { id: 'b-work', baseUrl: 'https://work.example', token: 'tok-work', signingKey: 'sk-work' },
+    side: { id: 'b-side', baseUrl: 'https://side.example', token: 'tok-side' },
+  },
+};
+
+function ctxWith(env: Record<string, string> = {}, globals: GlobalOptions = {}): Context {
+  return createContext({ env: { CARDBOARD_CONFIG_DIR: tempDir(), ...env }, globals, secrets: new Set() });
+}
+
+describe('POST URL parsing', () => {
+  it('splits base URL and board id', () => {
+    expect(parsePostUrl('https://cards.example.com/api/aptlet/64f1c2')).toEqual({ baseUrl: 'https://cards.example.com', id: '64f1c2' });
+    expect(parsePostUrl('https://h.example/prefix/api/aptlet/b%20x/')).toEqual({ baseUrl: 'https://h.example/prefix', id: 'b x' });
+    expect(parsePostUrl('http://127.0.0.1:8080/api/aptlet/b/schema')).toEqual({ baseUrl: 'http://127.0.0.1:8080', id: 'b' });
+  });
+  it('rejects URLs that are not a board POST URL', () => {
+    expect(() => parsePostUrl('https://h.example/api/card/x/comment')).toThrow(UsageError);
+    expect(() => parsePostUrl('h.example/api/aptlet/b')).toThrow(UsageError);
+  });
+});
+
+describe('precedence: flags > env > config', () => {
+  it('uses the default board from config', () => {
+    const { board, token } = resolveCredentials(ctxWith(), CONFIG);
+    expect(board).toEqual({ id: 'b-work', baseUrl: 'https://work.example', alias: 'work', sources: { id: 'config', baseUrl: 'config', token: 'config' } });
+    expect(token).toBe('tok-work');
+  });
+
+  it('lets CARDBOARD_BOARD pick an alias and --board beat it', () => {
+    expect(resolveCredentials(ctxWith({ CARDBOARD_BOARD: 'side' }), CONFIG).board.alias).toBe('side');
+    const r = resolveCredentials(ctxWith({ CARDBOARD_BOARD: 'side' }, { board: 'work' }), CONFIG);
+    expect([r.board.alias, r.board.sources.id]).toEqual(['work', 'flag']);
+  });
+
+  it('uses a stored board when --board is its id', () => {
+    const r = resolveCredentials(ctxWith({}, { board: 'b-side' }), CONFIG);
+    expect([r.board.alias, r.board.id, r.token]).toEqual(['side', 'b-side', 'tok-side']);
+  });
+
+  it('overrides base URL and token from env, and base URL from the flag over env', () => {
+    const ctx = ctxWith({ CARDBOARD_BASE_URL: 'https://env.example', CARDBOARD_TOKEN: 'tok-env' });
+    const r = resolveCredentials(ctx, CONFIG);
+    expect([r.board.baseUrl, r.board.sources.baseUrl, r.token, r.board.sources.token]).toEqual(['https://env.example', 'env', 'tok-env', 'env']);
+    const f = resolveCredentials(ctxWith({ CARDBOARD_BASE_URL: 'https://env.example' }, { baseUrl: 'https://flag.example' }), CONFIG);
+    expect([f.board.baseUrl, f.board.sources.baseUrl]).toEqual(['https://flag.example', 'flag']);
+  });
+
+  it('works in CI with env only and no config file, and creates none', () => {
+    const ctx = ctxWith({ CARDBOARD_BASE_URL: 'https://ci.example', CARDBOARD_BOARD: 'b-ci', CARDBOARD_TOKEN: 'tok-ci' });
+    const r = resolveCredentials(ctx);
+    expect(r.board).toEqual({ id: 'b-ci', baseUrl: 'https://ci.example', alias: undefined, sources: { id: 'env', baseUrl: 'env', token: 'env' } });
+    expect(ctx.secrets.has('tok-ci')).toBe(true);
+    expect(existsSync(configPath(ctx.env))).toBe(false);
+  });
+
+  it('names what is missing: board (exit 2), base URL (exit 2), token (exit 4)', () => {
+    expect(() => resolveCredentials(ctxWith(), { boards: {} })).toThrow(UsageError);
+    expect(() => resolveCredentials(ctxWith({ CARDBOARD_BOARD: 'b-x', CARDBOARD_TOKEN: 't' }), { boards: {} })).toThrow(/No base URL/);
+    const noToken = () => resolveCredentials(ctxWith({ CARDBOARD_BOARD: 'b-x', CARDBOARD_BASE_URL: 'https://x.example' }), { boards: {} });
+    expect(noToken).toThrow(AuthError);
+    expect(noToken).toThrow(/No token/);
+  });
+
+  it('reports sources without failing on missing parts', () => {
+    const sel = resolveSelection(ctxWith({ CARDBOARD_SIGNING_KEY: 'sk-env' }), CONFIG);
+    expect(sel.signingKey).toEqual({ value: 'sk-env', source: 'env' });
+    expect(resolveSelection(ctxWith(), { boards: {} })).toEqual({ alias: undefined, baseUrl: undefined });
+  });
+
+  it('resolves the signing key from env, else the selected board, and marks it secret', async () => {
+    const ctx = ctxWith();
+    writeFileSync(configPath(ctx.env), JSON.stringify(CONFIG));
+    expect(await resolveSigningKey(ctx)).toEqual({ key: 'sk-work', source: 'config' });
+    expect(ctx.secrets.has('sk-work')).toBe(true);
+    ctx.globals = { board: 'side' };
+    expect(await resolveSigningKey(ctx)).toBeUndefined();
+  });
+});
+
+describe('config store', () => {
+  it('reads a missing file as empty without creating it', () => {
+    const env = { CARDBOARD_CONFIG_DIR: join(tempDir(), 'nested', 'cfg') };
+    expect(readConfig(env)).toEqual({ boards: {} });
+    expect(existsSync(env.CARDBOARD_CONFIG_DIR)).toBe(false);
+  });
+
+  it('writes the file 0600 in a 0700 directory, and tightens an existing 0755 directory', async () => {
+    const dir = join(tempDir(), 'cfg');
+    mkdirSync(dir, { mode: 0o755 });
+    const env = { CARDBOARD_CONFIG_DIR: dir };
+    await updateConfig(env, (c) => {
+      c.boards.a = { id: 'b', baseUrl: 'https://h.example', token: 't' };
+    });
+    expect(statSync(dir).mode & 0o777).toBe(0o700);
+    expect(statSync(configPath(env)).mode & 0o777).toBe(0o600);
+    expect(readConfig(env).boards.a).toEqual({ id: 'b', baseUrl: 'https://h.example', token: 't' });
+  });
+
+  it('rejects a config file of the wrong shape', () => {
+    const env = { CARDBOARD_CONFIG_DIR: tempDir() };
+    writeFileSync(configPath(env), JSON.stringify({ boards: { a: { id: 1 } } }));
+    expect(() => readConfig(env)).toThrow(/not a cardboard config/);
+  });
+
+  it('caches a schema per board for the TTL, 0600, without the token', () => {
+    const env = { CARDBOARD_CONFIG_DIR: tempDir() };
+    const fields = [{ name: 'Name', uuid: 'u1' }];
+    writeSchemaCache(env, 'https://h.example', 'b', fields, 1_000_000);
+    const file = schemaCachePath(env, 'https://h.example', 'b');
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(readSchemaCache(env, 'https://h.example', 'b', 1_000_000 + 299_000)).toEqual(fields);
+    expect(readSchemaCache(env, 'https://h.example', 'b', 1_000_000 + 300_000)).toBeUndefined();
+    expect(readSchemaCache(env, 'https://other.example', 'b', 1_000_000)).toBeUndefined();
+  });
+});
