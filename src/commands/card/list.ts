@@ -96,7 +96,7 @@ export async function runCardList(ctx: Context, opts: CardListOptions): Promise<
         await writer.write(card);
         count++;
         // Break inside the page so the iterator is closed before it fetches the next one.
-        if (opts.limit !== undefined && count >= opts.limit) break walk;
+        if (broken !== undefined || (opts.limit !== undefined && count >= opts.limit)) break walk;
       }
     }
     if (broken === undefined) await writer.end();
