@@ -1,0 +1,91 @@
+// The interactive mapping (issue 4, section 2): one question per unmapped header, a preview of the first
+// rows as they will be sent, and an offer to save the mapping for `--map-file` next time.
+import { writeFileSync } from 'node:fs';
+import type { Context } from '../../context.js';
+import { CancelledError } from '../../errors.js';
+import { checkTargets, mappingToFile, rowBody, shellQuote, type Unmapped } from '../../import/mapping.js';
+import type { ColumnMapping, ColumnTarget } from '../../import/types.js';
+import { editDistance } from '../../schema/match.js';
+
+/** One option of a select prompt. */
+export interface Choice<T> {
+  name: string;
+  value: T;
+  description?: string;
+}
+
+/** The questions the import may ask; tests pass a scripted one, the CLI wraps @inquirer/prompts. */
+export interface Prompter {
+  select<T>(message: string, choices: Choice<T>[]): Promise<T>;
+  confirm(message: string, defaultValue: boolean): Promise<boolean>;
+  input(message: string, defaultValue: string): Promise<string>;
+}
+
+/** @inquirer/prompts on the context's streams (prompts go to stderr: stdout is for data). */
+export async function inquirerPrompter(ctx: Context): Promise<Prompter> {
+  const prompts = await import('@inquirer/prompts');
+  const io = { input: ctx.stdin, output: ctx.stderr, signal: ctx.signal };
+  return {
+    select: (message, choices) => prompts.select({ message, choices, pageSize: 12 }, io),
+    confirm: (message, defaultValue) => prompts.confirm({ message, default: defaultValue }, io),
+    input: (message, defaultValue) => prompts.input({ message, default: defaultValue }, io),
+  };
+}
+
+const norm = (s: string) => s.toLowerCase().replace(/[\s_-]+/g, '');
+
+/** Field choices for one header, closest first; fields another column already sends are left out. */
+export function fieldChoices(u: Unmapped, fieldNames: string[], taken: Set<string>, createFields: boolean): Choice<ColumnTarget>[] {
+  const free = fieldNames.filter((f) => !taken.has(f));
+  const ranked = free
+    .map((f) => ({ f, d: f === u.suggestion ? -1 : editDistance(norm(u.header), norm(f)) }))
+    .sort((a, b) => a.d - b.d)
+    .map(({ f }) => f);
+  const choices: Choice<ColumnTarget>[] = ranked.map((f) => ({
+    name: f === u.suggestion ? `${f}  (closest)` : f,
+    value: { kind: 'field', field: f },
+  }));
+  choices.push({ name: 'skip this column', value: { kind: 'skip' } });
+  if (createFields) {
+    choices.push({ name: `new field '${u.header}' (Create Fields is on)`, value: { kind: 'new', field: u.header }, description: 'spec 4.3 rule 2' });
+  }
+  return choices;
+}
+
+/** Ask for every unmapped header; returns the completed column list. */
+export async function askMapping(prompter: Prompter, columns: ColumnMapping[], unmapped: Unmapped[], fieldNames: string[]): Promise<ColumnMapping[]> {
+  const out = [...columns];
+  const createFields = await prompter.confirm(
+    `${unmapped.length} column(s) match no field. Does this board have Create Fields on (so a column may become a new field)?`,
+    false,
+  );
+  for (const u of unmapped) {
+    const taken = new Set(out.flatMap((c) => (c.target.kind === 'field' || c.target.kind === 'new' ? [c.target.field] : [])));
+    const target = await prompter.select(`CSV column '${u.header}' goes to which field?`, fieldChoices(u, fieldNames, taken, createFields));
+    out.push({ header: u.header, index: u.index, target, how: 'prompt' });
+  }
+  out.sort((a, b) => a.index - b.index);
+  checkTargets(out);
+  return out;
+}
+
+/** Show the first rows as they will be sent, confirm, and offer to save the mapping as a --map-file. */
+export async function previewAndSave(
+  ctx: Context,
+  prompter: Prompter,
+  columns: ColumnMapping[],
+  sample: string[][],
+  file: string,
+  sendEmpty: boolean,
+): Promise<void> {
+  const lines = sample.map((values) => `  ${JSON.stringify(rowBody(columns, values, sendEmpty))}`);
+  ctx.stderr.write(`First rows as they will be sent:\n${lines.join('\n') || '  (no rows)'}\n`);
+  if (!(await prompter.confirm('Start the import with this mapping?', true))) {
+    throw new CancelledError('Import cancelled at the preview; nothing was sent.');
+  }
+  if (!(await prompter.confirm('Save this mapping for the next run (--map-file)?', true))) return;
+  const base = file === '-' ? 'stdin' : file.replace(/\.[^./\\]+$/, '');
+  const path = await prompter.input('Save the mapping as', `${base}.map.json`);
+  writeFileSync(path, `${JSON.stringify(mappingToFile(columns), null, 2)}\n`);
+  ctx.stderr.write(`Saved. Next time: cardboard import ${shellQuote(file)} --map-file ${shellQuote(path)}\n`);
+}

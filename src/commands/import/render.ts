@@ -1,0 +1,133 @@
+// How an import shows itself: a live progress line, the summary, and the --dry-run report.
+import type { Context } from '../../context.js';
+import type { KeyIndex } from '../../import/match-index.js';
+import type { Plan } from '../../import/plan.js';
+import type { ColumnMapping, ImportEvent, ImportSummary } from '../../import/types.js';
+import { ROW_STATES } from '../../import/types.js';
+import { createProgress } from '../../io/progress.js';
+import { renderTable } from '../../io/table.js';
+import type { ImportOptions } from './run.js';
+
+/** Lines of the rows that did not make it, for the summary (the first 20 of each are listed). */
+export interface Problems {
+  rejected: number[];
+  uncertain: number[];
+}
+
+/** The live view of a run; `event` is cheap enough to call for every row. */
+export interface ImportProgress {
+  event(e: ImportEvent): void;
+  done(summary: ImportSummary): void;
+  problems: Problems;
+}
+
+function duration(ms: number): string {
+  const s = Math.round(ms / 1000);
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
+  return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
+}
+
+/** Start the progress line: ora on a terminal, a plain stderr line every few seconds otherwise, none with --quiet/--json. */
+export async function startProgress(ctx: Context, opts: ImportOptions, total: number | undefined): Promise<ImportProgress> {
+  const progress = await createProgress(ctx, { silent: opts.json });
+  const started = ctx.now().getTime();
+  let done = 0;
+  let retries = 0;
+  let waits = 0;
+  let lastDraw = 0;
+  const problems: Problems = { rejected: [], uncertain: [] };
+  const text = () => {
+    const elapsed = (ctx.now().getTime() - started) / 1000;
+    const rate = elapsed > 0 ? done / elapsed : 0;
+    const of = total ? ` / ${total}` : '';
+    const eta = total && rate > 0 && done < total ? ` · ETA ${duration(((total - done) / rate) * 1000)}` : '';
+    return `Importing: ${done}${of} rows · ${rate.toFixed(1)} rows/s${eta} · ${retries} retries · ${waits} waits (429)`;
+  };
+  progress.start(text());
+  return {
+    problems,
+    event(e) {
+      if (e.type === 'row') {
+        done++;
+        const list = e.outcome.state === 'rejected' ? problems.rejected : e.outcome.state === 'uncertain' ? problems.uncertain : undefined;
+        if (list && list.length < 20) list.push(e.outcome.line);
+      } else if (e.type === 'retry') {
+        retries++;
+        if (e.reason === '429') waits++;
+      }
+      const now = ctx.now().getTime();
+      if (now - lastDraw >= 100) {
+        lastDraw = now;
+        progress.update(text());
+      }
+    },
+    done(summary) {
+      const line = text();
+      if (summary.stopped || summary.rejected + summary.uncertain > 0) progress.fail(line);
+      else progress.succeed(line);
+    },
+  };
+}
+
+/** The end-of-run summary on stderr: counts per state, duration, rate, the report files, the lines to look at. */
+export async function renderSummary(ctx: Context, s: ImportSummary, problems: Problems, opts: ImportOptions): Promise<void> {
+  if (ctx.globals.quiet) return;
+  const rate = s.durationMs > 0 ? (s.rows / s.durationMs) * 1000 : 0;
+  const rows: [string, string | number][] = ROW_STATES.map((state) => [state, s[state]]);
+  rows.push(['rows', s.rows], ['duration', duration(s.durationMs)], ['rate', `${rate.toFixed(1)} rows/s`]);
+  rows.push(['retries', `${s.retries} (${s.waits} after 429)`]);
+  if (opts.results) rows.push(['results', opts.results]);
+  if (opts.rejects) rows.push(['rejects', opts.rejects]);
+  const out: string[] = [];
+  if (ctx.stderr.isTTY) out.push(await renderTable(ctx, ['import', ''], rows));
+  else for (const [k, v] of rows) out.push(`${k.padEnd(10)} ${v}`);
+  const list = (name: string, lines: number[], n: number) => {
+    if (n > 0) out.push(`${name} lines: ${lines.join(', ')}${n > lines.length ? `, ... (${n} in all)` : ''}`);
+  };
+  list('rejected', problems.rejected, s.rejected);
+  list('uncertain', problems.uncertain, s.uncertain);
+  if (s.uncertain > 0) out.push('Uncertain rows may or may not be on the board: check them before importing them again.');
+  ctx.stderr.write(`${out.join('\n')}\n`);
+}
+
+function targetText(c: ColumnMapping): string {
+  switch (c.target.kind) {
+    case 'field':
+      return c.target.field;
+    case 'new':
+      return `${c.target.field} (new field: needs Create Fields on)`;
+    case 'id':
+      return '_id';
+    default:
+      return '(dropped)';
+  }
+}
+
+/** The --dry-run report on stdout: mapping, first rows as they would be sent, and what would happen. */
+export async function renderPlan(
+  ctx: Context,
+  opts: ImportOptions,
+  p: { columns: ColumnMapping[]; plan: Plan; match?: KeyIndex; boardId: string },
+): Promise<void> {
+  const { plan } = p;
+  if (opts.json) {
+    const mapping = Object.fromEntries(p.columns.map((c) => [c.header, targetText(c)]));
+    ctx.stdout.write(`${JSON.stringify({ dryRun: true, mapping, ...plan }, null, 2)}\n`);
+    return;
+  }
+  const out: string[] = [`Dry run against board ${p.boardId}: nothing was sent.`, '', 'Mapping:'];
+  for (const c of p.columns) out.push(`  ${c.header} -> ${targetText(c)}   [${c.how}]`);
+  out.push('', 'First rows as they would be sent:');
+  for (const s of plan.sample) out.push(`  line ${s.line}: ${JSON.stringify(s.body)}`);
+  out.push('', `Would send ${plan.rows - plan.rejected} of ${plan.rows} rows:`);
+  out.push(`  create ${plan.creates}`);
+  out.push(`  update ${plan.updates}${p.match ? ` (by ${p.match.field}; ${p.match.cards} cards on the board)` : ' (rows with an _id)'}`);
+  out.push(`  reject ${plan.rejected}`);
+  for (const r of plan.rejections) out.push(`    line ${r.line}: ${r.reason}`);
+  const dropped = p.columns.filter((c) => c.target.kind === 'skip').map((c) => c.header);
+  const added = p.columns.filter((c) => c.target.kind === 'new').map((c) => c.header);
+  if (dropped.length) out.push(`Columns dropped: ${dropped.join(', ')}`);
+  if (added.length) out.push(`Columns sent as new fields: ${added.join(', ')}`);
+  ctx.stdout.write(`${out.join('\n')}\n`);
+}

@@ -1,0 +1,109 @@
+import type { Command } from 'commander';
+import type { Context } from '../../context.js';
+import { UsageError } from '../../errors.js';
+import { parseMapFlag } from '../../import/mapping.js';
+import { runImport } from './execute.js';
+
+/** `cardboard import` as plain data. */
+export interface ImportOptions {
+  /** A path, or `-` for stdin. */
+  file: string;
+  map: Record<string, string>;
+  mapFile?: string;
+  skipColumns: string[];
+  matchOn?: string;
+  idColumn?: string;
+  dryRun: boolean;
+  concurrency: number;
+  journal?: string;
+  restart: boolean;
+  results?: string;
+  rejects?: string;
+  delimiter?: string;
+  encoding?: string;
+  sendEmpty: boolean;
+  allowUnknown: boolean;
+  json: boolean;
+}
+
+const HELP = `
+Every CSV header must match a board field exactly, case included (the service silently drops any
+other key, spec 4.3): by its own name, --map, --map-file, or --skip-column. On a terminal cardboard
+asks for the ones that do not; otherwise it stops (exit 2) and prints the --map flags to add.
+An "_id" column (or --id-column) updates cards; --match-on Field finds them by a natural key.
+
+Rate: without the global --rate, cardboard learns the service's limit from its 429 answers.
+Resume: a journal next to the file (.cardboard-journal/, keyed by the file's SHA-256 and the board)
+records finished rows; running the same command again skips them. --restart ignores it. Reading
+stdin (-) keeps no journal unless --journal is given.
+
+Examples:
+  $ cardboard import cards.csv --map "Assignee=Owner" --results ids.csv --rejects fix-me.csv
+  $ cardboard import cards.csv --match-on Name --dry-run
+  $ cat cards.csv | cardboard import - --map-file cards.map.json --rate 2/s --json`;
+
+const collect = (value: string, previous: string[]) => [...previous, value];
+
+/** Define `import` under `parent`; `run` is replaceable so parse tests can spy on the options. */
+export function importCommand(parent: Command, ctx: Context, run: (ctx: Context, opts: ImportOptions) => Promise<void> = runImport): Command {
+  return parent
+    .command('import')
+    .description('Import a CSV file as cards: exact mapping, rate-aware, resumable')
+    .argument('<file>', 'the CSV file, or - for stdin')
+    .option('--map <header=field>', 'send a CSV column as this field (repeatable)', collect, [])
+    .option('--map-file <file.json>', 'a JSON mapping {"CSV header": "Field" | null to skip}')
+    .option('--skip-column <header>', 'do not send this column (repeatable)', collect, [])
+    .option('--match-on <field>', 'update the card whose field has the same value (upsert on a natural key)')
+    .option('--id-column <header>', 'the column holding card ids (default: a column named _id)')
+    .option('--dry-run', 'read, map and check every row; send nothing (only GETs)')
+    .option('--concurrency <n>', 'requests in flight at once', '8')
+    .option('--journal <file>', 'where to keep the resume journal')
+    .option('--restart', 'ignore the journal: send every row again')
+    .option('--results <file>', 'write line,state,_id,message for every row (CSV)')
+    .option('--rejects <file>', 'write rejected and uncertain rows in the input columns, plus a reason (CSV)')
+    .option('--delimiter <char>', 'field delimiter (default: detected among , ; and tab)')
+    .option('--encoding <name>', 'file encoding, e.g. latin1, utf-16le (default utf-8)')
+    .option('--empty <omit|send>', 'empty cells: omit them, or send them as ""', 'omit')
+    .option('--allow-unknown', 'send columns that match no field under their own name (Create Fields on)')
+    .option('--json', 'print the summary as JSON on stdout')
+    .addHelpText('after', HELP)
+    .action(async (file: string, flags: Record<string, unknown>) => {
+      await run(ctx, toOptions(file, flags));
+    });
+}
+
+/** Commander flags → ImportOptions; bad values are UsageErrors (exit 2, nothing sent). */
+export function toOptions(file: string, f: Record<string, unknown>): ImportOptions {
+  const concurrency = Number(f.concurrency);
+  if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 64) {
+    throw new UsageError(`Invalid --concurrency '${f.concurrency}'.`, { hint: 'Use a whole number from 1 to 64.' });
+  }
+  if (f.empty !== 'omit' && f.empty !== 'send') {
+    throw new UsageError(`Invalid --empty '${f.empty}'.`, { hint: 'Use --empty omit or --empty send.' });
+  }
+  if (f.restart && f.journal === undefined && file === '-') {
+    throw new UsageError('--restart has no journal to ignore when reading stdin without --journal.');
+  }
+  const map: Record<string, string> = {};
+  for (const m of f.map as string[]) parseMapFlag(m, map);
+  const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
+  return {
+    file,
+    map,
+    mapFile: str(f.mapFile),
+    skipColumns: f.skipColumn as string[],
+    matchOn: str(f.matchOn),
+    idColumn: str(f.idColumn),
+    dryRun: Boolean(f.dryRun),
+    concurrency,
+    journal: str(f.journal),
+    restart: Boolean(f.restart),
+    results: str(f.results),
+    rejects: str(f.rejects),
+    delimiter: str(f.delimiter),
+    encoding: str(f.encoding),
+    sendEmpty: f.empty === 'send',
+    allowUnknown: Boolean(f.allowUnknown),
+    json: Boolean(f.json),
+  };
+}

@@ -1,0 +1,167 @@
+// The import engine: rows from the reader, a bounded pool of workers, one state per row (issue 4).
+// It emits typed events and never prints; the command renders them.
+import type { Api } from '../api/types.js';
+import { type ApiError, CardboardError } from '../errors.js';
+import type { Journal } from './journal.js';
+import type { KeyIndex } from './match-index.js';
+import type { Pacer } from './pacer.js';
+import { type PrepareState, prepareRow } from './prepare.js';
+import { type SendResult, sendRow } from './send.js';
+import type { ColumnMapping, CsvItem, ImportEvent, ImportSummary, RowOutcome, RowState } from './types.js';
+
+/** Everything a run needs, decided before the first row. */
+export interface EngineOptions {
+  api: Api;
+  pacer: Pacer;
+  columns: ColumnMapping[];
+  sendEmpty: boolean;
+  concurrency: number;
+  journal?: Journal;
+  /** --match-on: the field and the board's index of it. */
+  match?: KeyIndex;
+  /** Aborted by Ctrl-C: stop taking rows, let requests in flight finish. */
+  signal: AbortSignal;
+  onEvent(event: ImportEvent): void;
+  /** Tries of a row whose failure may safely repeat (default 6). */
+  maxTries?: number;
+  now?: () => number;
+}
+
+/** The result: counts, and the error that stopped the run early (auth, Update Mode), if any. */
+export interface EngineResult {
+  summary: ImportSummary;
+  fatal?: CardboardError;
+}
+
+/** Run the import over `items` (rows and bad records; the header was consumed by the caller). */
+export async function runEngine(items: AsyncIterable<CsvItem>, o: EngineOptions): Promise<EngineResult> {
+  const now = o.now ?? Date.now;
+  const started = now();
+  const summary: ImportSummary = { rows: 0, created: 0, updated: 0, skipped: 0, rejected: 0, uncertain: 0, durationMs: 0, retries: 0, waits: 0 };
+  const stop = new AbortController();
+  const onUserStop = () => stopWith('interrupted');
+  o.signal.addEventListener('abort', onUserStop);
+  let fatal: CardboardError | undefined;
+  const prep: PrepareState = { columns: o.columns, sendEmpty: o.sendEmpty, match: o.match, seenKeys: new Map() };
+  // Update Mode is not readable (spec 2.4 is UI-only): the first `_id` post goes alone and its answer tells.
+  let modeConfirmed = false;
+  let modeProbe: Promise<void> | undefined;
+
+  function stopWith(reason: NonNullable<ImportSummary['stopped']>, error?: CardboardError): void {
+    if (summary.stopped === undefined) {
+      summary.stopped = reason;
+      if (error) summary.stopMessage = error.message;
+      o.onEvent({ type: 'stop', reason: error?.message ?? 'interrupted' });
+    }
+    if (error && !fatal) fatal = error;
+    stop.abort();
+  }
+
+  function finish(line: number, state: RowState, values: string[], id?: string, message?: string): void {
+    const outcome: RowOutcome = { line, state, values };
+    if (id !== undefined) outcome.id = id;
+    if (message !== undefined) outcome.message = message;
+    summary.rows++;
+    summary[state]++;
+    if (state !== 'skipped') o.journal?.record(line, state, id);
+    o.onEvent({ type: 'row', outcome });
+  }
+
+  const sc = {
+    api: o.api,
+    pacer: o.pacer,
+    stop: stop.signal,
+    matchOn: o.match?.field,
+    maxTries: o.maxTries ?? 6,
+    beforeSend: () => o.journal?.flush(),
+    onRetry: (reason: string, attempt: number) => {
+      summary.retries++;
+      if (reason === '429') summary.waits++;
+      o.onEvent({ type: 'retry', line: 0, reason, attempt });
+    },
+  };
+
+  async function handle(item: Extract<CsvItem, { kind: 'row' | 'bad' }>): Promise<void> {
+    const { line, values } = item;
+    if (item.kind === 'bad') return finish(line, 'rejected', values, undefined, item.reason);
+    const before = o.journal?.previous.get(line);
+    if (before && (before.state === 'created' || before.state === 'updated')) {
+      return finish(line, 'skipped', values, before.id, `${before.state} in an earlier run`);
+    }
+    const prepared = prepareRow(prep, line, values);
+    if (prepared.kind === 'reject') return finish(line, 'rejected', values, undefined, prepared.message);
+    const { body, key, idFromIndex } = prepared;
+    if (before?.state === 'uncertain' && body._id === undefined && !o.match) {
+      return finish(line, 'uncertain', values, undefined, 'uncertain in an earlier run; not re-sent (check the board, then --restart)');
+    }
+    let probe: (() => void) | undefined;
+    if (body._id !== undefined) {
+      while (!modeConfirmed && modeProbe && !stop.signal.aborted) await modeProbe;
+      if (!modeConfirmed && !stop.signal.aborted) modeProbe = new Promise<void>((resolve) => (probe = resolve));
+    }
+    try {
+      const result = await sendRow(sc, body, key);
+      await settle(line, values, body, result, idFromIndex, () => (modeConfirmed = true));
+    } finally {
+      // Released only after settle: waiting `_id` rows go once the answer has been judged.
+      if (probe) {
+        modeProbe = undefined;
+        probe();
+      }
+    }
+  }
+
+  async function settle(line: number, values: string[], body: Record<string, string>, r: SendResult, idFromIndex: boolean, confirm: () => void): Promise<void> {
+    if (r.kind === 'stopped') return; // never sent: not a finished row; a re-run takes it
+    if (r.kind === 'rejected') {
+      finish(line, 'rejected', values, undefined, r.message);
+      if (r.fatal) stopWith('fatal', r.fatal as ApiError);
+      return;
+    }
+    if (r.kind === 'uncertain') return finish(line, 'uncertain', values, undefined, r.message);
+    if (r.kind === 'found') return finish(line, 'created', values, r.id, `found on the board after: ${r.reason}`);
+    const id = r.card._id;
+    const note = r.recovered ? `after a retry (${r.recovered})` : undefined;
+    if (body._id === undefined) return finish(line, 'created', values, id, note);
+    if (id === body._id) {
+      confirm();
+      return finish(line, 'updated', values, id, note);
+    }
+    // Spec 4.3 rules 3-4: a different `_id` back means a new card. For an id from the board itself that
+    // proves Always Create New; for an id from the CSV, the card may simply not exist.
+    const exists = idFromIndex || (await o.api.getCard(body._id).then(() => true, () => false));
+    if (!exists) return finish(line, 'created', values, id, `no card with _id ${body._id}; a new card was created`);
+    finish(line, 'created', values, id, `board created a new card instead of updating ${body._id}`);
+    stopWith(
+      'mode',
+      new CardboardError(
+        `Line ${line} was posted with _id ${body._id}, and the board created a new card ${id} instead of updating it: its Update Mode is 'Always Create New'. Stopped before making more duplicates.`,
+        { hint: "Set Update Mode to 'Update if exists' in the board's Card Sources (and delete the new card), then run the same command again: rows done are skipped." },
+      ),
+    );
+  }
+
+  const inflight = new Set<Promise<void>>();
+  try {
+    for await (const item of items) {
+      if (stop.signal.aborted) break;
+      if (item.kind === 'header') continue;
+      const p: Promise<void> = handle(item)
+        .catch((err: unknown) => {
+          stopWith('fatal', err instanceof CardboardError ? err : new CardboardError(String((err as Error)?.message ?? err), { cause: err }));
+        })
+        .finally(() => inflight.delete(p));
+      inflight.add(p);
+      // Backpressure: the reader (and the file) waits while every worker is busy.
+      while (inflight.size >= o.concurrency) await Promise.race(inflight);
+    }
+  } catch (err) {
+    // A read failure (I/O, decoding) ends the run after the rows in flight.
+    stopWith('fatal', err instanceof CardboardError ? err : new CardboardError(`Reading the CSV failed: ${(err as Error).message}`, { cause: err }));
+  }
+  await Promise.all(inflight);
+  o.signal.removeEventListener('abort', onUserStop);
+  o.journal?.flush();
+  summary.durationMs = now() - started;
+  return fatal ? { summary, fatal } : { summary };
+}

@@ -1,0 +1,179 @@
+// CSV headers → board fields, exactly (spec 2.2: names are case-sensitive; spec 4.3 rule 1: a key that
+// does not match is dropped without an error, so every header must be accounted for before a row is sent).
+import { UsageError } from '../errors.js';
+import { suggestField } from '../schema/match.js';
+import type { ColumnMapping, ColumnTarget } from './types.js';
+
+/** The mapping flags as plain data. */
+export interface MappingOptions {
+  /** `--map "Header=Field"`, in order. */
+  map: Record<string, string>;
+  /** `--map-file` contents: header → field, or null to skip the column. */
+  mapFile?: Record<string, string | null>;
+  skipColumns: string[];
+  /** `--id-column H`; else a column named `_id` supplies card ids. */
+  idColumn?: string;
+  /** Send headers that match no field under their own name (board with Create Fields on, spec 4.3 rule 2). */
+  allowUnknown?: boolean;
+}
+
+/** A header that maps to nothing, with the closest field name when one is close. */
+export interface Unmapped {
+  header: string;
+  index: number;
+  suggestion?: string;
+}
+
+/** The result: a target for every mapped column, and the headers still to decide. */
+export interface MappingResult {
+  columns: ColumnMapping[];
+  unmapped: Unmapped[];
+}
+
+/** Parse one `--map "Header=Field"` value (split at the LAST `=`, so a header may contain `=`). */
+export function parseMapFlag(value: string, into: Record<string, string> = {}): Record<string, string> {
+  const eq = value.lastIndexOf('=');
+  if (eq <= 0 || eq === value.length - 1) {
+    throw new UsageError(`Invalid --map '${value}'.`, { hint: 'Use --map "CSV header=Field name".' });
+  }
+  into[value.slice(0, eq)] = value.slice(eq + 1);
+  return into;
+}
+
+/** Validate a parsed `--map-file`: an object of header → field name or null. */
+export function parseMapFile(text: string, path: string): Record<string, string | null> {
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch (err) {
+    throw new UsageError(`--map-file ${path} is not valid JSON (${(err as Error).message}).`);
+  }
+  const ok =
+    typeof data === 'object' &&
+    data !== null &&
+    !Array.isArray(data) &&
+    Object.values(data).every((v) => typeof v === 'string' || v === null);
+  if (!ok) {
+    throw new UsageError(`--map-file ${path} must be an object of "CSV header": "Field name" (or null to skip).`);
+  }
+  return data as Record<string, string | null>;
+}
+
+/** Quote a value for a POSIX shell command line, so the printed flags can be pasted as they are. */
+export function shellQuote(value: string): string {
+  return /^[\w@%+:,./-]+$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`;
+}
+
+function targetFor(name: string, fields: Set<string>, allowUnknown: boolean, flag: string): ColumnTarget {
+  if (name === '_id') return { kind: 'id' };
+  if (fields.has(name)) return { kind: 'field', field: name };
+  if (allowUnknown) return { kind: 'new', field: name };
+  const close = suggestField(name, [...fields]);
+  throw new UsageError(
+    `${flag}: the board has no field '${name}'${close ? ` (did you mean '${close}'?)` : ''}. Field names are case-sensitive.`,
+    { hint: `Fields: ${[...fields].join(', ')}. Use --allow-unknown if the board has Create Fields on.` },
+  );
+}
+
+/**
+ * Decide each header's target. Precedence: --skip-column, --map, --map-file, the id column, the header's
+ * own name (exact, case included), --allow-unknown. Throws UsageError for flags naming a missing column
+ * or field, and for two columns sending the same field.
+ */
+export function resolveMapping(headers: string[], fieldNames: string[], opts: MappingOptions): MappingResult {
+  const fields = new Set(fieldNames);
+  const present = new Set(headers);
+  const named = (flag: string, header: string) => {
+    if (!present.has(header)) {
+      throw new UsageError(`${flag}: the CSV has no column '${header}'.`, { hint: `Columns: ${headers.join(', ')}.` });
+    }
+  };
+  for (const h of opts.skipColumns) named('--skip-column', h);
+  for (const h of Object.keys(opts.map)) named(`--map "${h}=${opts.map[h]}"`, h);
+  if (opts.idColumn !== undefined) named('--id-column', opts.idColumn);
+  if (new Set(headers).size !== headers.length) {
+    const dup = headers.find((h, i) => headers.indexOf(h) !== i);
+    throw new UsageError(`The CSV header names column '${dup}' twice.`, { hint: 'Rename one of the columns in the file.' });
+  }
+
+  const columns: ColumnMapping[] = [];
+  const unmapped: Unmapped[] = [];
+  headers.forEach((header, index) => {
+    const add = (target: ColumnTarget, how: ColumnMapping['how']) => columns.push({ header, index, target, how });
+    const fromFile = opts.mapFile?.[header];
+    if (opts.skipColumns.includes(header)) add({ kind: 'skip' }, '--skip-column');
+    else if (header in opts.map) add(targetFor(opts.map[header]!, fields, Boolean(opts.allowUnknown), '--map'), '--map');
+    else if (fromFile === null) add({ kind: 'skip' }, 'map file');
+    else if (fromFile !== undefined) add(targetFor(fromFile, fields, Boolean(opts.allowUnknown), '--map-file'), 'map file');
+    else if (header === (opts.idColumn ?? '_id')) add({ kind: 'id' }, 'id column');
+    else if (fields.has(header)) add({ kind: 'field', field: header }, 'own name');
+    else if (opts.allowUnknown) add({ kind: 'new', field: header }, '--allow-unknown');
+    else {
+      const suggestion = suggestField(header, fieldNames);
+      unmapped.push(suggestion === undefined ? { header, index } : { header, index, suggestion });
+    }
+  });
+  checkTargets(columns);
+  return { columns, unmapped };
+}
+
+/** Two columns writing the same key would make one silently overwrite the other: refuse. */
+export function checkTargets(columns: ColumnMapping[]): void {
+  const seen = new Map<string, string>();
+  for (const c of columns) {
+    const key = c.target.kind === 'id' ? '_id' : c.target.kind === 'skip' ? undefined : c.target.field;
+    if (key === undefined) continue;
+    const other = seen.get(key);
+    if (other !== undefined) {
+      throw new UsageError(`Columns '${other}' and '${c.header}' both map to '${key}'.`, {
+        hint: `Skip one with --skip-column, or --map it to another field.`,
+      });
+    }
+    seen.set(key, c.header);
+  }
+}
+
+/**
+ * The non-interactive refusal (exit 2, nothing sent): one line per unmapped header with the closest
+ * field, and the exact flags to add.
+ */
+export function unmappedError(unmapped: Unmapped[], file: string): UsageError {
+  const lines = unmapped.map((u) =>
+    u.suggestion
+      ? `  column '${u.header}': no field of that name; closest is '${u.suggestion}': add --map ${shellQuote(`${u.header}=${u.suggestion}`)}`
+      : `  column '${u.header}': no field is close: add --map ${shellQuote(`${u.header}=<Field>`)} or --skip-column ${shellQuote(u.header)}`,
+  );
+  const flags = unmapped.map((u) =>
+    u.suggestion ? `--map ${shellQuote(`${u.header}=${u.suggestion}`)}` : `--skip-column ${shellQuote(u.header)}`,
+  );
+  const n = unmapped.length;
+  return new UsageError(
+    `${n} CSV column${n === 1 ? '' : 's'} match${n === 1 ? 'es' : ''} no board field (names are case-sensitive); nothing was sent:\n${lines.join('\n')}`,
+    { hint: `cardboard import ${shellQuote(file)} ${flags.join(' ')}   (or --map-file F.json; run on a terminal to map interactively)` },
+  );
+}
+
+/** The mapping as a `--map-file` object: header → field, null for skipped columns. */
+export function mappingToFile(columns: ColumnMapping[]): Record<string, string | null> {
+  const out: Record<string, string | null> = {};
+  for (const c of columns) {
+    out[c.header] = c.target.kind === 'skip' ? null : c.target.kind === 'id' ? '_id' : c.target.field;
+  }
+  return out;
+}
+
+/** Build the POST body of one row (spec 4.3): values as the CSV's strings; empty cells omitted unless `sendEmpty`. */
+export function rowBody(columns: ColumnMapping[], values: string[], sendEmpty: boolean): Record<string, string> {
+  const body: Record<string, string> = {};
+  for (const c of columns) {
+    if (c.target.kind === 'skip') continue;
+    const value = values[c.index] ?? '';
+    // An empty id means "no id": a new card, whatever --empty says.
+    if (c.target.kind === 'id') {
+      if (value !== '') body._id = value;
+    } else if (value !== '' || sendEmpty) {
+      body[c.target.field] = value;
+    }
+  }
+  return body;
+}

@@ -1,0 +1,83 @@
+// --results and --rejects: CSV files written as rows finish (issue 4, section 5).
+import { closeSync, openSync, writeSync } from 'node:fs';
+import { UsageError } from '../errors.js';
+import { csvRow } from '../io/csv.js';
+import type { RowOutcome } from './types.js';
+
+/** A CSV file written in batches with writeSync: bounded memory, and what is written survives a crash. */
+class CsvFile {
+  private buffer = '';
+  private fd: number;
+
+  constructor(
+    readonly path: string,
+    flag: string,
+  ) {
+    try {
+      this.fd = openSync(path, 'w');
+    } catch (err) {
+      throw new UsageError(`${flag}: cannot write ${path} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}).`);
+    }
+  }
+
+  row(values: readonly unknown[]): void {
+    this.buffer += csvRow(values);
+    if (this.buffer.length >= 65_536) this.flush();
+  }
+
+  flush(): void {
+    if (this.buffer === '') return;
+    writeSync(this.fd, this.buffer);
+    this.buffer = '';
+  }
+
+  close(): void {
+    this.flush();
+    closeSync(this.fd);
+  }
+}
+
+/** The two report files of a run; either may be absent. */
+export class ImportOutputs {
+  private readonly results?: CsvFile;
+  private readonly rejects?: CsvFile;
+
+  /** Open the files now (before anything is sent), so a bad path fails with exit 2. */
+  constructor(
+    paths: { results?: string; rejects?: string },
+    private readonly headers: string[],
+  ) {
+    if (paths.results) {
+      this.results = new CsvFile(paths.results, '--results');
+      this.results.row(['line', 'state', '_id', 'message']);
+    }
+    if (paths.rejects) {
+      this.rejects = new CsvFile(paths.rejects, '--rejects');
+      this.rejects.row([...headers, 'reason']);
+    }
+  }
+
+  /** Record a finished row: every row in results; rejected and uncertain rows in rejects, in the input's own columns. */
+  add(o: RowOutcome): void {
+    this.results?.row([o.line, o.state, o.id ?? '', o.message ?? '']);
+    if (this.rejects && (o.state === 'rejected' || o.state === 'uncertain')) {
+      const n = this.headers.length;
+      const values = o.values.slice(0, n);
+      while (values.length < n) values.push('');
+      // A row with extra fields keeps them in the reason, so nothing of the input is lost.
+      const extra = o.values.length > n ? ` [extra fields: ${o.values.slice(n).join(' | ')}]` : '';
+      this.rejects.row([...values, `${o.state}: line ${o.line}: ${o.message ?? ''}${extra}`]);
+    }
+  }
+
+  /** Flush both files (the command calls this on a timer and at the end). */
+  flush(): void {
+    this.results?.flush();
+    this.rejects?.flush();
+  }
+
+  close(): void {
+    this.results?.close();
+    this.rejects?.close();
+  }
+}

@@ -1,0 +1,147 @@
+// Paces every request of an import (POSTs and the GETs of --match-on) through one gate.
+// The service's rate limit is not documented (spec 8: "Rate limits: not shown"), so without --rate the
+// pacer learns it: unlimited until the first 429, then additive-increase / multiplicative-decrease.
+
+/** Clock and sleep, injectable so tests can drive time. */
+export interface PacerClock {
+  now(): number;
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+}
+
+/** Real time; a sleep ends early (without throwing) when the signal aborts. */
+export const realClock: PacerClock = {
+  now: () => Date.now(),
+  sleep: (ms, signal) =>
+    new Promise<void>((resolve) => {
+      if (signal?.aborted) return resolve();
+      const done = () => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      signal?.addEventListener('abort', done, { once: true });
+    }),
+};
+
+export interface PacerOptions {
+  /** Requests per second from --rate: fixed, never adapted. */
+  fixedRate?: number;
+  /** Floor of the adaptive rate, requests per second (default 0.2). */
+  minRate?: number;
+  clock?: PacerClock;
+  /** Called when the adaptive rate changes (for the progress line). */
+  onRate?: (perSecond: number) => void;
+}
+
+const DECREASE = 0.8;
+const WINDOW_MS = 10_000;
+const SLOT_MS = 100;
+const SLOTS = WINDOW_MS / SLOT_MS;
+
+/** The shared gate: acquire() before every request; report 429s and successes so it can adapt. */
+export class Pacer {
+  private rateValue: number;
+  private next = 0;
+  private pausedUntil = 0;
+  private ceiling = Number.POSITIVE_INFINITY;
+  private lastDecrease = Number.NEGATIVE_INFINITY;
+  private lastChange = 0;
+  /** Successes per 100 ms slot over the last WINDOW_MS: constant memory at any rate. */
+  private readonly slots = new Array<number>(SLOTS).fill(0);
+  private readonly slotStamp = new Array<number>(SLOTS).fill(-1);
+  private readonly clock: PacerClock;
+
+  constructor(private readonly opts: PacerOptions = {}) {
+    this.rateValue = opts.fixedRate ?? Number.POSITIVE_INFINITY;
+    this.clock = opts.clock ?? realClock;
+  }
+
+  /** Requests per second now (Infinity: not yet limited). */
+  get rate(): number {
+    return this.rateValue;
+  }
+
+  /** Wait for this request's turn; returns the send time, to pass back to throttled(). */
+  async acquire(signal?: AbortSignal): Promise<number> {
+    for (;;) {
+      if (signal?.aborted) return this.clock.now();
+      let now = this.clock.now();
+      if (now < this.pausedUntil) {
+        await this.clock.sleep(this.pausedUntil - now, signal);
+        continue;
+      }
+      if (Number.isFinite(this.rateValue)) {
+        // Smooth spacing, no saved-up burst: a burst is what drains the server's bucket into 429s.
+        const slot = Math.max(now, this.next);
+        this.next = slot + 1000 / this.rateValue;
+        if (slot > now) await this.clock.sleep(slot - now, signal);
+        now = this.clock.now();
+        if (now < this.pausedUntil) continue; // a 429 paused everyone meanwhile: take a slot after it
+      }
+      return now;
+    }
+  }
+
+  /** Pause every worker (not only the caller) until `ms` from now: a 429 or 503 with Retry-After. */
+  pause(ms: number): void {
+    const until = this.clock.now() + ms;
+    if (until > this.pausedUntil) {
+      this.pausedUntil = until;
+      this.next = Math.max(this.next, until);
+    }
+  }
+
+  /** A 429 to a request sent at `sentAt`: pause all for Retry-After and, once per congestion event, slow down. */
+  throttled(sentAt: number, retryAfterMs: number): void {
+    const now = this.clock.now();
+    this.pause(retryAfterMs);
+    // Requests already in flight when we slowed down answer 429 too; they say nothing new.
+    if (this.opts.fixedRate !== undefined || sentAt <= this.lastDecrease) return;
+    this.lastDecrease = now;
+    this.lastChange = this.pausedUntil;
+    if (Number.isFinite(this.rateValue)) {
+      this.ceiling = this.rateValue;
+      this.setRate(this.rateValue * DECREASE);
+    } else {
+      // First 429: guess the sustained limit from what was accepted over the last window.
+      const guess = this.countSince(now - WINDOW_MS) / (WINDOW_MS / 1000);
+      this.ceiling = guess;
+      this.setRate(guess);
+    }
+  }
+
+  /** A request answered without a 429: probe upward, fast back to 90 % of the last ceiling, then slowly. */
+  succeeded(): void {
+    const now = this.clock.now();
+    const slot = Math.floor(now / SLOT_MS);
+    const i = slot % SLOTS;
+    if (this.slotStamp[i] !== slot) {
+      this.slotStamp[i] = slot;
+      this.slots[i] = 0;
+    }
+    this.slots[i]!++;
+    if (this.opts.fixedRate !== undefined || !Number.isFinite(this.rateValue)) return;
+    if (now - this.lastChange < 1000 || now < this.pausedUntil) return;
+    // Only raise a rate we are actually using; otherwise a later burst would overshoot.
+    const lastSecond = this.countSince(now - 1000);
+    if (lastSecond < this.rateValue * 0.7) return;
+    this.lastChange = now;
+    const target = this.ceiling * 0.9;
+    if (this.rateValue < target) this.setRate(this.rateValue + (target - this.rateValue) * 0.25);
+    else this.setRate(this.rateValue * 1.005);
+  }
+
+  private setRate(perSecond: number): void {
+    this.rateValue = Math.max(this.opts.minRate ?? 0.2, perSecond);
+    this.opts.onRate?.(this.rateValue);
+  }
+
+  /** Successes since time t (at most WINDOW_MS ago), to the 100 ms slot. */
+  private countSince(t: number): number {
+    const from = Math.floor(t / SLOT_MS);
+    let n = 0;
+    for (let i = 0; i < SLOTS; i++) if (this.slotStamp[i]! >= from) n += this.slots[i]!;
+    return n;
+  }
+}

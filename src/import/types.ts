@@ -1,0 +1,61 @@
+// Types shared by the import engine and the command that renders it. The engine never prints.
+
+/** One item read from the CSV, in file order. `line` is the line where the record STARTS (1-based). */
+export type CsvItem =
+  | { kind: 'header'; line: number; headers: string[] }
+  | { kind: 'row'; line: number; values: string[] }
+  | { kind: 'bad'; line: number; values: string[]; reason: string };
+
+/** The one state every row ends in (issue 4, section 5). */
+export type RowState = 'created' | 'updated' | 'skipped' | 'rejected' | 'uncertain';
+
+/** Every state, in the order summaries list them. */
+export const ROW_STATES: readonly RowState[] = ['created', 'updated', 'skipped', 'rejected', 'uncertain'];
+
+/** How one row ended. `values` are the row's own CSV fields, for the rejects file. */
+export interface RowOutcome {
+  line: number;
+  state: RowState;
+  id?: string;
+  message?: string;
+  values: string[];
+}
+
+/** Where one CSV column goes. `new`: an unknown key sent anyway (board has Create Fields on, spec 4.3 rule 2). */
+export type ColumnTarget =
+  | { kind: 'field'; field: string }
+  | { kind: 'new'; field: string }
+  | { kind: 'id' }
+  | { kind: 'skip' };
+
+/** One CSV column, its target and what decided it (shown by --dry-run and the interactive preview). */
+export interface ColumnMapping {
+  header: string;
+  index: number;
+  target: ColumnTarget;
+  how: 'own name' | '--map' | 'map file' | '--skip-column' | 'id column' | 'prompt' | '--allow-unknown';
+}
+
+/** What the engine reports while it runs; the command turns these into progress, files and a summary. */
+export type ImportEvent =
+  | { type: 'row'; outcome: RowOutcome }
+  | { type: 'retry'; line: number; reason: string; attempt: number }
+  | { type: 'wait'; ms: number; reason: string }
+  | { type: 'rate'; perSecond: number }
+  | { type: 'stop'; reason: string };
+
+/** Counts and timing of a finished (or interrupted) run. */
+export interface ImportSummary {
+  rows: number;
+  created: number;
+  updated: number;
+  skipped: number;
+  rejected: number;
+  uncertain: number;
+  durationMs: number;
+  retries: number;
+  waits: number;
+  /** Why the run stopped before the end of the file, if it did. */
+  stopped?: 'interrupted' | 'mode' | 'fatal';
+  stopMessage?: string;
+}
