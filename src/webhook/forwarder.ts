@@ -94,6 +94,11 @@ export class Forwarder {
     return this.opts.record.lastSeq - this.lastAcked;
   }
 
+  /** Deliveries held in memory right now (the rest of `pending` waits in the record file). */
+  get inMemory(): number {
+    return this.queue.length;
+  }
+
   /** Start the forwarding loop. */
   start(): void {
     this.done ??= this.run();
