@@ -28,8 +28,8 @@ Card Sources: "Update if exists" updates the card with that id (or creates one i
 differs from the one sent.
 
 Examples:
-  $ id=$(cardboard card put Name="Fix login" Status=Open 'Estimate:=3')
-  $ cardboard card put --id "$id" Status=Done 'Tags:=["ui","auth"]'
+  $ id=$(cardboard card put Name="Fix login" Status=Open 'Priority:=3')
+  $ cardboard card put --id "$id" Status=Done 'Owner:={"name":"Ada"}'
   $ echo '{"Name":"From a file"}' | cardboard card put --data - --json`;
 
 /** Define `card put` under `parent`; `run` is replaceable so parse tests can spy on the options. */
