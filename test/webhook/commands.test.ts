@@ -1,0 +1,86 @@
+import { Command } from 'commander';
+import { describe, expect, it, vi } from 'vitest';
+import { deliveryLine, forwardLine, summaryLine } from '../../src/commands/webhook/render.js';
+import { webhookListenCommand } from '../../src/commands/webhook/listen.js';
+import { matchesFilters, webhookReplayCommand } from '../../src/commands/webhook/replay.js';
+import { webhookSendCommand } from '../../src/commands/webhook/send.js';
+import { type Context, createContext } from '../../src/context.js';
+import { UsageError } from '../../src/errors.js';
+import type { Delivery } from '../../src/webhook/delivery.js';
+
+const spy = () => vi.fn(async (_ctx: Context, _opts: unknown) => {});
+
+function parse(register: (parent: Command, run: ReturnType<typeof spy>) => void, args: string[]) {
+  const run = spy();
+  const program = new Command().exitOverride();
+  register(program, run);
+  return { run, done: program.parseAsync(args, { from: 'user' }) };
+}
+
+const ctx = createContext({ env: {} });
+
+describe('webhook listen parsing', () => {
+  it('turns flags into plain options with the documented defaults', async () => {
+    const { run, done } = parse((p, r) => webhookListenCommand(p, ctx, r), ['listen']);
+    await done;
+    expect(run).toHaveBeenCalledWith(ctx, { port: 8787, host: '127.0.0.1', path: '/', signingKeyStdin: false, forwardTo: undefined, forwardTimeoutMs: 30_000, record: undefined, json: false, maxBody: 1024 * 1024, verify: true });
+  });
+
+  it('reads every flag', async () => {
+    const args = ['listen', '--port', '0', '--host', '0.0.0.0', '--path', '/hooks', '--signing-key-stdin', '--forward-to', 'http://localhost:3000/x', '--forward-timeout', '2m', '--record', 'r.jsonl', '--json', '--max-body', '64kb', '--no-verify'];
+    const { run, done } = parse((p, r) => webhookListenCommand(p, ctx, r), args);
+    await done;
+    expect(run.mock.calls[0]![1]).toEqual({ port: 0, host: '0.0.0.0', path: '/hooks', signingKeyStdin: true, forwardTo: 'http://localhost:3000/x', forwardTimeoutMs: 120_000, record: 'r.jsonl', json: true, maxBody: 65_536, verify: false });
+  });
+
+  it('refuses a bad --forward-to before running', async () => {
+    const { run, done } = parse((p, r) => webhookListenCommand(p, ctx, r), ['listen', '--forward-to', 'localhost:3000']);
+    await expect(done).rejects.toThrow(UsageError);
+    expect(run).not.toHaveBeenCalled();
+  });
+});
+
+describe('webhook replay and send parsing', () => {
+  it('replay collects repeated --filter pairs and --from', async () => {
+    const { run, done } = parse((p, r) => webhookReplayCommand(p, ctx, r), ['replay', 'f.jsonl', '--to', 'http://h/', '--from', '3', '--filter', 'Status=Done', '--filter', 'Name=a=b']);
+    await done;
+    expect(run.mock.calls[0]![1]).toMatchObject({ file: 'f.jsonl', to: 'http://h/', from: 3, filters: [['Status', 'Done'], ['Name', 'a=b']], timeoutMs: 60_000 });
+  });
+
+  it('replay refuses a filter without a field name', async () => {
+    const { done } = parse((p, r) => webhookReplayCommand(p, ctx, r), ['replay', 'f.jsonl', '--to', 'http://h/', '--filter', '=x']);
+    await expect(done).rejects.toThrow(/Field=value/);
+  });
+
+  it('send refuses --data with --card, and stdin twice', async () => {
+    await expect(parse((p, r) => webhookSendCommand(p, ctx, r), ['send', '--to', 'http://h/', '--data', '{}', '--card', 'c1']).done).rejects.toThrow(UsageError);
+    await expect(parse((p, r) => webhookSendCommand(p, ctx, r), ['send', '--to', 'http://h/', '--data', '-', '--signing-key-stdin']).done).rejects.toThrow(/both want stdin/);
+  });
+});
+
+const d = (body: string): Delivery => ({ seq: 3, receivedAt: '2026-01-02T03:04:05.678Z', method: 'POST', path: '/', headers: {}, body: Buffer.from(body) });
+
+describe('rendering and filters', () => {
+  it('shows time, seq, card _id, a few fields and the size', () => {
+    expect(deliveryLine(d('{"_id":"c1","Name":"Fix login","Status":"Open","Owner":"ana","Priority":1}'))).toBe(
+      '03:04:05.678  #3  POST /  card c1  Name=Fix login  Status=Open  Owner=ana  74 B',
+    );
+    expect(deliveryLine(d('hello'))).toBe('03:04:05.678  #3  POST /  text "hello"  5 B');
+  });
+
+  it('shows a forward with its status, time and the start of the answer, or its retry', () => {
+    const answer = { status: 200, ms: 12.4, body: Buffer.from('{"ok":true}') };
+    expect(forwardLine({ type: 'forward', seq: 3, attempt: 1, answer, ok: true, pending: 0 })).toBe('  ↳ #3 forward: 200 OK in 12 ms  {"ok":true}');
+    const failed = { ms: 1, body: Buffer.alloc(0), error: 'ECONNREFUSED' };
+    expect(forwardLine({ type: 'forward', seq: 3, attempt: 2, answer: failed, ok: false, retryInMs: 400, pending: 5 })).toBe('  ↳ #3 forward (try 2): no answer (ECONNREFUSED) after 1.0 ms  → retry in 400 ms, 5 waiting');
+    expect(summaryLine({ delivered: 4, rejected: { 403: 2, 404: 0, 413: 1, 500: 0 } }, 1)).toBe('stopped: 4 delivered, 3 refused (403: 2, 413: 1), 1 waiting to be forwarded');
+  });
+
+  it('filters on exact, case-sensitive field names', () => {
+    const card = d('{"_id":"c","Status":"Done","N":1}');
+    expect(matchesFilters(card, [['Status', 'Done']])).toBe(true);
+    expect(matchesFilters(card, [['status', 'Done']])).toBe(false);
+    expect(matchesFilters(card, [['N', '1'], ['Status', 'Done']])).toBe(true);
+    expect(matchesFilters(d('text'), [['Status', 'Done']])).toBe(false);
+  });
+});
