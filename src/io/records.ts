@@ -6,6 +6,7 @@ import { writeChunk } from './write.js';
 
 /** Output formats of record listings (`card list --format`). */
 export const FORMATS = ['table', 'json', 'ndjson', 'csv'] as const;
+/** One of FORMATS. */
 export type Format = (typeof FORMATS)[number];
 
 /** A sink for a stream of records; write() waits for the stream to drain, end() finishes the document. */
