@@ -82,6 +82,7 @@ export class RecordFile {
   size = 0;
   private readonly fd: number;
   private dirty = false;
+  private scheduled = false;
   private syncing: Promise<void> | undefined;
 
   constructor(readonly path: string) {
@@ -115,7 +116,14 @@ export class RecordFile {
     const offset = this.write(toRecordLine(delivery));
     this.lastSeq = delivery.seq;
     this.dirty = true;
-    setImmediate(() => void this.flush().catch(() => {}));
+    if (!this.scheduled) {
+      // One fdatasync for every burst of appends (group commit), started right after the 200s go out.
+      this.scheduled = true;
+      setImmediate(() => {
+        this.scheduled = false;
+        this.flush().catch(() => {});
+      });
+    }
     return { delivery, offset };
   }
 

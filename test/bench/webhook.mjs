@@ -1,0 +1,81 @@
+// Webhook listener benchmark (issue 5 §5): deliveries a second and p99 time to the 200 with 32 concurrent
+// senders, for `cardboard webhook listen` (verify only, then verify + --record) beside a bare node:http
+// server that answers 200, all in the same run on the same machine. Needs a build (npm run build).
+// Usage: node test/bench/webhook.mjs [seconds per target, default 10] [--json]
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+
+const BIN = fileURLToPath(new URL('../../bin/cardboard.js', import.meta.url));
+const seconds = Number(process.argv.find((a) => /^\d+$/.test(a)) ?? 10);
+const asJson = process.argv.includes('--json');
+const KEY = 'sk-bench-0123456789abcdef';
+const BODY = JSON.stringify({ _id: '65a1f0c2e4b0a1b2c3d4e5f6', Name: 'Benchmark card', Status: 'Open', Owner: 'ana', Priority: 2 });
+const BARE = `require('node:http').createServer((q, s) => { q.resume(); q.on('end', () => s.end('OK')); })
+  .listen(0, '127.0.0.1', function () { console.error('Listening on http://127.0.0.1:' + this.address().port + '/'); });`;
+
+/** Start a server process and resolve with its URL once it prints "Listening on <url>". */
+function start(args, env = {}) {
+  const child = spawn(process.execPath, args, { env: { ...process.env, ...env, CI: '1', NO_COLOR: '1' }, stdio: ['ignore', 'ignore', 'pipe'] });
+  return new Promise((resolve, reject) => {
+    let err = '';
+    child.stderr.on('data', (b) => {
+      err += b;
+      const m = /Listening on (\S+)/.exec(err);
+      if (m) resolve({ url: m[1], child });
+    });
+    child.on('exit', (code) => reject(new Error(`server exited (${code}): ${err}`)));
+  });
+}
+
+async function stop(child) {
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  await exited;
+}
+
+function cannon(url, duration) {
+  return autocannon({
+    url,
+    method: 'POST',
+    connections: 32,
+    duration,
+    headers: { 'content-type': 'application/json', 'x-signingKey': KEY },
+    body: BODY,
+  });
+}
+
+async function measure(name, args, env) {
+  const { url, child } = await start(args, env);
+  try {
+    await cannon(url, 1); // warm-up: JIT, connections
+    const r = await cannon(url, seconds);
+    return { name, deliveriesPerSec: Math.round(r.requests.average), p50Ms: r.latency.p50, p99Ms: r.latency.p99, total: r.requests.total, non2xx: r.non2xx, errors: r.errors + r.timeouts };
+  } finally {
+    await stop(child);
+  }
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'cardboard-bench-'));
+const record = join(dir, 'bench.jsonl');
+const env = { CARDBOARD_SIGNING_KEY: KEY, CARDBOARD_CONFIG_DIR: dir };
+const rows = [
+  await measure('bare node:http (200 only)', ['-e', BARE], {}),
+  await measure('webhook listen (verify)', [BIN, 'webhook', 'listen', '--port', '0', '--json'], env),
+  await measure('webhook listen --record', [BIN, 'webhook', 'listen', '--port', '0', '--json', '--record', record], env),
+];
+const recordBytes = statSync(record).size;
+rmSync(dir, { recursive: true, force: true });
+const meta = { node: process.version, connections: 32, seconds, bodyBytes: Buffer.byteLength(BODY), recordBytes };
+if (asJson) {
+  console.log(JSON.stringify({ ...meta, rows }, null, 2));
+} else {
+  console.log(`node ${meta.node}, 32 connections, ${seconds} s per target, ${meta.bodyBytes}-byte card body`);
+  console.log('target                       deliveries/s   p50 ms   p99 ms   non-2xx  errors');
+  for (const r of rows) {
+    console.log(`${r.name.padEnd(28)} ${String(r.deliveriesPerSec).padStart(12)} ${String(r.p50Ms).padStart(8)} ${String(r.p99Ms).padStart(8)} ${String(r.non2xx).padStart(9)} ${String(r.errors).padStart(7)}`);
+  }
+}
