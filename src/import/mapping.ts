@@ -61,7 +61,7 @@ export function parseMapFile(text: string, path: string): Record<string, string 
 
 /** Quote a value for a POSIX shell command line, so the printed flags can be pasted as they are. */
 export function shellQuote(value: string): string {
-  return /^[\w@%+:,./-]+$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`;
+  return /^[\w@%+:,./=-]+$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`;
 }
 
 function targetFor(name: string, fields: Set<string>, allowUnknown: boolean, flag: string): ColumnTarget {

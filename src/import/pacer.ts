@@ -34,7 +34,9 @@ export interface PacerOptions {
   onRate?: (perSecond: number) => void;
 }
 
-const DECREASE = 0.8;
+const DECREASE = 0.85;
+/** Once two congestion events agree on the limit, hold at it this long before probing past it. */
+const HOLD_MS = 30_000;
 const WINDOW_MS = 10_000;
 const SLOT_MS = 100;
 const SLOTS = WINDOW_MS / SLOT_MS;
@@ -45,6 +47,11 @@ export class Pacer {
   private next = 0;
   private pausedUntil = 0;
   private ceiling = Number.POSITIVE_INFINITY;
+  private stable = false;
+  private reachedCeiling = Number.POSITIVE_INFINITY;
+  private probeStep = 0.01;
+  private readonly started: number;
+  private pauseEnd = Number.NEGATIVE_INFINITY;
   private lastDecrease = Number.NEGATIVE_INFINITY;
   private lastChange = 0;
   /** Successes per 100 ms slot over the last WINDOW_MS: constant memory at any rate. */
@@ -55,6 +62,7 @@ export class Pacer {
   constructor(private readonly opts: PacerOptions = {}) {
     this.rateValue = opts.fixedRate ?? Number.POSITIVE_INFINITY;
     this.clock = opts.clock ?? realClock;
+    this.started = this.clock.now();
   }
 
   /** Requests per second now (Infinity: not yet limited). */
@@ -92,26 +100,37 @@ export class Pacer {
     }
   }
 
-  /** A 429 to a request sent at `sentAt`: pause all for Retry-After and, once per congestion event, slow down. */
+  /**
+   * A 429 to a request sent at `sentAt`: pause all for Retry-After and, once per congestion event, slow
+   * to 85 % of what the server actually accepted lately (requests in flight when we slowed down answer
+   * 429 too; they say nothing new).
+   */
   throttled(sentAt: number, retryAfterMs: number): void {
     const now = this.clock.now();
     this.pause(retryAfterMs);
-    // Requests already in flight when we slowed down answer 429 too; they say nothing new.
     if (this.opts.fixedRate !== undefined || sentAt <= this.lastDecrease) return;
+    // What the server accepted over the last 2 s since the previous pause (a pause refills its bucket,
+    // so counting across one would overstate the limit); before the first 429 that includes the burst.
+    const from = Math.max(now - 2000, this.pauseEnd, this.started);
+    const accepted = this.countSince(from) / Math.max(1, (now - from) / 1000);
+    const floor = this.opts.minRate ?? 0.2;
+    const base = Math.max(floor, Math.min(this.rateValue, accepted));
+    // Stable: not clearly above the last ceiling, so the limit has not risen; hold near it, probe gently.
+    this.stable = Number.isFinite(this.ceiling) && base <= this.ceiling * 1.15;
+    this.ceiling = base;
+    this.probeStep = 0.01;
+    this.reachedCeiling = Number.POSITIVE_INFINITY;
     this.lastDecrease = now;
+    this.pauseEnd = this.pausedUntil;
     this.lastChange = this.pausedUntil;
-    if (Number.isFinite(this.rateValue)) {
-      this.ceiling = this.rateValue;
-      this.setRate(this.rateValue * DECREASE);
-    } else {
-      // First 429: guess the sustained limit from what was accepted over the last window.
-      const guess = this.countSince(now - WINDOW_MS) / (WINDOW_MS / 1000);
-      this.ceiling = guess;
-      this.setRate(guess);
-    }
+    this.setRate(base * DECREASE);
   }
 
-  /** A request answered without a 429: probe upward, fast back to 90 % of the last ceiling, then slowly. */
+  /**
+   * A request answered without a 429. Once a second, while the rate is what limits us: back fast to
+   * 90 % of the last ceiling; then slowly up to it (very slowly when two ceilings agree: the limit is
+   * known, and each probe past it costs a 429); past it, probe with a step that doubles each second.
+   */
   succeeded(): void {
     const now = this.clock.now();
     const slot = Math.floor(now / SLOT_MS);
@@ -123,13 +142,18 @@ export class Pacer {
     this.slots[i]!++;
     if (this.opts.fixedRate !== undefined || !Number.isFinite(this.rateValue)) return;
     if (now - this.lastChange < 1000 || now < this.pausedUntil) return;
-    // Only raise a rate we are actually using; otherwise a later burst would overshoot.
-    const lastSecond = this.countSince(now - 1000);
-    if (lastSecond < this.rateValue * 0.7) return;
+    if (this.countSince(now - 1000) < this.rateValue * 0.7) return;
     this.lastChange = now;
-    const target = this.ceiling * 0.9;
-    if (this.rateValue < target) this.setRate(this.rateValue + (target - this.rateValue) * 0.25);
-    else this.setRate(this.rateValue * 1.005);
+    const c = this.ceiling;
+    if (this.rateValue < c * 0.9) {
+      this.setRate(Math.max(this.rateValue * 1.01, this.rateValue + (c * 0.9 - this.rateValue) * 0.3));
+    } else if (this.rateValue < c) {
+      this.setRate(Math.min(c, this.rateValue * (this.stable ? 1.005 : 1.03)));
+      if (this.rateValue >= c) this.reachedCeiling = now;
+    } else if (!this.stable || now - this.reachedCeiling >= HOLD_MS) {
+      this.setRate(this.rateValue * (1 + this.probeStep));
+      if (!this.stable) this.probeStep = Math.min(0.1, this.probeStep * 2);
+    }
   }
 
   private setRate(perSecond: number): void {

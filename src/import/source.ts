@@ -115,6 +115,7 @@ export async function* readCsv(input: Readable | AsyncIterable<Buffer>, opts: Re
   const tracker = new LineTracker();
   let prevEnd = 0;
   let fed = 0;
+  let lastByte = 0;
   let columns = -1;
   let skipped: CsvItem[] = [];
   const parser = parse({
@@ -141,7 +142,8 @@ export async function* readCsv(input: Readable | AsyncIterable<Buffer>, opts: Re
     },
     on_skip: (err: Error & { code?: string }) => {
       const line = tracker.lineAt(prevEnd);
-      const endLine = tracker.lineAt(fed);
+      // The last line is the one before a final line break, not the empty one after it.
+      const endLine = tracker.lineAt(fed) - (lastByte === 0x0a || lastByte === 0x0d ? 1 : 0);
       prevEnd = fed;
       const reason =
         err.code === 'CSV_QUOTE_NOT_CLOSED'
@@ -156,6 +158,7 @@ export async function* readCsv(input: Readable | AsyncIterable<Buffer>, opts: Re
     const buf = Buffer.from(text, 'utf8');
     tracker.push(buf);
     fed += buf.length;
+    lastByte = buf[buf.length - 1]!;
     if (!parser.write(buf)) await new Promise<void>((resolve) => parser.once('drain', resolve));
   };
   let pumpError: unknown;

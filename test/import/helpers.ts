@@ -1,0 +1,51 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse } from 'csv-parse/sync';
+import { BIN, childEnv, tempDir } from '../helpers/cli.js';
+import { BOARD_ID, type RunningEmulator } from '../helpers/emulator.js';
+
+/** A CSV of `n` cards named `<prefix>-<i>` (header Name,Status,Owner,Priority), written to a fresh temp dir. */
+export function writeCards(n: number, prefix: string, eol = '\n'): string {
+  const lines = ['Name,Status,Owner,Priority'];
+  for (let i = 1; i <= n; i++) lines.push(`${prefix}-${i},Open,"Owner, ${i}",P${i % 3}`);
+  const file = join(tempDir('cardboard-import-'), `${prefix}.csv`);
+  writeFileSync(file, lines.join(eol) + eol);
+  return file;
+}
+
+/** Card names on a board with how many cards carry each. */
+export function nameCounts(emu: RunningEmulator, board = BOARD_ID): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const card of emu.state()[board]!.cards) counts.set(String(card.Name), (counts.get(String(card.Name)) ?? 0) + 1);
+  return counts;
+}
+
+/** The --results file as records. */
+export function readResults(path: string): { line: string; state: string; _id: string; message: string }[] {
+  return parse(readFileSync(path), { columns: true }) as { line: string; state: string; _id: string; message: string }[];
+}
+
+/** POSTs the emulator received. */
+export function posts(emu: RunningEmulator): number {
+  return emu.requests().filter((r) => r.method === 'POST').length;
+}
+
+/** Spawn the built CLI (for kill -9 / SIGINT tests), env pointed at the emulator. */
+export function spawnCli(emu: RunningEmulator, args: string[]): { child: ChildProcess; output: () => { stdout: string; stderr: string }; exit: Promise<number | null> } {
+  const child = spawn(process.execPath, [BIN, ...args], {
+    env: childEnv({ env: { CARDBOARD_BASE_URL: emu.url, CARDBOARD_BOARD: BOARD_ID, CARDBOARD_TOKEN: emu.boards[BOARD_ID]!.token } }),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (b: Buffer) => (stdout += b.toString()));
+  child.stderr!.on('data', (b: Buffer) => (stderr += b.toString()));
+  const exit = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+  return { child, output: () => ({ stdout, stderr }), exit };
+}
+
+/** Resolve once `check` holds, polling every 20 ms (not a timed assertion: the test timeout bounds it). */
+export async function until(check: () => boolean): Promise<void> {
+  while (!check()) await new Promise((r) => setTimeout(r, 20));
+}

@@ -1,0 +1,171 @@
+import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parse } from 'csv-parse/sync';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { cli } from '../commands/helpers.js';
+import { tempDir } from '../helpers/cli.js';
+import { BOARD_ID, CREATE_NEW_BOARD_ID, type RunningEmulator, startTestEmulator } from '../helpers/emulator.js';
+import { nameCounts, posts, readResults, writeCards } from './helpers.js';
+
+const DEMO_SOURCE = fileURLToPath(new URL('../../fixtures/demo-cards.csv', import.meta.url));
+let DEMO = '';
+
+let emu: RunningEmulator | undefined;
+beforeEach(() => {
+  // A fresh copy per test: the default journal lives next to the input and is keyed by content and board.
+  DEMO = join(tempDir(), 'demo-cards.csv');
+  copyFileSync(DEMO_SOURCE, DEMO);
+});
+afterEach(async () => {
+  await emu?.close();
+  emu = undefined;
+});
+
+async function start(opts: Parameters<typeof startTestEmulator>[0] = {}): Promise<RunningEmulator> {
+  emu = await startTestEmulator(opts);
+  return emu;
+}
+
+describe('cardboard import: mapping', () => {
+  it('stops with exit 2, one line per unmapped header with the --map flag to add, and sends nothing', async () => {
+    const e = await start();
+    const file = join(tempDir(), 'x.csv');
+    writeFileSync(file, 'Name,status,Assignee\nA,Open,Al\n');
+    const r = await cli(e, ['import', file]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("column 'status': no field of that name; closest is 'Status': add --map status=Status\n");
+    expect(r.stderr).toContain("column 'Assignee': no field is close: add --map 'Assignee=<Field>' or --skip-column Assignee");
+    expect(r.stderr).toMatch(/hint: cardboard import .*x\.csv --map status=Status --skip-column Assignee/);
+    expect(posts(e)).toBe(0);
+    expect(e.state()[BOARD_ID]!.cards).toEqual([]);
+  });
+
+  it('refuses a --map to a field the board does not have, naming the close one', async () => {
+    const e = await start();
+    const r = await cli(e, ['import', DEMO, '--map', 'Assignee=owner']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("the board has no field 'owner' (did you mean 'Owner'?)");
+    expect(posts(e)).toBe(0);
+  });
+});
+
+describe('cardboard import: the demo CSV', () => {
+  it('imports every row with the mapping, quoted commas and newlines intact, empty cells omitted', async () => {
+    const e = await start();
+    const dir = tempDir();
+    const results = join(dir, 'results.csv');
+    const r = await cli(e, ['import', DEMO, '--map', 'Assignee=Owner', '--results', results, '--json']);
+    expect(r.stderr).not.toContain('error');
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual({ rows: 25, created: 25, updated: 0, skipped: 0, rejected: 0, uncertain: 0, durationMs: expect.any(Number), results, rejects: null });
+    const cards = e.state()[BOARD_ID]!.cards;
+    expect(cards).toHaveLength(25);
+    const expected = parse(readFileSync(DEMO), { columns: true }) as Record<string, string>[];
+    expected.forEach((row, i) => {
+      const want: Record<string, string> = { Name: row.Name!, Status: row.Status!, Priority: row.Priority! };
+      if (row.Assignee) want.Owner = row.Assignee;
+      expect(cards[i]).toEqual({ _id: expect.any(String), ...want });
+    });
+    const res = readResults(results).sort((a, b) => Number(a.line) - Number(b.line));
+    expect(res.map((x) => x.line)).toEqual(['2', '3', '4', '5', '6', '7', '10', '11', '12', '13', '14', '15', '16', '17', '18', '19', '20', '21', '22', '23', '24', '25', '26', '28', '29']);
+    expect(new Set(res.map((x) => x._id))).toEqual(new Set(cards.map((c) => c._id)));
+  });
+
+  it('--match-on re-run updates instead of duplicating: the card count does not change', async () => {
+    const e = await start();
+    const first = await cli(e, ['import', DEMO, '--map', 'Assignee=Owner', '--match-on', 'Name', '--json']);
+    expect(JSON.parse(first.stdout)).toMatchObject({ created: 25, updated: 0 });
+    const edited = join(tempDir(), 'edited.csv');
+    writeFileSync(edited, readFileSync(DEMO, 'utf8').replace('Fix login redirect loop,Open', 'Fix login redirect loop,Done'));
+    const second = await cli(e, ['import', edited, '--map', 'Assignee=Owner', '--match-on', 'Name', '--json']);
+    expect(second.code).toBe(0);
+    expect(JSON.parse(second.stdout)).toMatchObject({ rows: 25, created: 0, updated: 25 });
+    const cards = e.state()[BOARD_ID]!.cards;
+    expect(cards).toHaveLength(25);
+    expect(cards.find((c) => c.Name === 'Fix login redirect loop')?.Status).toBe('Done');
+  });
+
+  it('stops at the first _id post on an Always-Create-New board, with one duplicate at most', async () => {
+    const e = await start();
+    const args = ['import', DEMO, '--map', 'Assignee=Owner', '--match-on', 'Name'];
+    const first = await cli(e, args, { board: CREATE_NEW_BOARD_ID });
+    expect(first.code).toBe(0);
+    const second = await cli(e, [...args, '--restart'], { board: CREATE_NEW_BOARD_ID });
+    expect(second.code).toBe(1);
+    expect(second.stderr).toContain("its Update Mode is 'Always Create New'");
+    expect(second.stderr).toContain('Stopped before making more duplicates');
+    expect(e.state()[CREATE_NEW_BOARD_ID]!.cards).toHaveLength(26);
+  });
+
+  it('--dry-run prints the mapping, the rows as they would be sent and the plan; only GETs', async () => {
+    const e = await start();
+    await cli(e, ['import', DEMO, '--map', 'Assignee=Owner']);
+    e.resetRequests();
+    const r = await cli(e, ['import', DEMO, '--map', 'Assignee=Owner', '--match-on', 'Name', '--skip-column', 'Priority', '--dry-run']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('Assignee -> Owner   [--map]');
+    expect(r.stdout).toContain('Priority -> (dropped)   [--skip-column]');
+    expect(r.stdout).toContain('line 2: {"Name":"Fix login redirect loop","Status":"Open","Owner":"Alice Martin","_id":');
+    expect(r.stdout).toContain('  create 0\n  update 25 (by Name; 25 cards on the board)\n  reject 0');
+    expect(e.requests().length).toBeGreaterThan(0);
+    expect(e.requests().every((q) => q.method === 'GET')).toBe(true);
+  });
+
+  it('reads stdin with -', async () => {
+    const e = await start();
+    const r = await cli(e, ['import', '-', '--json'], { input: 'Name;Status\nFrom stdin;Open\n' });
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain('no journal is kept');
+    expect(e.state()[BOARD_ID]!.cards.map((c) => [c.Name, c.Status])).toEqual([['From stdin', 'Open']]);
+  });
+});
+
+describe('cardboard import: malformed lines', () => {
+  it.each(['\n', '\r\n'])('reports them with their starting line (eol %j) in results and rejects; exit 3', async (eol) => {
+    const e = await start();
+    const dir = tempDir();
+    const file = join(dir, 'bad.csv');
+    const lines = ['Name,Status', 'ok-1,Open', '"multi', 'line",Open', 'too,many,fields', 'ok-2,Open', 'short', 'ok-3,"never closed', 'tail,Open', ''];
+    writeFileSync(file, lines.join(eol));
+    const [results, rejects] = [join(dir, 'res.csv'), join(dir, 'rej.csv')];
+    const r = await cli(e, ['import', file, '--results', results, '--rejects', rejects]);
+    expect(r.code).toBe(3);
+    expect(r.stderr).toContain('rejected lines: 5, 7, 8');
+    const res = readResults(results)
+      .map((x) => [x.line, x.state])
+      .sort((a, b) => Number(a[0]) - Number(b[0]));
+    expect(res).toEqual([
+      ['2', 'created'],
+      ['3', 'created'],
+      ['5', 'rejected'],
+      ['6', 'created'],
+      ['7', 'rejected'],
+      ['8', 'rejected'],
+    ]);
+    const rej = parse(readFileSync(rejects), { columns: true }) as Record<string, string>[];
+    expect(rej.map((x) => [x.Name, x.reason])).toEqual([
+      ['too', 'rejected: line 5: expected 2 fields, found 3 [extra fields: fields]'],
+      ['short', 'rejected: line 7: expected 2 fields, found 1'],
+      ['', 'rejected: line 8: unclosed quote: lines 8-9 could not be read as records'],
+    ]);
+    expect([...nameCounts(e).keys()]).toEqual(['ok-1', `multi${eol}line`, 'ok-2']);
+  });
+});
+
+describe('cardboard import: rate limit', () => {
+  it('waits out 429s with every worker paused and imports every row once', async () => {
+    const e = await start({ rateLimit: { perMinute: 1200, burst: 5 } });
+    const file = writeCards(40, 'rl');
+    const r = await cli(e, ['import', file, '--json']);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ rows: 40, created: 40 });
+    const counts = nameCounts(e);
+    expect(counts.size).toBe(40);
+    expect([...counts.values()].every((n) => n === 1)).toBe(true);
+    const throttled = e.requests().filter((q) => q.status === 429).length;
+    expect(throttled).toBeGreaterThan(0);
+    // Adaptive pacing keeps 429s a small share of what was sent.
+    expect(throttled).toBeLessThan(20);
+  });
+});

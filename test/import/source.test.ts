@@ -1,0 +1,100 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { detectDelimiter, readCsv } from '../../src/import/source.js';
+import type { CsvItem } from '../../src/import/types.js';
+
+async function read(data: string | Buffer, opts: { delimiter?: string; encoding?: string; chunk?: number } = {}): Promise<CsvItem[]> {
+  const buf = typeof data === 'string' ? Buffer.from(data) : data;
+  const size = opts.chunk ?? buf.length;
+  const chunks: Buffer[] = [];
+  for (let i = 0; i < buf.length; i += size) chunks.push(buf.subarray(i, i + size));
+  const out: CsvItem[] = [];
+  for await (const item of readCsv(Readable.from(chunks), opts)) out.push(item);
+  return out;
+}
+
+const spectrumDir = join(createRequire(import.meta.url).resolve('csv-spectrum/package.json'), '..');
+
+describe('readCsv', () => {
+  it('reports the starting line of every record, LF and CRLF alike, with quoted newlines', async () => {
+    const lf = 'a,b\n1,2\n\n"x\ny\nz",3\n4,"5"\n';
+    for (const [text, chunk] of [
+      [lf, undefined],
+      [lf.replace(/\n/g, '\r\n'), undefined],
+      [lf.replace(/\n/g, '\r\n'), 1],
+      [lf.replace(/\n/g, '\r'), 3],
+    ] as const) {
+      const items = await read(text, { chunk });
+      expect(items.map((i) => i.line)).toEqual([1, 2, 4, 7]);
+      expect(items[0]).toMatchObject({ kind: 'header', headers: ['a', 'b'] });
+      expect(items[2]).toMatchObject({ kind: 'row', values: [text.includes('\r\n') ? 'x\r\ny\r\nz' : text.includes('\r') ? 'x\ry\rz' : 'x\ny\nz', '3'] });
+    }
+  });
+
+  it('rejects wrong column counts and an unclosed quote with their starting lines; the rest goes on', async () => {
+    for (const eol of ['\n', '\r\n']) {
+      const text = ['h1,h2', 'a,b', 'only-one', '"multi', 'line",x,extra', 'c,d', 'e,"never closed', 'f,g', ''].join(eol);
+      const items = await read(text, { chunk: 5 });
+      const view = items.map((i) => [i.kind, i.line]);
+      expect(view).toEqual([
+        ['header', 1],
+        ['row', 2],
+        ['bad', 3],
+        ['bad', 4],
+        ['row', 6],
+        ['bad', 7],
+      ]);
+      expect(items[2]).toMatchObject({ reason: 'expected 2 fields, found 1', values: ['only-one'] });
+      expect(items[3]).toMatchObject({ reason: 'expected 2 fields, found 3' });
+      expect((items[5] as { reason: string }).reason).toMatch(/unclosed quote: lines 7-8/);
+    }
+  });
+
+  it('strips a UTF-8 BOM and detects ; and tab delimiters from the header', async () => {
+    const bom = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('Name;Status\nA;"x;y"\n')]);
+    expect(await read(bom)).toEqual([
+      { kind: 'header', line: 1, headers: ['Name', 'Status'] },
+      { kind: 'row', line: 2, values: ['A', 'x;y'] },
+    ]);
+    const tab = await read('Name\tStatus\nA\tB,C\n');
+    expect(tab[1]).toMatchObject({ values: ['A', 'B,C'] });
+    expect(detectDelimiter('"a;b",c,d')).toBe(',');
+    expect(detectDelimiter('a;b;c')).toBe(';');
+  });
+
+  it('decodes latin1 and utf-16le with --encoding', async () => {
+    const latin1 = Buffer.from('Name,Owner\nCaf\xe9,Jos\xe9\n', 'latin1');
+    expect((await read(latin1, { encoding: 'latin1' }))[1]).toMatchObject({ values: ['Café', 'José'] });
+    const utf16 = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('Name,Owner\r\nZoë,Łukasz\r\n', 'utf16le')]);
+    expect(await read(utf16, { encoding: 'utf-16le', chunk: 7 })).toEqual([
+      { kind: 'header', line: 1, headers: ['Name', 'Owner'] },
+      { kind: 'row', line: 2, values: ['Zoë', 'Łukasz'] },
+    ]);
+  });
+
+  it('honours an explicit --delimiter and refuses an invalid one', async () => {
+    expect((await read('a|b\n1|2\n', { delimiter: '|' }))[1]).toMatchObject({ values: ['1', '2'] });
+    await expect(read('a,b\n', { delimiter: '||' })).rejects.toThrow(/Invalid --delimiter/);
+  });
+
+  describe('csv-spectrum corpus', () => {
+    const cases = readdirSync(join(spectrumDir, 'csvs')).map((f) => f.replace(/\.csv$/, ''));
+    it.each(cases)('%s', async (name) => {
+      const items = await read(readFileSync(join(spectrumDir, 'csvs', `${name}.csv`)), { chunk: 4 });
+      const expected = JSON.parse(readFileSync(join(spectrumDir, 'json', `${name}.json`), 'utf8')) as Record<string, string>[] | Record<string, string>;
+      const header = items[0] as Extract<CsvItem, { kind: 'header' }>;
+      const rows = items.filter((i) => i.kind === 'row').map((i) => Object.fromEntries(header.headers.map((h, k) => [h, i.values[k]])));
+      expect(items.filter((i) => i.kind === 'bad')).toEqual([]);
+      if (name === 'location_coordinates') {
+        // PITFALLS: its expected JSON is itself inconsistent (one object, another phone number);
+        // with relaxed quotes the stray quotes of the coordinates are data and the row is read whole.
+        expect(rows).toEqual([{ ...(expected as Record<string, string>), 'Contact Phone Number': '2095257564' }]);
+        return;
+      }
+      expect(rows).toEqual(expected);
+    });
+  });
+});
