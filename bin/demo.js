@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // `npm run demo`: the main job end to end against the bundled emulator. Starts the emulator on a
 // free port, imports fixtures/demo-cards.csv with a column mapping, then lists the board's cards.
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,20 +23,22 @@ const env = {
   CARDBOARD_CONFIG_DIR: mkdtempSync(join(tmpdir(), 'cardboard-demo-')),
 };
 
-function step(title, args) {
+// Asynchronous on purpose: the emulator runs in this process, so its event loop must stay free.
+async function step(title, args) {
   process.stderr.write(`\n$ cardboard ${args.join(' ')}    # ${title}\n`);
-  const r = spawnSync(process.execPath, [cli, ...args], { env, stdio: 'inherit' });
-  if (r.status !== 0) throw new Error(`cardboard ${args[0]} exited ${r.status}`);
+  const child = spawn(process.execPath, [cli, ...args], { env, stdio: 'inherit' });
+  const [status] = await once(child, 'exit');
+  if (status !== 0) throw new Error(`cardboard ${args[0]} exited ${status}`);
 }
 
 let code = 0;
 try {
   process.stderr.write(`emulator: ${emulator.url} (board ${boardId})\n`);
-  step('the exact field names', ['schema']);
-  step('import the demo CSV, mapping its Assignee column to the Owner field', [
+  await step('the exact field names', ['schema']);
+  await step('import the demo CSV, mapping its Assignee column to the Owner field', [
     'import', csv, '--map', 'Assignee=Owner', '--journal', join(env.CARDBOARD_CONFIG_DIR, 'demo.journal'),
   ]);
-  step('every card, streamed page by page', ['card', 'list', '--all', '--format', 'csv']);
+  await step('every card, streamed page by page', ['card', 'list', '--all', '--format', 'csv']);
 } catch (err) {
   process.stderr.write(`demo failed: ${err.message}\n`);
   code = 1;
