@@ -16,7 +16,7 @@ describe('npm run demo', () => {
     const [code] = await once(child, 'exit');
     expect(stderr).toContain('$ cardboard import');
     expect(code).toBe(0);
-    const header = stdout.split('\n').find((l) => l.startsWith('_id,'));
+    const header = stdout.split(/\r?\n/).find((l) => l.startsWith('_id,'));
     expect(header).toBe('_id,Name,Status,Owner,Priority');
     // 25 demo rows, each listed once with the Assignee column landed in Owner.
     expect(stdout.match(/^[0-9a-f]{24},/gm)).toHaveLength(25);
