@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { signingKeyMatches } from './compare.js';
 import { type Delivery, headersFromRaw } from './delivery.js';
 import { type ForwardEvent, Forwarder } from './forwarder.js';
@@ -79,7 +80,9 @@ export class Listener {
   async stop(): Promise<void> {
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
     this.server.closeIdleConnections();
-    if (this.inFlight > 0) await new Promise<void>((resolve) => (this.drained = resolve));
+    // Requests in flight get to finish (their senders may already hold a 200), but a sender that stalls
+    // mid-body cannot hold the shutdown for ever: after 10 s its connection is dropped, unanswered.
+    if (this.inFlight > 0) await Promise.race([new Promise<void>((resolve) => (this.drained = resolve)), sleep(10_000, undefined, { ref: false })]);
     this.server.closeAllConnections();
     await closed;
     await this.opts.record?.flush();
