@@ -33,9 +33,8 @@ export async function pacedRead<T>(pacer: Pacer, read: () => Promise<T>, signal?
     } catch (err) {
       if (!(err instanceof ApiError) || attempt >= tries || signal?.aborted) throw err;
       if (err.status === 429) pacer.throttled(sentAt, (err.retryAfter ?? 1) * 1000);
-      else if (err.status === 503 && err.retryAfter !== undefined) pacer.pause(err.retryAfter * 1000);
       else if (!(err.status === undefined ? NOT_APPLIED.has(err.code ?? '') : err.status >= 500)) throw err;
-      else await new Promise((r) => setTimeout(r, Math.min(4000, 250 * 2 ** attempt)));
+      else await new Promise((r) => setTimeout(r, Math.min(4000, err.retryAfter !== undefined ? err.retryAfter * 1000 : 100 * 2 ** attempt)));
     }
   }
 }

@@ -38,9 +38,11 @@ function describe(err: ApiError): string {
   return `${err.status}${err.serverMessage ? ` ${err.serverMessage}` : ''}`;
 }
 
-function backoff(attempt: number): Promise<void> {
-  const ms = Math.min(8000, 200 * 2 ** (attempt - 1)) * (0.5 + Math.random() / 2);
-  return new Promise((r) => setTimeout(r, ms));
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Exponential backoff with jitter: 100-200 ms, then doubling up to 8 s. */
+function backoff(attempt: number): Promise<unknown> {
+  return sleep(Math.min(8000, 200 * 2 ** (attempt - 1)) * (0.5 + Math.random() / 2));
 }
 
 /** POST one row's body, applying the retry rules; `key` is the row's --match-on value, if any. */
@@ -77,7 +79,8 @@ export async function sendRow(sc: SendContext, body: Record<string, string>, key
         return notApplied ? { kind: 'rejected', message: `${message} (not applied)` } : { kind: 'uncertain', message };
       }
       if (notApplied) {
-        if (status === 503 && err.retryAfter !== undefined) sc.pacer.pause(err.retryAfter * 1000);
+        // A 503 holds only this row for its Retry-After: unlike a 429 it says nothing about our rate.
+        if (status === 503 && err.retryAfter !== undefined) await sleep(Math.min(30_000, err.retryAfter * 1000));
         else await backoff(attempt);
         sc.onRetry(reason, attempt);
         continue;

@@ -1,0 +1,96 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { cli } from '../commands/helpers.js';
+import { tempDir } from '../helpers/cli.js';
+import { BOARD_ID, type RunningEmulator, startTestEmulator } from '../helpers/emulator.js';
+import { nameCounts, readResults, spawnCli, until, writeCards } from './helpers.js';
+
+let emu: RunningEmulator | undefined;
+afterEach(async () => {
+  await emu?.close();
+  emu = undefined;
+});
+
+const ROWS = 60;
+const CONCURRENCY = 4;
+
+/** Finished rows recorded in a journal file (its first line is the header). */
+function journalRows(path: string): number {
+  if (!existsSync(path)) return 0;
+  return readFileSync(path, 'utf8')
+    .split('\n')
+    .slice(1)
+    .filter((l) => /^\d+\t\w+\t/.test(l)).length;
+}
+
+describe('cardboard import: resume', () => {
+  it('after kill -9, a re-run skips the journalled rows; at most the rows in flight are sent twice', async () => {
+    const e = (emu = await startTestEmulator({ faults: 'delay:100ms' }));
+    const file = writeCards(ROWS, 'k');
+    const journal = join(tempDir(), 'import.journal');
+    const args = ['import', file, '--journal', journal, '--concurrency', String(CONCURRENCY)];
+    const run = spawnCli(e, args);
+    await until(() => journalRows(journal) >= 12);
+    run.child.kill('SIGKILL');
+    await run.exit;
+    const journalled = journalRows(journal);
+    const before = e.state()[BOARD_ID]!.cards.length;
+    expect(before).toBeLessThan(ROWS);
+
+    e.setFaults(undefined);
+    const results = join(tempDir(), 'results.csv');
+    const again = await cli(e, [...args, '--results', results, '--json']);
+    expect(again.code).toBe(0);
+    const summary = JSON.parse(again.stdout);
+    expect(summary.rows).toBe(ROWS);
+    expect(summary.skipped).toBe(journalled);
+    expect(readResults(results).filter((r) => r.state === 'skipped')).toHaveLength(journalled);
+    const counts = nameCounts(e);
+    expect(counts.size).toBe(ROWS);
+    const twice = [...counts.values()].filter((n) => n > 1);
+    expect(twice.every((n) => n === 2)).toBe(true);
+    // Sent before the kill but not journalled: one row per worker at most (issue 4, section 6).
+    expect(twice.length).toBeLessThanOrEqual(CONCURRENCY);
+    expect(e.state()[BOARD_ID]!.cards.length).toBe(ROWS + twice.length);
+  });
+
+  it('Ctrl-C lets requests in flight finish, journals them and exits 130; the re-run completes with no duplicate', async () => {
+    const e = (emu = await startTestEmulator({ faults: 'delay:100ms' }));
+    const file = writeCards(ROWS, 'c');
+    const args = ['import', file, '--concurrency', String(CONCURRENCY)];
+    const run = spawnCli(e, args);
+    const journalDir = join(dirname(file), '.cardboard-journal');
+    const journal = () => (existsSync(journalDir) ? join(journalDir, readdirSync(journalDir)[0] ?? 'none') : '');
+    await until(() => journalRows(journal()) >= 8);
+    run.child.kill('SIGINT');
+    expect(await run.exit).toBe(130);
+    const out = run.output();
+    expect(out.stderr).toContain('Interrupted: finishing the requests in flight');
+    expect(out.stderr).toMatch(/error: Interrupted after \d+ rows\./);
+    expect(out.stderr).toContain('hint: Run the same command again to resume');
+    expect(journal()).toMatch(new RegExp(`c\\.csv\\.[0-9a-f]{16}\\.${BOARD_ID}\\.log$`));
+    // Every row sent so far finished and was journalled before the exit.
+    expect(journalRows(journal())).toBe(e.state()[BOARD_ID]!.cards.length);
+
+    const done = journalRows(journal());
+    e.setFaults(undefined);
+    const again = await cli(e, [...args, '--json']);
+    expect(again.code).toBe(0);
+    expect(JSON.parse(again.stdout)).toMatchObject({ rows: ROWS, skipped: done, created: ROWS - done });
+    const counts = nameCounts(e);
+    expect(counts.size).toBe(ROWS);
+    expect([...counts.values()].every((n) => n === 1)).toBe(true);
+  });
+
+  it('--restart ignores the journal', async () => {
+    const e = (emu = await startTestEmulator());
+    const file = writeCards(5, 'r');
+    expect((await cli(e, ['import', file])).code).toBe(0);
+    const skipped = await cli(e, ['import', file, '--json']);
+    expect(JSON.parse(skipped.stdout)).toMatchObject({ rows: 5, skipped: 5, created: 0 });
+    const restarted = await cli(e, ['import', file, '--restart', '--json']);
+    expect(JSON.parse(restarted.stdout)).toMatchObject({ rows: 5, skipped: 0, created: 5 });
+    expect(e.state()[BOARD_ID]!.cards).toHaveLength(10);
+  });
+});
