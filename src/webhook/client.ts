@@ -1,4 +1,4 @@
-import { Agent, request } from 'undici';
+import type { Agent } from 'undici';
 
 /** The receiver's answer to one delivery, or the network failure that stood in for it. */
 export interface Answer {
@@ -26,12 +26,10 @@ const MAX_ANSWER_BYTES = 64 * 1024;
 
 /** Sends deliveries over one keep-alive agent (undici request(): PITFALLS, fastest on loopback). */
 export class DeliveryClient {
-  private readonly agent: Agent;
+  private agent: Agent | undefined;
+  private undici: typeof import('undici') | undefined;
 
-  constructor(connections = 1) {
-    // No redirects are followed: a redirect would carry x-signingKey to another origin (PITFALLS, undici).
-    this.agent = new Agent({ connections });
-  }
+  constructor(private readonly connections = 1) {}
 
   /** Send one request with the exact body bytes; never throws for an HTTP or network failure. */
   async send(req: SendRequest): Promise<Answer> {
@@ -39,7 +37,11 @@ export class DeliveryClient {
     const timeout = AbortSignal.timeout(req.timeoutMs);
     const signal = req.signal ? AbortSignal.any([req.signal, timeout]) : timeout;
     try {
-      const res = await request(req.url, {
+      // undici is loaded on first use, keeping it off the --help path (STYLE: heavy modules).
+      this.undici ??= await import('undici');
+      // No redirects are followed: a redirect would carry x-signingKey to another origin (PITFALLS, undici).
+      this.agent ??= new this.undici.Agent({ connections: this.connections });
+      const res = await this.undici.request(req.url, {
         dispatcher: this.agent,
         method: req.method as 'POST',
         headers: req.headers,
@@ -62,7 +64,7 @@ export class DeliveryClient {
 
   /** Close the agent's connections. */
   async close(): Promise<void> {
-    await this.agent.close();
+    await this.agent?.close();
   }
 }
 
