@@ -12,6 +12,11 @@ afterEach(async () => {
   emu = undefined;
 });
 
+async function start(opts: Parameters<typeof startTestEmulator>[0] = {}): Promise<RunningEmulator> {
+  emu = await startTestEmulator(opts);
+  return emu;
+}
+
 const ROWS = 60;
 
 /**
@@ -49,7 +54,7 @@ describe('cardboard import under faults: every row exactly once, or reported', (
     ['reset-after:0.1', 0],
     ['delay:100ms', 200],
   ])('%s', async (faults, status) => {
-    const e = (emu = await startTestEmulator({ faults }));
+    const e = await start({ faults });
     const file = writeCards(ROWS, 'f');
     const results = join(tempDir(), 'results.csv');
     const r = await cli(e, ['import', file, '--results', results, '--concurrency', '8'], { timeoutMs: 60_000 });
@@ -70,7 +75,7 @@ describe('cardboard import under faults: every row exactly once, or reported', (
   });
 
   it('with --match-on, uncertain failures are re-checked on the board: all rows exactly once, exit 0', async () => {
-    const e = (emu = await startTestEmulator({ faults: '500-after:0.1,reset-after:0.1,reset:0.05,503:0.05', pageSize: 7 }));
+    const e = await start({ faults: '500-after:0.1,reset-after:0.1,reset:0.05,503:0.05', pageSize: 7 });
     const file = writeCards(ROWS, 'm');
     const results = join(tempDir(), 'results.csv');
     const r = await cli(e, ['import', file, '--match-on', 'Name', '--results', results], { timeoutMs: 60_000 });
@@ -82,7 +87,7 @@ describe('cardboard import under faults: every row exactly once, or reported', (
   });
 
   it('rows with an _id are safe to repeat: updates under 500-after all land, no card is added', async () => {
-    const e = (emu = await startTestEmulator());
+    const e = await start();
     const file = writeCards(30, 'u');
     const created = join(tempDir(), 'created.csv');
     expect((await cli(e, ['import', file, '--results', created])).code).toBe(0);

@@ -12,6 +12,11 @@ afterEach(async () => {
   emu = undefined;
 });
 
+async function start(opts: Parameters<typeof startTestEmulator>[0] = {}): Promise<RunningEmulator> {
+  emu = await startTestEmulator(opts);
+  return emu;
+}
+
 const ROWS = 60;
 const CONCURRENCY = 4;
 
@@ -26,7 +31,7 @@ function journalRows(path: string): number {
 
 describe('cardboard import: resume', () => {
   it('after kill -9, a re-run skips the journalled rows; at most the rows in flight are sent twice', async () => {
-    const e = (emu = await startTestEmulator({ faults: 'delay:100ms' }));
+    const e = await start({ faults: 'delay:100ms' });
     const file = writeCards(ROWS, 'k');
     const journal = join(tempDir(), 'import.journal');
     const args = ['import', file, '--journal', journal, '--concurrency', String(CONCURRENCY)];
@@ -56,7 +61,7 @@ describe('cardboard import: resume', () => {
   });
 
   it('Ctrl-C lets requests in flight finish, journals them and exits 130; the re-run completes with no duplicate', async () => {
-    const e = (emu = await startTestEmulator({ faults: 'delay:100ms' }));
+    const e = await start({ faults: 'delay:100ms' });
     const file = writeCards(ROWS, 'c');
     const args = ['import', file, '--concurrency', String(CONCURRENCY)];
     const run = spawnCli(e, args);
@@ -84,7 +89,7 @@ describe('cardboard import: resume', () => {
   });
 
   it('--restart ignores the journal', async () => {
-    const e = (emu = await startTestEmulator());
+    const e = await start();
     const file = writeCards(5, 'r');
     expect((await cli(e, ['import', file])).code).toBe(0);
     const skipped = await cli(e, ['import', file, '--json']);

@@ -1,0 +1,104 @@
+import { copyFileSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { runImport } from '../../src/commands/import/execute.js';
+import type { Choice, Prompter } from '../../src/commands/import/interactive.js';
+import { toOptions } from '../../src/commands/import/run.js';
+import { CancelledError } from '../../src/errors.js';
+import { tempDir } from '../helpers/cli.js';
+import { BOARD_ID, type RunningEmulator, startTestEmulator } from '../helpers/emulator.js';
+import { testContext } from '../io/buffers.js';
+
+let emu: RunningEmulator | undefined;
+afterEach(async () => {
+  await emu?.close();
+  emu = undefined;
+});
+
+/** A prompter that answers from a script and records every question with the choices offered. */
+function scripted(answers: { confirm: boolean[]; select: string[]; input: string[] }) {
+  const asked: string[] = [];
+  const prompter: Prompter = {
+    async select<T>(message: string, choices: Choice<T>[]) {
+      asked.push(`${message} [${choices.map((c) => c.name).join(' | ')}]`);
+      const want = answers.select.shift();
+      const choice = choices.find((c) => c.name.startsWith(want ?? '\u0000'));
+      if (!choice) throw new Error(`no choice ${want}`);
+      return choice.value;
+    },
+    async confirm(message: string) {
+      asked.push(message);
+      return answers.confirm.shift() ?? false;
+    },
+    async input(message: string) {
+      asked.push(message);
+      return answers.input.shift() ?? '';
+    },
+  };
+  return { prompter, asked };
+}
+
+function demoCopy(): string {
+  const file = join(tempDir(), 'demo-cards.csv');
+  copyFileSync(fileURLToPath(new URL('../../fixtures/demo-cards.csv', import.meta.url)), file);
+  return file;
+}
+
+describe('import: interactive mapping (scripted prompter)', () => {
+  it('asks for the unmapped header with the fields closest first, previews, saves a --map-file that works next time', async () => {
+    emu = await startTestEmulator();
+    const env = { CARDBOARD_BASE_URL: emu.url, CARDBOARD_BOARD: BOARD_ID, CARDBOARD_TOKEN: emu.boards[BOARD_ID]!.token, CARDBOARD_CONFIG_DIR: tempDir() };
+    const file = demoCopy();
+    const mapPath = join(tempDir(), 'demo.map.json');
+    const { prompter, asked } = scripted({ confirm: [false, true, true], select: ['Owner'], input: [mapPath] });
+    const { ctx, stderr } = testContext({ env });
+    await runImport(ctx, toOptions(file, { map: [], skipColumn: [], concurrency: '4', empty: 'omit' }), { prompter });
+
+    expect(asked[0]).toMatch(/Does this board have Create Fields on/);
+    // Name, Status and Priority are taken by their own columns: only Owner is offered, then skip.
+    expect(asked[1]).toBe("CSV column 'Assignee' goes to which field? [Owner | skip this column]");
+    expect(asked.slice(2)).toEqual(['Start the import with this mapping?', 'Save this mapping for the next run (--map-file)?', 'Save the mapping as']);
+    expect(stderr.text).toContain('First rows as they will be sent:\n  {"Name":"Fix login redirect loop","Status":"Open","Owner":"Alice Martin","Priority":"High"}');
+    expect(JSON.parse(readFileSync(mapPath, 'utf8'))).toEqual({ Name: 'Name', Status: 'Status', Assignee: 'Owner', Priority: 'Priority' });
+    expect(stderr.text).toContain(`Next time: cardboard import ${file} --map-file ${mapPath}`);
+    expect(emu.state()[BOARD_ID]!.cards).toHaveLength(25);
+    expect(emu.state()[BOARD_ID]!.cards[0]!.Owner).toBe('Alice Martin');
+
+    // The saved file maps without any prompt (CI-style context, no prompter).
+    await emu.close();
+    emu = await startTestEmulator();
+    const next = testContext({ env: { ...env, CARDBOARD_BASE_URL: emu.url, CI: '1' } });
+    await runImport(next.ctx, toOptions(demoCopy(), { map: [], skipColumn: [], mapFile: mapPath, concurrency: '4', empty: 'omit' }));
+    expect(emu.state()[BOARD_ID]!.cards).toHaveLength(25);
+  });
+
+  it('offers a new field when the user says Create Fields is on, and sends nothing when the preview is declined', async () => {
+    emu = await startTestEmulator();
+    const env = { CARDBOARD_BASE_URL: emu.url, CARDBOARD_BOARD: BOARD_ID, CARDBOARD_TOKEN: emu.boards[BOARD_ID]!.token, CARDBOARD_CONFIG_DIR: tempDir() };
+    const { prompter, asked } = scripted({ confirm: [true, false], select: ["new field 'Assignee'"], input: [] });
+    const { ctx } = testContext({ env });
+    const run = runImport(ctx, toOptions(demoCopy(), { map: [], skipColumn: [], concurrency: '4', empty: 'omit' }), { prompter });
+    await expect(run).rejects.toBeInstanceOf(CancelledError);
+    expect(asked[1]).toContain("new field 'Assignee' (Create Fields is on)");
+    expect(emu.requests().filter((r) => r.method === 'POST')).toEqual([]);
+  });
+
+  it('never prompts without a terminal: the unmapped header is a usage error', async () => {
+    emu = await startTestEmulator();
+    const env = { CARDBOARD_BASE_URL: emu.url, CARDBOARD_BOARD: BOARD_ID, CARDBOARD_TOKEN: emu.boards[BOARD_ID]!.token, CARDBOARD_CONFIG_DIR: tempDir() };
+    const { ctx } = testContext({ env, tty: true });
+    await expect(runImport(ctx, toOptions(demoCopy(), { map: [], skipColumn: [], concurrency: '4', empty: 'omit' }))).rejects.toThrow(/column 'Assignee'/);
+    expect(emu.requests().filter((r) => r.method === 'POST')).toEqual([]);
+  });
+});
+
+describe('import: option parsing', () => {
+  it('turns flags into options and refuses bad values', () => {
+    const o = toOptions('x.csv', { map: ['A=B', 'C=D=E'], skipColumn: ['Z'], concurrency: '3', empty: 'send' });
+    expect(o).toMatchObject({ map: { A: 'B', 'C=D': 'E' }, skipColumns: ['Z'], concurrency: 3, sendEmpty: true });
+    expect(() => toOptions('x.csv', { map: [], skipColumn: [], concurrency: '0', empty: 'omit' })).toThrow(/--concurrency/);
+    expect(() => toOptions('x.csv', { map: [], skipColumn: [], concurrency: '2', empty: 'maybe' })).toThrow(/--empty/);
+    expect(() => toOptions('x.csv', { map: ['NoEquals'], skipColumn: [], concurrency: '2', empty: 'omit' })).toThrow(/--map/);
+  });
+});

@@ -1,0 +1,88 @@
+import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { Journal } from '../../src/import/journal.js';
+import { resolveMapping, rowBody, unmappedError } from '../../src/import/mapping.js';
+import { tempDir } from '../helpers/cli.js';
+
+const FIELDS = ['Name', 'Status', 'Owner', 'Priority'];
+const none = { map: {}, skipColumns: [] };
+
+describe('resolveMapping', () => {
+  it('maps by exact name only, case included, and suggests the close field', () => {
+    const r = resolveMapping(['Name', 'status', 'Notes'], FIELDS, none);
+    expect(r.columns.map((c) => [c.header, c.target])).toEqual([['Name', { kind: 'field', field: 'Name' }]]);
+    expect(r.unmapped).toEqual([
+      { header: 'status', index: 1, suggestion: 'Status' },
+      { header: 'Notes', index: 2 },
+    ]);
+    expect(unmappedError(r.unmapped, 'my file.csv').hint).toBe(
+      "cardboard import 'my file.csv' --map status=Status --skip-column Notes   (or --map-file F.json; run on a terminal to map interactively)",
+    );
+  });
+
+  it('applies --skip-column, --map, the map file (null skips), _id and --allow-unknown in that order', () => {
+    const r = resolveMapping(['A', 'B', 'C', '_id', 'Extra', 'Name'], FIELDS, {
+      map: { A: 'Owner' },
+      mapFile: { A: 'Status', B: null, C: 'Priority' },
+      skipColumns: ['Name'],
+      allowUnknown: true,
+    });
+    expect(r.unmapped).toEqual([]);
+    expect(r.columns.map((c) => [c.header, c.target, c.how])).toEqual([
+      ['A', { kind: 'field', field: 'Owner' }, '--map'],
+      ['B', { kind: 'skip' }, 'map file'],
+      ['C', { kind: 'field', field: 'Priority' }, 'map file'],
+      ['_id', { kind: 'id' }, 'id column'],
+      ['Extra', { kind: 'new', field: 'Extra' }, '--allow-unknown'],
+      ['Name', { kind: 'skip' }, '--skip-column'],
+    ]);
+  });
+
+  it('refuses flags naming a missing column, two columns on one field, and a duplicated header', () => {
+    expect(() => resolveMapping(['A'], FIELDS, { map: { B: 'Name' }, skipColumns: [] })).toThrow(/the CSV has no column 'B'/);
+    expect(() => resolveMapping(['Name', 'Title'], FIELDS, { map: { Title: 'Name' }, skipColumns: [] })).toThrow(
+      /Columns 'Name' and 'Title' both map to 'Name'/,
+    );
+    expect(() => resolveMapping(['Name', 'Name'], FIELDS, none)).toThrow(/names column 'Name' twice/);
+    expect(() => resolveMapping(['Key'], FIELDS, { ...none, idColumn: 'Nope' })).toThrow(/--id-column/);
+  });
+
+  it('builds bodies of strings; empty cells omitted unless --empty send; an empty id is no id', () => {
+    const { columns } = resolveMapping(['_id', 'Name', 'Status'], FIELDS, none);
+    expect(rowBody(columns, ['', 'A', ''], false)).toEqual({ Name: 'A' });
+    expect(rowBody(columns, ['x1', 'A', ''], true)).toEqual({ _id: 'x1', Name: 'A', Status: '' });
+  });
+});
+
+describe('Journal', () => {
+  it('reads back finished rows, ignores a line cut short by kill -9, and appends after it', async () => {
+    const path = join(tempDir(), 'j.log');
+    const key = { sha256: 'abc', board: 'b1' };
+    const j = await Journal.open(path, key, false);
+    j.record(2, 'created', 'id-2');
+    j.record(3, 'uncertain');
+    j.close();
+    appendFileSync(path, '4\tcreat');
+    const again = await Journal.open(path, key, false);
+    expect([...again.previous]).toEqual([
+      [2, { state: 'created', id: 'id-2' }],
+      [3, { state: 'uncertain' }],
+    ]);
+    again.record(4, 'updated', 'id-4');
+    again.close();
+    expect((await Journal.open(path, key, false)).previous.get(4)).toEqual({ state: 'updated', id: 'id-4' });
+    expect(readFileSync(path, 'utf8')).toContain('4\tcreat\n4\tupdated\tid-4\n');
+  });
+
+  it('refuses a journal of another file or board, and --restart truncates it', async () => {
+    const path = join(tempDir(), 'j.log');
+    (await Journal.open(path, { sha256: 'abc', board: 'b1' }, false)).close();
+    await expect(Journal.open(path, { sha256: 'def', board: 'b1' }, false)).rejects.toThrow(/belongs to another file or board/);
+    const fresh = await Journal.open(path, { sha256: 'def', board: 'b1' }, true);
+    expect(fresh.previous.size).toBe(0);
+    fresh.close();
+    writeFileSync(path, '');
+    expect((await Journal.open(path, { sha256: 'x', board: 'b' }, false)).previous.size).toBe(0);
+  });
+});
