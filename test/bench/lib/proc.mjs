@@ -1,0 +1,92 @@
+// Child processes for the benchmark: wall time, peak RSS and output of one run, and the statistics over runs.
+import { spawn } from 'node:child_process';
+import { existsSync, openSync, closeSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The built CLI entry point, as a user runs it. */
+export const BIN = fileURLToPath(new URL('../../../bin/cardboard.js', import.meta.url));
+/** Where generated inputs and journals go (gitignored). */
+export const OUT = fileURLToPath(new URL('../out/', import.meta.url));
+
+const GNU_TIME = existsSync('/usr/bin/time') ? '/usr/bin/time' : undefined;
+
+/** Environment of a measured child: no inherited CARDBOARD_*, CI on (no prompts, no spinner), colour off. */
+export function childEnv(extra = {}) {
+  const env = {};
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('CARDBOARD_')) env[k] = v;
+  return { ...env, CI: '1', NO_COLOR: '1', ...extra };
+}
+
+/** Read VmHWM (peak resident set, kB) of a live process; undefined once it is gone. */
+function vmHwm(pid) {
+  try {
+    const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Run `cmd args` to the end. Returns { code, ms, rssKb, stdout, stderr }: wall time from spawn to exit,
+ * peak RSS of the command itself (GNU time's %M, else polled VmHWM), and its output unless sent to a file.
+ * opts: env, stdoutFile ('/dev/null' or a path: written there, not kept), rss (measure peak RSS).
+ */
+export function runMeasured(cmd, args, opts = {}) {
+  const timeFile = join(tmpdir(), `cardboard-bench-time-${process.pid}-${Math.random().toString(36).slice(2)}`);
+  const wrap = opts.rss && GNU_TIME;
+  const file = wrap ? GNU_TIME : cmd;
+  const argv = wrap ? ['-o', timeFile, '-f', '%M', cmd, ...args] : args;
+  const outFd = opts.stdoutFile ? openSync(opts.stdoutFile, 'w') : undefined;
+  return new Promise((resolve, reject) => {
+    const started = process.hrtime.bigint();
+    const child = spawn(file, argv, { env: opts.env ?? childEnv(), stdio: ['ignore', outFd ?? 'pipe', 'pipe'] });
+    const out = [];
+    const err = [];
+    child.stdout?.on('data', (b) => out.push(b));
+    child.stderr.on('data', (b) => err.push(b));
+    let polled = 0;
+    const poll = opts.rss && !wrap ? setInterval(() => (polled = Math.max(polled, vmHwm(child.pid) ?? 0)), 20) : undefined;
+    child.on('error', reject);
+    child.on('close', (code) => {
+      const ms = Number(process.hrtime.bigint() - started) / 1e6;
+      if (poll) clearInterval(poll);
+      if (outFd !== undefined) closeSync(outFd);
+      let rssKb = opts.rss ? polled : undefined;
+      if (wrap) {
+        // GNU time appends "Command exited with non-zero status N" before the figure when the command fails.
+        const lines = readFileSync(timeFile, 'utf8').trim().split('\n');
+        rssKb = Number(lines.at(-1));
+        rmSync(timeFile, { force: true });
+      }
+      resolve({ code, ms, rssKb, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') });
+    });
+  });
+}
+
+/** Run the CLI (node bin/cardboard.js …args) measured; throws with its stderr when it fails. */
+export async function runCli(args, opts = {}) {
+  const r = await runMeasured(process.execPath, [BIN, ...args], opts);
+  if (r.code !== 0 && !opts.allowFailure) throw new Error(`cardboard ${args.join(' ')} exited ${r.code}: ${r.stderr.slice(-2000)}`);
+  return r;
+}
+
+/** Median of numbers (mean of the two middle ones for an even count). */
+export function median(values) {
+  const s = [...values].sort((a, b) => a - b);
+  const mid = s.length >> 1;
+  return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
+}
+
+/** Round to `digits` significant figures, for the table. */
+export function sig(value, digits = 3) {
+  if (!Number.isFinite(value) || value === 0) return value;
+  return Number(value.toPrecision(digits));
+}
+
+/** Log a progress line on stderr (the table is the only thing on stdout). */
+export function log(line) {
+  process.stderr.write(`[bench] ${line}\n`);
+}

@@ -1,0 +1,139 @@
+// Import throughput against the unthrottled emulator: `cardboard import` beside autocannon posting the same
+// body over the same number of connections (the ceiling), the docs' sequential `fetch` loop, and a shell
+// `curl` loop. Every client gets a fresh emulator child, so no run inherits another's cards.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import { csvFile, rowBody } from '../lib/csv.mjs';
+import { BOARD, startEmulator, TOKEN } from '../lib/emulator.mjs';
+import { childEnv, log, median, OUT, runCli, runMeasured, sig } from '../lib/proc.mjs';
+
+const CONNECTIONS = 8;
+const GOAL = 0.9;
+const peer = (name) => fileURLToPath(new URL(`../peers/${name}`, import.meta.url));
+
+/**
+ * Run `cardboard import file` once with a fresh journal against `emu` (else a fresh emulator, closed after).
+ * Returns wall ms, peak RSS, the --json summary, rows/s over the wall time and over the engine's durationMs.
+ */
+export async function importOnce(file, rows, extraArgs = [], emu = undefined) {
+  const own = emu === undefined;
+  const target = emu ?? (await startEmulator());
+  const config = mkdtempSync(join(tmpdir(), 'cardboard-bench-'));
+  const journal = join(OUT, `journal-${process.pid}.jsonl`);
+  try {
+    const r = await runCli(['import', file, '--json', '--restart', '--journal', journal, ...extraArgs], {
+      rss: true,
+      env: childEnv({ ...target.env, CARDBOARD_CONFIG_DIR: config }),
+    });
+    const summary = JSON.parse(r.stdout);
+    if (!summary.dryRun && summary.created !== rows) throw new Error(`import created ${summary.created} of ${rows} rows: ${r.stdout}`);
+    const engine = summary.durationMs ? rows / (summary.durationMs / 1000) : undefined;
+    return { ms: r.ms, rssKb: r.rssKb, summary, rowsPerSec: rows / (r.ms / 1000), engineRowsPerSec: engine };
+  } finally {
+    rmSync(config, { recursive: true, force: true });
+    rmSync(journal, { force: true });
+    if (own) await target.close();
+  }
+}
+
+async function cannonOnce(rows) {
+  const emu = await startEmulator();
+  try {
+    const r = await autocannon({
+      url: `${emu.url}/api/aptlet/${BOARD}`,
+      method: 'POST',
+      connections: CONNECTIONS,
+      amount: rows,
+      headers: { 'content-type': 'application/json', 'x-token': TOKEN },
+      body: rowBody(1),
+    });
+    if (r.non2xx > 0 || r.errors > 0) throw new Error(`autocannon: ${r.non2xx} non-2xx, ${r.errors} errors`);
+    return r.requests.total / r.duration;
+  } finally {
+    await emu.close();
+  }
+}
+
+async function loopOnce(cmd, args, rows) {
+  const emu = await startEmulator();
+  try {
+    const r = await runMeasured(cmd, args, { env: childEnv(emu.env) });
+    if (r.code !== 0 || Number(r.stdout.trim()) !== rows) throw new Error(`${args[0]} exited ${r.code} after ${r.stdout.trim()} rows: ${r.stderr.slice(-500)}`);
+    return rows / (r.ms / 1000);
+  } finally {
+    await emu.close();
+  }
+}
+
+/** Run the import-speed scenario. */
+export async function importSpeed({ quick }) {
+  const rows = quick ? 5000 : 20_000;
+  const runs = quick ? 1 : 3;
+  const fetchRows = quick ? 500 : 3000;
+  const curlRows = quick ? 100 : 500;
+  const file = csvFile(rows);
+  const cb = [];
+  const engine = [];
+  const ceiling = [];
+  for (let i = 0; i < runs; i++) {
+    log(`import ${rows} rows, run ${i + 1}/${runs}`);
+    const r = await importOnce(file, rows, ['--concurrency', String(CONNECTIONS)]);
+    cb.push(r.rowsPerSec);
+    engine.push(r.engineRowsPerSec);
+    ceiling.push(await cannonOnce(rows));
+  }
+  log(`docs' fetch loop, ${fetchRows} rows`);
+  const fetchLoop = await loopOnce(process.execPath, [peer('fetch-import.mjs'), file, String(fetchRows)], fetchRows);
+  log(`curl loop, ${curlRows} rows`);
+  const curlLoop = await loopOnce('bash', [peer('curl-loop.sh'), file, String(curlRows)], curlRows);
+
+  const mine = median(cb);
+  const data = {
+    rows,
+    runs,
+    connections: CONNECTIONS,
+    cardboardRowsPerSec: sig(mine),
+    cardboardEngineRowsPerSec: sig(median(engine)),
+    autocannonReqPerSec: sig(median(ceiling)),
+    fetchLoop: { rows: fetchRows, rowsPerSec: sig(fetchLoop) },
+    curlLoop: { rows: curlRows, rowsPerSec: sig(curlLoop) },
+    samples: { cardboard: cb.map((v) => sig(v)), engine: engine.map((v) => sig(v)), autocannon: ceiling.map((v) => sig(v)) },
+  };
+  const label = `import ${rows.toLocaleString('en')} rows, unthrottled`;
+  const ratio = mine / median(ceiling);
+  return {
+    data,
+    rows: [
+      {
+        scenario: label,
+        cardboard: `${sig(mine)} rows/s (engine ${sig(median(engine))})`,
+        beside: `autocannon, ${CONNECTIONS} connections: ${sig(median(ceiling))} req/s`,
+        ratio: sig(ratio),
+        ratioText: `${sig(ratio)}×`,
+        goal: `≥ ${GOAL}×`,
+        met: ratio >= GOAL,
+      },
+      {
+        scenario: `${label}, vs the docs' loop`,
+        cardboard: `${sig(mine)} rows/s`,
+        beside: `sequential \`fetch\` loop: ${sig(fetchLoop)} rows/s (${fetchRows.toLocaleString('en')} rows)`,
+        ratio: sig(mine / fetchLoop),
+        ratioText: `${sig(mine / fetchLoop)}× faster`,
+        goal: 'report',
+        met: null,
+      },
+      {
+        scenario: `${label}, vs a shell loop`,
+        cardboard: `${sig(mine)} rows/s`,
+        beside: `\`curl\` loop: ${sig(curlLoop)} rows/s (${curlRows} rows, extrapolated)`,
+        ratio: sig(mine / curlLoop),
+        ratioText: `${sig(mine / curlLoop)}× faster`,
+        goal: 'report',
+        met: null,
+      },
+    ],
+  };
+}
