@@ -107,6 +107,7 @@ export async function runWebhookListen(ctx: Context, opts: WebhookListenOptions)
   if (!opts.verify) status.warn('NOT VERIFYING x-signingKey (--no-verify): anyone who can reach this port can post deliveries.');
   else if (signing) status.info(`Verifying x-signingKey with the key from ${signing.source}.`);
   if (opts.record) status.info(`Recording to ${opts.record}.`);
+  else if (spool) status.info(`Spooling deliveries for forwarding in ${spool} (removed at exit once all are forwarded).`);
   const fwd = listener.forwarder;
   if (fwd && opts.forwardTo) {
     status.info(`Forwarding to ${opts.forwardTo} (timeout ${opts.forwardTimeoutMs} ms).`);
