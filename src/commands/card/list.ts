@@ -101,7 +101,8 @@ export async function runCardList(ctx: Context, opts: CardListOptions): Promise<
     }
     if (broken === undefined) await writer.end();
     if (leftOut.size > 0) {
-      status.warn(`left out key(s) not in the board's schema: ${[...leftOut].join(', ')} (the schema may be stale: \`cardboard schema --refresh\`)`);
+      // Spec 2.2: a card record may hold keys that are not fields (createdAt...), so this is a note, not a warning.
+      status.info(`not shown (not fields of the board): ${[...leftOut].join(', ')}; use --format json to see them, or \`cardboard schema --refresh\` if a field was just added`);
     }
     if (count === 0 && format === 'table' && ctx.stdout.isTTY) status.info('No cards.');
   } catch (err) {
