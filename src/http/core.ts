@@ -2,6 +2,7 @@ import { STATUS_CODES } from 'node:http';
 import type { Dispatcher } from 'undici';
 import { ApiError, CancelledError } from '../errors.js';
 import { VERSION } from '../version.js';
+import { decodeBody } from './body.js';
 import { extractServerMessage, oneLine, parseRetryAfter } from './message.js';
 import { displayUrl, joinUrl } from './url.js';
 
@@ -64,6 +65,10 @@ const NETWORK_TEXT: Record<string, string> = {
   UND_ERR_HEADERS_TIMEOUT: 'no response within the timeout',
   UND_ERR_BODY_TIMEOUT: 'the response stalled past the timeout',
   UND_ERR_RES_EXCEEDED_MAX_SIZE: 'the response was larger than the 64 MB limit',
+  ERR_BUFFER_TOO_LARGE: 'the response was larger than the 64 MB limit once decompressed',
+  Z_DATA_ERROR: 'the compressed response was corrupt',
+  Z_BUF_ERROR: 'the compressed response was cut short',
+  EUNSUPPORTED_ENCODING: 'the response used a Content-Encoding cardboard cannot decode',
 };
 
 /** Network error code of an undici/net failure, looking through AggregateError and causes. */
@@ -155,7 +160,7 @@ export function createCore(opts: CoreOptions): Send {
         bodyTimeout: opts.bodyTimeoutMs,
         signal: req.signal,
       });
-      text = await res.body.text();
+      text = decodeBody(Buffer.from(await res.body.arrayBuffer()), res.headers['content-encoding']);
     } catch (err) {
       if (req.signal?.aborted) throw new CancelledError('Interrupted.', { cause: err });
       throw networkError(req.method, shown, err, opts.headersTimeoutMs);

@@ -1,11 +1,15 @@
 // Turning whatever a server answers into one short line. The spec does not show the error
 // body format (spec 7), so every common shape is accepted.
+import { STATUS_CODES } from 'node:http';
 
 const MAX_MESSAGE = 200;
 
-/** Collapse whitespace and cut to about 200 characters, so an error stays one readable line. */
+/** Terminal escape sequences (CSI, OSC) and other control characters: a server's text must not drive the terminal. */
+const CONTROLS = /\u001b\[[0-?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)?|[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/g;
+
+/** Collapse whitespace, drop control characters and cut to about 200 characters, so an error stays one readable line. */
 export function oneLine(text: string, max = MAX_MESSAGE): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
+  const flat = text.replace(CONTROLS, '').replace(/\s+/g, ' ').trim();
   return flat.length > max ? `${flat.slice(0, max - 1).trimEnd()}…` : flat;
 }
 
@@ -28,20 +32,29 @@ export function htmlToText(html: string): string {
   return oneLine(text);
 }
 
+/** Bare reason phrases ("Not Found"): a body holding one next to a real message should show the message. */
+const REASONS = new Set(Object.values(STATUS_CODES).map((r) => String(r).toLowerCase()));
+
 function fromJson(value: unknown): string | undefined {
   if (typeof value === 'string') return value;
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined;
+  // {"errors": [{"message": "..."}]} (JSON:API, GraphQL): the first one.
+  if (Array.isArray(value)) return value.length > 0 ? fromJson(value[0]) : undefined;
+  if (value === null || typeof value !== 'object') return undefined;
   const record = value as Record<string, unknown>;
-  for (const key of ['error', 'reason', 'message', 'detail', 'msg', 'error_description']) {
+  let generic: string | undefined;
+  for (const key of ['error', 'reason', 'message', 'detail', 'msg', 'error_description', 'errors', 'title']) {
     const inner = record[key];
-    if (typeof inner === 'string' && inner.trim()) return inner;
     // {"error": {"message": "..."}} and similar nestings.
-    if (inner && typeof inner === 'object') {
-      const nested = fromJson(inner);
-      if (nested) return nested;
+    const found = typeof inner === 'string' ? inner : inner && typeof inner === 'object' ? fromJson(inner) : undefined;
+    if (found === undefined || !found.trim()) continue;
+    // {"statusCode":404,"error":"Not Found","message":"No card 42"} (Fastify, hapi): the message says more.
+    if (REASONS.has(found.trim().toLowerCase())) {
+      generic ??= found;
+      continue;
     }
+    return found;
   }
-  return undefined;
+  return generic;
 }
 
 function looksLikeHtml(text: string, contentType: string): boolean {

@@ -30,7 +30,7 @@ export type FailureKind =
 const TLS = ['CERT_HAS_EXPIRED', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'SELF_SIGNED_CERT_IN_CHAIN', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'ERR_TLS_CERT_ALTNAME_INVALID'];
 const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT', ...TLS]);
 /** Network failures that will not heal by trying again within seconds. */
-const PERMANENT = new Set(['ENOTFOUND', 'UND_ERR_RES_EXCEEDED_MAX_SIZE', ...TLS]);
+const PERMANENT = new Set(['ENOTFOUND', 'UND_ERR_RES_EXCEEDED_MAX_SIZE', 'ERR_BUFFER_TOO_LARGE', 'EUNSUPPORTED_ENCODING', ...TLS]);
 
 /** Classify a failure for callers that decide retries themselves (the import engine). */
 export function classifyFailure(err: unknown): FailureKind {

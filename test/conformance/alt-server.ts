@@ -182,7 +182,7 @@ export async function startAltServer(overrides: Partial<AltOptions> = {}, fields
     return ids;
   }
 
-  function send(req: IncomingMessage, res: ServerResponse, status: number, body: string, type?: string, extra: Record<string, string> = {}): void {
+  function send(req: IncomingMessage, res: ServerResponse, status: number, body: string, type?: string, extra: Record<string, string> = {}) {
     const headers: Record<string, string> = { ...extra };
     if (type) headers['content-type'] = type;
     if (opts.connectionClose) headers.connection = 'close';
@@ -199,17 +199,17 @@ export async function startAltServer(overrides: Partial<AltOptions> = {}, fields
     res.end();
   }
 
-  function json(req: IncomingMessage, res: ServerResponse, status: number, value: unknown): void {
+  function json(req: IncomingMessage, res: ServerResponse, status: number, value: unknown) {
     send(req, res, status, `${opts.bom ? '\uFEFF' : ''}${JSON.stringify(value)}`, 'application/json; charset=utf-8');
   }
 
-  function fail(req: IncomingMessage, res: ServerResponse, status: number, message: string): void {
+  function fail(req: IncomingMessage, res: ServerResponse, status: number, message: string) {
     if (status === 404 && opts.htmlNotFound) return send(req, res, 404, htmlPage(404, message), 'text/html');
     const { type, body } = errorBody(opts.errorStyle, status, message);
     send(req, res, status, body, type);
   }
 
-  function route(req: IncomingMessage, res: ServerResponse, raw: string): void {
+  function route(req: IncomingMessage, res: ServerResponse, raw: string) {
     const url = new URL(req.url ?? '/', 'http://x');
     for (const [key, value] of url.searchParams) {
       if (key.toLowerCase().includes('token') || value === opts.token) state.violations.push(`token in the query: ${req.url}`);
@@ -266,7 +266,7 @@ export async function startAltServer(overrides: Partial<AltOptions> = {}, fields
     fail(req, res, 404, 'No such route');
   }
 
-  function putCard(req: IncomingMessage, res: ServerResponse, body: Record<string, unknown>): void {
+  function putCard(req: IncomingMessage, res: ServerResponse, body: Record<string, unknown>) {
     // Spec 4.3 rules 3-4.
     const existing = opts.updateMode === 'Update if exists' && typeof body._id === 'string' ? state.cards.find((c) => c._id === body._id) : undefined;
     if (!existing) return json(req, res, opts.createdStatus, createCard(body));

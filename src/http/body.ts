@@ -1,0 +1,34 @@
+import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
+
+/** Largest body accepted once decompressed; the same 64 MB as the dispatcher's limit on the wire. */
+export const MAX_DECODED_BYTES = 64 * 1024 * 1024;
+
+const DECODERS: Record<string, (buf: Buffer, opts: { maxOutputLength: number }) => Buffer> = {
+  gzip: gunzipSync,
+  'x-gzip': gunzipSync,
+  deflate: inflateSync,
+  br: brotliDecompressSync,
+};
+
+/**
+ * The body as text after undoing its Content-Encoding. undici's request() sends no Accept-Encoding
+ * and decodes nothing, but RFC 9110 12.5.3 lets a server pick any coding when the request names none,
+ * so a gzipping server must not turn into "not valid JSON". Codings are undone last-applied first.
+ * A byte order mark is dropped (TextDecoder does that), as JSON.parse would choke on it.
+ */
+export function decodeBody(bytes: Buffer, contentEncoding: string | string[] | undefined): string {
+  const codings = [contentEncoding ?? []]
+    .flat()
+    .flatMap((v) => v.split(','))
+    .map((c) => c.trim().toLowerCase())
+    .filter((c) => c !== '' && c !== 'identity');
+  let buf = bytes;
+  if (buf.length > 0) {
+    for (const coding of codings.reverse()) {
+      const decoder = DECODERS[coding];
+      if (!decoder) throw Object.assign(new Error(`unsupported Content-Encoding ${coding}`), { code: 'EUNSUPPORTED_ENCODING' });
+      buf = decoder(buf, { maxOutputLength: MAX_DECODED_BYTES });
+    }
+  }
+  return new TextDecoder().decode(buf);
+}
