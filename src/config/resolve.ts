@@ -111,5 +111,12 @@ export function parsePostUrl(raw: string): { baseUrl: string; id: string } {
       hint: 'It ends in /api/aptlet/<board id>; or pass --base-url <url> --id <board id>.',
     });
   }
-  return { baseUrl: url.origin + m[1], id: decodeURIComponent(m[2]!) };
+  try {
+    return { baseUrl: url.origin + m[1], id: decodeURIComponent(m[2]!) };
+  } catch {
+    // URIError: a `%` not followed by two hex digits, so the id cannot be read back.
+    throw new UsageError(`The board id in the POST URL has a broken percent escape: ${m[2]}`, {
+      hint: 'Copy the POST URL again from Card Sources, or pass --base-url <url> --id <board id>.',
+    });
+  }
 }
