@@ -41,6 +41,16 @@ describe('schema against a server that wraps it and adds field properties', () =
     expect(s.requests[0]!.url).toBe('/svc/v2/api/aptlet/board-7/schema');
   });
 
+  it('a server that keys the UUID as `id` (spec 2.3 does not name the key): no empty uuid column', async () => {
+    server = await startAltServer({}, [
+      { name: 'Title', id: 'f0a5c2de-0000-4000-8000-000000000001', kind: 'text' } as never,
+      { name: 'Status', id: 'f0a5c2de-0000-4000-8000-000000000002', kind: 'select' } as never,
+    ]);
+    const r = await run(server, ['schema']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toBe('name\tid\tkind\nTitle\tf0a5c2de-0000-4000-8000-000000000001\ttext\nStatus\tf0a5c2de-0000-4000-8000-000000000002\tselect\n');
+  });
+
   it('table on a real terminal', async () => {
     const s = await start();
     const r = await runOnPty(['schema'], { env: { CARDBOARD_BASE_URL: s.url, CARDBOARD_BOARD: s.opts.boardId, CARDBOARD_TOKEN: s.opts.token, NO_COLOR: '1' } });

@@ -34,9 +34,13 @@ export function schemaCommand(parent: Command, ctx: Context, run = runSchema): C
     });
 }
 
-/** name, uuid, then every other property in order of first appearance (spec 2.3: others not shown). */
+/**
+ * name, uuid, then every other property in order of first appearance. Spec 2.3 says a field carries
+ * a UUID but not under which key, so `uuid` is a column only when the server uses that key.
+ */
 export function schemaColumns(fields: readonly Field[]): string[] {
-  const columns = ['name', 'uuid'];
+  const columns = ['name'];
+  if (fields.some((f) => Object.hasOwn(f, 'uuid'))) columns.push('uuid');
   for (const field of fields) for (const key of Object.keys(field)) if (!columns.includes(key)) columns.push(key);
   return columns;
 }
