@@ -113,12 +113,14 @@ function networkError(method: string, url: string, err: unknown, timeoutMs: numb
 }
 
 function decode(text: string, contentType: string, method: string, url: string, status: number): unknown {
-  const json = /json/i.test(contentType) || (!contentType && /^\s*[[{]/.test(text));
-  if (!json) return text;
+  const declared = /json/i.test(contentType);
+  // Spec 4: "Bodies are JSON", whatever the Content-Type says (text/plain, octet-stream...).
+  if (!declared && !/^\s*[[{]/.test(text)) return text;
   if (!text.trim()) return null;
   try {
     return JSON.parse(text);
   } catch (err) {
+    if (!declared) return text;
     // A 2xx whose body is not JSON: the write may have happened, so this is not a network error.
     throw new ApiError(
       `${method} ${url} answered ${status} with a body that is not valid JSON`,

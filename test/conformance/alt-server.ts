@@ -38,6 +38,8 @@ export interface AltOptions {
   gzip: 'never' | 'if-asked' | 'always';
   /** JSON bodies start with a UTF-8 byte order mark. */
   bom: boolean;
+  /** Content-Type of successful JSON answers (spec 4: "bodies are JSON", the header is not shown). */
+  jsonType: string;
   updateMode: 'Always Create New' | 'Update if exists';
 }
 
@@ -109,6 +111,7 @@ const DEFAULTS: AltOptions = {
   connectionClose: false,
   gzip: 'never',
   bom: false,
+  jsonType: 'application/json; charset=utf-8',
   updateMode: 'Update if exists',
 };
 
@@ -200,7 +203,7 @@ export async function startAltServer(overrides: Partial<AltOptions> = {}, fields
   }
 
   function json(req: IncomingMessage, res: ServerResponse, status: number, value: unknown) {
-    send(req, res, status, `${opts.bom ? '\uFEFF' : ''}${JSON.stringify(value)}`, 'application/json; charset=utf-8');
+    send(req, res, status, `${opts.bom ? '\uFEFF' : ''}${JSON.stringify(value)}`, opts.jsonType || undefined);
   }
 
   function fail(req: IncomingMessage, res: ServerResponse, status: number, message: string) {

@@ -139,6 +139,19 @@ describe('retries and transport choices', () => {
     expect(twoLines(missing.stderr)[0]).toMatch(/: No card nope$/);
   });
 
+  for (const jsonType of ['text/plain', 'text/html; charset=utf-8', 'application/octet-stream', '']) {
+    it(`JSON bodies labelled "${jsonType}" are still read as JSON`, async () => {
+      const s = await start({ jsonType });
+      s.seed(2);
+      const schema = await run(s, ['schema', '--json']);
+      expect(schema.code, schema.stderr).toBe(0);
+      expect(JSON.parse(schema.stdout)).toEqual(s.fields);
+      const put = await run(s, ['card', 'put', 'Title=x']);
+      expect(put.code, put.stderr).toBe(0);
+      expect(put.stdout).toBe(`${s.cards[2]!._id}\n`);
+    });
+  }
+
   it('JSON bodies that start with a byte order mark', async () => {
     const s = await start({ bom: true });
     s.seed(2);

@@ -143,3 +143,28 @@ describe('card list --all across page sizes', () => {
     expect(quiet.stderr).toBe('');
   });
 });
+
+describe('on a real terminal and with --verbose', () => {
+  it('card list: a table with odd ids; card get: a field/value table', async () => {
+    const s = await start({ idStyle: 'odd', pageSize: 2 });
+    const ids = s.seed(3);
+    const env = { CARDBOARD_BASE_URL: s.url, CARDBOARD_BOARD: s.opts.boardId, CARDBOARD_TOKEN: s.opts.token, NO_COLOR: '1' };
+    const list = await runOnPty(['card', 'list', '--all'], { env });
+    expect(list.code, list.screen).toBe(0);
+    expect(list.screen).toMatch(/│ _id\s+│ Title\s+│ Status\s+│ Due Date\s+│ Estimate\s+│ Tags\s+│/);
+    for (const id of ids) expect(list.screen).toContain(`│ ${id} │`);
+    const get = await runOnPty(['card', 'get', ids[1]!], { env });
+    expect(get.code, get.screen).toBe(0);
+    expect(get.screen).toMatch(/│ Tags\s+│ \["x","t1"\]\s+│/);
+    expect(get.screen).not.toContain(s.opts.token);
+  });
+
+  it('--verbose logs each request and its status, never the token', async () => {
+    const s = await start({ pageSize: 2, createdStatus: 201 });
+    s.seed(3);
+    const r = await run(s, ['--verbose', 'card', 'list', '--all', '--format', 'ndjson']);
+    expect(r.code, r.stderr).toBe(0);
+    const logged = r.stderr.split('\n').filter((l) => l.startsWith('[http] '));
+    expect(logged.map((l) => l.replace(/ \(\d+ ms\)$/, ''))).toEqual([0, 1, 2].map((p) => `[http] GET ${s.url}/api/aptlet/board-7?page=${p} → 200`));
+  });
+});
