@@ -25,13 +25,18 @@ export function fitWidths(natural: number[], total: number): number[] {
   return widths;
 }
 
+/** Control characters shown as U+FFFD: a value from the server must not move the cursor or retitle the terminal. */
+function visible(text: string): string {
+  return text.replace(/\t/g, ' ').replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, '\ufffd');
+}
+
 /**
  * Render rows as a boxed table with cli-table3 (imported here, so only a TTY run pays for it).
  * Callers decide it is a TTY; this only fits the table to `stdout.columns` and honours NO_COLOR.
  */
 export async function renderTable(ctx: Context, head: string[], rows: unknown[][], opts: TableOptions = {}): Promise<string> {
   const { default: Table } = await import('cli-table3');
-  const cells = rows.map((row) => row.map((v) => (opts.wrap ? valueText(v) : valueText(v).replace(/\r?\n|\r/g, ' '))));
+  const cells = rows.map((row) => row.map((v) => visible(opts.wrap ? valueText(v) : valueText(v).replace(/\r?\n|\r/g, ' '))));
   const natural = head.map((h, i) => {
     let w = h.length;
     for (const row of cells) for (const line of (row[i] ?? '').split('\n')) w = Math.max(w, line.length);

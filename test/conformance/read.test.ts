@@ -159,6 +159,18 @@ describe('on a real terminal and with --verbose', () => {
     expect(get.screen).not.toContain(s.opts.token);
   });
 
+  it('control characters in card values do not reach the terminal as escape sequences', async () => {
+    const s = await start();
+    s.cards.push({ _id: 'c1', Title: 'evil\u001b[2J\u001b]0;pwned\u0007', Status: 'Open' });
+    const env = { CARDBOARD_BASE_URL: s.url, CARDBOARD_BOARD: s.opts.boardId, CARDBOARD_TOKEN: s.opts.token, NO_COLOR: '1' };
+    for (const args of [['card', 'get', 'c1'], ['card', 'list']]) {
+      const r = await runOnPty(args, { env });
+      expect(r.code, r.screen).toBe(0);
+      expect(r.screen).toContain('evil\ufffd[2J\ufffd]0;pwned\ufffd');
+      expect(r.screen).not.toContain('\u001b[2J');
+    }
+  });
+
   it('--verbose logs each request and its status, never the token', async () => {
     const s = await start({ pageSize: 2, createdStatus: 201 });
     s.seed(3);
