@@ -41,6 +41,7 @@ export function startEmulator(opts = {}) {
       const url = m[1];
       resolve({
         url,
+        pid: child.pid,
         env: { CARDBOARD_BASE_URL: url, CARDBOARD_BOARD: BOARD, CARDBOARD_TOKEN: TOKEN },
         /** The emulator's record of requests (test view; last 50,000). */
         requests: async () => (await fetch(`${url}/__emulator/requests`)).json(),

@@ -18,7 +18,7 @@ const peer = (name) => fileURLToPath(new URL(`../peers/${name}`, import.meta.url
  * Run `cardboard import file` once with a fresh journal against `emu` (else a fresh emulator, closed after).
  * Returns wall ms, peak RSS, the --json summary, rows/s over the wall time and over the engine's durationMs.
  */
-export async function importOnce(file, rows, extraArgs = [], emu = undefined) {
+export async function importOnce(file, rows, extraArgs = [], emu = undefined, nodeArgs = []) {
   const own = emu === undefined;
   const target = emu ?? (await startEmulator());
   const config = mkdtempSync(join(tmpdir(), 'cardboard-bench-'));
@@ -26,6 +26,7 @@ export async function importOnce(file, rows, extraArgs = [], emu = undefined) {
   try {
     const r = await runCli(['import', file, '--json', '--restart', '--journal', journal, ...extraArgs], {
       rss: true,
+      nodeArgs,
       env: childEnv({ ...target.env, CARDBOARD_CONFIG_DIR: config }),
     });
     const summary = JSON.parse(r.stdout);
@@ -78,12 +79,14 @@ export async function importSpeed({ quick }) {
   const cb = [];
   const engine = [];
   const ceiling = [];
+  const library = [];
   for (let i = 0; i < runs; i++) {
     log(`import ${rows} rows, run ${i + 1}/${runs}`);
     const r = await importOnce(file, rows, ['--concurrency', String(CONNECTIONS)]);
     cb.push(r.rowsPerSec);
     engine.push(r.engineRowsPerSec);
     ceiling.push(await cannonOnce(rows));
+    library.push(await loopOnce(process.execPath, [peer('undici-import.mjs'), file, String(CONNECTIONS)], rows));
   }
   log(`docs' fetch loop, ${fetchRows} rows`);
   const fetchLoop = await loopOnce(process.execPath, [peer('fetch-import.mjs'), file, String(fetchRows)], fetchRows);
@@ -98,9 +101,10 @@ export async function importSpeed({ quick }) {
     cardboardRowsPerSec: sig(mine),
     cardboardEngineRowsPerSec: sig(median(engine)),
     autocannonReqPerSec: sig(median(ceiling)),
+    undiciLoopRowsPerSec: sig(median(library)),
     fetchLoop: { rows: fetchRows, rowsPerSec: sig(fetchLoop) },
     curlLoop: { rows: curlRows, rowsPerSec: sig(curlLoop) },
-    samples: { cardboard: cb.map((v) => sig(v)), engine: engine.map((v) => sig(v)), autocannon: ceiling.map((v) => sig(v)) },
+    samples: { cardboard: cb.map((v) => sig(v)), engine: engine.map((v) => sig(v)), autocannon: ceiling.map((v) => sig(v)), undiciLoop: library.map((v) => sig(v)) },
   };
   const label = `import ${rows.toLocaleString('en')} rows, unthrottled`;
   const ratio = mine / median(ceiling);
@@ -115,6 +119,15 @@ export async function importSpeed({ quick }) {
         ratioText: `${sig(ratio)}×`,
         goal: `≥ ${GOAL}×`,
         met: ratio >= GOAL,
+      },
+      {
+        scenario: `${label}, vs its HTTP library alone`,
+        cardboard: `${sig(mine)} rows/s`,
+        beside: `undici \`request()\`, ${CONNECTIONS} workers, no mapping/journal/pacing: ${sig(median(library))} rows/s`,
+        ratio: sig(mine / median(library)),
+        ratioText: `${sig(mine / median(library))}×`,
+        goal: 'report',
+        met: null,
       },
       {
         scenario: `${label}, vs the docs' loop`,
