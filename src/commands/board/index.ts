@@ -7,9 +7,18 @@ import { boardSetSigningKeyCommand } from './set-signing-key.js';
 import { boardShowCommand } from './show.js';
 import { boardUseCommand } from './use.js';
 
+const EXAMPLES = `
+Examples:
+  $ printf '%s\\n' "$TOKEN" | cardboard board add work --url "$POST_URL" --token-stdin
+  $ cardboard board use work
+  $ cardboard board show`;
+
 /** Register `board` and its verbs: add, list, use, remove, show, set-signing-key. */
 export function register(program: Command, ctx: Context): void {
-  const board = program.command('board').description('Store board credentials and pick the default board');
+  const board = program
+    .command('board')
+    .description('Store board credentials and pick the default board')
+    .addHelpText('after', EXAMPLES);
   boardAddCommand(board, ctx);
   boardListCommand(board, ctx);
   boardUseCommand(board, ctx);

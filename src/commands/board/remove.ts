@@ -16,7 +16,7 @@ export function boardRemoveCommand(parent: Command, ctx: Context, run = runBoard
     .alias('rm')
     .description('Forget a stored board and its secrets')
     .argument('<alias>', 'a stored board alias')
-    .addHelpText('after', '\nExample:\n  $ cardboard board remove old-board')
+    .addHelpText('after', '\nExamples:\n  $ cardboard board remove old-board')
     .action(async (alias: string) => {
       await run(ctx, { alias });
     });

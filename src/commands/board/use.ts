@@ -23,7 +23,7 @@ export function boardUseCommand(parent: Command, ctx: Context, run = runBoardUse
     .command('use')
     .description('Make a stored board the default')
     .argument('<alias>', 'a stored board alias')
-    .addHelpText('after', '\nExample:\n  $ cardboard board use work')
+    .addHelpText('after', '\nExamples:\n  $ cardboard board use work')
     .action(async (alias: string) => {
       await run(ctx, { alias });
     });

@@ -4,9 +4,15 @@ import { cardGetCommand } from './get.js';
 import { cardListCommand } from './list.js';
 import { cardPutCommand } from './put.js';
 
+const EXAMPLES = `
+Examples:
+  $ id=$(cardboard card put Name="Fix login" Status=Open)
+  $ cardboard card get "$id"
+  $ cardboard card list --all --format csv > cards.csv`;
+
 /** Register `card` with its verbs get, put and list. */
 export function register(program: Command, ctx: Context): void {
-  const card = program.command('card').description('Get, create/update (put) and list cards');
+  const card = program.command('card').description('Get, create/update (put) and list cards').addHelpText('after', EXAMPLES);
   cardGetCommand(card, ctx);
   cardPutCommand(card, ctx);
   cardListCommand(card, ctx);

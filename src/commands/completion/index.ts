@@ -16,9 +16,9 @@ export function register(program: Command, ctx: Context): void {
       'after',
       `
 Examples:
-  cardboard completion bash > ~/.local/share/bash-completion/completions/cardboard
-  cardboard completion zsh > "\${fpath[1]}/_cardboard"
-  cardboard completion fish > ~/.config/fish/completions/cardboard.fish`,
+  $ cardboard completion bash > ~/.local/share/bash-completion/completions/cardboard
+  $ cardboard completion zsh > ~/.zfunc/_cardboard    # with fpath+=(~/.zfunc) in ~/.zshrc
+  $ cardboard completion fish > ~/.config/fish/completions/cardboard.fish`,
     )
     .action(async (shell: string | undefined, opts: { list?: string }) => {
       const run = await import('./run.js');

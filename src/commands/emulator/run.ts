@@ -130,22 +130,29 @@ export async function runEmulator(ctx: Context, opts: EmulatorRunOptions): Promi
     }
     throw err;
   }
+  // Catch Ctrl-C before the ready line: a supervisor may send SIGINT as soon as it reads it.
+  const stopped = untilStopped(ctx.signal);
   // A file's tokens are the user's to protect; the generated demo board's are printed on purpose.
   const showTokens = !opts.boardsFile || opts.printTokens;
-  const out = (line: string) => ctx.stderr.write(`${line}\n`);
+  // Everything goes to stderr (stdout stays empty). Under --quiet only the data is left: the export
+  // lines that say how to reach each board, and the ready line (with --port 0, the only place the port is).
+  const data = (line: string) => ctx.stderr.write(`${line}\n`);
+  const out = (line: string) => {
+    if (!ctx.globals.quiet) data(line);
+  };
   for (const [id, b] of Object.entries(running.boards)) {
     if (!showTokens) ctx.secrets.add(b.token).add(b.signingKey);
     out(`board ${id}: ${b.updateMode}, Create Fields ${b.createFields ? 'on' : 'off'}, fields ${b.fields.join(', ')}`);
     if (showTokens) out(`  token ${b.token}  signing key ${b.signingKey}`);
     const env = [`CARDBOARD_BASE_URL=${sh(running.url)}`, `CARDBOARD_BOARD=${sh(id)}`];
     if (showTokens) env.push(`CARDBOARD_TOKEN=${sh(b.token)}`, `CARDBOARD_SIGNING_KEY=${sh(b.signingKey)}`);
-    out(`  export ${env.join(' ')}`);
+    data(`  export ${env.join(' ')}`);
   }
   if (!showTokens) out(`(tokens are in ${opts.boardsFile}; --print-tokens shows them)`);
   if (opts.seedCards > 0) out(`seeded ${opts.seedCards} demo cards into board ${Object.keys(running.boards)[0]}`);
   if (opts.faults) out(`faults: ${opts.faults}`);
-  out(`listening on ${running.url}  (Ctrl-C to stop)`);
-  await untilStopped(ctx.signal);
+  data(`listening on ${running.url}  (Ctrl-C to stop)`);
+  await stopped;
   await running.close();
   out('emulator stopped');
 }

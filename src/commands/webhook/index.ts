@@ -4,9 +4,18 @@ import { webhookListenCommand } from './listen.js';
 import { webhookReplayCommand } from './replay.js';
 import { webhookSendCommand } from './send.js';
 
+const EXAMPLES = `
+Examples:
+  $ cardboard webhook listen --record hooks.jsonl
+  $ cardboard webhook send --to http://localhost:8787/
+  $ cardboard webhook replay hooks.jsonl --to http://localhost:3000/hooks`;
+
 /** Register `webhook` and its verbs: listen, replay, send. */
 export function register(program: Command, ctx: Context): void {
-  const webhook = program.command('webhook').description('Listen for, record, forward, replay and send webhook deliveries');
+  const webhook = program
+    .command('webhook')
+    .description('Listen for, record, forward, replay and send webhook deliveries')
+    .addHelpText('after', EXAMPLES);
   webhookListenCommand(webhook, ctx);
   webhookReplayCommand(webhook, ctx);
   webhookSendCommand(webhook, ctx);

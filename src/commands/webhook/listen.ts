@@ -32,7 +32,7 @@ export interface WebhookListenOptions {
 export function webhookListenCommand(parent: Command, ctx: Context, run = runWebhookListen): Command {
   return parent
     .command('listen')
-    .description('Receive webhook deliveries: verify x-signingKey, answer 200 at once, print, record, forward')
+    .description('Receive webhook deliveries: verify, answer 200 at once, print, record, forward')
     .option('--port <port>', 'port to listen on (0: any free port)', '8787')
     .option('--host <host>', 'address to bind', '127.0.0.1')
     .option('--path <path>', 'the only path served; others get 404', '/')
@@ -45,8 +45,8 @@ export function webhookListenCommand(parent: Command, ctx: Context, run = runWeb
     .option('--no-verify', 'accept deliveries without checking x-signingKey (unsafe)')
     .addHelpText('after', `
 Examples:
-  CARDBOARD_SIGNING_KEY=… cardboard webhook listen --forward-to http://localhost:3000/hooks --record hooks.jsonl
-  pbpaste | cardboard webhook listen --signing-key-stdin --port 9000 --json`)
+  $ CARDBOARD_SIGNING_KEY="$SIGNING_KEY" cardboard webhook listen --forward-to http://localhost:3000/hooks --record hooks.jsonl
+  $ cardboard webhook listen --signing-key-stdin --port 9000 --json < signing-key.txt`)
     .action(async (o: Record<string, string | boolean | undefined>) => {
       const path = String(o.path);
       if (!path.startsWith('/')) throw new UsageError(`--path must start with "/": ${path}`);
@@ -102,6 +102,8 @@ export async function runWebhookListen(ctx: Context, opts: WebhookListenOptions)
     const code = (err as NodeJS.ErrnoException).code;
     throw new CardboardError(`cannot listen on ${opts.host}:${opts.port} (${code ?? (err as Error).message})`, { hint: code === 'EADDRINUSE' ? 'Pick another --port (0: any free port).' : undefined, cause: err });
   }
+  // Catch Ctrl-C before the ready line: a supervisor may send SIGINT as soon as it reads it.
+  const stopped = untilStopped(ctx);
   // First line on stderr, printed even with --quiet: where to point the board (spec 2.4, Webhook URL).
   ctx.stderr.write(`Listening on ${url} : paste this URL into Card Sources → Webhook URL (the service must be able to reach it).\n`);
   if (!opts.verify) status.warn('NOT VERIFYING x-signingKey (--no-verify): anyone who can reach this port can post deliveries.');
@@ -114,7 +116,7 @@ export async function runWebhookListen(ctx: Context, opts: WebhookListenOptions)
     if (fwd.resumed > 0) status.info(`Resuming: ${fwd.resumed} recorded deliveries were never forwarded; sending them first.`);
     if (fwd.skipped > 0) status.info(`${fwd.skipped} deliveries already in ${opts.record} are not forwarded; send them with \`cardboard webhook replay ${opts.record} --to ${opts.forwardTo}\`.`);
   }
-  await untilStopped(ctx);
+  await stopped;
   await listener.stop();
   const pending = fwd?.pending;
   status.info(summaryLine(listener.stats, pending));

@@ -28,7 +28,7 @@ export interface WebhookReplayOptions {
 export function webhookReplayCommand(parent: Command, ctx: Context, run = runWebhookReplay): Command {
   return parent
     .command('replay')
-    .description('Re-send recorded deliveries, exact bytes and headers, in order; report each answer')
+    .description('Re-send recorded deliveries in order (exact bytes and headers); show answers')
     .argument('<file.jsonl>', 'a file written by `webhook listen --record`')
     .requiredOption('--to <url>', 'receiver to send to')
     .option('--from <seq>', 'start at this sequence number', '1')
@@ -38,9 +38,10 @@ export function webhookReplayCommand(parent: Command, ctx: Context, run = runWeb
     .addHelpText('after', `
 Every answer other than 200 counts as failed (spec 6: only a 200 is delivered); exit 1 if any failed,
 4 if the receiver refused the key (401/403).
+
 Examples:
-  cardboard webhook replay hooks.jsonl --to http://localhost:3000/hooks
-  cardboard webhook replay hooks.jsonl --to http://localhost:3000/hooks --from 42 --filter Status=Done`)
+  $ cardboard webhook replay hooks.jsonl --to http://localhost:3000/hooks
+  $ cardboard webhook replay hooks.jsonl --to http://localhost:3000/hooks --from 42 --filter Status=Done`)
     .action(async (file: string, o: { to: string; from: string; filter: string[]; signingKeyStdin?: boolean; json?: boolean }) => {
       if (!/^\d+$/.test(o.from)) throw new UsageError(`--from: not a sequence number: ${o.from}`);
       const filters = o.filter.map((f): [string, string] => {

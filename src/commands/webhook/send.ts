@@ -25,7 +25,7 @@ export interface WebhookSendOptions {
 export function webhookSendCommand(parent: Command, ctx: Context, run = runWebhookSend): Command {
   return parent
     .command('send')
-    .description("Send one signed delivery shaped like the service's to a receiver; print its status, time and body")
+    .description("Send one signed delivery shaped like the service's; print the receiver's answer")
     .requiredOption('--to <url>', 'receiver to send to')
     .option('--data <json|@file|->', 'the card to send (JSON object; `_id` added when missing)')
     .option('--card <id>', "send a real card, fetched from the board (spec 4.4)")
@@ -34,9 +34,10 @@ export function webhookSendCommand(parent: Command, ctx: Context, run = runWebho
     .addHelpText('after', `
 Exit 0 when the receiver answers 200 (spec 6: only a 200 is delivered), 4 on 401/403, 1 otherwise.
 With --wrong-key the expected answer is 403: exit 0 on 403, 1 if the receiver accepted the wrong key.
+
 Examples:
-  cardboard webhook send --to http://localhost:8787/ --data '{"Name":"Fix login","Status":"Open"}'
-  cardboard webhook send --to http://localhost:3000/hooks --card 64f1c2 --wrong-key`)
+  $ cardboard webhook send --to http://localhost:8787/ --data '{"Name":"Fix login","Status":"Open"}'
+  $ cardboard webhook send --to http://localhost:3000/hooks --card "$id" --wrong-key`)
     .action(async (o: { to: string; data?: string; card?: string; signingKeyStdin?: boolean; wrongKey?: boolean }) => {
       if (o.data !== undefined && o.card !== undefined) throw new UsageError('--data and --card cannot be used together');
       if (o.data === '-' && o.signingKeyStdin) throw new UsageError('--data - and --signing-key-stdin both want stdin; put the data in a file (--data @file)');

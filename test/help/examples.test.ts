@@ -1,0 +1,341 @@
+// Issue 6 §3: every command's --help has a one-line description and one to three examples that work
+// as written. The tree is walked through the built binary's own --help; every example then runs in
+// bash (pipefail) against the emulator, in a fresh cwd, config dir and HOME per example.
+//
+// What the examples may assume, and the only substitutions made (each a placeholder that cannot work
+// as written):
+// - the environment a user would have set: $TOKEN, $POST_URL, $SIGNING_KEY of the board, and $id, a
+//   card on it (examples write "$id" where a card id goes);
+// - the literal card id 64f1c2e8a1b2c3d4e5f60718 becomes that card's id (the service picks ids);
+// - host URLs: https://cards.example.com becomes the emulator; http://localhost:3000 (your app) and
+//   http://localhost:8787 (a listener in another terminal) become a receiver that answers 200 to the
+//   board's signing key and 403 to any other;
+// - the board is id 64f1c2e8 (as in the examples' POST URL), stored as alias "work" (default, with its
+//   signing key) and "old-board"; its fields are the demo board's: Name, Status, Owner, Priority;
+// - files the examples mention exist in the cwd: cards.csv (the demo CSV's first rows), cards.map.json,
+//   notes.md, signing-key.txt, hooks.jsonl (recorded by `webhook listen`), fixtures/demo-boards.json,
+//   a git repository with one commit; and the completion directories exist under HOME.
+// Examples that prompt on a terminal run under script(1), a real pseudo-terminal, with the answer typed.
+// Long-running examples (webhook listen, emulator) are started, must print their ready line, and must
+// exit 0 on Ctrl-C (SIGINT). Ports they name (4010, 8787, 9000) must be free on this machine.
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { chmodSync, copyFileSync, cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BIN, childEnv, runCli, tempDir } from '../helpers/cli.js';
+import { type RunningEmulator, startTestEmulator } from '../helpers/emulator.js';
+
+const BOARD = '64f1c2e8';
+const TOKEN = 'tok-help-examples';
+const SIGNING_KEY = 'sk-help-examples';
+const FIELDS = ['Name', 'Status', 'Owner', 'Priority'];
+const DEMO_CSV = fileURLToPath(new URL('../../fixtures/demo-cards.csv', import.meta.url));
+const DEMO_BOARDS = fileURLToPath(new URL('../../fixtures/demo-boards.json', import.meta.url));
+
+/** One command's help, split into what the test checks. */
+interface HelpPage {
+  path: string[];
+  text: string;
+  /** The paragraph under the Usage line. */
+  description: string[];
+  examples: string[];
+  examplesBlocks: number;
+}
+
+function helpText(path: string[]): string {
+  return execFileSync(process.execPath, [BIN, ...path, '--help'], { env: childEnv(), encoding: 'utf8' });
+}
+
+/** Names listed under "Commands:" (first name of `list|ls`), without commander's own `help`. */
+function subcommands(text: string): string[] {
+  const lines = text.split('\n');
+  const start = lines.indexOf('Commands:');
+  if (start < 0) return [];
+  const names: string[] = [];
+  for (const line of lines.slice(start + 1)) {
+    if (!line.startsWith('  ')) break;
+    const name = /^ {2}(\S+)/.exec(line)?.[1]?.split('|')[0];
+    if (name && name !== 'help') names.push(name);
+  }
+  return names;
+}
+
+function parseHelp(path: string[], text: string): HelpPage {
+  const lines = text.split('\n');
+  const description: string[] = [];
+  for (let i = 2; i < lines.length && lines[i] !== ''; i++) description.push(lines[i]!);
+  const at = lines.indexOf('Examples:');
+  const examples: string[] = [];
+  if (at >= 0) for (const line of lines.slice(at + 1)) {
+    if (!line.startsWith('  ')) break;
+    examples.push(line);
+  }
+  return { path, text, description, examples, examplesBlocks: lines.filter((l) => /^Examples?:$/.test(l)).length };
+}
+
+/** Walk the tree from the root's command list: each noun, then each of its verbs. */
+function walk(): { nouns: string[]; pages: HelpPage[] } {
+  const nouns = subcommands(helpText([]));
+  const pages: HelpPage[] = [];
+  for (const noun of nouns) {
+    const text = helpText([noun]);
+    pages.push(parseHelp([noun], text));
+    for (const verb of subcommands(text)) pages.push(parseHelp([noun, verb], helpText([noun, verb])));
+  }
+  return { nouns, pages };
+}
+
+const { nouns, pages } = walk();
+const examples = pages.flatMap((p) => p.examples.map((line) => ({ path: p.path.join(' '), command: line.replace(/^ {2}\$ /, '') })));
+
+describe('--help of every command', () => {
+  it('walks every command group of the program', () => {
+    expect(nouns).toEqual(['board', 'schema', 'card', 'comment', 'import', 'webhook', 'emulator', 'completion']);
+    expect(pages.map((p) => p.path.join(' '))).toEqual(
+      expect.arrayContaining(['board add', 'board set-signing-key', 'card put', 'webhook listen', 'import', 'completion']),
+    );
+  });
+
+  it.each(pages.map((p) => [p.path.join(' '), p] as const))('%s: one-line description, 1-3 examples in one Examples: block', (_name, page) => {
+    expect(page.text.split('\n')[0]).toMatch(new RegExp(`^Usage: cardboard ${page.path.join(' ')}(\\|\\S+)? `));
+    expect(page.description).toHaveLength(1);
+    expect(page.description[0]).not.toMatch(/^(Options|Arguments|Commands):$/);
+    expect(page.examplesBlocks).toBe(1);
+    expect(page.examples.length).toBeGreaterThanOrEqual(1);
+    expect(page.examples.length).toBeLessThanOrEqual(3);
+    for (const line of page.examples) expect(line).toMatch(/^ {2}\$ (?=\S).*\bcardboard\b/);
+  });
+});
+
+let emulator: RunningEmulator;
+let receiver: Server;
+let receiverUrl: string;
+let cardId: string;
+let configTemplate: string;
+let hooksFile: string;
+let shimDir: string;
+const children = new Set<ChildProcess>();
+
+/** The board's signing key gets 200, anything else 403 (spec 6). */
+function startReceiver(): Promise<string> {
+  receiver = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      res.statusCode = req.headers['x-signingkey'] === SIGNING_KEY ? 200 : 403;
+      res.end(res.statusCode === 200 ? 'ok' : 'bad key');
+    });
+  });
+  return new Promise((resolve) => receiver.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(receiver.address() as AddressInfo).port}`)));
+}
+
+/** Start `webhook listen --record` on a free port, post 45 signed deliveries, stop it: a real record file. */
+async function recordDeliveries(dir: string): Promise<string> {
+  const file = join(dir, 'hooks.jsonl');
+  const child = spawn(process.execPath, [BIN, 'webhook', 'listen', '--port', '0', '--record', file, '--quiet'], {
+    env: childEnv({ env: { CARDBOARD_SIGNING_KEY: SIGNING_KEY } }),
+  });
+  const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+  const url = await new Promise<string>((resolve, reject) => {
+    let err = '';
+    child.stderr.on('data', (b: Buffer) => {
+      err += b.toString();
+      const m = /Listening on (http:\/\/\S+)/.exec(err);
+      if (m) resolve(m[1]!);
+    });
+    void exited.then(() => reject(new Error(`listen exited: ${err}`)));
+  });
+  for (let i = 1; i <= 45; i++) {
+    const body = JSON.stringify({ _id: `card-${i}`, Name: `Card ${i}`, Status: i % 2 ? 'Done' : 'Open' });
+    const r = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-signingKey': SIGNING_KEY }, body });
+    expect(r.status).toBe(200);
+  }
+  child.kill('SIGINT');
+  expect(await exited).toBe(0);
+  return file;
+}
+
+beforeAll(async () => {
+  emulator = await startTestEmulator({
+    boards: { [BOARD]: { token: TOKEN, fields: [...FIELDS], updateMode: 'Update if exists', createFields: false, webhookUrl: null, signingKey: SIGNING_KEY } },
+  });
+  receiverUrl = await startReceiver();
+  const put = await fetch(`${emulator.url}/api/aptlet/${BOARD}`, {
+    method: 'POST',
+    headers: { 'x-token': TOKEN, 'content-type': 'application/json' },
+    body: JSON.stringify({ Name: 'Fix login', Status: 'Open' }),
+  });
+  cardId = ((await put.json()) as { _id: string })._id;
+
+  configTemplate = tempDir('cardboard-help-config-');
+  for (const [alias, stdin] of [
+    ['work', `${TOKEN}\n${SIGNING_KEY}\n`],
+    ['old-board', `${TOKEN}\n`],
+  ] as const) {
+    const keyFlag = stdin.split('\n').length > 2 ? ['--signing-key-stdin'] : [];
+    const r = await runCli(['--base-url', emulator.url, 'board', 'add', alias, '--id', BOARD, '--token-stdin', ...keyFlag], { configDir: configTemplate, input: stdin });
+    expect(r.stderr).toBe(`ok: Saved board "${alias}" (id ${BOARD} at ${emulator.url}; verified, 4 fields)${alias === 'work' ? ', the default board' : ''}.\n`);
+  }
+  hooksFile = await recordDeliveries(tempDir('cardboard-help-hooks-'));
+
+  // `cardboard` on PATH, as an installed package would put it.
+  shimDir = tempDir('cardboard-help-bin-');
+  writeFileSync(join(shimDir, 'cardboard'), `#!/bin/sh\nexec "${process.execPath}" "${BIN}" "$@"\n`);
+  chmodSync(join(shimDir, 'cardboard'), 0o755);
+}, 60_000);
+
+afterAll(async () => {
+  for (const child of children) if (child.exitCode === null && child.pid) process.kill(-child.pid, 'SIGKILL');
+  await new Promise((resolve) => receiver?.close(resolve));
+  await emulator?.close();
+});
+
+/** A fresh cwd with every file the examples mention, a fresh copy of the config, a fresh HOME. */
+function prepare(): { cwd: string; env: NodeJS.ProcessEnv } {
+  const cwd = tempDir('cardboard-help-cwd-');
+  const csv = readFileSync(DEMO_CSV, 'utf8').split(/\r?\n/).slice(0, 4).join('\r\n');
+  writeFileSync(join(cwd, 'cards.csv'), `${csv}\r\n`);
+  writeFileSync(join(cwd, 'cards.map.json'), JSON.stringify({ Assignee: 'Owner' }));
+  writeFileSync(join(cwd, 'notes.md'), 'Deployed to staging.\n\nAll checks green.\n');
+  writeFileSync(join(cwd, 'signing-key.txt'), `${SIGNING_KEY}\n`);
+  copyFileSync(hooksFile, join(cwd, 'hooks.jsonl'));
+  mkdirSync(join(cwd, 'fixtures'));
+  copyFileSync(DEMO_BOARDS, join(cwd, 'fixtures', 'demo-boards.json'));
+  const git = (...args: string[]) => execFileSync('git', ['-c', 'user.name=Ada', '-c', 'user.email=ada@example.com', ...args], { cwd, stdio: 'ignore' });
+  git('init', '-q');
+  git('commit', '-q', '--allow-empty', '-m', 'Fix the login redirect loop');
+
+  const home = tempDir('cardboard-help-home-');
+  for (const dir of ['.local/share/bash-completion/completions', '.zfunc', '.config/fish/completions']) mkdirSync(join(home, dir), { recursive: true });
+  const configDir = tempDir('cardboard-help-config-');
+  cpSync(configTemplate, configDir, { recursive: true });
+  const env = childEnv({
+    configDir,
+    env: {
+      HOME: home,
+      SHELL: '/bin/bash',
+      PATH: `${shimDir}:${process.env.PATH ?? ''}`,
+      TOKEN,
+      POST_URL: `${emulator.url}/api/aptlet/${BOARD}`,
+      SIGNING_KEY,
+      id: cardId,
+    },
+  });
+  return { cwd, env };
+}
+
+/** The placeholders that cannot work as written (see the top of this file). */
+function substitute(command: string): string {
+  return command
+    .replaceAll('https://cards.example.com', emulator.url)
+    .replaceAll('http://localhost:3000', receiverUrl)
+    .replaceAll('http://localhost:8787', receiverUrl)
+    .replaceAll('64f1c2e8a1b2c3d4e5f60718', cardId);
+}
+
+interface Outcome {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function collect(child: ChildProcess, timeoutMs = 30_000): Promise<Outcome> {
+  children.add(child);
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (b: Buffer) => {
+    stdout += b.toString();
+  });
+  child.stderr?.on('data', (b: Buffer) => {
+    stderr += b.toString();
+  });
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => child.pid && process.kill(-child.pid, 'SIGKILL'), timeoutMs);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      children.delete(child);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+/** Run a one-shot example in bash; stdin is empty, as in a script. */
+function runExample(command: string, cwd: string, env: NodeJS.ProcessEnv): Promise<Outcome> {
+  const child = spawn('bash', ['-o', 'pipefail', '-c', command], { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  return collect(child);
+}
+
+/** Answers typed at the prompt of examples that ask on a terminal. */
+const TYPED: Array<[RegExp, string]> = [
+  [/^cardboard board add (?!.*--token-stdin)/, TOKEN],
+  [/^cardboard board set-signing-key \S+$/, SIGNING_KEY],
+];
+
+/** Run an example on a pseudo-terminal (script(1)); type the answer once the hidden prompt shows. CI must be unset to prompt. */
+function runOnTerminal(command: string, answer: string, cwd: string, env: NodeJS.ProcessEnv): Promise<Outcome> {
+  const { CI: _ci, ...ttyEnv } = env;
+  const child = spawn('script', ['-qec', command, '/dev/null'], { cwd, env: ttyEnv, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+  let typed = false;
+  child.stdout?.on('data', (b: Buffer) => {
+    if (!typed && b.toString().includes('input hidden')) {
+      typed = true;
+      child.stdin?.write(`${answer}\r`);
+    }
+  });
+  const done = collect(child);
+  void done.then(() => child.stdin?.end());
+  return done;
+}
+
+/** Start a long-running example, wait for its ready line, stop it with Ctrl-C; it must exit 0. */
+async function runUntilReady(command: string, cwd: string, env: NodeJS.ProcessEnv): Promise<Outcome & { ready: boolean }> {
+  const child = spawn('bash', ['-o', 'pipefail', '-c', command], { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  let ready = false;
+  child.stderr?.on('data', (b: Buffer) => {
+    if (!ready && /^ ?listening on http:\/\/\S+/im.test(b.toString())) {
+      ready = true;
+      process.kill(-child.pid!, 'SIGINT');
+    }
+  });
+  const outcome = await collect(child);
+  return { ...outcome, ready };
+}
+
+const LONG_RUNNING = /\bcardboard (webhook listen|emulator)\b/;
+
+/**
+ * Examples in paths this suite may not edit that fail as written; each is expected to fail until its
+ * owner fixes it (then this entry must go). The import help's cards.csv has an Assignee column
+ * (example 1 maps it), so the --match-on example stops with exit 2 for the unmapped column.
+ */
+const KNOWN_BROKEN = new Set(['cardboard import cards.csv --match-on Name --dry-run']);
+
+describe('every example works as written against the emulator', () => {
+  it('has examples to run', () => {
+    expect(examples.length).toBeGreaterThanOrEqual(pages.length);
+  });
+
+  const runs = (broken: boolean) => examples.filter((e) => KNOWN_BROKEN.has(e.command) === broken).map((e) => [e.path, e.command] as const);
+  const check = async (_path: string, written: string) => {
+    const command = substitute(written);
+    const { cwd, env } = prepare();
+    const typed = TYPED.find(([re]) => re.test(command))?.[1];
+    let outcome: Outcome;
+    if (LONG_RUNNING.test(command)) {
+      const run = await runUntilReady(command, cwd, env);
+      expect(run.ready, run.stderr).toBe(true);
+      outcome = run;
+    } else if (typed !== undefined) {
+      outcome = await runOnTerminal(command, typed, cwd, env);
+    } else {
+      outcome = await runExample(command, cwd, env);
+    }
+    expect(outcome.code, `${outcome.stdout}\n${outcome.stderr}`).toBe(0);
+    expect(outcome.stderr).not.toMatch(/^error:/m);
+    expect(outcome.stdout).not.toMatch(/^error:/m);
+  };
+  it.each(runs(false))('%s: %s', check, 45_000);
+  it.fails.each(runs(true))('known broken, %s: %s', check, 45_000);
+});
