@@ -62,6 +62,11 @@ export async function buildProgram(ctx: Context, argv: string[], all = false): P
     .addHelpText(
       'after',
       `
+Examples:
+  $ cardboard board add work --url https://cards.example.com/api/aptlet/64f1c2e8
+  $ cardboard schema
+  $ cardboard card list --all --format csv > cards.csv
+
 Exit codes: 0 ok, 1 failure, 2 usage (nothing sent), 3 partial import, 4 auth, 130 interrupted.
 Environment: CARDBOARD_BASE_URL, CARDBOARD_BOARD, CARDBOARD_TOKEN, CARDBOARD_SIGNING_KEY,
 CARDBOARD_CONFIG_DIR, NO_COLOR, CI (never prompt). Flags beat environment; environment beats config.`,

@@ -78,8 +78,9 @@ function parseHelp(path: string[], text: string): HelpPage {
 
 /** Walk the tree from the root's command list: each noun, then each of its verbs. */
 function walk(): { nouns: string[]; pages: HelpPage[] } {
-  const nouns = subcommands(helpText([]));
-  const pages: HelpPage[] = [];
+  const root = helpText([]);
+  const nouns = subcommands(root);
+  const pages: HelpPage[] = [parseHelp([], root)];
   for (const noun of nouns) {
     const text = helpText([noun]);
     pages.push(parseHelp([noun], text));
@@ -100,7 +101,7 @@ describe('--help of every command', () => {
   });
 
   it.each(pages.map((p) => [p.path.join(' '), p] as const))('%s: one-line description, 1-3 examples in one Examples: block', (_name, page) => {
-    expect(page.text.split('\n')[0]).toMatch(new RegExp(`^Usage: cardboard ${page.path.join(' ')}(\\|\\S+)? `));
+    expect(page.text.split('\n')[0]).toMatch(new RegExp(`^Usage: cardboard ${page.path.length ? `${page.path.join(' ')}(\\|\\S+)? ` : ''}`));
     expect(page.description).toHaveLength(1);
     expect(page.description[0]).not.toMatch(/^(Options|Arguments|Commands):$/);
     expect(page.examplesBlocks).toBe(1);
