@@ -1,6 +1,7 @@
 // `npm run bench`: every scenario of issue 6 §1, each figure beside its peer measured in the same run, written
 // to test/bench/results.json and results.md. Flags: --quick (smaller inputs, one run each), --only a,b.
 // Needs the build (npm run bench builds first). The emulator always runs as a child process.
+import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -31,6 +32,17 @@ function parseArgs(argv) {
 
 const cell = (text) => String(text).replaceAll('|', '\\|');
 
+/** The commit measured, and whether src/ or bin/ differed from it (a shared checkout may hold work in progress). */
+function revision() {
+  try {
+    const git = (...args) => execFileSync('git', args, { cwd: fileURLToPath(new URL('../..', import.meta.url)), encoding: 'utf8' }).trim();
+    const dirty = git('status', '--porcelain', '--', 'src', 'bin') !== '';
+    return `${git('rev-parse', '--short', 'HEAD')}${dirty ? ' + uncommitted changes in src/ or bin/' : ''}`;
+  } catch {
+    return 'unknown (not a git checkout)';
+  }
+}
+
 /** The markdown table the README embeds, plus how and where it was measured. */
 function markdown(results) {
   const lines = ['| scenario | cardboard | beside it (same run) | ratio | goal | met? |', '|---|---|---|---|---|---|'];
@@ -42,7 +54,7 @@ function markdown(results) {
       lines.push(`| ${[r.scenario, r.cardboard, r.beside, r.ratioText, r.goal, met].map(cell).join(' | ')} |`);
     }
   }
-  const runs = Object.entries(results.scenarios).map(([name, s]) => `${name} ${s.at}${s.quick ? ' (--quick)' : ''}`);
+  const runs = Object.entries(results.scenarios).map(([name, s]) => `${name} ${s.at} at ${s.revision}${s.quick ? ' (--quick)' : ''}`);
   lines.push('', `Measured with Node ${results.machine.node} on ${results.machine.cpus} × ${results.machine.cpuModel}; load average at start ${results.machine.loadavg.join(', ')}.`);
   lines.push(`Runs: ${runs.join('; ')}.`);
   return `${lines.join('\n')}\n`;
@@ -62,7 +74,7 @@ for (const name of opts.only) {
   log(`${name}…`);
   try {
     const { data, rows } = await SCENARIOS[name]({ quick: opts.quick });
-    results.scenarios[name] = { at: new Date().toISOString().slice(0, 16).replace('T', ' '), quick: opts.quick, seconds: Math.round((Date.now() - started) / 1000), data, rows };
+    results.scenarios[name] = { at: new Date().toISOString().slice(0, 16).replace('T', ' '), revision: revision(), quick: opts.quick, seconds: Math.round((Date.now() - started) / 1000), data, rows };
     log(`${name} done in ${Math.round((Date.now() - started) / 1000)} s`);
   } catch (err) {
     failed = true;

@@ -23,7 +23,7 @@ function lines(path) {
 /** Run the list scenario. */
 export async function list({ quick }) {
   const cards = quick ? 20_000 : 100_000;
-  const runs = quick ? 1 : 2;
+  const runs = quick ? 1 : 5;
   const emu = await startEmulator({ seedCards: cards, pageSize: PAGE_SIZE });
   const config = mkdtempSync(join(tmpdir(), 'cardboard-bench-'));
   const env = childEnv({ ...emu.env, CARDBOARD_CONFIG_DIR: config });
