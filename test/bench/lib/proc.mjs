@@ -30,15 +30,16 @@ function vmHwm(pid) {
 }
 
 /**
- * Run `cmd args` to the end. Returns { code, ms, rssKb, stdout, stderr }: wall time from spawn to exit,
- * peak RSS of the command itself (GNU time's %M, else polled VmHWM), and its output unless sent to a file.
+ * Run `cmd args` to the end. Returns { code, ms, rssKb, cpuMs, stdout, stderr }: wall time from spawn to
+ * exit, peak RSS of the command itself (GNU time's %M, else polled VmHWM), its CPU time (user + system;
+ * only with GNU time), and its output unless sent to a file.
  * opts: env, stdoutFile ('/dev/null' or a path: written there, not kept), rss (measure peak RSS).
  */
 export function runMeasured(cmd, args, opts = {}) {
   const timeFile = join(tmpdir(), `cardboard-bench-time-${process.pid}-${Math.random().toString(36).slice(2)}`);
   const wrap = opts.rss && GNU_TIME;
   const file = wrap ? GNU_TIME : cmd;
-  const argv = wrap ? ['-o', timeFile, '-f', '%M', cmd, ...args] : args;
+  const argv = wrap ? ['-o', timeFile, '-f', '%M %U %S', cmd, ...args] : args;
   const outFd = opts.stdoutFile ? openSync(opts.stdoutFile, 'w') : undefined;
   return new Promise((resolve, reject) => {
     const started = process.hrtime.bigint();
@@ -55,13 +56,15 @@ export function runMeasured(cmd, args, opts = {}) {
       if (poll) clearInterval(poll);
       if (outFd !== undefined) closeSync(outFd);
       let rssKb = opts.rss ? polled : undefined;
+      let cpuMs;
       if (wrap) {
-        // GNU time appends "Command exited with non-zero status N" before the figure when the command fails.
-        const lines = readFileSync(timeFile, 'utf8').trim().split('\n');
-        rssKb = Number(lines.at(-1));
+        // GNU time writes "Command exited with non-zero status N" before the figures when the command fails.
+        const [kb, user, sys] = readFileSync(timeFile, 'utf8').trim().split('\n').at(-1).split(' ').map(Number);
+        rssKb = kb;
+        cpuMs = (user + sys) * 1000;
         rmSync(timeFile, { force: true });
       }
-      resolve({ code, ms, rssKb, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') });
+      resolve({ code, ms, rssKb, cpuMs, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') });
     });
   });
 }

@@ -32,7 +32,7 @@ export async function importOnce(file, rows, extraArgs = [], emu = undefined, no
     const summary = JSON.parse(r.stdout);
     if (!summary.dryRun && summary.created !== rows) throw new Error(`import created ${summary.created} of ${rows} rows: ${r.stdout}`);
     const engine = summary.durationMs ? rows / (summary.durationMs / 1000) : undefined;
-    return { ms: r.ms, rssKb: r.rssKb, summary, rowsPerSec: rows / (r.ms / 1000), engineRowsPerSec: engine };
+    return { ms: r.ms, rssKb: r.rssKb, cpuMs: r.cpuMs, summary, rowsPerSec: rows / (r.ms / 1000), engineRowsPerSec: engine };
   } finally {
     rmSync(config, { recursive: true, force: true });
     rmSync(journal, { force: true });
@@ -40,9 +40,11 @@ export async function importOnce(file, rows, extraArgs = [], emu = undefined, no
   }
 }
 
+/** autocannon's requests/s and its CPU time (it runs in this process, which does nothing else meanwhile). */
 async function cannonOnce(rows) {
   const emu = await startEmulator();
   try {
+    const cpu = process.cpuUsage();
     const r = await autocannon({
       url: `${emu.url}/api/aptlet/${BOARD}`,
       method: 'POST',
@@ -51,19 +53,21 @@ async function cannonOnce(rows) {
       headers: { 'content-type': 'application/json', 'x-token': TOKEN },
       body: rowBody(1),
     });
+    const used = process.cpuUsage(cpu);
     if (r.non2xx > 0 || r.errors > 0) throw new Error(`autocannon: ${r.non2xx} non-2xx, ${r.errors} errors`);
-    return r.requests.total / r.duration;
+    return { perSec: r.requests.total / r.duration, cpuMs: (used.user + used.system) / 1000 };
   } finally {
     await emu.close();
   }
 }
 
+/** A peer script's rows/s (`rows` must be what it prints) and its CPU time. */
 async function loopOnce(cmd, args, rows) {
   const emu = await startEmulator();
   try {
-    const r = await runMeasured(cmd, args, { env: childEnv(emu.env) });
+    const r = await runMeasured(cmd, args, { env: childEnv(emu.env), rss: true });
     if (r.code !== 0 || Number(r.stdout.trim()) !== rows) throw new Error(`${args[0]} exited ${r.code} after ${r.stdout.trim()} rows: ${r.stderr.slice(-500)}`);
-    return rows / (r.ms / 1000);
+    return { perSec: rows / (r.ms / 1000), cpuMs: r.cpuMs };
   } finally {
     await emu.close();
   }
@@ -80,18 +84,28 @@ export async function importSpeed({ quick }) {
   const engine = [];
   const ceiling = [];
   const library = [];
+  // CPU time per row (µs) of each client: on 2 cores shared with the emulator, this is what limits rows/s.
+  const cpu = { cardboard: [], autocannon: [], undici: [] };
+  const perRow = (ms) => (ms === undefined ? undefined : (ms * 1000) / rows);
   for (let i = 0; i < runs; i++) {
     log(`import ${rows} rows, run ${i + 1}/${runs}`);
     const r = await importOnce(file, rows, ['--concurrency', String(CONNECTIONS)]);
     cb.push(r.rowsPerSec);
     engine.push(r.engineRowsPerSec);
-    ceiling.push(await cannonOnce(rows));
-    library.push(await loopOnce(process.execPath, [peer('undici-import.mjs'), file, String(CONNECTIONS)], rows));
+    cpu.cardboard.push(perRow(r.cpuMs));
+    const c = await cannonOnce(rows);
+    ceiling.push(c.perSec);
+    cpu.autocannon.push(perRow(c.cpuMs));
+    const u = await loopOnce(process.execPath, [peer('undici-import.mjs'), file, String(CONNECTIONS)], rows);
+    library.push(u.perSec);
+    cpu.undici.push(perRow(u.cpuMs));
   }
   log(`docs' fetch loop, ${fetchRows} rows`);
-  const fetchLoop = await loopOnce(process.execPath, [peer('fetch-import.mjs'), file, String(fetchRows)], fetchRows);
+  const fetchLoop = (await loopOnce(process.execPath, [peer('fetch-import.mjs'), file, String(fetchRows)], fetchRows)).perSec;
   log(`curl loop, ${curlRows} rows`);
-  const curlLoop = await loopOnce('bash', [peer('curl-loop.sh'), file, String(curlRows)], curlRows);
+  const curlLoop = (await loopOnce('bash', [peer('curl-loop.sh'), file, String(curlRows)], curlRows)).perSec;
+  const cpuUs = Object.fromEntries(Object.entries(cpu).map(([k, v]) => [k, v.includes(undefined) ? null : sig(median(v))]));
+  const cpuText = (k) => (cpuUs[k] === null ? '' : `, ${cpuUs[k]} µs CPU/row`);
 
   const mine = median(cb);
   const data = {
@@ -102,6 +116,7 @@ export async function importSpeed({ quick }) {
     cardboardEngineRowsPerSec: sig(median(engine)),
     autocannonReqPerSec: sig(median(ceiling)),
     undiciLoopRowsPerSec: sig(median(library)),
+    cpuMicrosecondsPerRow: cpuUs,
     fetchLoop: { rows: fetchRows, rowsPerSec: sig(fetchLoop) },
     curlLoop: { rows: curlRows, rowsPerSec: sig(curlLoop) },
     samples: { cardboard: cb.map((v) => sig(v)), engine: engine.map((v) => sig(v)), autocannon: ceiling.map((v) => sig(v)), undiciLoop: library.map((v) => sig(v)) },
@@ -113,8 +128,8 @@ export async function importSpeed({ quick }) {
     rows: [
       {
         scenario: label,
-        cardboard: `${sig(mine)} rows/s (engine ${sig(median(engine))})`,
-        beside: `autocannon, ${CONNECTIONS} connections: ${sig(median(ceiling))} req/s`,
+        cardboard: `${sig(mine)} rows/s (engine ${sig(median(engine))})${cpuText('cardboard')}`,
+        beside: `autocannon, ${CONNECTIONS} connections: ${sig(median(ceiling))} req/s${cpuText('autocannon')}`,
         ratio: sig(ratio),
         ratioText: `${sig(ratio)}×`,
         goal: `≥ ${GOAL}×`,
@@ -123,7 +138,7 @@ export async function importSpeed({ quick }) {
       {
         scenario: `${label}, vs its HTTP library alone`,
         cardboard: `${sig(mine)} rows/s`,
-        beside: `undici \`request()\`, ${CONNECTIONS} workers, no mapping/journal/pacing: ${sig(median(library))} rows/s`,
+        beside: `undici \`request()\`, ${CONNECTIONS} workers, no mapping/journal/pacing: ${sig(median(library))} rows/s${cpuText('undici')}`,
         ratio: sig(mine / median(library)),
         ratioText: `${sig(mine / median(library))}×`,
         goal: 'report',
