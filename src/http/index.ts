@@ -74,11 +74,10 @@ export interface Http {
  */
 export async function createHttp(opts: HttpOptions): Promise<Http> {
   const baseUrl = checkBaseUrl(opts.baseUrl, opts.insecure);
-  const { request } = await import('undici');
   const timeout = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const dispatcher = await acquireAgent(opts.connectTimeoutMs ?? Math.min(timeout, DEFAULT_CONNECT_TIMEOUT_MS));
   const limiter = processLimiter();
-  let send: Send = createCore({ baseUrl, token: opts.token, dispatcher, request, headersTimeoutMs: timeout, bodyTimeoutMs: timeout });
+  let send: Send = createCore({ baseUrl, token: opts.token, dispatcher, headersTimeoutMs: timeout, bodyTimeoutMs: timeout });
   if (opts.log) send = withDebugLog(send, opts.log);
   send = withRateLimit(send, limiter);
   send = withRetry(send, {
