@@ -1,8 +1,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { signingKeyMatches } from './compare.js';
-import { type Delivery, headersFromRaw } from './delivery.js';
+import { keyMatcher } from './compare.js';
+import { type Delivery, headersFromRaw, rawHeader } from './delivery.js';
 import { type ForwardEvent, Forwarder } from './forwarder.js';
 import type { RecordFile } from './record-file.js';
 
@@ -32,6 +32,19 @@ export interface ListenerOptions {
   onEvent: (e: ListenerEvent) => void;
 }
 
+/**
+ * The 200's headers, built once. Content-Length is given because writeHead() sends the head before end()
+ * knows the body: without it every answer is chunked, three extra writes per delivery.
+ */
+const OK_BODY = 'OK\n';
+const OK_HEADERS = { 'content-type': 'text/plain', 'content-length': String(OK_BODY.length) };
+
+/** A verified request whose body is in, waiting for the end of the event-loop turn to be recorded and answered. */
+interface Accepted {
+  res: ServerResponse;
+  delivery: Omit<Delivery, 'seq'>;
+}
+
 /** Counters for the status line and the summary. */
 export interface ListenerStats {
   delivered: number;
@@ -46,11 +59,14 @@ export class Listener {
   private inFlight = 0;
   private drained: (() => void) | undefined;
   private seq = 0;
+  private readonly keyMatches: ((header: string | undefined) => boolean) | undefined;
+  private accepted: Accepted[] = [];
 
   constructor(private readonly opts: ListenerOptions) {
     if (opts.forward && !opts.record) throw new Error('forwarding needs a record file');
     this.forwarder = opts.forward && opts.record ? new Forwarder({ ...opts.forward, key: opts.key, record: opts.record, onEvent: opts.onEvent }) : undefined;
     this.seq = opts.record?.lastSeq ?? 0;
+    this.keyMatches = opts.key === undefined ? undefined : keyMatcher(opts.key);
     this.server = createServer((req, res) => this.handle(req, res));
     // `Expect: 100-continue`: refuse (403/404/413) before the client sends the body, else invite it.
     this.server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
@@ -115,40 +131,54 @@ export class Listener {
       if (!over) chunks.push(chunk);
     });
     req.on('end', () => {
-      if (!over) this.accept(req, res, method, target, Buffer.concat(chunks, size));
+      // One chunk (the usual card) is already a buffer of its own: node:http copies each body chunk.
+      if (!over) this.accept(req, res, method, target, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
     });
   }
 
   /** Why the request is refused before its body is read, if it is. */
   private check(req: IncomingMessage): [RejectStatus, string] | undefined {
-    const { key, maxBody, path } = this.opts;
-    if ((req.url ?? '/').split('?')[0] !== path) return [404, 'not the webhook path'];
-    const header = req.headers['x-signingkey'];
+    const { maxBody, path } = this.opts;
+    const target = req.url ?? '/';
+    const query = target.indexOf('?');
+    if ((query === -1 ? target : target.slice(0, query)) !== path) return [404, 'not the webhook path'];
+    const header = rawHeader(req.rawHeaders, 'x-signingkey');
     // Spec 6 / 7: a mismatch is answered 403; nothing of it is printed, recorded or forwarded.
-    if (key !== undefined && !signingKeyMatches(header, key)) return [403, header === undefined ? 'no x-signingKey header' : 'wrong x-signingKey'];
-    if (Number(req.headers['content-length']) > maxBody) return [413, `body over ${maxBody} bytes`];
+    if (this.keyMatches && !this.keyMatches(header)) return [403, header === undefined ? 'no x-signingKey header' : 'wrong x-signingKey'];
+    if (Number(rawHeader(req.rawHeaders, 'content-length')) > maxBody) return [413, `body over ${maxBody} bytes`];
     return undefined;
   }
 
   private accept(req: IncomingMessage, res: ServerResponse, method: string, path: string, body: Buffer): void {
-    const base = { receivedAt: new Date().toISOString(), method, path, headers: headersFromRaw(req.rawHeaders), body };
-    let delivery: Delivery;
-    let offset = 0;
+    const delivery = { receivedAt: new Date().toISOString(), method, path, headers: headersFromRaw(req.rawHeaders), body };
+    // Answered at the end of this event-loop turn, with every other delivery that arrived in it: one write
+    // to the record file for all of them instead of one each. setImmediate runs right after this turn's
+    // I/O, so the wait is only for deliveries that are already here.
+    if (this.accepted.push({ res, delivery }) === 1) setImmediate(() => this.answerAccepted());
+  }
+
+  private answerAccepted(): void {
+    const batch = this.accepted;
+    this.accepted = [];
+    let recorded: { delivery: Delivery; offset: number }[];
     try {
-      // Written (writeSync) before the 200: a delivery the service holds as delivered is never only in memory.
-      if (this.opts.record) ({ delivery, offset } = this.opts.record.append(base));
-      else delivery = { seq: ++this.seq, ...base };
+      // Written (writeSync) before the 200s: a delivery the service holds as delivered is never only in memory.
+      recorded = this.opts.record
+        ? this.opts.record.appendAll(batch.map((a) => a.delivery))
+        : batch.map((a) => ({ delivery: { seq: ++this.seq, ...a.delivery }, offset: 0 }));
     } catch (err) {
-      // Not acknowledged, so the service sends it again (spec 6: anything but 200 is retried).
+      // Not acknowledged, so the service sends them again (spec 6: anything but 200 is retried).
       this.opts.onEvent({ type: 'error', message: `cannot write the record file: ${(err as Error).message}` });
-      this.reject(req, res, 500, 'record file not writable');
+      for (const { res } of batch) this.reject(res.req, res, 500, 'record file not writable');
       return;
     }
     // Spec 6: answer 200 at once; printing and forwarding come after.
-    res.writeHead(200, { 'content-type': 'text/plain' }).end('OK\n');
-    this.stats.delivered++;
-    this.opts.onEvent({ type: 'delivery', delivery });
-    this.forwarder?.enqueue(delivery, offset);
+    for (const { res } of batch) res.writeHead(200, OK_HEADERS).end(OK_BODY);
+    this.stats.delivered += batch.length;
+    for (const { delivery, offset } of recorded) {
+      this.opts.onEvent({ type: 'delivery', delivery });
+      this.forwarder?.enqueue(delivery, offset);
+    }
   }
 
   private reject(req: IncomingMessage, res: ServerResponse, status: RejectStatus, reason: string): void {

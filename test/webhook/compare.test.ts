@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { safeEqual, signingKeyMatches } from '../../src/webhook/compare.js';
+import { keyMatcher, safeEqual, signingKeyMatches } from '../../src/webhook/compare.js';
 
 describe('safeEqual', () => {
   it('gives the same answer as === on arbitrary strings, including lone surrogates', () => {
@@ -43,5 +43,20 @@ describe('signingKeyMatches', () => {
     const onTheWire = Buffer.from('clé-🔑', 'utf8').toString('latin1');
     expect(signingKeyMatches(onTheWire, 'clé-🔑')).toBe(true);
     expect(signingKeyMatches(onTheWire, 'cle-🔑')).toBe(false);
+  });
+});
+
+describe('keyMatcher', () => {
+  it('answers like === between the key and the header bytes read as UTF-8, for many headers against one key', () => {
+    const str = fc.string({ unit: 'binary', maxLength: 20 });
+    fc.assert(
+      fc.property(str, fc.array(str, { maxLength: 5 }), (key, headers) => {
+        const matches = keyMatcher(key);
+        for (const h of [...headers, key]) {
+          const onTheWire = Buffer.from(h, 'utf8');
+          expect(matches(onTheWire.toString('latin1'))).toBe(onTheWire.toString('utf8') === key);
+        }
+      }),
+    );
   });
 });

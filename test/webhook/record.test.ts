@@ -2,7 +2,7 @@ import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type Delivery, headersFromRaw, outgoingHeaders, parseRecordLine, REDACTED, toRecordLine, toView } from '../../src/webhook/delivery.js';
+import { type Delivery, headersFromRaw, outgoingHeaders, parseRecordLine, rawHeader, REDACTED, toRecordLine, toView, viewJson } from '../../src/webhook/delivery.js';
 import { readDeliveries, RecordFile } from '../../src/webhook/record-file.js';
 import { tempDir } from '../helpers/cli.js';
 
@@ -33,6 +33,27 @@ describe('record lines', () => {
     expect(Buffer.from(json.bodyBase64 as string, 'base64').toString()).toBe('{"_id":"c1","Name":"A"}');
     expect(toView(delivery(1, 'not json')).body).toBe('not json');
     expect(() => parseRecordLine('{"seq":3,"recei')).toThrow();
+  });
+
+  it('print the --json line as one line that reads back as the same value, compact or pretty-printed', () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), fc.constantFrom(undefined, 2, '\t'), (value, indent) => {
+        const d = delivery(1, JSON.stringify(value, null, indent));
+        const line = viewJson(d);
+        expect(line).not.toMatch(/[\n\r]/);
+        expect(JSON.parse(line)).toEqual(JSON.parse(JSON.stringify(toView(d))));
+      }),
+    );
+    // Copied as sent: digits a double would round survive.
+    expect(viewJson(delivery(1, '{"n":12345678901234567890}'))).toContain('"body":{"n":12345678901234567890}}');
+    expect(JSON.parse(viewJson(delivery(1, 'a "text"\nbody'))).body).toBe('a "text"\nbody');
+  });
+
+  it('read one raw header case-insensitively, repeats joined as req.headers joins them', () => {
+    const raw = ['Host', 'x', 'X-SigningKey', 'k1', 'x-signingkey', 'k2', 'Content-Length', '3'];
+    expect(rawHeader(raw, 'x-signingkey')).toBe('k1, k2');
+    expect(rawHeader(raw, 'content-length')).toBe('3');
+    expect(rawHeader(raw, 'accept')).toBeUndefined();
   });
 
   it('never carry the signing key, whatever its spelling or repetition', () => {
@@ -66,6 +87,20 @@ describe('RecordFile', () => {
     const all = readDeliveries(path, 0, 0, 100, 1e9);
     expect(all.deliveries.map((d) => d.body.toString())).toEqual(['one', 'two', 'three']);
     expect(all.next).toBe(readFileSync(path).length);
+  });
+
+  it('appends a batch with one write, numbered in order, each offset where its line starts', async () => {
+    const path = join(tempDir(), 'r.jsonl');
+    const file = new RecordFile(path);
+    file.append({ receivedAt: 't', method: 'POST', path: '/', headers: {}, body: Buffer.from('zero') });
+    const batch = file.appendAll(['a', 'bb', '{"c":3}'].map((b) => ({ receivedAt: 't', method: 'POST', path: '/', headers: {}, body: Buffer.from(b) })));
+    await file.close();
+    const bytes = readFileSync(path);
+    expect(batch.map((r) => r.delivery.seq)).toEqual([2, 3, 4]);
+    for (const { delivery: d, offset } of batch) {
+      expect(bytes.subarray(offset, offset + Buffer.byteLength(toRecordLine(d))).toString()).toBe(toRecordLine(d));
+    }
+    expect(readDeliveries(path, 0, 0, 10, 1e9).deliveries.map((d) => d.body.toString())).toEqual(['zero', 'a', 'bb', '{"c":3}']);
   });
 
   it('reads back in bounded batches after a given sequence number', () => {

@@ -5,12 +5,13 @@ import type { Command } from 'commander';
 import type { Context } from '../../context.js';
 import { AuthError, CardboardError, UsageError } from '../../errors.js';
 import { createStatus } from '../../io/status.js';
-import { toView } from '../../webhook/delivery.js';
+import { viewJson } from '../../webhook/delivery.js';
 import { cursorPath } from '../../webhook/forwarder.js';
 import { Listener, type ListenerEvent } from '../../webhook/listener.js';
 import { RecordFile } from '../../webhook/record-file.js';
 import { parseDuration, parsePort, parseSize } from '../../webhook/units.js';
 import { loadSigningKey, NO_KEY_HINT } from './key.js';
+import { batchedOutput } from './batched-output.js';
 import { deliveryLine, forwardLine, rejectLine, summaryLine } from './render.js';
 import { httpUrl } from './url.js';
 
@@ -77,9 +78,10 @@ export async function runWebhookListen(ctx: Context, opts: WebhookListenOptions)
   const recordPath = opts.record ?? spool;
   const record = recordPath === undefined ? undefined : openRecord(recordPath);
   const json = opts.json || !ctx.stdout.isTTY;
-  const out = (line: string) => ctx.stdout.write(`${line}\n`);
+  const stdout = batchedOutput(ctx.stdout);
+  const out = stdout.line;
   const onEvent = (e: ListenerEvent) => {
-    if (e.type === 'delivery') out(json ? JSON.stringify(toView(e.delivery)) : deliveryLine(e.delivery));
+    if (e.type === 'delivery') out(json ? viewJson(e.delivery) : deliveryLine(e.delivery));
     else if (e.type === 'forward') (json ? status.info : out)(forwardLine(e));
     else if (e.type === 'rejected') status.info(rejectLine(e));
     else if (e.type === 'error') status.warn(e.message);
@@ -118,6 +120,7 @@ export async function runWebhookListen(ctx: Context, opts: WebhookListenOptions)
   }
   await stopped;
   await listener.stop();
+  stdout.flush();
   const pending = fwd?.pending;
   status.info(summaryLine(listener.stats, pending));
   if (spool && pending === 0) {
