@@ -73,7 +73,7 @@ export async function runEngine(items: AsyncIterable<CsvItem>, o: EngineOptions)
     stop: stop.signal,
     matchOn: o.match?.field,
     maxTries: o.maxTries ?? 6,
-    beforeSend: () => o.journal?.flush(),
+    beforeSend: () => o.journal?.ready(),
     onRetry: (reason: string, attempt: number) => {
       summary.retries++;
       if (reason === '429') summary.waits++;
@@ -141,25 +141,34 @@ export async function runEngine(items: AsyncIterable<CsvItem>, o: EngineOptions)
     );
   }
 
-  const inflight = new Set<Promise<void>>();
+  // A counting semaphore: `active` rows in flight, and the reader parked while all slots are taken.
+  let active = 0;
+  let wake: (() => void) | undefined;
+  const parked = () => new Promise<void>((resolve) => (wake = resolve));
+  const release = () => {
+    active--;
+    const w = wake;
+    wake = undefined;
+    w?.();
+  };
+  const failed = (err: unknown) => {
+    stopWith('fatal', err instanceof CardboardError ? err : new CardboardError(String((err as Error)?.message ?? err), { cause: err }));
+    release();
+  };
   try {
     for await (const item of items) {
       if (stop.signal.aborted) break;
       if (item.kind === 'header') continue;
-      const p: Promise<void> = handle(item)
-        .catch((err: unknown) => {
-          stopWith('fatal', err instanceof CardboardError ? err : new CardboardError(String((err as Error)?.message ?? err), { cause: err }));
-        })
-        .finally(() => inflight.delete(p));
-      inflight.add(p);
+      active++;
+      handle(item).then(release, failed);
       // Backpressure: the reader (and the file) waits while every worker is busy.
-      while (inflight.size >= o.concurrency) await Promise.race(inflight);
+      while (active >= o.concurrency) await parked();
     }
   } catch (err) {
     // A read failure (I/O, decoding) ends the run after the rows in flight.
     stopWith('fatal', err instanceof CardboardError ? err : new CardboardError(`Reading the CSV failed: ${(err as Error).message}`, { cause: err }));
   }
-  await Promise.all(inflight);
+  while (active > 0) await parked();
   o.signal.removeEventListener('abort', onUserStop);
   o.journal?.flush();
   summary.durationMs = now() - started;

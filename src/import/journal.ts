@@ -33,6 +33,7 @@ export class Journal {
   private pending: string[] = [];
   private fd: number | undefined;
   private timer: NodeJS.Timeout | undefined;
+  private gate: Promise<void> | undefined;
   /** Rows finished in earlier runs, by starting line number. */
   readonly previous: Map<number, JournalEntry>;
 
@@ -86,13 +87,29 @@ export class Journal {
   /** Record a finished row; written at the next flush. */
   record(line: number, state: RowState, id?: string): void {
     this.pending.push(`${line}\t${state}\t${id ?? ''}\n`);
-    if (this.pending.length >= 50) this.flush();
+    if (this.pending.length >= 1024) this.flush();
   }
 
   /**
-   * Write what is pending. The engine calls this before every request, so after kill -9 the rows that
-   * finished but were not journalled are at most one per worker: the in-flight bound of issue 4, section 6.
+   * What a request must wait for before it leaves: undefined when every finished row is written, else a
+   * promise of one write, made after the current turn of the event loop (setImmediate), of every row that
+   * finished meanwhile. Rows finishing on several sockets in one turn cost one write instead of one each,
+   * and still no request leaves while a finished row is unwritten: after kill -9 the rows sent but not
+   * journalled are at most the ones in flight (issue 4, section 6).
    */
+  ready(): Promise<void> | undefined {
+    if (this.pending.length === 0 || this.fd === undefined) return undefined;
+    this.gate ??= new Promise<void>((resolve) =>
+      setImmediate(() => {
+        this.gate = undefined;
+        this.flush();
+        resolve();
+      }),
+    );
+    return this.gate;
+  }
+
+  /** Write what is pending now (the timer, the end of a run, and ready()). */
   flush(): void {
     if (this.pending.length === 0 || this.fd === undefined) return;
     // writeSync: the data is in the OS once this returns, so it survives kill -9 of this process.

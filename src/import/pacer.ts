@@ -70,6 +70,13 @@ export class Pacer {
     return this.rateValue;
   }
 
+  /** The send time when a request may go at once (no rate set, no pause), without awaiting; else undefined. */
+  tryAcquire(): number | undefined {
+    if (Number.isFinite(this.rateValue)) return undefined;
+    const now = this.clock.now();
+    return now < this.pausedUntil ? undefined : now;
+  }
+
   /** Wait for this request's turn; returns the send time, to pass back to throttled(). */
   async acquire(signal?: AbortSignal): Promise<number> {
     for (;;) {

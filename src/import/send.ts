@@ -21,8 +21,8 @@ export interface SendContext {
   pacer: Pacer;
   /** Aborted on Ctrl-C or a fatal answer: no new try starts (a try already sent is awaited). */
   stop: AbortSignal;
-  /** Called right before each try leaves (the journal flushes here). */
-  beforeSend(): void;
+  /** Right before each try leaves: a promise to wait for (the journal writing finished rows), if any. */
+  beforeSend(): Promise<void> | undefined;
   onRetry(reason: string, attempt: number): void;
   /** --match-on field, to re-check a create after an uncertain failure. */
   matchOn?: string;
@@ -51,9 +51,11 @@ export async function sendRow(sc: SendContext, body: Record<string, string>, key
   let recovered: string | undefined;
   for (let attempt = 1; ; attempt++) {
     if (sc.stop.aborted) return { kind: 'stopped' };
-    const sentAt = await sc.pacer.acquire(sc.stop);
+    // Unpaced (no limit learned yet, no pause): no await, the common case of a fast import.
+    const sentAt = sc.pacer.tryAcquire() ?? (await sc.pacer.acquire(sc.stop));
+    const written = sc.beforeSend();
+    if (written) await written;
     if (sc.stop.aborted) return { kind: 'stopped' };
-    sc.beforeSend();
     try {
       // noRetry: this policy, not the client's, decides what may be sent again. No signal either:
       // a try that has left is awaited on Ctrl-C, or its outcome would be unknown.

@@ -78,7 +78,8 @@ export async function runImport(ctx: Context, opts: ImportOptions, deps: ImportD
       });
     }
     const match = opts.matchOn ? await loadKeyIndex(api, pacer, opts.matchOn, ctx.signal) : undefined;
-    const items = chain(buffered, reader);
+    // Without rows read ahead for the preview, the reader itself: one async generator less per row.
+    const items = buffered.length > 0 ? chain(buffered, reader) : { [Symbol.asyncIterator]: () => reader };
 
     if (opts.dryRun) {
       const plan = await planImport(items, { columns, sendEmpty: opts.sendEmpty, match });
