@@ -1,9 +1,11 @@
-// Webhook listener benchmark (issue 5 §5): deliveries a second and p99 time to the 200 with 32 concurrent
-// senders, for `cardboard webhook listen` (verify only, then verify + --record) beside a bare node:http
-// server that answers 200, all in the same run on the same machine. Needs a build (npm run build).
+// Webhook listener benchmark (issue 5 §5, issue 6 §1): deliveries a second and p99 time to the 200 with 32
+// concurrent senders, for `cardboard webhook listen --json` (verify only, then verify + --record) beside a
+// bare node:http server that answers 200, all in the same run on the same machine. The listener's stdout
+// is piped into `cat`, as a user's `| jq` would read it. Also reports the server's CPU time per delivery
+// (Linux /proc; null elsewhere): steadier than the rate on a shared machine. Needs a build (npm run build).
 // Usage: node test/bench/webhook.mjs [seconds per target, default 10] [--json]
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,13 +15,25 @@ const BIN = fileURLToPath(new URL('../../bin/cardboard.js', import.meta.url));
 const seconds = Number(process.argv.find((a) => /^\d+$/.test(a)) ?? 10);
 const asJson = process.argv.includes('--json');
 const KEY = 'sk-bench-0123456789abcdef';
-const BODY = JSON.stringify({ _id: '65a1f0c2e4b0a1b2c3d4e5f6', Name: 'Benchmark card', Status: 'Open', Owner: 'ana', Priority: 2 });
+// A card as the service sends it (spec 6: a card's fields and its _id), 322 bytes.
+const BODY = JSON.stringify({
+  _id: '65a1f0c2e4b0a1b2c3d4e5f6',
+  Name: 'Fix login redirect loop on the SSO callback',
+  Status: 'In Progress',
+  Owner: 'Alice Martin',
+  Priority: 'High',
+  Due: '2024-06-14',
+  Tags: ['auth', 'web'],
+  Description: 'Users coming back from the identity provider land on /login again instead of their board; seen on Safari 17 only.',
+});
 const BARE = `require('node:http').createServer((q, s) => { q.resume(); q.on('end', () => s.end('OK')); })
   .listen(0, '127.0.0.1', function () { console.error('Listening on http://127.0.0.1:' + this.address().port + '/'); });`;
 
-/** Start a server process and resolve with its URL once it prints "Listening on <url>". */
+/** Start a server process, its stdout read by `cat`; resolve with its URL once it prints "Listening on <url>". */
 function start(args, env = {}) {
-  const child = spawn(process.execPath, args, { env: { ...process.env, ...env, CI: '1', NO_COLOR: '1' }, stdio: ['ignore', 'ignore', 'pipe'] });
+  const sink = spawn('cat', [], { stdio: ['pipe', 'ignore', 'inherit'] });
+  const child = spawn(process.execPath, args, { env: { ...process.env, ...env, CI: '1', NO_COLOR: '1' }, stdio: ['ignore', sink.stdin, 'pipe'] });
+  sink.stdin.destroy(); // the server holds the pipe now; cat ends when the server exits
   return new Promise((resolve, reject) => {
     let err = '';
     child.stderr.on('data', (b) => {
@@ -48,12 +62,24 @@ function cannon(url, duration) {
   });
 }
 
+/** CPU time (user + system, µs) a process has used so far, or undefined where /proc is missing. */
+function cpuMicros(pid) {
+  const file = `/proc/${pid}/stat`;
+  if (!existsSync(file)) return undefined;
+  const stat = readFileSync(file, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1e6) / 100; // clock ticks of 10 ms (USER_HZ)
+}
+
 async function measure(name, args, env) {
   const { url, child } = await start(args, env);
   try {
     await cannon(url, 1); // warm-up: JIT, connections
+    const before = cpuMicros(child.pid);
     const r = await cannon(url, seconds);
-    return { name, deliveriesPerSec: Math.round(r.requests.average), p50Ms: r.latency.p50, p99Ms: r.latency.p99, total: r.requests.total, non2xx: r.non2xx, errors: r.errors + r.timeouts };
+    const after = cpuMicros(child.pid);
+    const cpuUsPerDelivery = before === undefined || after === undefined ? null : Math.round((after - before) / r.requests.total);
+    return { name, deliveriesPerSec: Math.round(r.requests.average), p50Ms: r.latency.p50, p99Ms: r.latency.p99, cpuUsPerDelivery, total: r.requests.total, non2xx: r.non2xx, errors: r.errors + r.timeouts };
   } finally {
     await stop(child);
   }
@@ -74,8 +100,8 @@ if (asJson) {
   console.log(JSON.stringify({ ...meta, rows }, null, 2));
 } else {
   console.log(`node ${meta.node}, 32 connections, ${seconds} s per target, ${meta.bodyBytes}-byte card body`);
-  console.log('target                       deliveries/s   p50 ms   p99 ms   non-2xx  errors');
+  console.log('target                       deliveries/s   p50 ms   p99 ms  CPU µs/delivery  non-2xx  errors');
   for (const r of rows) {
-    console.log(`${r.name.padEnd(28)} ${String(r.deliveriesPerSec).padStart(12)} ${String(r.p50Ms).padStart(8)} ${String(r.p99Ms).padStart(8)} ${String(r.non2xx).padStart(9)} ${String(r.errors).padStart(7)}`);
+    console.log(`${r.name.padEnd(28)} ${String(r.deliveriesPerSec).padStart(12)} ${String(r.p50Ms).padStart(8)} ${String(r.p99Ms).padStart(8)} ${String(r.cpuUsPerDelivery ?? '-').padStart(16)} ${String(r.non2xx).padStart(8)} ${String(r.errors).padStart(7)}`);
   }
 }
