@@ -6,6 +6,8 @@ import type { Send } from './core.js';
 export interface RateLimiter {
   /** Wait for this request's turn: the rate (when set) and any pause. */
   acquire(signal?: AbortSignal): Promise<void>;
+  /** True when a request may start now without waiting (no rate set, no pause): lets the wrapper skip acquire(). */
+  idle?(): boolean;
   /** Hold every request for `ms` from now (e.g. after a 429 with Retry-After); never shortens a pause. */
   pause(ms: number): void;
   /** Change the rate in requests per second for requests not yet started; undefined turns limiting off. */
@@ -55,6 +57,7 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
     pause(ms) {
       pausedUntil = Math.max(pausedUntil, now() + ms);
     },
+    idle: () => rate === undefined && pausedUntil <= now(),
     async acquire(signal) {
       for (;;) {
         const t = now();
@@ -74,8 +77,6 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
 
 /** Wrap `next` so every try (retries included) waits for the limiter first. */
 export function withRateLimit(next: Send, limiter: RateLimiter): Send {
-  return async (req) => {
-    await limiter.acquire(req.signal);
-    return next(req);
-  };
+  // Unlimited and not paused (an import against an unthrottled service): no await per request.
+  return (req) => (limiter.idle?.() ? next(req) : limiter.acquire(req.signal).then(() => next(req)));
 }

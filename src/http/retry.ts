@@ -81,7 +81,7 @@ export function withRetry(next: Send, options: RetryOptions = {}): Send {
   const policy = { ...DEFAULT_RETRY, ...options.policy };
   const sleep = options.sleep ?? ((ms: number, signal?: AbortSignal) => delay(ms, undefined, { signal }));
   const random = options.random ?? Math.random;
-  return async (req) => {
+  const withTries: Send = async (req) => {
     for (let attempt = 1; ; attempt++) {
       try {
         return await next(req);
@@ -97,4 +97,6 @@ export function withRetry(next: Send, options: RetryOptions = {}): Send {
       }
     }
   };
+  // The caller owns the retry policy (the import engine): no try/catch frame around its requests.
+  return (req) => (req.noRetry ? next(req) : withTries(req));
 }
