@@ -23,18 +23,20 @@ export async function webhook({ quick }) {
     const all = rounds.map((round) => round.rows.find((row) => row.name.startsWith(prefix)));
     const failures = all.reduce((n, row) => n + row.non2xx + row.errors, 0);
     if (failures > 0) throw new Error(`${prefix}: ${failures} non-2xx answers or errors`);
-    return { perSec: median(all.map((row) => row.deliveriesPerSec)), p99: median(all.map((row) => row.p99Ms)) };
+    const cpu = all.every((row) => typeof row.cpuUsPerDelivery === 'number') ? sig(median(all.map((row) => row.cpuUsPerDelivery))) : undefined;
+    return { perSec: median(all.map((row) => row.deliveriesPerSec)), p99: median(all.map((row) => row.p99Ms)), cpuUs: cpu };
   };
   const bare = pick('bare');
   const listen = pick('webhook listen (verify)');
   const record = pick('webhook listen --record');
   const data = { runs, secondsEach: seconds, connections: 32, bare, listen, record };
+  const cpuText = (m) => (m.cpuUs === undefined ? '' : `, ${m.cpuUs} µs CPU/delivery`);
   const row = (label, m) => {
     const ratio = m.perSec / bare.perSec;
     return {
       scenario: label,
-      cardboard: `${sig(m.perSec)} deliveries/s, p99 ${m.p99} ms`,
-      beside: `bare node:http: ${sig(bare.perSec)}/s, p99 ${bare.p99} ms`,
+      cardboard: `${sig(m.perSec)} deliveries/s, p99 ${m.p99} ms${cpuText(m)}`,
+      beside: `bare node:http: ${sig(bare.perSec)}/s, p99 ${bare.p99} ms${cpuText(bare)}`,
       ratio: sig(ratio),
       ratioText: `${sig(ratio)}×`,
       goal: `≥ ${GOAL}×, p99 ≤ ${P99_MS} ms`,
