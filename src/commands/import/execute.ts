@@ -51,7 +51,7 @@ export async function runImport(ctx: Context, opts: ImportOptions, deps: ImportD
   try {
     // Spec 4.2: fetch the schema first to learn the exact, case-sensitive field names.
     const fieldNames = (await api.getSchema({ signal: ctx.signal })).map((f) => f.name);
-    const input = opts.file === '-' ? ctx.stdin : createReadStream(opts.file, { highWaterMark: 256 * 1024 });
+    const input = opts.file === '-' ? ctx.stdin : createReadStream(opts.file, { highWaterMark: 64 * 1024 });
     const reader = readCsv(input, { delimiter: opts.delimiter, encoding: opts.encoding })[Symbol.asyncIterator]();
     const head = await reader.next();
     if (head.done || head.value.kind !== 'header') throw new UsageError(`${opts.file} is empty: no header line.`);
