@@ -306,19 +306,12 @@ async function runUntilReady(command: string, cwd: string, env: NodeJS.ProcessEn
 
 const LONG_RUNNING = /\bcardboard (webhook listen|emulator)\b/;
 
-/**
- * Examples in paths this suite may not edit that fail as written; each is expected to fail until its
- * owner fixes it (then this entry must go). The import help's cards.csv has an Assignee column
- * (example 1 maps it), so the --match-on example stops with exit 2 for the unmapped column.
- */
-const KNOWN_BROKEN = new Set(['cardboard import cards.csv --match-on Name --dry-run']);
 
 describe('every example works as written against the emulator', () => {
   it('has examples to run', () => {
     expect(examples.length).toBeGreaterThanOrEqual(pages.length);
   });
 
-  const runs = (broken: boolean) => examples.filter((e) => KNOWN_BROKEN.has(e.command) === broken).map((e) => [e.path, e.command] as const);
   const check = async (_path: string, written: string) => {
     const command = substitute(written);
     const { cwd, env } = prepare();
@@ -337,6 +330,5 @@ describe('every example works as written against the emulator', () => {
     expect(outcome.stderr).not.toMatch(/^error:/m);
     expect(outcome.stdout).not.toMatch(/^error:/m);
   };
-  it.each(runs(false))('%s: %s', check, 45_000);
-  it.fails.each(runs(true))('known broken, %s: %s', check, 45_000);
+  it.each(examples.map((e) => [e.path, e.command] as const))('%s: %s', check, 45_000);
 });

@@ -39,7 +39,7 @@ stdin (-) keeps no journal unless --journal is given.
 
 Examples:
   $ cardboard import cards.csv --map "Assignee=Owner" --results ids.csv --rejects fix-me.csv
-  $ cardboard import cards.csv --match-on Name --dry-run
+  $ cardboard import cards.csv --map "Assignee=Owner" --match-on Name --dry-run
   $ cat cards.csv | cardboard import - --map-file cards.map.json --rate 2/s --json`;
 
 const collect = (value: string, previous: string[]) => [...previous, value];
