@@ -1,0 +1,322 @@
+// The real interactive path of `cardboard import` (issue 4, sections 2 and 7): the built binary on a
+// pseudo-terminal, @inquirer/prompts answered with keystrokes, and ora's progress line on a terminal.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { BIN, childEnv, runCli, tempDir } from '../helpers/cli.js';
+import { BOARD_ID, type RunningEmulator, startTestEmulator } from '../helpers/emulator.js';
+
+const DOWN = '\x1b[B';
+const ENTER = '\r';
+const ROWS = 40;
+const COLS = 100;
+
+// A relay between this test and a pseudo-terminal (python3's pty): the command runs with the pty as
+// its stdin, stdout and stderr; what it shows comes out on our stdout, what we write is typed into it.
+// Its exit status is the command's; when we kill the relay, the pty closes and the command gets SIGHUP.
+const PTY_RELAY = `
+import fcntl, json, os, pty, select, struct, sys, termios
+args = json.loads(os.environ['PTY_ARGS'])
+pid, fd = pty.fork()
+if pid == 0:
+    os.execvp(args[0], args)
+fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack('HHHH', ${ROWS}, ${COLS}, 0, 0))
+inputs = [fd, 0]
+while True:
+    ready, _, _ = select.select(inputs, [], [])
+    if 0 in ready:
+        data = os.read(0, 4096)
+        if data:
+            os.write(fd, data)
+        else:
+            inputs.remove(0)
+    if fd in ready:
+        try:
+            data = os.read(fd, 65536)
+        except OSError:
+            data = b''
+        if not data:
+            break
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+_, status = os.waitpid(pid, 0)
+sys.exit(os.waitstatus_to_exitcode(status))
+`;
+
+/** Terminal control sequences (CSI, OSC, charset) removed, so the text the user reads can be matched. */
+function plain(screen: string): string {
+  return screen.replace(/\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07|\x1b[()][0-9A-Za-z]|\x1b[=>78]/g, '');
+}
+
+/** A command running on a pseudo-terminal that the test reads and types into. */
+interface Terminal {
+  /** Everything the terminal has shown so far, escape codes included. */
+  raw(): string;
+  /** Resolve once `text` (or a match of the pattern) appears after `from` in the plain screen; reject with the screen after 20 s or at exit. */
+  waitFor(text: string | RegExp, from?: number): Promise<number>;
+  /** Type keystrokes. */
+  type(keys: string): void;
+  exit: Promise<number | null>;
+  child: ChildProcess;
+}
+
+const running: ChildProcess[] = [];
+
+function onTerminal(args: string[], env: Record<string, string | undefined>): Terminal {
+  // CI unset (prompts and spinners only show without it), NO_COLOR for plain text, a real terminal type.
+  const childenv = childEnv({ configDir: env.CARDBOARD_CONFIG_DIR, env: { CI: undefined, TERM: 'xterm', NO_COLOR: '1', ...env } });
+  childenv.PTY_ARGS = JSON.stringify([process.execPath, BIN, ...args]);
+  const child = spawn('python3', ['-c', PTY_RELAY], { env: childenv, stdio: ['pipe', 'pipe', 'inherit'] });
+  running.push(child);
+  let screen = '';
+  let exited = false;
+  const listeners = new Set<() => void>();
+  child.stdout!.on('data', (b: Buffer) => {
+    screen += b.toString('utf8');
+    for (const l of listeners) l();
+  });
+  const exit = new Promise<number | null>((resolve) => {
+    child.on('close', (code) => {
+      exited = true;
+      for (const l of listeners) l();
+      resolve(code);
+    });
+  });
+  return {
+    child,
+    exit,
+    raw: () => screen,
+    type: (keys) => child.stdin!.write(keys),
+    waitFor(text, from = 0) {
+      return new Promise((resolve, reject) => {
+        const find = (): number => {
+          const s = plain(screen).slice(from);
+          if (typeof text === 'string') {
+            const i = s.indexOf(text);
+            return i < 0 ? -1 : from + i + text.length;
+          }
+          const m = text.exec(s);
+          return m ? from + m.index + m[0].length : -1;
+        };
+        const check = () => {
+          const at = find();
+          if (at >= 0 || exited) {
+            listeners.delete(check);
+            clearTimeout(timer);
+            if (at >= 0) resolve(at);
+            else reject(new Error(`exited before showing ${String(text)}; the terminal showed:\n${plain(screen)}`));
+          }
+        };
+        const timer = setTimeout(() => {
+          listeners.delete(check);
+          reject(new Error(`waited 20 s for ${String(text)}; the terminal showed:\n${plain(screen)}`));
+        }, 20_000);
+        listeners.add(check);
+        check();
+      });
+    },
+  };
+}
+
+let emu: RunningEmulator | undefined;
+afterEach(async () => {
+  // A failed test leaves its terminal running: end it (the pty closes, the command gets SIGHUP).
+  for (const child of running.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  await emu?.close();
+  emu = undefined;
+});
+
+function boardEnv(e: RunningEmulator): Record<string, string> {
+  return { CARDBOARD_BASE_URL: e.url, CARDBOARD_BOARD: BOARD_ID, CARDBOARD_TOKEN: e.boards[BOARD_ID]!.token, CARDBOARD_CONFIG_DIR: tempDir() };
+}
+
+const PEOPLE = [
+  ['Alpha', 'Open', 'ann', 'call back'],
+  ['Beta', 'Done', 'bob', ''],
+  ['Gamma', 'Blocked', 'cy', 'see "ticket", 42'],
+  ['Delta', 'Open', 'di', 'n/a'],
+];
+
+function writePeople(): string {
+  const quote = (v: string) => (/[",\n]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v);
+  const lines = ['Name,status,Assignee,Notes', ...PEOPLE.map((r) => r.map(quote).join(','))];
+  const file = join(tempDir('cardboard-tty-'), 'people.csv');
+  writeFileSync(file, `${lines.join('\n')}\n`);
+  return file;
+}
+
+/**
+ * Answer one select prompt as a user would: wait for the question and its whole list, then press the
+ * down arrow until the cursor (on the first choice) reaches the one starting with `want`, and Enter.
+ * Returns the choices as drawn, in order, and where the drawing ends.
+ */
+async function pick(t: Terminal, question: string, want: string, from: number): Promise<{ choices: string[]; at: number }> {
+  const asked = await t.waitFor(question, from);
+  const end = await t.waitFor('skip this column', asked);
+  const drawn = plain(t.raw()).slice(asked, end);
+  // The list starts on the line after the question; the first choice carries the cursor mark.
+  const choices = drawn
+    .split(/\r?\n/)
+    .slice(1)
+    .map((l) => l.replace(/^\s*❯?\s*/, '').trim())
+    .filter((l) => l !== '');
+  expect(drawn.split(/\r?\n/)[1], `the cursor mark is on the first choice:\n${drawn}`).toMatch(/^❯ /);
+  const index = choices.findIndex((c) => c.startsWith(want));
+  expect(index, `'${want}' offered for ${question}: ${choices.join(' | ')}`).toBeGreaterThanOrEqual(0);
+  t.type(DOWN.repeat(index) + ENTER);
+  // The prompt collapses to one line with the answer once Enter is taken.
+  const answered = await t.waitFor(new RegExp(`✔ ${question.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\s*${want}`), from);
+  return { choices, at: answered };
+}
+
+/** Cards on the test board without their ids, by name (requests in flight at once finish in any order). */
+function cardsOf(e: RunningEmulator): Record<string, unknown>[] {
+  const cards = e.state()[BOARD_ID]!.cards.map(({ _id, ...rest }) => rest);
+  return cards.sort((a, b) => String(a.Name).localeCompare(String(b.Name)));
+}
+
+const PEOPLE_CARDS = PEOPLE.map(([Name, Status, Owner]) => ({ Name, Status, Owner }));
+const EXPECTED_CARDS = [...PEOPLE_CARDS].sort((a, b) => a.Name!.localeCompare(b.Name!));
+
+/** Answer the Create Fields question (No) and map status → Status, Assignee → Owner, skip Notes; returns the screen offset after. */
+async function mapPeople(t: Terminal): Promise<{ status: string[]; assignee: string[]; notes: string[]; at: number }> {
+  const cf = await t.waitFor('Does this board have Create Fields on');
+  await t.waitFor('(y/N)', cf);
+  t.type(ENTER);
+  const status = await pick(t, "CSV column 'status' goes to which field?", 'Status', cf);
+  const assignee = await pick(t, "CSV column 'Assignee' goes to which field?", 'Owner', status.at);
+  const notes = await pick(t, "CSV column 'Notes' goes to which field?", 'skip this column', assignee.at);
+  return { status: status.choices, assignee: assignee.choices, notes: notes.choices, at: notes.at };
+}
+
+describe('import on a terminal: interactive mapping with @inquirer/prompts (issue 4, section 2)', () => {
+  it('maps by keystrokes, previews the rows as sent, saves a --map-file that a non-interactive run then uses', async () => {
+    emu = await startTestEmulator();
+    const env = boardEnv(emu);
+    const file = writePeople();
+    const mapPath = join(tempDir('cardboard-tty-map-'), 'people.map.json');
+    const t = onTerminal(['import', file, '--concurrency', '2'], env);
+
+    const asked = await mapPeople(t);
+    // Closest first: the misspelt-case header proposes its field at the top; fields already sent by
+    // another column (Name, then Status) are not offered again.
+    expect(asked.status).toEqual(['Status  (closest)', 'Owner', 'Priority', 'skip this column']);
+    expect(asked.assignee).toEqual(['Owner', 'Priority', 'skip this column']);
+    expect(asked.notes).toEqual(['Priority', 'skip this column']);
+
+    // The preview: the first three rows exactly as they will be POSTed, then the go-ahead.
+    const preview = await t.waitFor('First rows as they will be sent:', asked.at);
+    const start = await t.waitFor('Start the import with this mapping?', preview);
+    const shown = plain(t.raw()).slice(preview, start).split(/\r?\n/).map((l) => l.trim()).filter((l) => l.startsWith('{'));
+    expect(shown.map((l) => JSON.parse(l))).toEqual(PEOPLE_CARDS.slice(0, 3));
+    expect(emu.requests().filter((r) => r.method === 'POST')).toEqual([]);
+    t.type(`y${ENTER}`);
+
+    const save = await t.waitFor('Save this mapping for the next run (--map-file)?', start);
+    t.type(`y${ENTER}`);
+    const name = await t.waitFor('Save the mapping as', save);
+    t.type(mapPath + ENTER);
+    const saved = await t.waitFor('Saved. Next time: cardboard import', name);
+    await t.waitFor(`--map-file ${mapPath}`, saved);
+    const code = await t.exit;
+    const screen = plain(t.raw());
+    expect(code, screen).toBe(0);
+    expect(screen.slice(saved)).toMatch(/created\s*│\s*4\b/);
+
+    // Every row with the mapped fields only: no 'Notes', no 'status', no 'Assignee' key reached the board.
+    expect(cardsOf(emu)).toEqual(EXPECTED_CARDS);
+    for (const r of emu.requests().filter((q) => q.method === 'POST')) {
+      expect(Object.keys(r.body as object).sort()).toEqual(['Name', 'Owner', 'Status']);
+    }
+    expect(existsSync(mapPath)).toBe(true);
+    expect(JSON.parse(readFileSync(mapPath, 'utf8'))).toEqual({ Name: 'Name', status: 'Status', Assignee: 'Owner', Notes: null });
+
+    // Next run, not interactive (CI set, pipes): without the file it refuses (exit 2, nothing sent)...
+    const second = await startTestEmulator();
+    try {
+      const env2 = boardEnv(second);
+      const refused = await runCli(['import', file, '--restart'], { env: env2, configDir: env2.CARDBOARD_CONFIG_DIR });
+      expect(refused.code, refused.stderr).toBe(2);
+      expect(second.requests().filter((r) => r.method === 'POST')).toEqual([]);
+      // ...and with it, maps the same way without asking anything.
+      const again = await runCli(['import', file, '--map-file', mapPath, '--restart'], { env: env2, configDir: env2.CARDBOARD_CONFIG_DIR });
+      expect(again.code, again.stderr).toBe(0);
+      expect(again.stderr).not.toMatch(/goes to which field|Create Fields on|Start the import/);
+      expect(cardsOf(second)).toEqual(EXPECTED_CARDS);
+    } finally {
+      await second.close();
+    }
+  }, 60_000);
+
+  it('declining at the preview sends nothing and exits 130 (cancelled)', async () => {
+    emu = await startTestEmulator();
+    const file = writePeople();
+    const t = onTerminal(['import', file], boardEnv(emu));
+    const asked = await mapPeople(t);
+    const start = await t.waitFor('Start the import with this mapping?', asked.at);
+    await t.waitFor('(Y/n)', start);
+    t.type(`n${ENTER}`);
+    const code = await t.exit;
+    const screen = plain(t.raw());
+    expect(code, screen).toBe(130);
+    expect(screen.slice(start)).toContain('error: Import cancelled at the preview; nothing was sent.');
+    expect(screen).not.toContain('Save this mapping');
+    const methods = emu.requests().map((r) => r.method);
+    expect(methods.length).toBeGreaterThan(0);
+    expect(methods.every((m) => m === 'GET')).toBe(true);
+    expect(cardsOf(emu)).toEqual([]);
+  }, 60_000);
+});
+
+/** A CSV of `n` rows whose headers are the board's own field names (nothing to ask). */
+function writeRows(n: number): string {
+  const lines = ['Name,Status,Owner,Priority'];
+  for (let i = 1; i <= n; i++) lines.push(`row-${i},Open,owner-${i % 7},P${i % 3}`);
+  const file = join(tempDir('cardboard-tty-'), 'rows.csv');
+  writeFileSync(file, `${lines.join('\n')}\n`);
+  return file;
+}
+
+// ora's dots spinner frames, and the cursor movements a live line needs (hide cursor, erase line, column).
+const SPINNER = /[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]/;
+const CURSOR_CODES = /\x1b\[\?25l|\x1b\[2K|\x1b\[\d*G/;
+
+describe('import progress (issue 4, section 7)', () => {
+  const N = 300;
+  // One request at a time, each delayed 5 ms by the emulator: the run lasts at least 1.5 s.
+  const args = (file: string) => ['import', file, '--concurrency', '1'];
+
+  it('on a terminal: a live ora line with rows done and rows/s, then the final line and the summary table', async () => {
+    emu = await startTestEmulator({ faults: 'delay:5ms' });
+    const t = onTerminal(args(writeRows(N)), boardEnv(emu));
+    const code = await t.exit;
+    const raw = t.raw();
+    const screen = plain(raw);
+    expect(code, screen).toBe(0);
+    expect(raw).toMatch(SPINNER);
+    expect(raw).toMatch(CURSOR_CODES);
+    // Every count the line showed: it starts at 0, moves while rows go out, and ends at the total.
+    const counts = [...screen.matchAll(/Importing: (\d+) \/ 300 rows · \d+\.\d rows\/s/g)].map((m) => Number(m[1]));
+    expect(counts[0]).toBe(0);
+    expect(counts.some((c) => c > 0 && c < N), `counts shown: ${counts.join(',')}`).toBe(true);
+    expect(screen).toMatch(/✔ Importing: 300 \/ 300 rows · \d+\.\d rows\/s · 0 retries · 0 waits \(429\)/);
+    expect(screen).toMatch(/created\s*│\s*300\b/);
+    expect(emu.state()[BOARD_ID]!.cards).toHaveLength(N);
+  }, 60_000);
+
+  it('piped: the same run prints plain lines, no spinner frames and no cursor codes on stderr', async () => {
+    emu = await startTestEmulator({ faults: 'delay:5ms' });
+    const env = boardEnv(emu);
+    // Everything as on the terminal (CI unset, TERM=xterm) except that stderr is a pipe.
+    const r = await runCli(args(writeRows(N)), { env: { ...env, CI: undefined, TERM: 'xterm' }, configDir: env.CARDBOARD_CONFIG_DIR });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).not.toMatch(SPINNER);
+    expect(r.stderr).not.toMatch(/\x1b/);
+    expect(r.stderr).toMatch(/^Importing: 0 \/ 300 rows/m);
+    expect(r.stderr).toMatch(/^✔ Importing: 300 \/ 300 rows · \d+\.\d rows\/s/m);
+    expect(r.stderr).toMatch(/^created\s+300$/m);
+    expect(r.stdout).toBe('');
+    expect(emu.state()[BOARD_ID]!.cards).toHaveLength(N);
+  }, 60_000);
+});
