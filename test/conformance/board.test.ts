@@ -1,20 +1,8 @@
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { runCli, tempDir } from '../helpers/cli.js';
-import { type AltOptions, type AltServer, startAltServer } from './alt-server.js';
-import { noLeak, runOnPty } from './helpers.js';
-
-let server: AltServer | undefined;
-afterEach(async () => {
-  await server?.close();
-  server = undefined;
-});
-
-async function start(opts: Partial<AltOptions> = {}): Promise<AltServer> {
-  server = await startAltServer(opts);
-  return server;
-}
+import { noLeak, runOnPty, start } from './helpers.js';
 
 const stored = (configDir: string) => JSON.parse(readFileSync(join(configDir, 'config.json'), 'utf8'));
 const mode = (file: string) => statSync(file).mode & 0o777;

@@ -1,17 +1,6 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { type AltOptions, type AltServer, type ErrorStyle, startAltServer } from './alt-server.js';
-import { noLeak, run, seen } from './helpers.js';
-
-let server: AltServer | undefined;
-afterEach(async () => {
-  await server?.close();
-  server = undefined;
-});
-
-async function start(opts: Partial<AltOptions> = {}): Promise<AltServer> {
-  server = await startAltServer(opts);
-  return server;
-}
+import { describe, expect, it } from 'vitest';
+import type { ErrorStyle } from './alt-server.js';
+import { noLeak, run, seen, start } from './helpers.js';
 
 /** stderr is exactly `error: …` and `hint: …`, one line each, with no markup. */
 function twoLines(stderr: string): [string, string] {
@@ -167,7 +156,6 @@ describe('retries and transport choices', () => {
     const s = await start();
     const url = s.url;
     await s.close();
-    server = undefined;
     const r = await run(s, ['schema'], { env: { CARDBOARD_BASE_URL: url } });
     expect(r.code).toBe(1);
     const [error, hint] = twoLines(r.stderr);

@@ -1,7 +1,20 @@
 import { spawn } from 'node:child_process';
-import { expect } from 'vitest';
+import { afterEach, expect } from 'vitest';
 import { BIN, type CliResult, childEnv, type RunOptions, runCli, tempDir } from '../helpers/cli.js';
-import type { AltServer } from './alt-server.js';
+import { type AltField, type AltOptions, type AltServer, startAltServer } from './alt-server.js';
+
+let current: AltServer | undefined;
+afterEach(async () => {
+  // A test may have closed it already (a server that went away).
+  await current?.close().catch(() => {});
+  current = undefined;
+});
+
+/** Start the alt server for this test; it is closed after the test (one per test file at a time). */
+export async function start(opts: Partial<AltOptions> = {}, fields?: AltField[]): Promise<AltServer> {
+  current = await startAltServer(opts, fields);
+  return current;
+}
 
 /** Run the built CLI in CI mode (env only) against the alt server; fails the test if the token leaks or a spec rule was broken. */
 export async function run(server: AltServer, args: string[], opts: RunOptions & { token?: string } = {}): Promise<CliResult> {

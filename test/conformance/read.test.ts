@@ -1,18 +1,6 @@
 import { parse } from 'csv-parse/sync';
-import { afterEach, describe, expect, it } from 'vitest';
-import { type AltOptions, type AltServer, startAltServer } from './alt-server.js';
-import { ndjson, run, runOnPty, seen } from './helpers.js';
-
-let server: AltServer | undefined;
-afterEach(async () => {
-  await server?.close();
-  server = undefined;
-});
-
-async function start(opts: Partial<AltOptions> = {}): Promise<AltServer> {
-  server = await startAltServer(opts);
-  return server;
-}
+import { describe, expect, it } from 'vitest';
+import { ndjson, run, runOnPty, seen, start } from './helpers.js';
 
 describe('schema against a server that wraps it and adds field properties', () => {
   it('tsv: name, uuid, then the extra properties; arrays and booleans as JSON', async () => {
@@ -42,7 +30,7 @@ describe('schema against a server that wraps it and adds field properties', () =
   });
 
   it('a server that keys the UUID as `id` (spec 2.3 does not name the key): no empty uuid column', async () => {
-    server = await startAltServer({}, [
+    const server = await start({}, [
       { name: 'Title', id: 'f0a5c2de-0000-4000-8000-000000000001', kind: 'text' } as never,
       { name: 'Status', id: 'f0a5c2de-0000-4000-8000-000000000002', kind: 'select' } as never,
     ]);

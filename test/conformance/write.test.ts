@@ -1,17 +1,5 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { type AltOptions, type AltServer, startAltServer } from './alt-server.js';
-import { run, seen } from './helpers.js';
-
-let server: AltServer | undefined;
-afterEach(async () => {
-  await server?.close();
-  server = undefined;
-});
-
-async function start(opts: Partial<AltOptions> = {}): Promise<AltServer> {
-  server = await startAltServer(opts);
-  return server;
-}
+import { describe, expect, it } from 'vitest';
+import { run, seen, start } from './helpers.js';
 
 describe('card put against a server answering 201 Created', () => {
   it('sends typed values and prints the new _id alone', async () => {
