@@ -2,30 +2,20 @@ import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'csv-parse/sync';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { cli } from '../commands/helpers.js';
 import { tempDir } from '../helpers/cli.js';
-import { BOARD_ID, CREATE_NEW_BOARD_ID, type RunningEmulator, startTestEmulator } from '../helpers/emulator.js';
-import { nameCounts, posts, readResults, writeCards } from './helpers.js';
+import { BOARD_ID, CREATE_NEW_BOARD_ID } from '../helpers/emulator.js';
+import { nameCounts, posts, readResults, start, writeCards } from './helpers.js';
 
 const DEMO_SOURCE = fileURLToPath(new URL('../../fixtures/demo-cards.csv', import.meta.url));
 let DEMO = '';
 
-let emu: RunningEmulator | undefined;
 beforeEach(() => {
   // A fresh copy per test: the default journal lives next to the input and is keyed by content and board.
   DEMO = join(tempDir(), 'demo-cards.csv');
   copyFileSync(DEMO_SOURCE, DEMO);
 });
-afterEach(async () => {
-  await emu?.close();
-  emu = undefined;
-});
-
-async function start(opts: Parameters<typeof startTestEmulator>[0] = {}): Promise<RunningEmulator> {
-  emu = await startTestEmulator(opts);
-  return emu;
-}
 
 describe('cardboard import: mapping', () => {
   it('stops with exit 2, one line per unmapped header with the --map flag to add, and sends nothing', async () => {

@@ -1,21 +1,10 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { cli } from '../commands/helpers.js';
 import { tempDir } from '../helpers/cli.js';
-import { BOARD_ID, type RunningEmulator, startTestEmulator } from '../helpers/emulator.js';
-import { nameCounts, readResults, spawnCli, until, writeCards } from './helpers.js';
-
-let emu: RunningEmulator | undefined;
-afterEach(async () => {
-  await emu?.close();
-  emu = undefined;
-});
-
-async function start(opts: Parameters<typeof startTestEmulator>[0] = {}): Promise<RunningEmulator> {
-  emu = await startTestEmulator(opts);
-  return emu;
-}
+import { BOARD_ID } from '../helpers/emulator.js';
+import { nameCounts, readResults, spawnCli, start, until, writeCards } from './helpers.js';
 
 const ROWS = 60;
 const CONCURRENCY = 4;
