@@ -24,6 +24,8 @@ export interface EngineOptions {
   onEvent(event: ImportEvent): void;
   /** Tries of a row whose failure may safely repeat (default 6). */
   maxTries?: number;
+  /** How long one row may meet nothing but 429s before the run stops (default 15 min). */
+  giveUpAfterMs?: number;
   now?: () => number;
 }
 
@@ -73,6 +75,7 @@ export async function runEngine(items: AsyncIterable<CsvItem>, o: EngineOptions)
     stop: stop.signal,
     matchOn: o.match?.field,
     maxTries: o.maxTries ?? 6,
+    giveUpAfterMs: o.giveUpAfterMs ?? 15 * 60_000,
     beforeSend: () => o.journal?.ready(),
     onRetry: (reason: string, attempt: number) => {
       summary.retries++;

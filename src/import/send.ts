@@ -28,6 +28,8 @@ export interface SendContext {
   matchOn?: string;
   /** Tries for failures that may repeat safely (5xx with `_id`, refused connections). */
   maxTries: number;
+  /** How long a row may meet nothing but 429s before the run stops: a CI job must end, not wait forever. */
+  giveUpAfterMs: number;
 }
 
 /** Network failures where the request provably never reached the server. */
@@ -36,6 +38,16 @@ const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREAC
 function describe(err: ApiError): string {
   if (err.status === undefined) return err.message;
   return `${err.status}${err.serverMessage ? ` ${err.serverMessage}` : ''}`;
+}
+
+/** The error that stops a run the service has kept answering 429: nothing of the row was applied. */
+function stillThrottled(err: ApiError, ms: number): ApiError {
+  const minutes = ms >= 60_000 ? `${Math.round(ms / 60_000)} min` : `${Math.round(ms / 1000)} s`;
+  return new ApiError(
+    `The service answered nothing but 429 for ${minutes}; stopped (${err.status} from ${err.method} ${err.url}).`,
+    { method: err.method, url: err.url, status: err.status, serverMessage: err.serverMessage, retryAfter: err.retryAfter },
+    { hint: 'Finished rows are in the journal: run the same command later to resume, with a lower --rate, or another token.' },
+  );
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -49,6 +61,7 @@ function backoff(attempt: number): Promise<unknown> {
 export async function sendRow(sc: SendContext, body: Record<string, string>, key: string | undefined): Promise<SendResult> {
   const hasId = body._id !== undefined;
   let recovered: string | undefined;
+  let throttledSince: number | undefined;
   for (let attempt = 1; ; attempt++) {
     if (sc.stop.aborted) return { kind: 'stopped' };
     // Unpaced (no limit learned yet, no pause): no await, the common case of a fast import.
@@ -67,6 +80,8 @@ export async function sendRow(sc: SendContext, body: Record<string, string>, key
       const reason = describe(err);
       const status = err.status;
       if (status === 429) {
+        throttledSince ??= Date.now();
+        if (Date.now() - throttledSince >= sc.giveUpAfterMs) return { kind: 'rejected', message: `${reason} (not applied)`, fatal: stillThrottled(err, sc.giveUpAfterMs) };
         // Nothing was applied; every worker waits (issue 4, section 4).
         sc.pacer.throttled(sentAt, (err.retryAfter ?? 1) * 1000);
         sc.onRetry('429', attempt);

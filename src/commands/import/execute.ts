@@ -114,6 +114,7 @@ export async function runImport(ctx: Context, opts: ImportOptions, deps: ImportD
         columns,
         sendEmpty: opts.sendEmpty,
         concurrency: opts.concurrency,
+        giveUpAfterMs: opts.giveUpAfterMs,
         journal,
         match,
         signal: interrupt.signal,

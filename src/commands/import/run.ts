@@ -1,3 +1,4 @@
+import { parseDuration } from '../../http/options.js';
 import type { Command } from 'commander';
 import type { Context } from '../../context.js';
 import { UsageError } from '../../errors.js';
@@ -15,6 +16,8 @@ export interface ImportOptions {
   idColumn?: string;
   dryRun: boolean;
   concurrency: number;
+  /** Stop the run when a row has been answered 429 for this long without a break. */
+  giveUpAfterMs: number;
   journal?: string;
   restart: boolean;
   results?: string;
@@ -57,6 +60,7 @@ export function importCommand(parent: Command, ctx: Context, run: (ctx: Context,
     .option('--id-column <header>', 'the column holding card ids (default: a column named _id)')
     .option('--dry-run', 'read, map and check every row; send nothing (only GETs)')
     .option('--concurrency <n>', 'requests in flight at once', '8')
+    .option('--give-up-after <duration>', 'stop when a row has met nothing but 429s for this long', '15m')
     .option('--journal <file>', 'where to keep the resume journal')
     .option('--restart', 'ignore the journal: send every row again')
     .option('--results <file>', 'write line,state,_id,message for every row (CSV)')
@@ -96,6 +100,7 @@ export function toOptions(file: string, f: Record<string, unknown>): ImportOptio
     idColumn: str(f.idColumn),
     dryRun: Boolean(f.dryRun),
     concurrency,
+    giveUpAfterMs: parseDuration(String(f.giveUpAfter ?? '15m'), '--give-up-after'),
     journal: str(f.journal),
     restart: Boolean(f.restart),
     results: str(f.results),
