@@ -9,10 +9,34 @@ export const FORMATS = ['table', 'json', 'ndjson', 'csv'] as const;
 /** One of FORMATS. */
 export type Format = (typeof FORMATS)[number];
 
-/** A sink for a stream of records; write() waits for the stream to drain, end() finishes the document. */
+/**
+ * A sink for a stream of records. Streaming formats collect lines and write them in chunks of up to
+ * 64 KB (one write per card cost more than the page fetch); flush() writes what is collected (after
+ * each page, so output keeps pace with the pages), end() flushes and finishes the document. Every
+ * write waits for the stream to drain, so memory stays bounded.
+ */
 export interface RecordWriter {
   write(record: Record<string, unknown>): Promise<void>;
+  flush(): Promise<void>;
   end(): Promise<void>;
+}
+
+const CHUNK = 64 * 1024;
+
+/** Collects text for `out`, writing whenever CHUNK is reached and on flush(). */
+function chunked(out: Context['stdout']) {
+  let buf = '';
+  const flush = async () => {
+    if (buf === '') return;
+    const text = buf;
+    buf = '';
+    await writeChunk(out, text);
+  };
+  const push = async (text: string) => {
+    buf += text;
+    if (buf.length >= CHUNK) await flush();
+  };
+  return { push, flush };
 }
 
 /** What a listing is written as. */
@@ -41,29 +65,36 @@ function pick(record: Record<string, unknown>, columns: string[]): Record<string
  * rows under a header line; on a TTY it is buffered, since column widths depend on every row.
  */
 export function createRecordWriter(ctx: Context, opts: RecordWriterOptions): RecordWriter {
+  const { push, flush } = chunked(ctx.stdout);
   const out = ctx.stdout;
   const { columns } = opts;
   const shape = (r: Record<string, unknown>) => (opts.project ? pick(r, columns) : r);
   switch (opts.format) {
     case 'ndjson':
-      return { write: (r) => writeChunk(out, `${JSON.stringify(shape(r))}\n`), end: async () => {} };
+      return { write: (r) => push(`${JSON.stringify(shape(r))}\n`), flush, end: flush };
     case 'json': {
       let count = 0;
       return {
-        write: (r) => writeChunk(out, `${count++ === 0 ? '[\n' : ',\n'}${JSON.stringify(shape(r))}`),
-        end: () => writeChunk(out, count === 0 ? '[]\n' : '\n]\n'),
+        write: (r) => push(`${count++ === 0 ? '[\n' : ',\n'}${JSON.stringify(shape(r))}`),
+        flush,
+        end: async () => {
+          await push(count === 0 ? '[]\n' : '\n]\n');
+          await flush();
+        },
       };
     }
     case 'csv': {
       let started = false;
       return {
         write: async (r) => {
-          if (!started) await writeChunk(out, csvRow(columns));
+          if (!started) await push(csvRow(columns));
           started = true;
-          await writeChunk(out, csvRow(columns.map((c) => r[c])));
+          await push(csvRow(columns.map((c) => r[c])));
         },
+        flush,
         end: async () => {
-          if (!started) await writeChunk(out, csvRow(columns));
+          if (!started) await push(csvRow(columns));
+          await flush();
         },
       };
     }
@@ -72,12 +103,14 @@ export function createRecordWriter(ctx: Context, opts: RecordWriterOptions): Rec
         let started = false;
         return {
           write: async (r) => {
-            if (!started) await writeChunk(out, tsvRow(columns));
+            if (!started) await push(tsvRow(columns));
             started = true;
-            await writeChunk(out, tsvRow(columns.map((c) => r[c])));
+            await push(tsvRow(columns.map((c) => r[c])));
           },
+          flush,
           end: async () => {
-            if (!started) await writeChunk(out, tsvRow(columns));
+            if (!started) await push(tsvRow(columns));
+            await flush();
           },
         };
       }
@@ -86,6 +119,8 @@ export function createRecordWriter(ctx: Context, opts: RecordWriterOptions): Rec
         write: async (r) => {
           rows.push(columns.map((c) => r[c]));
         },
+        // A table on a terminal is rendered whole at the end: its column widths depend on every row.
+        flush: async () => {},
         end: async () => writeChunk(out, await renderTable(ctx, columns, rows)),
       };
     }

@@ -57,10 +57,14 @@ describe('createRecordWriter', () => {
     });
     const ctx = createContext({ stdout: slow, env: {} });
     const writer = createRecordWriter(ctx, { format: 'ndjson', columns: [] });
-    for (let i = 0; i < 20; i++) await writer.write({ _id: `c${i}` });
+    // ~200 KB: several 64 KB chunks, each of which must wait for 'drain' on this 1-byte buffer.
+    const n = 4000;
+    for (let i = 0; i < n; i++) await writer.write({ _id: `c${i}`, Name: 'x'.repeat(30) });
     await writer.end();
     await new Promise((r) => slow.end(r));
-    expect(seen.map((l) => JSON.parse(l)._id)).toEqual(Array.from({ length: 20 }, (_, i) => `c${i}`));
+    expect(seen.length).toBeGreaterThan(2);
+    const lines = seen.join('').trimEnd().split('\n');
+    expect(lines.map((l) => JSON.parse(l)._id)).toEqual(Array.from({ length: n }, (_, i) => `c${i}`));
   });
 });
 

@@ -98,6 +98,9 @@ export async function runCardList(ctx: Context, opts: CardListOptions): Promise<
         // Break inside the page so the iterator is closed before it fetches the next one.
         if (broken !== undefined || (opts.limit !== undefined && count >= opts.limit)) break walk;
       }
+      await writer.flush();
+      // Checked before the iterator asks for the next page: a reader that went away gets no more fetches.
+      if (broken !== undefined) break walk;
     }
     if (broken === undefined) await writer.end();
     if (leftOut.size > 0) {
