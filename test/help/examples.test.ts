@@ -20,13 +20,13 @@
 // exit 0 on Ctrl-C (SIGINT). Ports they name (4010, 8787, 9000) must be free on this machine.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { chmodSync, copyFileSync, cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BIN, childEnv, runCli, tempDir } from '../helpers/cli.js';
 import { type RunningEmulator, startTestEmulator } from '../helpers/emulator.js';
+import { startKeyReceiver } from '../helpers/receiver.js';
 
 const BOARD = '64f1c2e8';
 const TOKEN = 'tok-help-examples';
@@ -121,15 +121,10 @@ let shimDir: string;
 const children = new Set<ChildProcess>();
 
 /** The board's signing key gets 200, anything else 403 (spec 6). */
-function startReceiver(): Promise<string> {
-  receiver = createServer((req, res) => {
-    req.resume();
-    req.on('end', () => {
-      res.statusCode = req.headers['x-signingkey'] === SIGNING_KEY ? 200 : 403;
-      res.end(res.statusCode === 200 ? 'ok' : 'bad key');
-    });
-  });
-  return new Promise((resolve) => receiver.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(receiver.address() as AddressInfo).port}`)));
+async function startReceiver(): Promise<string> {
+  const started = await startKeyReceiver(SIGNING_KEY);
+  receiver = started.server;
+  return `${started.url}`;
 }
 
 /** Start `webhook listen --record` on a free port, post 45 signed deliveries, stop it: a real record file. */

@@ -10,8 +10,7 @@
 // Everything else (ok:/info lines, summaries, "stopped") is silenced.
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { cpSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -22,6 +21,7 @@ import { createProgress } from '../../src/io/progress.js';
 import { toRecordLine } from '../../src/webhook/delivery.js';
 import { BIN, type CliResult, childEnv, runCli, tempDir } from '../helpers/cli.js';
 import { BOARD_ID, CREATE_NEW_BOARD_ID, CREATE_NEW_TOKEN, type RunningEmulator, SIGNING_KEY, startTestEmulator, TOKEN } from '../helpers/emulator.js';
+import { startKeyReceiver } from '../helpers/receiver.js';
 import { testContext } from '../io/buffers.js';
 
 const ESC = '\u001b';
@@ -34,16 +34,11 @@ let cardId: string;
 let config: string;
 let records: string;
 
-/** The board's signing key gets 200 "ok", anything else 403. */
-function startReceiver(): Promise<string> {
-  receiver = createServer((req, res) => {
-    req.resume();
-    req.on('end', () => {
-      res.statusCode = req.headers['x-signingkey'] === SIGNING_KEY ? 200 : 403;
-      res.end(res.statusCode === 200 ? 'ok' : 'bad key');
-    });
-  });
-  return new Promise((resolve) => receiver.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(receiver.address() as AddressInfo).port}/`)));
+/** The board's signing key gets 200, anything else 403 (spec 6). */
+async function startReceiver(): Promise<string> {
+  const started = await startKeyReceiver(SIGNING_KEY);
+  receiver = started.server;
+  return `${started.url}/`;
 }
 
 /** A fresh copy of the config that stores "work" (default, with signing key) and "old". */
