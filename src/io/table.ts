@@ -43,13 +43,16 @@ export async function renderTable(ctx: Context, head: string[], rows: unknown[][
     return opts.wrap ? w : Math.min(w, MAX_NATURAL);
   });
   const widths = fitWidths(natural, ctx.stdout.columns && ctx.stdout.columns > 0 ? ctx.stdout.columns : 100);
+  // Bold is applied here rather than through cli-table3's `style.head`: that goes through @colors/colors,
+  // which makes its own colour decision (off whenever `CI` is set, on under FORCE_COLOR) instead of ours.
+  const bold = useColor(ctx, ctx.stdout);
   const table = new Table({
-    head,
+    head: bold ? head.map((h) => `\u001b[1m${h}\u001b[22m`) : head,
     colWidths: widths.map((w) => w + 2),
     wordWrap: opts.wrap ?? false,
     wrapOnWordBoundary: false,
     truncate: '…',
-    style: { head: useColor(ctx, ctx.stdout) ? ['bold'] : [], border: [] },
+    style: { head: [], border: [] },
   });
   for (const row of cells) table.push(row);
   return `${table.toString()}\n`;

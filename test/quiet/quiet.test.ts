@@ -249,7 +249,7 @@ describe('on a terminal, colour only without NO_COLOR', () => {
     const { ctx, stdout, stderr } = testContext({ tty: true, env: { ...env, ...boardEnv(), CARDBOARD_CONFIG_DIR: tempDir() } });
     await runSchema(ctx, { json: false, refresh: false });
     expect(stdout.text).toMatch(/│ Priority\s+│/);
-    expect(stdout.text.includes(`${ESC}[1m name `)).toBe(colour);
+    expect(stdout.text.includes(`${ESC}[1mname${ESC}[22m`)).toBe(colour);
     if (!colour) expect(stdout.text).not.toContain(ESC);
     expect(stderr.text).toBe('');
   });
