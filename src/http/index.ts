@@ -2,6 +2,7 @@ import type { Agent } from 'undici';
 import { type Context, redact } from '../context.js';
 import { createCore, type HttpRequest, type Send } from './core.js';
 import { withDebugLog } from './debug-log.js';
+import { loadUndici } from './load-undici.js';
 import { parseDuration, parseRate } from './options.js';
 import { createRateLimiter, type RateLimiter, withRateLimit } from './rate-limit.js';
 import { type RetryPolicy, withRetry } from './retry.js';
@@ -31,7 +32,7 @@ let agentUsers = 0;
 
 /** The one keep-alive dispatcher of the process, created on first use and closed by the last user. */
 async function acquireAgent(connectTimeoutMs: number): Promise<Agent> {
-  const { Agent } = await import('undici');
+  const { Agent } = await loadUndici();
   agent ??= new Agent({ connect: { timeout: connectTimeoutMs }, maxResponseSize: MAX_RESPONSE_BYTES, keepAliveTimeout: 10_000 });
   agentUsers++;
   return agent;

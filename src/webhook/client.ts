@@ -1,4 +1,5 @@
 import type { Agent } from 'undici';
+import { loadUndici } from '../http/load-undici.js';
 
 /** The receiver's answer to one delivery, or the network failure that stood in for it. */
 export interface Answer {
@@ -38,7 +39,7 @@ export class DeliveryClient {
     const signal = req.signal ? AbortSignal.any([req.signal, timeout]) : timeout;
     try {
       // undici is loaded on first use, keeping it off the --help path (STYLE: heavy modules).
-      this.undici ??= await import('undici');
+      this.undici ??= await loadUndici();
       // No redirects are followed: a redirect would carry x-signingKey to another origin (PITFALLS, undici).
       this.agent ??= new this.undici.Agent({ connections: this.connections });
       const res = await this.undici.request(req.url, {
