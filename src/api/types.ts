@@ -1,7 +1,7 @@
 import type { Card, Comment, Field } from '../spec-types.js';
 
 /** Where each resolved credential came from (shown by `board show`). */
-export type Source = 'flag' | 'env' | 'config' | 'default';
+export type Source = 'flag' | 'env' | 'config';
 
 /** The board a command talks to, resolved from flags > env > config. Never holds the token in printable form. */
 export interface ResolvedBoard {
