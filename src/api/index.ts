@@ -38,8 +38,11 @@ function toCard(body: unknown, url: string): Card {
   return body as Card;
 }
 
-/** An Api over an existing client: exported so tests and `board add` can verify credentials before saving. */
-export function apiOver(http: Http, board: ResolvedBoard, ctx: Context): ApiClient {
+/**
+ * An Api over an existing client: exported so tests and `board add` can verify credentials before saving.
+ * `token` keys the schema cache (only a tag of it is stored); without it the cache is neither read nor written.
+ */
+export function apiOver(http: Http, board: ResolvedBoard, ctx: Context, token?: string): ApiClient {
   const boardPath = path`/api/aptlet/${board.id}`;
   const url = (p: string) => `${http.baseUrl}${p}`;
   const api: ApiClient = {
@@ -52,12 +55,12 @@ export function apiOver(http: Http, board: ResolvedBoard, ctx: Context): ApiClie
     },
     async schema(opts = {}) {
       const nowMs = ctx.now().getTime();
-      if (!opts.refresh) {
-        const cached = readSchemaCache(ctx.env, http.baseUrl, board.id, nowMs);
+      if (!opts.refresh && token !== undefined) {
+        const cached = readSchemaCache(ctx.env, http.baseUrl, board.id, token, nowMs);
         if (cached) return cached;
       }
       const fields = await api.getSchema({ signal: ctx.signal });
-      writeSchemaCache(ctx.env, http.baseUrl, board.id, fields, nowMs);
+      if (token !== undefined) writeSchemaCache(ctx.env, http.baseUrl, board.id, token, fields, nowMs);
       return fields;
     },
     async putCard(body, opts = {}) {
@@ -98,5 +101,5 @@ export function apiOver(http: Http, board: ResolvedBoard, ctx: Context): ApiClie
 export async function openApi(ctx: Context): Promise<ApiClient> {
   const { board, token } = resolveCredentials(ctx);
   const http = await createHttp({ baseUrl: board.baseUrl, token, ...httpOptionsFromContext(ctx) });
-  return apiOver(http, { ...board, baseUrl: http.baseUrl }, ctx);
+  return apiOver(http, { ...board, baseUrl: http.baseUrl }, ctx, token);
 }

@@ -40,6 +40,15 @@ describe('schema', () => {
     await cli(emu, ['schema', '--refresh'], { configDir });
     expect(emu.requests().filter((r) => r.path.endsWith('/schema'))).toHaveLength(2);
   });
+  it('a cached schema never answers for another token: a wrong one gets its 401 (exit 4)', async () => {
+    const configDir = tempDir();
+    expect((await cli(emu, ['schema'], { configDir })).code).toBe(0);
+    const r = await cli(emu, ['schema'], { configDir, token: 'tok-rotated-away' });
+    expect(r.code).toBe(4);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toMatch(/^error: .*401/m);
+    expect(emu.requests().filter((r) => r.path.endsWith('/schema'))).toHaveLength(2);
+  });
 });
 
 describe('card get', () => {

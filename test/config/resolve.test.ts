@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parsePostUrl, resolveCredentials, resolveSelection, resolveSigningKey } from '../../src/config/resolve.js';
@@ -115,14 +115,17 @@ describe('config store', () => {
     expect(() => readConfig(env)).toThrow(/not a cardboard config/);
   });
 
-  it('caches a schema per board for the TTL, 0600, without the token', () => {
+  it('caches a schema per board and token for the TTL, 0600, without the token', () => {
     const env = { CARDBOARD_CONFIG_DIR: tempDir() };
     const fields = [{ name: 'Name', uuid: 'u1' }];
-    writeSchemaCache(env, 'https://h.example', 'b', fields, 1_000_000);
+    const token = 'tok-cache-SECRET-123';
+    writeSchemaCache(env, 'https://h.example', 'b', token, fields, 1_000_000);
     const file = schemaCachePath(env, 'https://h.example', 'b');
     expect(statSync(file).mode & 0o777).toBe(0o600);
-    expect(readSchemaCache(env, 'https://h.example', 'b', 1_000_000 + 299_000)).toEqual(fields);
-    expect(readSchemaCache(env, 'https://h.example', 'b', 1_000_000 + 300_000)).toBeUndefined();
-    expect(readSchemaCache(env, 'https://other.example', 'b', 1_000_000)).toBeUndefined();
+    expect(readFileSync(file, 'utf8')).not.toContain(token);
+    expect(readSchemaCache(env, 'https://h.example', 'b', token, 1_000_000 + 299_000)).toEqual(fields);
+    expect(readSchemaCache(env, 'https://h.example', 'b', token, 1_000_000 + 300_000)).toBeUndefined();
+    expect(readSchemaCache(env, 'https://other.example', 'b', token, 1_000_000)).toBeUndefined();
+    expect(readSchemaCache(env, 'https://h.example', 'b', 'another-token', 1_000_000)).toBeUndefined();
   });
 });
