@@ -69,6 +69,25 @@ export function createRecordWriter(ctx: Context, opts: RecordWriterOptions): Rec
   const out = ctx.stdout;
   const { columns } = opts;
   const shape = (r: Record<string, unknown>) => (opts.project ? pick(r, columns) : r);
+  // CSV and piped tables: a header line (written even when there are no records), then one row each.
+  const headed = (row: (values: readonly unknown[]) => string): RecordWriter => {
+    let started = false;
+    const start = async () => {
+      if (!started) await push(row(columns));
+      started = true;
+    };
+    return {
+      write: async (r) => {
+        await start();
+        await push(row(columns.map((c) => r[c])));
+      },
+      flush,
+      end: async () => {
+        await start();
+        await flush();
+      },
+    };
+  };
   switch (opts.format) {
     case 'ndjson':
       return { write: (r) => push(`${JSON.stringify(shape(r))}\n`), flush, end: flush };
@@ -83,37 +102,10 @@ export function createRecordWriter(ctx: Context, opts: RecordWriterOptions): Rec
         },
       };
     }
-    case 'csv': {
-      let started = false;
-      return {
-        write: async (r) => {
-          if (!started) await push(csvRow(columns));
-          started = true;
-          await push(csvRow(columns.map((c) => r[c])));
-        },
-        flush,
-        end: async () => {
-          if (!started) await push(csvRow(columns));
-          await flush();
-        },
-      };
-    }
+    case 'csv':
+      return headed(csvRow);
     case 'table': {
-      if (!out.isTTY) {
-        let started = false;
-        return {
-          write: async (r) => {
-            if (!started) await push(tsvRow(columns));
-            started = true;
-            await push(tsvRow(columns.map((c) => r[c])));
-          },
-          flush,
-          end: async () => {
-            if (!started) await push(tsvRow(columns));
-            await flush();
-          },
-        };
-      }
+      if (!out.isTTY) return headed(tsvRow);
       const rows: unknown[][] = [];
       return {
         write: async (r) => {
