@@ -1,11 +1,14 @@
 import type { Readable, Writable } from 'node:stream';
+import type { ApiClient } from './api/types.js';
+import { type Clock, realClock } from './clock.js';
+import { processSignals, type SignalSource } from './interrupt.js';
 
 /** A writable stream with the TTY facts the output layer needs (process.stdout, or a test buffer). */
 export type OutStream = Writable & { isTTY?: boolean; columns?: number };
 /** A readable stream with its TTY fact (process.stdin, or a test buffer). */
 export type InStream = Readable & { isTTY?: boolean; setRawMode?: (mode: boolean) => unknown };
 
-/** Options every command accepts, before or after the command name (main.ts declares them). */
+/** Options every command accepts, before or after the command name (program.ts declares them). */
 export interface GlobalOptions {
   board?: string;
   baseUrl?: string;
@@ -16,26 +19,51 @@ export interface GlobalOptions {
   quiet?: boolean;
 }
 
-/** What every command receives: streams with their TTY facts, env, parsed global options, secrets to redact. */
+/** Credentials given explicitly (board add checks a token before saving it). */
+export interface ApiTarget {
+  baseUrl: string;
+  id: string;
+  token: string;
+}
+
+/**
+ * What every command receives (gh's factory): streams with their TTY facts, env, parsed global options,
+ * secrets to redact, the clock, the stop signals, and the API client, built on first use.
+ */
 export interface Context {
   stdin: InStream;
   stdout: OutStream;
   stderr: OutStream;
   env: Record<string, string | undefined>;
-  /** Global options as parsed for the running command (set by main.ts before the action runs). */
+  /** Global options as parsed for the running command (set before the action runs). */
   globals: GlobalOptions;
   /** Values (tokens, signing keys) that must never be printed; redact() replaces them. */
   secrets: Set<string>;
-  /** Aborted on the first SIGINT/SIGTERM while a command that watches it runs. */
+  /** Aborted on SIGTERM (main.ts), so requests in flight end with exit 130. */
   signal: AbortSignal;
-  /** Exit code a command may set without throwing (main.ts returns it). */
-  exitCode: number;
-  now(): Date;
+  /** Where SIGINT/SIGTERM come from; long runs watch them through interruptible(). */
+  signals: SignalSource;
+  clock: Clock;
+  /**
+   * The client of the selected board (flags > env > config), built on first call with the global options
+   * (--timeout, --rate, --verbose, --insecure). Every client of a run shares one dispatcher and one rate gate.
+   */
+  api(): Promise<ApiClient>;
+  /** A client for explicit credentials, sharing the same dispatcher and gate. */
+  apiFor(target: ApiTarget): Promise<ApiClient>;
+  /** Release what api() opened (the keep-alive dispatcher). main.ts calls it when the command ends. */
+  close(): Promise<void>;
 }
 
-/** Build the context of a real process run. Tests build their own with string buffers. */
+/** Build a context: the real process's by default; tests override streams, env, clock and signals. */
 export function createContext(overrides: Partial<Context> = {}): Context {
-  return {
+  let session: Promise<import('./api/session.js').ApiSession> | undefined;
+  let selected: Promise<ApiClient> | undefined;
+  const open = () => {
+    session ??= import('./api/session.js').then((m) => m.openSession(ctx));
+    return session;
+  };
+  const ctx: Context = {
     stdin: process.stdin,
     stdout: process.stdout,
     stderr: process.stderr,
@@ -43,10 +71,23 @@ export function createContext(overrides: Partial<Context> = {}): Context {
     globals: {},
     secrets: new Set(),
     signal: new AbortController().signal,
-    exitCode: 0,
-    now: () => new Date(),
+    signals: processSignals,
+    clock: realClock,
+    api: () => {
+      selected ??= open().then((s) => s.selected());
+      return selected;
+    },
+    apiFor: async (target) => (await open()).client(target),
+    async close() {
+      if (!session) return;
+      const s = session;
+      session = undefined;
+      selected = undefined;
+      await (await s.catch(() => undefined))?.close();
+    },
     ...overrides,
   };
+  return ctx;
 }
 
 /** True when prompts may be shown: stdin and stdout are TTYs and CI is not set (PITFALLS: prompts hang otherwise). */
@@ -59,7 +100,7 @@ export function useColor(ctx: Context, stream: OutStream = ctx.stderr): boolean 
   return Boolean(stream.isTTY) && !ctx.env.NO_COLOR && ctx.env.TERM !== 'dumb';
 }
 
-/** Replace every known secret in text with "***" (errors, verbose logs, anything echoed). */
+/** Hide every known secret of the run in text meant for a person (errors, verbose logs, anything echoed). */
 export function redact(ctx: Context, text: string): string {
   let out = text;
   for (const secret of ctx.secrets) {

@@ -1,18 +1,9 @@
-import { resolveCredentials } from '../config/resolve.js';
 import { readSchemaCache, writeSchemaCache } from '../config/schema-cache.js';
 import type { Context } from '../context.js';
 import { CardboardError } from '../errors.js';
-import { createHttp, type Http, httpOptionsFromContext, path, type RateLimiter } from '../http/index.js';
+import { type Http, path } from '../http/index.js';
 import type { Card, Comment, Field } from '../spec-types.js';
-import type { Api, ResolvedBoard } from './types.js';
-
-export { classifyFailure, type FailureKind } from '../http/index.js';
-
-/** The Api plus what the import engine needs: the process-wide rate limiter and the raw client. */
-export interface ApiClient extends Api {
-  readonly limiter: RateLimiter;
-  readonly http: Http;
-}
+import type { ApiClient, ResolvedBoard } from './types.js';
 
 function unexpected(what: string, url: string): CardboardError {
   return new CardboardError(`The service answered ${what} from ${url}, which is not what the spec describes.`, {
@@ -39,7 +30,7 @@ function toCard(body: unknown, url: string): Card {
 }
 
 /**
- * An Api over an existing client: exported so tests and `board add` can verify credentials before saving.
+ * An Api over an existing client (the session builds them; tests build their own).
  * `token` keys the schema cache (only a tag of it is stored); without it the cache is neither read nor written.
  */
 export function apiOver(http: Http, board: ResolvedBoard, ctx: Context, token?: string): ApiClient {
@@ -48,13 +39,13 @@ export function apiOver(http: Http, board: ResolvedBoard, ctx: Context, token?: 
   const api: ApiClient = {
     board,
     http,
-    limiter: http.limiter,
+    pacer: http.pacer,
     async getSchema(opts = {}) {
       const p = `${boardPath}/schema`;
       return toFields(await http.get(p, undefined, opts), url(p));
     },
     async schema(opts = {}) {
-      const nowMs = ctx.now().getTime();
+      const nowMs = ctx.clock.now();
       if (!opts.refresh && token !== undefined) {
         const cached = readSchemaCache(ctx.env, http.baseUrl, board.id, token, nowMs);
         if (cached) return cached;
@@ -78,7 +69,7 @@ export function apiOver(http: Http, board: ResolvedBoard, ctx: Context, token?: 
     async *cardPages(opts = {}) {
       // Spec 4.5: no total or next link; the end is the first empty page.
       for (let page = opts.startPage ?? 0; ; page++) {
-        const cards = await api.listCards(page, { signal: opts.signal });
+        const cards = await api.listCards(page, { signal: opts.signal, maxTries: opts.maxTries });
         if (cards.length === 0) return;
         yield cards;
       }
@@ -89,17 +80,6 @@ export function apiOver(http: Http, board: ResolvedBoard, ctx: Context, token?: 
       if (!isObject(body)) throw unexpected('a comment that is not an object', url(p));
       return body as unknown as Comment;
     },
-    close: () => http.close(),
   };
   return api;
-}
-
-/**
- * Resolve the board's credentials (flags > env > config), register the token as a secret, and
- * build the client from the global options (--timeout, --rate, --verbose, --insecure).
- */
-export async function openApi(ctx: Context): Promise<ApiClient> {
-  const { board, token } = resolveCredentials(ctx);
-  const http = await createHttp({ baseUrl: board.baseUrl, token, ...httpOptionsFromContext(ctx) });
-  return apiOver(http, { ...board, baseUrl: http.baseUrl }, ctx, token);
 }

@@ -1,15 +1,8 @@
+import type { ResolvedBoard } from '../config/resolve.js';
+import type { Http, Pacer } from '../http/index.js';
 import type { Card, Comment, Field } from '../spec-types.js';
 
-/** Where each resolved credential came from (shown by `board show`). */
-export type Source = 'flag' | 'env' | 'config';
-
-/** The board a command talks to, resolved from flags > env > config. Never holds the token in printable form. */
-export interface ResolvedBoard {
-  id: string;
-  baseUrl: string;
-  alias?: string;
-  sources: { id: Source; baseUrl: Source; token: Source };
-}
+export type { ResolvedBoard, Source } from '../config/resolve.js';
 
 /** Per-call options of a write. */
 export interface WriteOptions {
@@ -23,6 +16,8 @@ export interface WriteOptions {
 export interface ReadOptions {
   /** Skip every automatic retry. */
   noRetry?: boolean;
+  /** Tries in all, when a read needs more patience than the client's default (a whole-board scan). */
+  maxTries?: number;
   signal?: AbortSignal;
 }
 
@@ -40,9 +35,13 @@ export interface Api {
   /** GET /api/aptlet/{board}?page=N (spec 4.5): one zero-based page; [] past the end. */
   listCards(page: number, opts?: ReadOptions): Promise<Card[]>;
   /** Pages from `startPage` until the first empty array, streamed one page at a time. */
-  cardPages(opts?: { startPage?: number; signal?: AbortSignal }): AsyncIterable<Card[]>;
+  cardPages(opts?: { startPage?: number; signal?: AbortSignal; maxTries?: number }): AsyncIterable<Card[]>;
   /** POST /api/card/{cardId}/comment (spec 4.1). */
   postComment(cardId: string, content: string, opts?: WriteOptions): Promise<Comment>;
-  /** Close the keep-alive dispatcher. */
-  close(): Promise<void>;
+}
+
+/** The Api plus what the import engine needs: the run's rate gate and the raw client. */
+export interface ApiClient extends Api {
+  readonly pacer: Pacer;
+  readonly http: Http;
 }

@@ -1,7 +1,17 @@
-import type { ResolvedBoard, Source } from '../api/types.js';
 import type { Context } from '../context.js';
 import { AuthError, UsageError } from '../errors.js';
 import { type CardboardConfig, readConfig, type StoredBoard } from './store.js';
+
+/** Where each resolved credential came from (shown by `board show`). */
+export type Source = 'flag' | 'env' | 'config';
+
+/** The board a command talks to, resolved from flags > env > config. Never holds the token in printable form. */
+export interface ResolvedBoard {
+  id: string;
+  baseUrl: string;
+  alias?: string;
+  sources: { id: Source; baseUrl: Source; token: Source };
+}
 
 /** Everything that could be resolved, each with where it came from; missing parts are undefined. Holds secrets: never print. */
 export interface Selection {

@@ -18,6 +18,8 @@ export interface HttpRequest {
   retrySafe?: boolean;
   /** Skip every automatic retry (the import engine applies its own policy). */
   noRetry?: boolean;
+  /** Tries in all for this request, when it differs from the client's policy (a long board read). */
+  maxTries?: number;
   signal?: AbortSignal;
 }
 

@@ -1,16 +1,15 @@
-import type { Agent } from 'undici';
-import { type Context, redact } from '../context.js';
+import type { Dispatcher } from 'undici';
+import { type Clock, realClock } from '../clock.js';
 import { createCore, type HttpRequest, type Send } from './core.js';
 import { withDebugLog } from './debug-log.js';
 import { loadUndici } from './load-undici.js';
-import { parseDuration, parseRate } from './options.js';
-import { createRateLimiter, type RateLimiter, withRateLimit } from './rate-limit.js';
+import { type Pacer, withPacer } from './pacer.js';
 import { type RetryPolicy, withRetry } from './retry.js';
 import { checkBaseUrl } from './url.js';
 
 export type { HttpRequest, HttpResponse, Send } from './core.js';
-export type { RateLimiter } from './rate-limit.js';
-export { classifyFailure, type FailureKind, type RetryPolicy } from './retry.js';
+export { Pacer } from './pacer.js';
+export type { RetryPolicy } from './retry.js';
 export { path } from './url.js';
 
 /** Defaults suited to a CLI: 10 s to connect, 30 s for headers and for the body (undici's own are 300 s). */
@@ -19,98 +18,58 @@ export const DEFAULT_TIMEOUT_MS = 30_000;
 /** A response bigger than this fails while reading instead of exhausting memory (PITFALLS: no limit by default). */
 export const MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
 
-let limiter: RateLimiter | undefined;
-
-/** The one rate limiter of the process: every request of every client waits on it. */
-export function processLimiter(): RateLimiter {
-  limiter ??= createRateLimiter();
-  return limiter;
-}
-
-let agent: Agent | undefined;
-let agentUsers = 0;
-
-/** The one keep-alive dispatcher of the process, created on first use and closed by the last user. */
-async function acquireAgent(connectTimeoutMs: number): Promise<Agent> {
+/** A keep-alive dispatcher for one run's clients (undici is loaded here, on first use); the caller closes it. */
+export async function createDispatcher(timeoutMs = DEFAULT_TIMEOUT_MS): Promise<Dispatcher> {
   const { Agent } = await loadUndici();
-  agent ??= new Agent({ connect: { timeout: connectTimeoutMs }, maxResponseSize: MAX_RESPONSE_BYTES, keepAliveTimeout: 10_000 });
-  agentUsers++;
-  return agent;
+  const connect = { timeout: Math.min(timeoutMs, DEFAULT_CONNECT_TIMEOUT_MS) };
+  return new Agent({ connect, maxResponseSize: MAX_RESPONSE_BYTES, keepAliveTimeout: 10_000 });
 }
 
-async function releaseAgent(): Promise<void> {
-  agentUsers = Math.max(0, agentUsers - 1);
-  if (agentUsers === 0 && agent) {
-    const closing = agent;
-    agent = undefined;
-    await closing.close();
-  }
-}
-
-/** Where to send and how: base URL, token, and the tuning knobs the global options set. */
+/** Where to send and how: base URL, token, the run's dispatcher and rate gate, and the global options' knobs. */
 export interface HttpOptions {
   baseUrl: string;
   token: string;
+  dispatcher: Dispatcher;
+  /** The rate gate every try passes; shared by the clients of one run. */
+  pacer: Pacer;
   insecure?: boolean;
   timeoutMs?: number;
-  connectTimeoutMs?: number;
   retry?: Partial<RetryPolicy>;
-  /** Receives one line per try and per retry (only with --verbose); already redacted. */
+  clock?: Clock;
+  /** Receives one line per try and per retry (only with --verbose). */
   log?: (line: string) => void;
 }
 
-/** A configured client: `send` through every wrapper, JSON helpers, the shared limiter, and close(). */
+/** A configured client: `send` through every wrapper, JSON helpers, and its rate gate. */
 export interface Http {
   send: Send;
   get(path: string, query?: HttpRequest['query'], opts?: Partial<HttpRequest>): Promise<unknown>;
   post(path: string, body: unknown, opts?: Partial<HttpRequest>): Promise<unknown>;
-  readonly limiter: RateLimiter;
+  readonly pacer: Pacer;
   readonly baseUrl: string;
-  close(): Promise<void>;
 }
 
 /**
- * Build the client: retry → rate limit → debug log → core, so every try waits its turn and is
- * logged. The base URL is checked first (plain http:// off loopback needs --insecure).
+ * Build the client: retry → pacer → debug log → core, so every try waits its turn and is logged.
+ * The base URL is checked first (plain http:// off loopback needs --insecure).
  */
-export async function createHttp(opts: HttpOptions): Promise<Http> {
+export function createHttp(opts: HttpOptions): Http {
   const baseUrl = checkBaseUrl(opts.baseUrl, opts.insecure);
   const timeout = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  const dispatcher = await acquireAgent(opts.connectTimeoutMs ?? Math.min(timeout, DEFAULT_CONNECT_TIMEOUT_MS));
-  const limiter = processLimiter();
-  let send: Send = createCore({ baseUrl, token: opts.token, dispatcher, headersTimeoutMs: timeout, bodyTimeoutMs: timeout });
-  if (opts.log) send = withDebugLog(send, opts.log);
-  send = withRateLimit(send, limiter);
+  const clock = opts.clock ?? realClock;
+  let send: Send = createCore({ baseUrl, token: opts.token, dispatcher: opts.dispatcher, headersTimeoutMs: timeout, bodyTimeoutMs: timeout, now: clock.now });
+  if (opts.log) send = withDebugLog(send, opts.log, clock.now);
+  send = withPacer(send, opts.pacer);
   send = withRetry(send, {
     policy: opts.retry,
-    onRetry: ({ err, attempt, delayMs }) => {
-      // A 429 means the whole token is over its limit: hold every request, not just this one.
-      if (err.status === 429) limiter.pause(delayMs);
-      opts.log?.(`retry #${attempt} of ${err.method} ${err.url} in ${delayMs} ms after ${err.status ?? err.code}`);
-    },
+    clock,
+    onRetry: ({ err, attempt, delayMs }) => opts.log?.(`retry #${attempt} of ${err.method} ${err.url} in ${delayMs} ms after ${err.status ?? err.code}`),
   });
-  let closed = false;
   return {
     send,
-    limiter,
+    pacer: opts.pacer,
     baseUrl,
     get: async (path, query, extra) => (await send({ ...extra, method: 'GET', path, query })).body,
     post: async (path, body, extra) => (await send({ ...extra, method: 'POST', path, body })).body,
-    async close() {
-      if (closed) return;
-      closed = true;
-      await releaseAgent();
-    },
-  };
-}
-
-/** HttpOptions from the global flags: --timeout, --rate (applied to the process limiter), --verbose, --insecure. */
-export function httpOptionsFromContext(ctx: Context): Pick<HttpOptions, 'insecure' | 'timeoutMs' | 'log'> {
-  const g = ctx.globals;
-  if (g.rate !== undefined) processLimiter().setRate(parseRate(g.rate));
-  return {
-    insecure: Boolean(g.insecure),
-    timeoutMs: g.timeout !== undefined ? parseDuration(g.timeout) : undefined,
-    log: g.verbose ? (line) => ctx.stderr.write(`${redact(ctx, `[http] ${line}`)}\n`) : undefined,
   };
 }

@@ -1,18 +1,20 @@
 // The import engine: rows from the reader, a bounded pool of workers, one state per row (issue 4).
 // It emits typed events and never prints; the command renders them.
 import type { Api } from '../api/types.js';
+import type { Clock } from '../clock.js';
 import { type ApiError, CardboardError } from '../errors.js';
 import type { Journal } from './journal.js';
 import type { KeyIndex } from './match-index.js';
-import type { Pacer } from './pacer.js';
 import { type PrepareState, prepareRow } from './prepare.js';
 import { type SendResult, sendRow } from './send.js';
 import type { ColumnMapping, CsvItem, ImportEvent, ImportSummary, RowOutcome, RowState } from './types.js';
 
 /** Everything a run needs, decided before the first row. */
 export interface EngineOptions {
+  /** The client: its rate gate paces every request of the run. */
   api: Api;
-  pacer: Pacer;
+  /** Time, sleeps and jitter: the real clock, or a simulated one in tests. */
+  clock: Clock;
   columns: ColumnMapping[];
   sendEmpty: boolean;
   concurrency: number;
@@ -26,7 +28,6 @@ export interface EngineOptions {
   maxTries?: number;
   /** How long one row may meet nothing but 429s before the run stops (default 15 min). */
   giveUpAfterMs?: number;
-  now?: () => number;
 }
 
 /** The result: counts, and the error that stopped the run early (auth, Update Mode), if any. */
@@ -37,8 +38,7 @@ export interface EngineResult {
 
 /** Run the import over `items` (rows and bad records; the header was consumed by the caller). */
 export async function runEngine(items: AsyncIterable<CsvItem>, o: EngineOptions): Promise<EngineResult> {
-  const now = o.now ?? Date.now;
-  const started = now();
+  const started = o.clock.now();
   const summary: ImportSummary = { rows: 0, created: 0, updated: 0, skipped: 0, rejected: 0, uncertain: 0, durationMs: 0, retries: 0, waits: 0 };
   const stop = new AbortController();
   const onUserStop = () => stopWith('interrupted');
@@ -71,17 +71,17 @@ export async function runEngine(items: AsyncIterable<CsvItem>, o: EngineOptions)
 
   const sc = {
     api: o.api,
-    pacer: o.pacer,
+    clock: o.clock,
     stop: stop.signal,
     matchOn: o.match?.field,
     maxTries: o.maxTries ?? 6,
     giveUpAfterMs: o.giveUpAfterMs ?? 15 * 60_000,
     beforeSend: () => o.journal?.ready(),
-    onRetry: (reason: string, attempt: number) => {
-      summary.retries++;
-      if (reason === '429') summary.waits++;
-      o.onEvent({ type: 'retry', line: 0, reason, attempt });
-    },
+  };
+  const retried = (line: number) => (reason: string, attempt: number) => {
+    summary.retries++;
+    if (reason === '429') summary.waits++;
+    o.onEvent({ type: 'retry', line, reason, attempt });
   };
 
   async function handle(item: Extract<CsvItem, { kind: 'row' | 'bad' }>): Promise<void> {
@@ -103,7 +103,7 @@ export async function runEngine(items: AsyncIterable<CsvItem>, o: EngineOptions)
       if (!modeConfirmed && !stop.signal.aborted) modeProbe = new Promise<void>((resolve) => (probe = resolve));
     }
     try {
-      const result = await sendRow(sc, body, key);
+      const result = await sendRow({ ...sc, onRetry: retried(line) }, body, key);
       await settle(line, values, body, result, idFromIndex, () => (modeConfirmed = true));
     } finally {
       // Released only after settle: waiting `_id` rows go once the answer has been judged.
@@ -174,6 +174,6 @@ export async function runEngine(items: AsyncIterable<CsvItem>, o: EngineOptions)
   while (active > 0) await parked();
   o.signal.removeEventListener('abort', onUserStop);
   o.journal?.flush();
-  summary.durationMs = now() - started;
+  summary.durationMs = o.clock.now() - started;
   return fatal ? { summary, fatal } : { summary };
 }

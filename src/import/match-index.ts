@@ -1,9 +1,7 @@
 // --match-on: the board's cards read once into key → `_id` (issue 4, section 3), and the re-check of one
 // key after an uncertain failure. The spec gives no search endpoint, so both read every page (spec 4.5).
 import type { Api } from '../api/types.js';
-import { ApiError } from '../errors.js';
 import type { Card } from '../spec-types.js';
-import type { Pacer } from './pacer.js';
 
 /** Key value → card `_id`; keys held by more than one card are listed apart (a row cannot pick one). */
 export interface KeyIndex {
@@ -20,40 +18,22 @@ export function cardKey(card: Card, field: string): string | undefined {
   return typeof v === 'string' ? v : JSON.stringify(v);
 }
 
-const NOT_APPLIED = new Set(['ECONNREFUSED', 'UND_ERR_CONNECT_TIMEOUT', 'ECONNRESET', 'UND_ERR_SOCKET', 'UND_ERR_HEADERS_TIMEOUT']);
-
-/** A GET through the pacer, retried on 429 (pausing every worker), 5xx and network failures: reads cannot duplicate. */
-export async function pacedRead<T>(pacer: Pacer, read: () => Promise<T>, signal?: AbortSignal, tries = 8): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    const sentAt = await pacer.acquire(signal);
-    try {
-      const result = await read();
-      pacer.succeeded();
-      return result;
-    } catch (err) {
-      if (!(err instanceof ApiError) || attempt >= tries || signal?.aborted) throw err;
-      if (err.status === 429) pacer.throttled(sentAt, (err.retryAfter ?? 1) * 1000);
-      else if (!(err.status === undefined ? NOT_APPLIED.has(err.code ?? '') : err.status >= 500)) throw err;
-      else await new Promise((r) => setTimeout(r, Math.min(4000, err.retryAfter !== undefined ? err.retryAfter * 1000 : 100 * 2 ** attempt)));
-    }
-  }
-}
+/** Tries of one page read: reads cannot duplicate, and a whole-board scan should outlast a bad minute. */
+const PAGE_TRIES = 8;
 
 /** Read every page until the first empty one (spec 4.5) and call `each` for every card. */
-export async function scanCards(api: Api, pacer: Pacer, each: (card: Card) => boolean | undefined, signal?: AbortSignal): Promise<void> {
-  for (let page = 0; ; page++) {
-    const cards = await pacedRead(pacer, () => api.listCards(page, { noRetry: true, signal }), signal);
-    if (cards.length === 0) return;
+export async function scanCards(api: Api, each: (card: Card) => boolean | undefined, signal?: AbortSignal): Promise<void> {
+  // The client's retry policy (failure.ts) and rate gate apply to each page, as to every GET.
+  for await (const cards of api.cardPages({ signal, maxTries: PAGE_TRIES })) {
     for (const card of cards) if (each(card) === true) return;
   }
 }
 
 /** Build the key → `_id` index of the whole board. */
-export async function loadKeyIndex(api: Api, pacer: Pacer, field: string, signal?: AbortSignal): Promise<KeyIndex> {
+export async function loadKeyIndex(api: Api, field: string, signal?: AbortSignal): Promise<KeyIndex> {
   const index: KeyIndex = { field, ids: new Map(), ambiguous: new Map(), cards: 0 };
   await scanCards(
     api,
-    pacer,
     (card) => {
       index.cards++;
       const key = cardKey(card, field);
@@ -72,11 +52,10 @@ export async function loadKeyIndex(api: Api, pacer: Pacer, field: string, signal
 }
 
 /** After an uncertain failure: is a card with this key on the board now? Its `_id`, or undefined. */
-export async function findByKey(api: Api, pacer: Pacer, field: string, key: string, signal?: AbortSignal): Promise<string | undefined> {
+export async function findByKey(api: Api, field: string, key: string, signal?: AbortSignal): Promise<string | undefined> {
   let found: string | undefined;
   await scanCards(
     api,
-    pacer,
     (card) => {
       if (cardKey(card, field) !== key) return undefined;
       found = card._id;

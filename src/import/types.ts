@@ -40,8 +40,6 @@ export interface ColumnMapping {
 export type ImportEvent =
   | { type: 'row'; outcome: RowOutcome }
   | { type: 'retry'; line: number; reason: string; attempt: number }
-  | { type: 'wait'; ms: number; reason: string }
-  | { type: 'rate'; perSecond: number }
   | { type: 'stop'; reason: string };
 
 /** Counts and timing of a finished (or interrupted) run. */

@@ -60,7 +60,7 @@ export async function createProgress(ctx: Context, opts: ProgressOptions = {}): 
   return plainProgress(ctx, opts.intervalMs ?? 5000, okMark, failMark);
 }
 
-/** Not a terminal: one line at start, an update line at most every `intervalMs` (by ctx.now()), and a final line. */
+/** Not a terminal: one line at start, an update line at most every `intervalMs` (by ctx.clock), and a final line. */
 function plainProgress(ctx: Context, intervalMs: number, okMark: string, failMark: string): Progress {
   let last = Number.NEGATIVE_INFINITY;
   let current = '';
@@ -69,12 +69,12 @@ function plainProgress(ctx: Context, intervalMs: number, okMark: string, failMar
   return {
     start: (text) => {
       current = text;
-      last = ctx.now().getTime();
+      last = ctx.clock.now();
       line(text);
     },
     update: (text) => {
       current = text;
-      const now = ctx.now().getTime();
+      const now = ctx.clock.now();
       if (now - last >= intervalMs) {
         last = now;
         pending = false;

@@ -1,8 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/errors.js';
 import type { HttpRequest, HttpResponse, Send } from '../../src/http/core.js';
-import { createRateLimiter } from '../../src/http/rate-limit.js';
-import { classifyFailure, DEFAULT_RETRY, retryDelay, withRetry } from '../../src/http/retry.js';
+import type { Clock } from '../../src/clock.js';
+import { backoffMs, classify, mayRepeat } from '../../src/http/failure.js';
+import { Pacer, withPacer } from '../../src/http/pacer.js';
+import { DEFAULT_RETRY, retryDelay, withRetry } from '../../src/http/retry.js';
 
 const GET: HttpRequest = { method: 'GET', path: '/x' };
 const POST: HttpRequest = { method: 'POST', path: '/x', body: {} };
@@ -32,11 +34,14 @@ describe('retry decisions', () => {
     expect(retryDelay(status(429, 61), GET, 1, DEFAULT_RETRY, half)).toBeUndefined();
   });
 
-  it('retries POST only when retrySafe, or when it never reached the server', () => {
-    expect(retryDelay(status(503), POST, 1, DEFAULT_RETRY, half)).toBeUndefined();
+  it('repeats a POST only when nothing can have been applied, or when the caller marked it safe', () => {
+    expect(retryDelay(status(500), POST, 1, DEFAULT_RETRY, half)).toBeUndefined();
     expect(retryDelay(network('ECONNRESET'), POST, 1, DEFAULT_RETRY, half)).toBeUndefined();
-    expect(retryDelay(status(503), { ...POST, retrySafe: true }, 1, DEFAULT_RETRY, half)).toBe(250);
+    expect(retryDelay(status(500), { ...POST, retrySafe: true }, 1, DEFAULT_RETRY, half)).toBe(250);
     expect(retryDelay(network('ECONNREFUSED'), POST, 1, DEFAULT_RETRY, half)).toBe(250);
+    // 429 and 503: the server says it did nothing, so the import and a single write agree to repeat.
+    expect(retryDelay(status(503), POST, 1, DEFAULT_RETRY, half)).toBe(250);
+    expect(retryDelay(status(429, 2), POST, 1, DEFAULT_RETRY, half)).toBe(2000);
   });
 
   it('stops at maxTries and when noRetry is set', () => {
@@ -45,14 +50,27 @@ describe('retry decisions', () => {
     expect(retryDelay(status(500), { ...GET, noRetry: true }, 1, DEFAULT_RETRY, half)).toBeUndefined();
   });
 
-  it('classifies failures for the import engine', () => {
-    expect(classifyFailure(network('ECONNREFUSED'))).toBe('not-sent');
-    expect(classifyFailure(network('ECONNRESET'))).toBe('uncertain');
-    expect(classifyFailure(status(200))).toBe('uncertain');
-    expect(classifyFailure(status(429))).toBe('retry-later');
-    expect(classifyFailure(status(503))).toBe('retry-later');
-    expect(classifyFailure(status(404))).toBe('rejected');
-    expect(classifyFailure(new Error('x'))).toBe('other');
+  it('classifies every failure once: not sent, retryable, maybe applied, refused', () => {
+    const kind = (e: ApiError) => classify(e).kind;
+    for (const c of ['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT', 'CERT_HAS_EXPIRED']) expect(kind(network(c))).toBe('not-sent');
+    for (const c of ['ECONNRESET', 'UND_ERR_SOCKET', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']) expect(kind(network(c))).toBe('maybe-applied');
+    for (const s of [200, 500, 502, 504]) expect(kind(status(s))).toBe('maybe-applied');
+    for (const s of [429, 503]) expect(kind(status(s))).toBe('retryable');
+    for (const s of [301, 400, 401, 403, 404, 409, 501]) expect(kind(status(s))).toBe('refused');
+    expect(classify(status(429, 7)).retryAfterMs).toBe(7000);
+    // A TLS failure is not sent (so a POST cannot duplicate) and does not heal: it is never retried.
+    expect(classify(network('CERT_HAS_EXPIRED'))).toEqual({ kind: 'not-sent', heals: false });
+    expect(mayRepeat(classify(network('CERT_HAS_EXPIRED')), true)).toBe(false);
+    expect(mayRepeat(classify(network('ECONNRESET')), false)).toBe(false);
+    expect(mayRepeat(classify(network('ECONNRESET')), true)).toBe(true);
+    expect(mayRepeat(classify(network('UND_ERR_RES_EXCEEDED_MAX_SIZE')), true)).toBe(false);
+  });
+
+  it('backs off exponentially with full jitter, capped', () => {
+    const bounds = { baseMs: 200, maxMs: 8000 };
+    expect([1, 2, 3, 4, 5, 6, 7].map((a) => backoffMs(a, bounds, () => 0.999999))).toEqual([199, 399, 799, 1599, 3199, 6399, 7999]);
+    expect(backoffMs(3, bounds, () => 0)).toBe(0);
+    expect(backoffMs(40, bounds, () => 0.5)).toBe(4000);
   });
 });
 
@@ -70,10 +88,13 @@ describe('withRetry', () => {
     };
   }
 
+  /** A clock whose sleeps only record how long they would have been. */
+  const recording = (waits: number[] = []): Clock => ({ now: () => 0, random: half, sleep: async (ms) => void waits.push(ms) });
+
   it('waits the decided delays, then returns the success', async () => {
     const waits: number[] = [];
     const fake = replay([status(503, 2), status(500), ok]);
-    const send = withRetry(fake.send, { sleep: async (ms) => void waits.push(ms), random: half });
+    const send = withRetry(fake.send, { clock: recording(waits) });
     await expect(send(GET)).resolves.toBe(ok);
     expect(waits).toEqual([2000, 500]);
     expect(fake.calls()).toBe(3);
@@ -82,66 +103,70 @@ describe('withRetry', () => {
   it('rethrows the last error after maxTries', async () => {
     const last = status(502);
     const fake = replay([status(500), status(500), last, ok]);
-    const send = withRetry(fake.send, { sleep: async () => {}, random: half, policy: { maxTries: 3 } });
+    const send = withRetry(fake.send, { clock: recording(), policy: { maxTries: 3 } });
     await expect(send(GET)).rejects.toBe(last);
     expect(fake.calls()).toBe(3);
   });
 
   it('sends a 404 once', async () => {
     const fake = replay([status(404), ok]);
-    const send = withRetry(fake.send, { sleep: async () => {}, random: half });
+    const send = withRetry(fake.send, { clock: recording() });
     await expect(send(GET)).rejects.toMatchObject({ status: 404 });
     expect(fake.calls()).toBe(1);
   });
 });
 
-describe('rate limiter (token bucket, fake clock)', () => {
+describe('the rate gate in front of the core (withPacer, fake clock)', () => {
   function fakeClock() {
     let t = 1000;
-    const sleep = async (ms: number) => {
-      t += ms;
-    };
-    return { now: () => t, sleep, at: () => t };
+    return { now: () => t, sleep: async (ms: number) => void (t += ms), random: half };
   }
+  const answer = (outcomes: Array<Error | HttpResponse>) => {
+    let i = 0;
+    return async () => {
+      const next = outcomes[i++]!;
+      if (next instanceof Error) throw next;
+      return next;
+    };
+  };
+  const ok: HttpResponse = { status: 200, headers: {}, body: 'ok', url: 'u', method: 'GET' };
 
-  it('spaces requests at the set rate', async () => {
+  it('spaces requests at a fixed --rate', async () => {
     const clock = fakeClock();
-    const limiter = createRateLimiter({ rate: 2, now: clock.now, sleep: clock.sleep });
+    const send = withPacer(answer([ok, ok, ok, ok]), new Pacer({ fixedRate: 2, clock }));
     const starts: number[] = [];
     for (let i = 0; i < 4; i++) {
-      await limiter.acquire();
-      starts.push(clock.at());
+      await send(GET);
+      starts.push(clock.now());
     }
     expect(starts).toEqual([1000, 1500, 2000, 2500]);
   });
 
-  it('allows a burst, then spaces', async () => {
+  it('does not wait when unlimited; a 429 holds every later request for its Retry-After', async () => {
     const clock = fakeClock();
-    const limiter = createRateLimiter({ rate: 1, burst: 3, now: clock.now, sleep: clock.sleep });
-    const starts: number[] = [];
-    for (let i = 0; i < 5; i++) {
-      await limiter.acquire();
-      starts.push(clock.at());
-    }
-    expect(starts).toEqual([1000, 1000, 1000, 2000, 3000]);
+    const pacer = new Pacer({ clock });
+    const send = withPacer(answer([ok, status(429, 3), ok, ok]), pacer);
+    await send(GET);
+    expect(clock.now()).toBe(1000);
+    await expect(send(GET)).rejects.toMatchObject({ status: 429 });
+    await send(GET);
+    expect(clock.now()).toBe(4000);
+    // The 429 also taught the gate a finite rate: it no longer lets requests through unpaced.
+    expect(Number.isFinite(pacer.rate)).toBe(true);
   });
 
-  it('does not wait when off, holds everything during pause(), and adapts with setRate()', async () => {
+  it('throws Interrupted instead of sending when the request was aborted while it waited', async () => {
     const clock = fakeClock();
-    const limiter = createRateLimiter({ now: clock.now, sleep: clock.sleep });
-    await limiter.acquire();
-    await limiter.acquire();
-    expect(clock.at()).toBe(1000);
-    limiter.pause(3000);
-    await limiter.acquire();
-    expect(clock.at()).toBe(4000);
-    limiter.setRate(0.5);
-    expect(limiter.rate).toBe(0.5);
-    await limiter.acquire();
-    await limiter.acquire();
-    expect(clock.at()).toBe(6000);
-    limiter.setRate(undefined);
-    await limiter.acquire();
-    expect(clock.at()).toBe(6000);
+    const pacer = new Pacer({ clock, fixedRate: 1 });
+    let sent = 0;
+    const send = withPacer(async () => {
+      sent++;
+      return ok;
+    }, pacer);
+    await send(GET);
+    const controller = new AbortController();
+    controller.abort();
+    await expect(send({ ...GET, signal: controller.signal })).rejects.toMatchObject({ exitCode: 130 });
+    expect(sent).toBe(1);
   });
 });

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runImport } from '../../src/commands/import/execute.js';
 import type { Choice, Prompter } from '../../src/commands/import/interactive.js';
-import { toOptions } from '../../src/commands/import/run.js';
+import { toOptions } from '../../src/commands/import/options.js';
 import { CancelledError } from '../../src/errors.js';
 import { tempDir } from '../helpers/cli.js';
 import { BOARD_ID, type RunningEmulator, startTestEmulator } from '../helpers/emulator.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { RateLimiter } from '../../src/emulator/rate-limit.js';
-import { Pacer, type PacerClock } from '../../src/import/pacer.js';
+import { Pacer, type PacerClock } from '../../src/http/pacer.js';
 
 /** A discrete-event clock: sleeps resolve in time order, and time jumps instead of passing. */
 function simClock() {
@@ -8,7 +8,7 @@ function simClock() {
   const timers: { at: number; resolve: () => void }[] = [];
   const clock: PacerClock = {
     now: () => now,
-    sleep: (ms) => new Promise<void>((resolve) => timers.push({ at: now + Math.max(0, ms), resolve })),
+    sleep: (ms: number) => new Promise<void>((resolve) => timers.push({ at: now + Math.max(0, ms), resolve })),
   };
   async function runUntil(end: number): Promise<void> {
     while (now < end) {

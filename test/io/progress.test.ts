@@ -17,7 +17,7 @@ describe('createProgress, plain fallback', () => {
   it('prints the start, then at most one update per interval, then the final line', async () => {
     const { ctx, stderr } = testContext();
     let now = 0;
-    ctx.now = () => new Date(now);
+    ctx.clock = { ...ctx.clock, now: () => now };
     const p = await createProgress(ctx, { intervalMs: 1000 });
     p.start('importing');
     now = 500;
@@ -33,7 +33,7 @@ describe('createProgress, plain fallback', () => {
   });
   it('stop() flushes the last update that was throttled away', async () => {
     const { ctx, stderr } = testContext();
-    ctx.now = () => new Date(0);
+    ctx.clock = { ...ctx.clock, now: () => 0 };
     const p = await createProgress(ctx);
     p.start('a');
     p.update('b');

@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runBoardUse } from '../../src/commands/board/use.js';
 import { runCardPut } from '../../src/commands/card/put.js';
-import { runSchema } from '../../src/commands/schema/show.js';
+import { runSchema } from '../../src/commands/schema/schema.js';
 import { createProgress } from '../../src/io/progress.js';
 import { toRecordLine } from '../../src/webhook/delivery.js';
 import { BIN, type CliResult, childEnv, runCli, tempDir } from '../helpers/cli.js';

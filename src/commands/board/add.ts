@@ -1,10 +1,8 @@
 import type { Command } from 'commander';
-import { apiOver } from '../../api/index.js';
 import { parsePostUrl } from '../../config/resolve.js';
 import { readConfig, updateConfig } from '../../config/store.js';
 import type { Context } from '../../context.js';
 import { ApiError, AuthError, CardboardError, UsageError } from '../../errors.js';
-import { createHttp, httpOptionsFromContext } from '../../http/index.js';
 import { checkBaseUrl } from '../../http/url.js';
 import { createStatus } from '../../io/status.js';
 import { checkSecret, promptSecret, readSecretsFromStdin } from './secret-input.js';
@@ -82,10 +80,9 @@ export function boardAddCommand(parent: Command, ctx: Context, run = runBoardAdd
 }
 
 async function verify(ctx: Context, opts: BoardAddOptions, token: string): Promise<number> {
-  const http = await createHttp({ ...httpOptionsFromContext(ctx), baseUrl: opts.baseUrl, token });
-  const board = { id: opts.id, baseUrl: http.baseUrl, sources: { id: 'flag', baseUrl: 'flag', token: 'flag' } } as const;
   try {
-    return (await apiOver(http, board, ctx).getSchema({ signal: ctx.signal })).length;
+    const api = await ctx.apiFor({ baseUrl: opts.baseUrl, id: opts.id, token });
+    return (await api.getSchema({ signal: ctx.signal })).length;
   } catch (err) {
     if (err instanceof ApiError && (err.status === 401 || err.status === 403)) {
       throw new AuthError(`The service refused the token for board ${opts.id} (${err.status}); nothing was saved.`, { cause: err });
@@ -98,8 +95,6 @@ async function verify(ctx: Context, opts: BoardAddOptions, token: string): Promi
       });
     }
     throw err;
-  } finally {
-    await http.close();
   }
 }
 

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { Source } from '../../api/types.js';
+import type { Source } from '../../config/resolve.js';
 import { resolveSelection } from '../../config/resolve.js';
 import { configPath, readConfig } from '../../config/store.js';
 import type { Context } from '../../context.js';

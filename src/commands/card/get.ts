@@ -41,14 +41,8 @@ function entries(card: Card): [string, unknown][] {
 
 /** Fetch the card (spec 4.4) and render it: table on a TTY, field<TAB>value piped, or JSON. */
 export async function runCardGet(ctx: Context, opts: CardGetOptions): Promise<void> {
-  const { openApi } = await import('../../api/index.js');
-  const api = await openApi(ctx);
-  let card: Card;
-  try {
-    card = await api.getCard(opts.cardId);
-  } finally {
-    await api.close();
-  }
+  const api = await ctx.api();
+  const card = await api.getCard(opts.cardId);
   if (opts.json) return writeJson(ctx.stdout, card);
   if (ctx.stdout.isTTY) return writeChunk(ctx.stdout, await renderTable(ctx, ['field', 'value'], entries(card), { wrap: true }));
   for (const [field, value] of entries(card)) await writeChunk(ctx.stdout, tsvRow([field, value]));

@@ -72,8 +72,7 @@ async function* onePage(api: Api, page: number, signal: AbortSignal): AsyncItera
 export async function runCardList(ctx: Context, opts: CardListOptions): Promise<void> {
   const format = opts.format ?? defaultFormat(ctx);
   const status = createStatus(ctx);
-  const { openApi } = await import('../../api/index.js');
-  const api = await openApi(ctx);
+  const api = await ctx.api();
   // The reader may go away (`| head`): remember the EPIPE instead of crashing, and stop fetching.
   let broken: unknown;
   const onError = (err: unknown) => {
@@ -110,7 +109,5 @@ export async function runCardList(ctx: Context, opts: CardListOptions): Promise<
     if (count === 0 && format === 'table' && ctx.stdout.isTTY) status.info('No cards.');
   } catch (err) {
     if (!isBrokenPipe(err) && !isBrokenPipe(broken)) throw err;
-  } finally {
-    await api.close();
   }
 }

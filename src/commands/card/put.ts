@@ -71,27 +71,22 @@ export async function buildCardBody(ctx: Context, opts: CardPutOptions): Promise
 export async function runCardPut(ctx: Context, opts: CardPutOptions): Promise<void> {
   const body = await buildCardBody(ctx, opts);
   const status = createStatus(ctx);
-  const { openApi } = await import('../../api/index.js');
-  const api = await openApi(ctx);
-  try {
-    const { unknown } = await checkKeysAgainstBoard(api, Object.keys(body));
-    if (unknown.length > 0 && !opts.allowUnknown) {
-      throw unknownKeysError(unknown, ' Nothing was sent; --allow-unknown sends it anyway.');
-    }
-    for (const u of unknown) {
-      // Spec 4.3 rules 1-2: an unknown key is dropped, or becomes a new field when Create Fields is on.
-      status.warn(`'${u.key}' is not a field of the board; sent anyway: with Create Fields on it becomes a new field, otherwise the service drops it.`);
-    }
-    const card = await api.putCard(body);
-    if (typeof body._id === 'string' && card._id !== body._id) {
-      // Spec 4.3 rules 3-4: the id is ignored under "Always Create New", or matched no card.
-      status.warn(
-        `the board created a new card (${card._id}) instead of updating ${body._id}: its Update Mode is probably "Always Create New", or no card has that id.`,
-      );
-    }
-    if (opts.json) await writeJson(ctx.stdout, card);
-    else await writeChunk(ctx.stdout, `${card._id}\n`);
-  } finally {
-    await api.close();
+  const api = await ctx.api();
+  const { unknown } = await checkKeysAgainstBoard(api, Object.keys(body));
+  if (unknown.length > 0 && !opts.allowUnknown) {
+    throw unknownKeysError(unknown, ' Nothing was sent; --allow-unknown sends it anyway.');
   }
+  for (const u of unknown) {
+    // Spec 4.3 rules 1-2: an unknown key is dropped, or becomes a new field when Create Fields is on.
+    status.warn(`'${u.key}' is not a field of the board; sent anyway: with Create Fields on it becomes a new field, otherwise the service drops it.`);
+  }
+  const card = await api.putCard(body);
+  if (typeof body._id === 'string' && card._id !== body._id) {
+    // Spec 4.3 rules 3-4: the id is ignored under "Always Create New", or matched no card.
+    status.warn(
+      `the board created a new card (${card._id}) instead of updating ${body._id}: its Update Mode is probably "Always Create New", or no card has that id.`,
+    );
+  }
+  if (opts.json) await writeJson(ctx.stdout, card);
+  else await writeChunk(ctx.stdout, `${card._id}\n`);
 }

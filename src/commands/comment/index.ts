@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { Context } from '../../context.js';
-import { commentCommand } from './post.js';
+import { commentCommand } from './comment.js';
 
 /** Register `comment` (no verbs): post a comment on a card. */
 export function register(program: Command, ctx: Context): void {

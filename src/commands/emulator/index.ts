@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { Context } from '../../context.js';
-import { emulatorCommand } from './run.js';
+import { emulatorCommand } from './emulator.js';
 
 /** `cardboard emulator`: one command, no verbs; run.ts holds its options and run function. */
 export function register(program: Command, ctx: Context): void {

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { Context } from '../../context.js';
-import { importCommand } from './run.js';
+import { importCommand } from './import.js';
 
 /** Register `import <file>`: one command, no verbs. */
 export function register(program: Command, ctx: Context): void {

@@ -6,7 +6,7 @@ import type { ColumnMapping, ImportEvent, ImportSummary } from '../../import/typ
 import { ROW_STATES } from '../../import/types.js';
 import { createProgress } from '../../io/progress.js';
 import { renderTable } from '../../io/table.js';
-import type { ImportOptions } from './run.js';
+import type { ImportOptions } from './options.js';
 
 /** Lines of the rows that did not make it, for the summary (the first 20 of each are listed). */
 export interface Problems {
@@ -31,14 +31,14 @@ function duration(ms: number): string {
 /** Start the progress line: ora on a terminal, a plain stderr line every few seconds otherwise, none with --quiet/--json. */
 export async function startProgress(ctx: Context, opts: ImportOptions, total: number | undefined): Promise<ImportProgress> {
   const progress = await createProgress(ctx, { silent: opts.json });
-  const started = ctx.now().getTime();
+  const started = ctx.clock.now();
   let done = 0;
   let retries = 0;
   let waits = 0;
   let lastDraw = 0;
   const problems: Problems = { rejected: [], uncertain: [] };
   const text = () => {
-    const elapsed = (ctx.now().getTime() - started) / 1000;
+    const elapsed = (ctx.clock.now() - started) / 1000;
     const rate = elapsed > 0 ? done / elapsed : 0;
     const of = total ? ` / ${total}` : '';
     const eta = total && rate > 0 && done < total ? ` · ETA ${duration(((total - done) / rate) * 1000)}` : '';
@@ -56,7 +56,7 @@ export async function startProgress(ctx: Context, opts: ImportOptions, total: nu
         retries++;
         if (e.reason === '429') waits++;
       }
-      const now = ctx.now().getTime();
+      const now = ctx.clock.now();
       if (now - lastDraw >= 100) {
         lastDraw = now;
         progress.update(text());

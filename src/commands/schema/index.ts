@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { Context } from '../../context.js';
-import { schemaCommand } from './show.js';
+import { schemaCommand } from './schema.js';
 
 /** Register `schema`: the board's fields (no verbs). */
 export function register(program: Command, ctx: Context): void {

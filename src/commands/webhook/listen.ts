@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { Command } from 'commander';
 import type { Context } from '../../context.js';
 import { AuthError, CardboardError, UsageError } from '../../errors.js';
+import { interruptible } from '../../interrupt.js';
 import { createStatus } from '../../io/status.js';
 import { viewJson } from '../../webhook/delivery.js';
 import { cursorPath } from '../../webhook/forwarder.js';
@@ -105,7 +106,7 @@ export async function runWebhookListen(ctx: Context, opts: WebhookListenOptions)
     throw new CardboardError(`cannot listen on ${opts.host}:${opts.port} (${code ?? (err as Error).message})`, { hint: code === 'EADDRINUSE' ? 'Pick another --port (0: any free port).' : undefined, cause: err });
   }
   // Catch Ctrl-C before the ready line: a supervisor may send SIGINT as soon as it reads it.
-  const stopped = untilStopped(ctx);
+  const stop = interruptible(ctx.signals);
   // First line on stderr, printed even with --quiet: where to point the board (spec 2.4, Webhook URL).
   ctx.stderr.write(`Listening on ${url} : paste this URL into Card Sources → Webhook URL (the service must be able to reach it).\n`);
   if (!opts.verify) status.warn('NOT VERIFYING x-signingKey (--no-verify): anyone who can reach this port can post deliveries.');
@@ -118,8 +119,12 @@ export async function runWebhookListen(ctx: Context, opts: WebhookListenOptions)
     if (fwd.resumed > 0) status.info(`Resuming: ${fwd.resumed} recorded deliveries were never forwarded; sending them first.`);
     if (fwd.skipped > 0) status.info(`${fwd.skipped} deliveries already in ${opts.record} are not forwarded; send them with \`cardboard webhook replay ${opts.record} --to ${opts.forwardTo}\`.`);
   }
-  await stopped;
-  await listener.stop();
+  try {
+    await stop.stopped;
+    await listener.stop();
+  } finally {
+    stop.dispose();
+  }
   stdout.flush();
   const pending = fwd?.pending;
   status.info(summaryLine(listener.stats, pending));
@@ -137,18 +142,4 @@ function openRecord(path: string): RecordFile {
   } catch (err) {
     throw new UsageError(`--record: cannot open ${path} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`, { cause: err });
   }
-}
-
-/** Resolve on SIGINT (handled here: the listener must finish gracefully) or SIGTERM (ctx.signal). */
-function untilStopped(ctx: Context): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      process.off('SIGINT', done);
-      ctx.signal.removeEventListener('abort', done);
-      resolve();
-    };
-    if (ctx.signal.aborted) return resolve();
-    process.once('SIGINT', done);
-    ctx.signal.addEventListener('abort', done, { once: true });
-  });
 }

@@ -1,7 +1,8 @@
 import { existsSync, statSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { Context } from '../../context.js';
-import { AuthError, CardboardError, UsageError } from '../../errors.js';
+import { AuthError, CancelledError, CardboardError, UsageError } from '../../errors.js';
+import { interruptible } from '../../interrupt.js';
 import { createStatus } from '../../io/status.js';
 import { answerStart, DeliveryClient } from '../../webhook/client.js';
 import { bodyValue, type Delivery, outgoingHeaders } from '../../webhook/delivery.js';
@@ -81,17 +82,21 @@ export async function runWebhookReplay(ctx: Context, opts: WebhookReplayOptions)
   const failed: string[] = [];
   let sent = 0;
   let refused = false;
+  let lastSent: number | undefined;
+  const stop = interruptible(ctx.signals, () => status.warn('Interrupted: finishing the delivery in flight (Ctrl-C again to quit at once)...'));
+  const stopped = () => stop.signal.aborted || ctx.signal.aborted;
   try {
-    for (let offset = 0; offset < size && !ctx.signal.aborted; ) {
+    for (let offset = 0; offset < size && !stopped(); ) {
       const batch = readDeliveries(opts.file, offset, opts.from - 1, 100, 8 * 1024 * 1024);
       // No progress: only a last line cut short by a crash is left (never acknowledged, so not a delivery).
       if (batch.next === offset) break;
       offset = batch.next;
       for (const d of batch.deliveries) {
-        if (ctx.signal.aborted) break;
+        if (stopped()) break;
         if (!matchesFilters(d, opts.filters)) continue;
         const answer = await client.send({ url: opts.to, method: d.method, headers: outgoingHeaders(d.headers, signing.key), body: d.body, timeoutMs: opts.timeoutMs, signal: ctx.signal });
         sent++;
+        lastSent = d.seq;
         if (answer.status !== 200) failed.push(`#${d.seq} ${answer.status ?? answer.error}`);
         if (answer.status === 401 || answer.status === 403) refused = true;
         const start = answerStart(answer.body);
@@ -100,7 +105,13 @@ export async function runWebhookReplay(ctx: Context, opts: WebhookReplayOptions)
       }
     }
   } finally {
+    stop.dispose();
     await client.close();
+  }
+  if (stopped()) {
+    throw new CancelledError(`Interrupted after ${sent} deliveries.`, {
+      hint: `Resume with --from ${lastSent === undefined ? opts.from : lastSent + 1}.`,
+    });
   }
   status.info(`replayed ${sent}: ${sent - failed.length} answered 200, ${failed.length} failed${failed.length ? ` (${failed.slice(0, 5).join(', ')}${failed.length > 5 ? ', …' : ''})` : ''}`);
   if (failed.length === 0) return;

@@ -55,13 +55,8 @@ Examples:
 /** The card to send: --data parsed as an object, --card fetched, or a sample card. */
 async function cardFor(ctx: Context, opts: WebhookSendOptions): Promise<Record<string, unknown>> {
   if (opts.card !== undefined) {
-    const { openApi } = await import('../../api/index.js');
-    const api = await openApi(ctx);
-    try {
-      return await api.getCard(opts.card);
-    } finally {
-      await api.close();
-    }
+    const api = await ctx.api();
+    return await api.getCard(opts.card);
   }
   const card: Record<string, unknown> = { _id: randomBytes(12).toString('hex') };
   if (opts.data === undefined) return { ...card, Name: 'Test delivery from cardboard webhook send' };

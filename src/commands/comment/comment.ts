@@ -61,13 +61,8 @@ async function commentText(ctx: Context, opts: CommentOptions): Promise<string> 
 export async function runComment(ctx: Context, opts: CommentOptions): Promise<void> {
   const content = await commentText(ctx, opts);
   if (content.trim() === '') throw new UsageError('the comment text is empty; nothing was sent');
-  const { openApi } = await import('../../api/index.js');
-  const api = await openApi(ctx);
-  try {
-    const comment = await api.postComment(opts.cardId, content);
-    if (opts.json) await writeJson(ctx.stdout, comment);
-    else await writeChunk(ctx.stdout, `${comment.id}\n`);
-  } finally {
-    await api.close();
-  }
+  const api = await ctx.api();
+  const comment = await api.postComment(opts.cardId, content);
+  if (opts.json) await writeJson(ctx.stdout, comment);
+  else await writeChunk(ctx.stdout, `${comment.id}\n`);
 }

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import type { Context } from '../../context.js';
 import { CardboardError, UsageError } from '../../errors.js';
 import { FaultSpecError, parseFaults } from '../../emulator/faults.js';
+import { interruptible } from '../../interrupt.js';
 
 /** Options of `cardboard emulator`, as plain data. */
 export interface EmulatorRunOptions {
@@ -94,20 +95,6 @@ function sh(value: string): string {
   return /^[\w./:@%+=-]+$/.test(value) ? value : `'${value.replaceAll("'", "'\\''")}'`;
 }
 
-/** Resolve on the first SIGINT (handled here) or SIGTERM (ctx.signal, aborted by main.ts). */
-function untilStopped(signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const stop = () => {
-      process.off('SIGINT', stop);
-      signal.removeEventListener('abort', stop);
-      resolve();
-    };
-    if (signal.aborted) return resolve();
-    process.on('SIGINT', stop);
-    signal.addEventListener('abort', stop);
-  });
-}
-
 /** Start the emulator, print how to use it, serve until SIGINT/SIGTERM, then close cleanly (exit 0). */
 export async function runEmulator(ctx: Context, opts: EmulatorRunOptions): Promise<void> {
   const emulator = await import('../../emulator/server.js');
@@ -131,7 +118,7 @@ export async function runEmulator(ctx: Context, opts: EmulatorRunOptions): Promi
     throw err;
   }
   // Catch Ctrl-C before the ready line: a supervisor may send SIGINT as soon as it reads it.
-  const stopped = untilStopped(ctx.signal);
+  const stop = interruptible(ctx.signals);
   // A file's tokens are the user's to protect; the generated demo board's are printed on purpose.
   const showTokens = !opts.boardsFile || opts.printTokens;
   // Everything goes to stderr (stdout stays empty). Under --quiet only the data is left: the export
@@ -152,7 +139,11 @@ export async function runEmulator(ctx: Context, opts: EmulatorRunOptions): Promi
   if (opts.seedCards > 0) out(`seeded ${opts.seedCards} demo cards into board ${Object.keys(running.boards)[0]}`);
   if (opts.faults) out(`faults: ${opts.faults}`);
   data(`listening on ${running.url}  (Ctrl-C to stop)`);
-  await stopped;
-  await running.close();
+  try {
+    await stop.stopped;
+    await running.close();
+  } finally {
+    stop.dispose();
+  }
   out('emulator stopped');
 }

@@ -1,28 +1,14 @@
-// Paces every request of an import (POSTs and the GETs of --match-on) through one gate.
-// The service's rate limit is not documented (spec 8: "Rate limits: not shown"), so without --rate the
-// pacer learns it: unlimited until the first 429, then additive-increase / multiplicative-decrease.
+// The one rate gate of a client: every request of every command waits its turn here (the rate-limit
+// wrapper at the end of this file puts it in front of the core). The service's rate limit is not documented
+// (spec 8: "Rate limits: not shown"), so without --rate the pacer learns it: unlimited until the first 429,
+// then additive-increase / multiplicative-decrease. A 429 pauses every request of the client, not just one.
+import { type Clock, realClock } from '../clock.js';
+import { CancelledError } from '../errors.js';
+import type { Send } from './core.js';
 
-/** Clock and sleep, injectable so tests can drive time. */
-export interface PacerClock {
-  now(): number;
-  sleep(ms: number, signal?: AbortSignal): Promise<void>;
-}
+/** The part of the clock the pacer uses; tests pass a discrete-event clock. */
+export type PacerClock = Pick<Clock, 'now' | 'sleep'>;
 
-/** Real time; a sleep ends early (without throwing) when the signal aborts. */
-export const realClock: PacerClock = {
-  now: () => Date.now(),
-  sleep: (ms, signal) =>
-    new Promise<void>((resolve) => {
-      if (signal?.aborted) return resolve();
-      const done = () => {
-        clearTimeout(timer);
-        signal?.removeEventListener('abort', done);
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      signal?.addEventListener('abort', done, { once: true });
-    }),
-};
 
 export interface PacerOptions {
   /** Requests per second from --rate: fixed, never adapted. */
@@ -30,8 +16,6 @@ export interface PacerOptions {
   /** Floor of the adaptive rate, requests per second (default 0.2). */
   minRate?: number;
   clock?: PacerClock;
-  /** Called when the adaptive rate changes (for the progress line). */
-  onRate?: (perSecond: number) => void;
 }
 
 const DECREASE = 0.85;
@@ -165,7 +149,6 @@ export class Pacer {
 
   private setRate(perSecond: number): void {
     this.rateValue = Math.max(this.opts.minRate ?? 0.2, perSecond);
-    this.opts.onRate?.(this.rateValue);
   }
 
   /** Successes since time t (at most WINDOW_MS ago), to the 100 ms slot. */
@@ -175,4 +158,28 @@ export class Pacer {
     for (let i = 0; i < SLOTS; i++) if (this.slotStamp[i]! >= from) n += this.slots[i]!;
     return n;
   }
+}
+
+/**
+ * Put the pacer in front of `next`: each try waits its turn, and its outcome teaches the pacer
+ * (a 429 pauses every request for its Retry-After and slows the rate; a success lets it recover).
+ */
+export function withPacer(next: Send, pacer: Pacer): Send {
+  const settle = async (req: Parameters<Send>[0], sentAt: number) => {
+    if (req.signal?.aborted) throw new CancelledError('Interrupted.', { cause: req.signal.reason });
+    try {
+      const res = await next(req);
+      pacer.succeeded();
+      return res;
+    } catch (err) {
+      const e = err as { status?: number; retryAfter?: number };
+      if (e.status === 429) pacer.throttled(sentAt, (e.retryAfter ?? 1) * 1000);
+      throw err;
+    }
+  };
+  // Unlimited and not paused (an import against an unthrottled service): no await before the request.
+  return (req) => {
+    const now = pacer.tryAcquire();
+    return now !== undefined ? settle(req, now) : pacer.acquire(req.signal).then((sentAt) => settle(req, sentAt));
+  };
 }

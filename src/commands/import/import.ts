@@ -1,33 +1,7 @@
-import { parseDuration } from '../../http/options.js';
 import type { Command } from 'commander';
 import type { Context } from '../../context.js';
-import { UsageError } from '../../errors.js';
-import { parseMapFlag } from '../../import/mapping.js';
 import { runImport } from './execute.js';
-
-/** `cardboard import` as plain data. */
-export interface ImportOptions {
-  /** A path, or `-` for stdin. */
-  file: string;
-  map: Record<string, string>;
-  mapFile?: string;
-  skipColumns: string[];
-  matchOn?: string;
-  idColumn?: string;
-  dryRun: boolean;
-  concurrency: number;
-  /** Stop the run when a row has been answered 429 for this long without a break. */
-  giveUpAfterMs: number;
-  journal?: string;
-  restart: boolean;
-  results?: string;
-  rejects?: string;
-  delimiter?: string;
-  encoding?: string;
-  sendEmpty: boolean;
-  allowUnknown: boolean;
-  json: boolean;
-}
+import { type ImportOptions, toOptions } from './options.js';
 
 const HELP = `
 Every CSV header must match a board field exactly, case included (the service silently drops any
@@ -74,41 +48,4 @@ export function importCommand(parent: Command, ctx: Context, run: (ctx: Context,
     .action(async (file: string, flags: Record<string, unknown>) => {
       await run(ctx, toOptions(file, flags));
     });
-}
-
-/** Commander flags → ImportOptions; bad values are UsageErrors (exit 2, nothing sent). */
-export function toOptions(file: string, f: Record<string, unknown>): ImportOptions {
-  const concurrency = Number(f.concurrency);
-  if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 64) {
-    throw new UsageError(`Invalid --concurrency '${f.concurrency}'.`, { hint: 'Use a whole number from 1 to 64.' });
-  }
-  if (f.empty !== 'omit' && f.empty !== 'send') {
-    throw new UsageError(`Invalid --empty '${f.empty}'.`, { hint: 'Use --empty omit or --empty send.' });
-  }
-  if (f.restart && f.journal === undefined && file === '-') {
-    throw new UsageError('--restart has no journal to ignore when reading stdin without --journal.');
-  }
-  const map: Record<string, string> = {};
-  for (const m of f.map as string[]) parseMapFlag(m, map);
-  const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
-  return {
-    file,
-    map,
-    mapFile: str(f.mapFile),
-    skipColumns: f.skipColumn as string[],
-    matchOn: str(f.matchOn),
-    idColumn: str(f.idColumn),
-    dryRun: Boolean(f.dryRun),
-    concurrency,
-    giveUpAfterMs: parseDuration(String(f.giveUpAfter ?? '15m'), '--give-up-after'),
-    journal: str(f.journal),
-    restart: Boolean(f.restart),
-    results: str(f.results),
-    rejects: str(f.rejects),
-    delimiter: str(f.delimiter),
-    encoding: str(f.encoding),
-    sendEmpty: f.empty === 'send',
-    allowUnknown: Boolean(f.allowUnknown),
-    json: Boolean(f.json),
-  };
 }

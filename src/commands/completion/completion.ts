@@ -2,12 +2,44 @@ import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { readConfig, resolveSelection, schemaCachePath } from '../../config/index.js';
 import type { Context } from '../../context.js';
-import { buildProgram } from '../../main.js';
+import { UsageError } from '../../errors.js';
+import type { TreeLoader } from '../../program.js';
 import { type CompletionNode, renderBash, renderFish, renderZsh } from './script.js';
 
+const SHELLS = ['bash', 'zsh', 'fish'] as const;
+const LISTS = ['aliases', 'fields'] as const;
+
+/** Define `completion` under `parent`: `tree` builds the whole command tree the script is generated from. */
+export function completionCommand(parent: Command, ctx: Context, tree: TreeLoader): Command {
+  return parent
+    .command('completion')
+    .description('Print a shell completion script (commands, flags, board aliases, field names)')
+    .argument('[shell]', 'bash, zsh or fish')
+    .option('--list <what>', 'print completion words: aliases, or fields of the cached schema (used by the scripts)')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ cardboard completion bash > ~/.local/share/bash-completion/completions/cardboard
+  $ cardboard completion zsh > ~/.zfunc/_cardboard    # with fpath+=(~/.zfunc) in ~/.zshrc
+  $ cardboard completion fish > ~/.config/fish/completions/cardboard.fish`,
+    )
+    .action(async (shell: string | undefined, opts: { list?: string }) => {
+      if (opts.list !== undefined) {
+        if (!(LISTS as readonly string[]).includes(opts.list)) {
+          throw new UsageError(`--list takes one of: ${LISTS.join(', ')}.`);
+        }
+        return runCompletionList(ctx, opts.list as (typeof LISTS)[number]);
+      }
+      if (!shell || !(SHELLS as readonly string[]).includes(shell)) {
+        throw new UsageError(`Name the shell: cardboard completion ${SHELLS.join('|')}.`);
+      }
+      return runCompletion(ctx, shell as (typeof SHELLS)[number], await tree());
+    });
+}
+
 /** Print the completion script for `shell`, generated from the whole command tree. */
-export async function runCompletion(ctx: Context, shell: 'bash' | 'zsh' | 'fish'): Promise<void> {
-  const program = await buildProgram(ctx, [], true);
+export async function runCompletion(ctx: Context, shell: 'bash' | 'zsh' | 'fish', program: Command): Promise<void> {
   const tree = describe(program);
   const render = { bash: renderBash, zsh: renderZsh, fish: renderFish }[shell];
   ctx.stdout.write(render(tree));

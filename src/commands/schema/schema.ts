@@ -47,14 +47,8 @@ export function schemaColumns(fields: readonly Field[]): string[] {
 
 /** Fetch the schema (spec 4.2) and print it as a table on a TTY, tab-separated piped, or JSON. */
 export async function runSchema(ctx: Context, opts: SchemaOptions): Promise<void> {
-  const { openApi } = await import('../../api/index.js');
-  const api = await openApi(ctx);
-  let fields: Field[];
-  try {
-    fields = await api.schema({ refresh: opts.refresh });
-  } finally {
-    await api.close();
-  }
+  const api = await ctx.api();
+  const fields = await api.schema({ refresh: opts.refresh });
   if (opts.json) return writeJson(ctx.stdout, fields);
   const columns = schemaColumns(fields);
   const rows = fields.map((f) => columns.map((c) => f[c]));

@@ -1,0 +1,43 @@
+// What ctx.api() builds on first use: one keep-alive dispatcher and one rate gate for the whole run, and
+// the clients over them. Built lazily so that commands that make no request never load undici.
+import type { Dispatcher } from 'undici';
+import { resolveCredentials } from '../config/resolve.js';
+import { type ApiTarget, type Context, redact } from '../context.js';
+import { createDispatcher, createHttp, Pacer } from '../http/index.js';
+import { parseDuration, parseRate } from '../http/options.js';
+import { apiOver } from './index.js';
+import type { ApiClient } from './types.js';
+
+/** The run's HTTP resources and the clients built over them. */
+export interface ApiSession {
+  /** The client of the board selected by flags > env > config. */
+  selected(): ApiClient;
+  /** A client for explicit credentials. */
+  client(target: ApiTarget): ApiClient;
+  /** Close the dispatcher (idle keep-alive sockets would otherwise hold the process open). */
+  close(): Promise<void>;
+}
+
+/** Open the session from the global options: --timeout, --rate (the gate's fixed rate), --verbose, --insecure. */
+export async function openSession(ctx: Context): Promise<ApiSession> {
+  const g = ctx.globals;
+  const timeoutMs = g.timeout !== undefined ? parseDuration(g.timeout) : undefined;
+  const pacer = new Pacer({ fixedRate: g.rate !== undefined ? parseRate(g.rate) : undefined, clock: ctx.clock });
+  const dispatcher: Dispatcher = await createDispatcher(timeoutMs);
+  const log = g.verbose ? (line: string) => ctx.stderr.write(`${redact(ctx, `[http] ${line}`)}\n`) : undefined;
+  const client = (target: ApiTarget, board: Parameters<typeof apiOver>[1], cacheToken?: string): ApiClient => {
+    ctx.secrets.add(target.token);
+    const http = createHttp({ baseUrl: target.baseUrl, token: target.token, dispatcher, pacer, insecure: Boolean(g.insecure), timeoutMs, clock: ctx.clock, log });
+    return apiOver(http, { ...board, baseUrl: http.baseUrl }, ctx, cacheToken);
+  };
+  return {
+    selected() {
+      const { board, token } = resolveCredentials(ctx);
+      return client({ baseUrl: board.baseUrl, id: board.id, token }, board, token);
+    },
+    client(target) {
+      return client(target, { id: target.id, baseUrl: target.baseUrl, sources: { id: 'flag', baseUrl: 'flag', token: 'flag' } });
+    },
+    close: () => dispatcher.close(),
+  };
+}

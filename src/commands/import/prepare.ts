@@ -1,0 +1,86 @@
+// Preparing an import: everything decided before the first POST (the file, the schema, the mapping, the
+// --match-on index). Any problem found here stops the run with nothing sent.
+import { createReadStream, existsSync, statSync } from 'node:fs';
+import type { ApiClient } from '../../api/types.js';
+import { type Context, isInteractive } from '../../context.js';
+import { UsageError } from '../../errors.js';
+import { readTextFile } from '../../io/input.js';
+import { parseMapFile, resolveMapping, unmappedError } from '../../import/mapping.js';
+import { type KeyIndex, loadKeyIndex } from '../../import/match-index.js';
+import { type FileScan, scanFile } from '../../import/scan.js';
+import { makeDecoder, readCsv } from '../../import/source.js';
+import type { ColumnMapping, CsvItem } from '../../import/types.js';
+import { askMapping, inquirerPrompter, type Prompter, previewAndSave } from './interactive.js';
+import type { ImportOptions } from './options.js';
+
+/** What tests may replace: the prompter (a scripted one stands in for a terminal). */
+export interface ImportDeps {
+  prompter?: Prompter;
+}
+
+/** A run ready to send: the client, the file's hash and count, the header, the mapping, the rows to come. */
+export interface PreparedImport {
+  api: ApiClient;
+  scan?: FileScan;
+  headers: string[];
+  columns: ColumnMapping[];
+  match?: KeyIndex;
+  items: AsyncIterable<CsvItem>;
+}
+
+async function* chain(first: CsvItem[], rest: AsyncIterator<CsvItem>): AsyncGenerator<CsvItem> {
+  yield* first;
+  for (let n = await rest.next(); !n.done; n = await rest.next()) yield n.value;
+}
+
+/** Check the file before the network: it exists, its encoding is known, it decodes; hash and count it. */
+async function checkInput(opts: ImportOptions): Promise<FileScan | undefined> {
+  makeDecoder(opts.encoding);
+  if (opts.file === '-') return undefined;
+  if (!existsSync(opts.file) || !statSync(opts.file).isFile()) {
+    throw new UsageError(`No such file: ${opts.file}`, { hint: 'Pass a CSV file, or - to read stdin.' });
+  }
+  return scanFile(opts.file, opts.encoding);
+}
+
+/** Every field sent: the --match-on field must be one of them. */
+function sentFields(columns: ColumnMapping[]): string[] {
+  return columns.flatMap((c) => (c.target.kind === 'field' || c.target.kind === 'new' ? [c.target.field] : []));
+}
+
+/** Read the header, map it (flags, file, prompts), load the --match-on index: every decision before anything is sent. */
+export async function prepareImport(ctx: Context, opts: ImportOptions, deps: ImportDeps = {}): Promise<PreparedImport> {
+  const scan = await checkInput(opts);
+  const mapFile = opts.mapFile ? parseMapFile(await readTextFile(opts.mapFile, '--map-file'), opts.mapFile) : undefined;
+  const api = await ctx.api();
+  // Spec 4.2: fetch the schema first to learn the exact, case-sensitive field names.
+  const fieldNames = (await api.getSchema({ signal: ctx.signal })).map((f) => f.name);
+  const input = opts.file === '-' ? ctx.stdin : createReadStream(opts.file, { highWaterMark: 64 * 1024 });
+  const reader = readCsv(input, { delimiter: opts.delimiter, encoding: opts.encoding })[Symbol.asyncIterator]();
+  const head = await reader.next();
+  if (head.done || head.value.kind !== 'header') throw new UsageError(`${opts.file} is empty: no header line.`);
+  const headers = head.value.headers;
+  const resolved = resolveMapping(headers, fieldNames, { ...opts, mapFile });
+  let columns = resolved.columns;
+  const buffered: CsvItem[] = [];
+  if (resolved.unmapped.length > 0) {
+    // Prompts need a terminal on stdin, which stdin input (-) is not (PITFALLS: prompts hang otherwise).
+    const interactive = deps.prompter !== undefined || (isInteractive(ctx) && opts.file !== '-');
+    if (!interactive) throw unmappedError(resolved.unmapped, opts.file);
+    const prompter = deps.prompter ?? (await inquirerPrompter(ctx));
+    columns = await askMapping(prompter, columns, resolved.unmapped, fieldNames);
+    for (let n = await reader.next(); !n.done; n = await reader.next()) {
+      buffered.push(n.value);
+      if (buffered.filter((i) => i.kind === 'row').length >= 3) break;
+    }
+    const sample = buffered.flatMap((i) => (i.kind === 'row' ? [i.values] : []));
+    await previewAndSave(ctx, prompter, columns, sample, opts.file, opts.sendEmpty);
+  }
+  if (opts.matchOn !== undefined && !sentFields(columns).includes(opts.matchOn)) {
+    throw new UsageError(`--match-on ${opts.matchOn}: no CSV column is sent as that field.`, { hint: `Fields sent: ${sentFields(columns).join(', ')}.` });
+  }
+  const match = opts.matchOn ? await loadKeyIndex(api, opts.matchOn, ctx.signal) : undefined;
+  // Without rows read ahead for the preview, the reader itself: one async generator less per row.
+  const items = buffered.length > 0 ? chain(buffered, reader) : { [Symbol.asyncIterator]: () => reader };
+  return { api, scan, headers, columns, match, items };
+}

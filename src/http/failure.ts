@@ -1,0 +1,72 @@
+// The one failure policy of cardboard: what a failed request tells us (was it sent? may it have been
+// applied? will trying again help?) and how long to back off. The HTTP retry wrapper, the import's row
+// sender and the --match-on board reads all decide from these two functions, so they cannot disagree.
+import { ApiError } from '../errors.js';
+
+/** What a failed request means for repeating it. */
+export type FailureKind =
+  /** Never reached the server (refused, DNS, connect timeout, TLS handshake): repeating cannot duplicate. */
+  | 'not-sent'
+  /** The server said it did nothing and to come back (429, 503): repeat after Retry-After. */
+  | 'retryable'
+  /** Sent, outcome unknown (500/502/504, reset or timeout after sending, a 2xx we could not read): a POST may have been applied. */
+  | 'maybe-applied'
+  /** Answered with a refusal (3xx, 4xx but 429, 501): repeating the same request cannot help. */
+  | 'refused';
+
+/** A classified failure; `heals` is false when trying again within seconds cannot help (DNS, TLS, oversize). */
+export interface Failure {
+  kind: FailureKind;
+  heals: boolean;
+  /** Milliseconds the server asked us to wait (Retry-After of a 429 or 503), when it said. */
+  retryAfterMs?: number;
+}
+
+const TLS = ['CERT_HAS_EXPIRED', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'SELF_SIGNED_CERT_IN_CHAIN', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'ERR_TLS_CERT_ALTNAME_INVALID'];
+/** Failures before the request left: the connection or its TLS handshake never completed. */
+const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT', ...TLS]);
+/** Failures that will not heal by trying again within seconds. */
+const PERMANENT = new Set(['ENOTFOUND', 'UND_ERR_RES_EXCEEDED_MAX_SIZE', 'ERR_BUFFER_TOO_LARGE', 'EUNSUPPORTED_ENCODING', ...TLS]);
+
+/** Classify an ApiError (status set: the server answered; unset: the network failed, `code` says how). */
+export function classify(err: ApiError): Failure {
+  const retryAfterMs = err.retryAfter === undefined ? undefined : err.retryAfter * 1000;
+  const { status } = err;
+  if (status === undefined) {
+    const code = err.code ?? '';
+    return { kind: NOT_SENT.has(code) ? 'not-sent' : 'maybe-applied', heals: !PERMANENT.has(code) };
+  }
+  if (status === 429 || status === 503) return retryAfterMs === undefined ? { kind: 'retryable', heals: true } : { kind: 'retryable', heals: true, retryAfterMs };
+  if (status < 300 || (status >= 500 && status !== 501)) return { kind: 'maybe-applied', heals: true };
+  return { kind: 'refused', heals: false };
+}
+
+/** Exponential backoff bounds: the first wait's ceiling, and the largest ceiling. */
+export interface Backoff {
+  baseMs: number;
+  maxMs: number;
+}
+
+/**
+ * Milliseconds to wait before try `attempt + 1` (`attempt` counts tries made, 1 after the first):
+ * exponential with full jitter, so many clients retrying at once spread over the whole window.
+ */
+export function backoffMs(attempt: number, bounds: Backoff, random: () => number): number {
+  const ceiling = Math.min(bounds.maxMs, bounds.baseMs * 2 ** Math.max(0, attempt - 1));
+  return Math.floor(random() * ceiling);
+}
+
+/**
+ * Whether a request may be repeated after this failure: anything that never left or that the server
+ * declined (429/503) may; an uncertain outcome only when repeating cannot duplicate (`idempotent`: a GET,
+ * or a POST the caller marked safe); a refusal or a failure that cannot heal never.
+ */
+export function mayRepeat(f: Failure, idempotent: boolean): boolean {
+  if (!f.heals || f.kind === 'refused') return false;
+  return f.kind !== 'maybe-applied' || idempotent;
+}
+
+/** The failure of `err`, or undefined when it is not a request failure at all (a bug: never retried). */
+export function failureOf(err: unknown): Failure | undefined {
+  return err instanceof ApiError ? classify(err) : undefined;
+}

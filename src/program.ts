@@ -1,0 +1,92 @@
+// The command tree: global options, and the noun groups, each loaded only when it runs.
+import { Command } from 'commander';
+import type { Context } from './context.js';
+import { VERSION } from './version.js';
+
+/** Builds the whole tree (every group loaded): shell completion walks it. */
+export type TreeLoader = () => Promise<Command>;
+
+/** A command group: its module is imported only when the group runs, so start-up stays cheap. */
+interface Noun {
+  name: string;
+  summary: string;
+  load: () => Promise<{ register(program: Command, ctx: Context, tree: TreeLoader): void }>;
+}
+
+const NOUNS: Noun[] = [
+  { name: 'board', summary: 'Store board credentials and pick the default board', load: () => import('./commands/board/index.js') },
+  { name: 'schema', summary: "Show a board's fields with their exact, case-sensitive names", load: () => import('./commands/schema/index.js') },
+  { name: 'card', summary: 'Get, create/update (put) and list cards', load: () => import('./commands/card/index.js') },
+  { name: 'comment', summary: 'Post a comment on a card', load: () => import('./commands/comment/index.js') },
+  { name: 'import', summary: 'Import a CSV file as cards: exact mapping, rate-aware, resumable', load: () => import('./commands/import/index.js') },
+  { name: 'webhook', summary: 'Listen for, record, forward, replay and send webhook deliveries', load: () => import('./commands/webhook/index.js') },
+  { name: 'emulator', summary: 'Run a local Card Board Service for offline use and tests', load: () => import('./commands/emulator/index.js') },
+  { name: 'completion', summary: 'Print a shell completion script (bash, zsh, fish)', load: () => import('./commands/completion/index.js') },
+];
+
+/** Global options that take a value: needed to find the command word in argv without parsing it. */
+const VALUE_OPTIONS = new Set(['-b', '--board', '--base-url', '--timeout', '--rate']);
+
+function findNoun(argv: string[]): string | undefined {
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === '--') return undefined;
+    if (arg.startsWith('-')) {
+      if (VALUE_OPTIONS.has(arg)) i++;
+      continue;
+    }
+    if (arg === 'help') return argv.slice(i + 1).find((a) => !a.startsWith('-'));
+    return arg;
+  }
+  return undefined;
+}
+
+/**
+ * Build the program with only the running group's module loaded; the others are listed for help.
+ * With `all`, every group is loaded (shell completion walks the whole tree).
+ */
+export async function buildProgram(ctx: Context, argv: string[], all = false): Promise<Command> {
+  const program = new Command('cardboard')
+    .description('Command-line client for the Card Board Service')
+    .version(VERSION, '-V, --version', 'print the version')
+    .option('-b, --board <alias-or-id>', 'board alias or id (else CARDBOARD_BOARD, else the default board)')
+    .option('--base-url <url>', 'service base URL (else CARDBOARD_BASE_URL, else the board\'s stored URL)')
+    .option('--timeout <duration>', 'request timeout, e.g. 30s or 2m (default 30s)')
+    .option('--rate <rate>', 'cap the request rate for this run, e.g. 2/s or 120/min')
+    .option('--insecure', 'allow plain http:// to a host that is not loopback')
+    .option('-v, --verbose', 'log each request and full error details to stderr')
+    .option('-q, --quiet', 'print only data: no progress or status messages')
+    .showSuggestionAfterError()
+    .exitOverride()
+    .configureOutput({
+      writeOut: (s) => ctx.stdout.write(s),
+      writeErr: (s) => ctx.stderr.write(s),
+    })
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ cardboard board add work --url https://cards.example.com/api/aptlet/64f1c2e8
+  $ cardboard schema
+  $ cardboard card list --all --format csv > cards.csv
+
+Exit codes: 0 ok, 1 failure, 2 usage (nothing sent), 3 partial import, 4 auth, 130 interrupted.
+Environment: CARDBOARD_BASE_URL, CARDBOARD_BOARD, CARDBOARD_TOKEN, CARDBOARD_SIGNING_KEY,
+CARDBOARD_CONFIG_DIR, NO_COLOR, CI (never prompt). Flags beat environment; environment beats config.`,
+    );
+  program.hook('preAction', (_root, action) => {
+    ctx.globals = action.optsWithGlobals();
+  });
+
+  const wanted = findNoun(argv);
+  for (const noun of NOUNS) {
+    if (all || noun.name === wanted) {
+      (await noun.load()).register(program, ctx, () => buildProgram(ctx, [], true));
+    } else {
+      // Listed for help only; running it loads the real module instead.
+      program.command(noun.name).description(noun.summary).helpOption(false).allowUnknownOption();
+    }
+  }
+  return program;
+}
+
