@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import { type CliResult, type RunOptions, runCli, tempDir } from '../helpers/cli.js';
+import { type CliResult, type RunOptions, runMain, tempDir } from '../helpers/cli.js';
 import { BOARD_ID, CREATE_FIELDS_TOKEN, CREATE_NEW_TOKEN, type RunningEmulator, TOKEN } from '../helpers/emulator.js';
 
 const SECRETS = [TOKEN, CREATE_NEW_TOKEN, CREATE_FIELDS_TOKEN];
@@ -11,7 +11,7 @@ export async function cli(
   opts: RunOptions & { board?: string; token?: string } = {},
 ): Promise<CliResult> {
   const board = opts.board ?? BOARD_ID;
-  const r = await runCli(args, {
+  const r = await runMain(args, {
     ...opts,
     configDir: opts.configDir ?? tempDir(),
     env: {

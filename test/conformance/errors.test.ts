@@ -85,15 +85,23 @@ describe('retries and transport choices', () => {
     expect(seen(s, 'GET').map((q) => q.status)).toEqual([503, 200]);
   });
 
-  it('429 on a POST is not retried (it could duplicate): exit 1 with the --rate hint', async () => {
+  it('429 on a POST proves nothing was stored: sent again after Retry-After, one card', async () => {
     const s = await start();
-    s.faults.push({ method: 'POST', status: 429, headers: { 'retry-after': new Date(Date.now() + 1000).toUTCString() }, body: 'slow down' });
+    s.faults.push({ method: 'POST', status: 429, headers: { 'retry-after': '0' }, body: 'slow down' });
+    const r = await run(s, ['card', 'put', 'Title=x']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(seen(s, 'POST').map((q) => q.status)).toEqual([429, s.opts.createdStatus]);
+  });
+
+  it('429 on every POST: exit 1 after the tries, with the --rate hint', async () => {
+    const s = await start();
+    for (let i = 0; i < 4; i++) s.faults.push({ method: 'POST', status: 429, headers: { 'retry-after': '0' }, body: 'slow down' });
     const r = await run(s, ['card', 'put', 'Title=x']);
     expect(r.code).toBe(1);
     const [error, hint] = twoLines(r.stderr);
     expect(error).toContain('429 Too Many Requests from POST');
     expect(hint).toContain('--rate');
-    expect(seen(s, 'POST')).toHaveLength(1);
+    expect(seen(s, 'POST')).toHaveLength(4);
   });
 
   it('Connection: close on every answer, one card per page: all pages still walk', async () => {

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { afterEach, expect } from 'vitest';
-import { BIN, type CliResult, childEnv, type RunOptions, runCli, tempDir } from '../helpers/cli.js';
+import { BIN, type CliResult, childEnv, type RunOptions, runMain, tempDir } from '../helpers/cli.js';
 import { type AltField, type AltOptions, type AltServer, startAltServer } from './alt-server.js';
 
 let current: AltServer | undefined;
@@ -18,7 +18,7 @@ export async function start(opts: Partial<AltOptions> = {}, fields?: AltField[])
 
 /** Run the built CLI in CI mode (env only) against the alt server; fails the test if the token leaks or a spec rule was broken. */
 export async function run(server: AltServer, args: string[], opts: RunOptions & { token?: string } = {}): Promise<CliResult> {
-  const r = await runCli(args, {
+  const r = await runMain(args, {
     ...opts,
     configDir: opts.configDir ?? tempDir(),
     env: {

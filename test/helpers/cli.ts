@@ -2,7 +2,12 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
+import { createContext } from '../../src/context.js';
+import type { SignalSource } from '../../src/interrupt.js';
+import { main } from '../../src/main.js';
+import { BufferStream } from '../io/buffers.js';
 
 /** Absolute path of the built entry point that every end-to-end test spawns. */
 export const BIN = fileURLToPath(new URL('../../bin/cardboard.js', import.meta.url));
@@ -23,6 +28,8 @@ export interface RunOptions {
   configDir?: string;
   cwd?: string;
   timeoutMs?: number;
+  /** Spawn the built binary instead of running main() in this process (signals, pipes, the entry point). */
+  spawn?: boolean;
 }
 
 /** A fresh temporary directory (config dir, output files). */
@@ -65,4 +72,26 @@ export function runCli(args: string[], opts: RunOptions = {}): Promise<CliResult
     child.stdin.on('error', () => {});
     child.stdin.end(opts.input ?? '');
   });
+}
+
+/** No process signals reach an in-process run; a second Ctrl-C would be a test bug. */
+const NO_SIGNALS: SignalSource = {
+  listen: () => () => {},
+  exitNow: (code) => {
+    throw new Error(`exitNow(${code}) in an in-process run`);
+  },
+};
+
+/**
+ * Run the CLI in this process: `main(args)` with buffer streams (not TTYs), the same environment a child
+ * would get, and stdin from `input`. Same result shape as runCli, at a fraction of the cost of a spawn;
+ * what only a real process shows (signals, exit on drain, EPIPE, the entry point) stays with runCli.
+ */
+export async function runMain(args: string[], opts: RunOptions = {}): Promise<CliResult> {
+  if (opts.spawn) return runCli(args, opts);
+  const stdout = new BufferStream(false);
+  const stderr = new BufferStream(false);
+  const ctx = createContext({ stdout, stderr, stdin: Readable.from([Buffer.from(opts.input ?? '')]), env: childEnv(opts), signals: NO_SIGNALS });
+  const code = await main(args, ctx);
+  return { code, signal: null, stdout: stdout.text, stderr: stderr.text };
 }
