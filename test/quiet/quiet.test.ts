@@ -19,7 +19,7 @@ import { runCardPut } from '../../src/commands/card/put.js';
 import { runSchema } from '../../src/commands/schema/schema.js';
 import { createProgress } from '../../src/io/progress.js';
 import { toRecordLine } from '../../src/webhook/delivery.js';
-import { BIN, type CliResult, childEnv, runCli, tempDir } from '../helpers/cli.js';
+import { BIN, type CliResult, childEnv, runMain, tempDir } from '../helpers/cli.js';
 import { BOARD_ID, CREATE_NEW_BOARD_ID, CREATE_NEW_TOKEN, type RunningEmulator, SIGNING_KEY, startTestEmulator, TOKEN } from '../helpers/emulator.js';
 import { startKeyReceiver } from '../helpers/receiver.js';
 import { testContext } from '../io/buffers.js';
@@ -48,9 +48,9 @@ function configCopy(): string {
   return dir;
 }
 
-/** Run the CLI piped (as every spawned child is), with the board in the environment unless the config is meant. */
+/** Run the CLI piped (in-process, streams not TTYs), with the board in the environment unless the config is meant. */
 function run(args: string[], opts: { quiet: boolean; noColor: boolean; input?: string; env?: Record<string, string>; configDir?: string }): Promise<CliResult> {
-  return runCli(opts.quiet ? ['--quiet', ...args] : args, {
+  return runMain(opts.quiet ? ['--quiet', ...args] : args, {
     input: opts.input,
     configDir: opts.configDir ?? configCopy(),
     env: { NO_COLOR: opts.noColor ? '1' : undefined, ...opts.env },
@@ -63,14 +63,14 @@ const boardEnv = () => ({ ...onBoard, CARDBOARD_BASE_URL: emu.url });
 beforeAll(async () => {
   emu = await startTestEmulator();
   receiverUrl = await startReceiver();
-  const put = await runCli(['card', 'put', 'Name=Fix login', 'Status=Open'], { env: boardEnv() });
+  const put = await runMain(['card', 'put', 'Name=Fix login', 'Status=Open'], { env: boardEnv() });
   cardId = put.stdout.trim();
   config = tempDir('cardboard-quiet-config-');
   for (const [alias, input, flags] of [
     ['work', `${TOKEN}\n${SIGNING_KEY}\n`, ['--signing-key-stdin']],
     ['old', `${TOKEN}\n`, []],
   ] as const) {
-    const r = await runCli(['--base-url', emu.url, 'board', 'add', alias, '--id', BOARD_ID, '--token-stdin', ...flags], { configDir: config, input });
+    const r = await runMain(['--base-url', emu.url, 'board', 'add', alias, '--id', BOARD_ID, '--token-stdin', ...flags], { configDir: config, input });
     expect(r.code).toBe(0);
   }
   records = join(tempDir('cardboard-quiet-records-'), 'hooks.jsonl');
