@@ -35,13 +35,13 @@ function checkAccounted(e: RunningEmulator, results: string, prefix: string, row
   return res;
 }
 
+// Over real sockets, the faults only a real connection shows (a reset before or after the card is stored,
+// a 500 after it): every kind, rates and the retry policy are covered in simulated time in engine.test.ts.
 describe('cardboard import under faults: every row exactly once, or reported', () => {
   it.each([
-    ['503:0.2', 503],
     ['500-after:0.1', 500],
     ['reset:0.1', 0],
     ['reset-after:0.1', 0],
-    ['delay:100ms', 200],
   ])('%s', async (faults, status) => {
     const e = await start({ faults });
     const file = writeCards(ROWS, 'f');
@@ -50,13 +50,8 @@ describe('cardboard import under faults: every row exactly once, or reported', (
     expect(e.requests().some((q) => q.status === status)).toBe(true);
     const res = checkAccounted(e, results, 'f');
     const uncertain = res.filter((x) => x.state === 'uncertain');
-    // 503 and delay leave nothing in doubt; 500-after and resets without a key can.
-    if (faults.startsWith('503') || faults.startsWith('delay')) {
-      expect(r.code).toBe(0);
-      expect(res.every((x) => x.state === 'created')).toBe(true);
-    } else {
-      expect(r.code).toBe(uncertain.length > 0 ? 3 : 0);
-    }
+    // 500-after and resets without a key can leave rows in doubt: exit 3 then, else 0.
+    expect(r.code).toBe(uncertain.length > 0 ? 3 : 0);
     if (uncertain.length > 0) {
       // The summary lists them in the order they finished, as the results file does.
       expect(r.stderr).toContain(`uncertain lines: ${uncertain.slice(0, 20).map((x) => x.line).join(', ')}`);
@@ -64,13 +59,13 @@ describe('cardboard import under faults: every row exactly once, or reported', (
   });
 
   it('with --match-on, uncertain failures are re-checked on the board: all rows exactly once, exit 0', async () => {
-    const e = await start({ faults: '500-after:0.1,reset-after:0.1,reset:0.05,503:0.05', pageSize: 7 });
-    const file = writeCards(ROWS, 'm');
+    const e = await start({ faults: '500-after:0.1,reset-after:0.1,reset:0.05', pageSize: 7, faultSeed: 11 });
+    const file = writeCards(24, 'm');
     const results = join(tempDir(), 'results.csv');
     const r = await cli(e, ['import', file, '--match-on', 'Name', '--results', results], { timeoutMs: 60_000 });
     expect(r.stderr).not.toContain('error:');
     expect(r.code).toBe(0);
-    const res = checkAccounted(e, results, 'm');
+    const res = checkAccounted(e, results, 'm', 24);
     expect(res.every((x) => x.state === 'created')).toBe(true);
     expect(res.some((x) => x.message.startsWith('found on the board after'))).toBe(true);
   });

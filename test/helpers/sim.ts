@@ -1,0 +1,187 @@
+// Simulated time for engines and policies: a discrete-event clock (sleeps resolve in time order, time
+// jumps instead of passing), a seeded random, and a fake Card Board Service at the `Send` level, so the
+// real retry wrapper, rate gate and Api run over it with no sockets and no waiting.
+import { apiOver } from '../../src/api/index.js';
+import type { ApiClient } from '../../src/api/types.js';
+import type { Clock } from '../../src/clock.js';
+import { createContext } from '../../src/context.js';
+import { RateLimiter } from '../../src/emulator/rate-limit.js';
+import { ApiError } from '../../src/errors.js';
+import type { HttpRequest, HttpResponse, Send } from '../../src/http/core.js';
+import type { Http } from '../../src/http/index.js';
+import { Pacer, withPacer } from '../../src/http/pacer.js';
+import { withRetry } from '../../src/http/retry.js';
+import type { Card } from '../../src/spec-types.js';
+
+/** A seeded PRNG (mulberry32): the same faults and jitter on every run. */
+export function seeded(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** A discrete-event clock; `run(p)` drives time until `p` settles. */
+export interface SimClock extends Clock {
+  run<T>(work: Promise<T>, limitMs?: number): Promise<T>;
+}
+
+export function simClock(seed = 1): SimClock {
+  let now = 0;
+  let timers: { at: number; seq: number; resolve: () => void }[] = [];
+  let seq = 0;
+  const clock: SimClock = {
+    now: () => now,
+    random: seeded(seed),
+    sleep(ms, signal) {
+      return new Promise<void>((resolve) => {
+        if (signal?.aborted || ms <= 0) return resolve();
+        const timer = { at: now + ms, seq: seq++, resolve };
+        timers.push(timer);
+        signal?.addEventListener(
+          'abort',
+          () => {
+            timers = timers.filter((t) => t !== timer);
+            resolve();
+          },
+          { once: true },
+        );
+      });
+    },
+    async run(work, limitMs = 24 * 3_600_000) {
+      let settled = false;
+      const done = work.finally(() => (settled = true));
+      done.catch(() => {});
+      while (!settled) {
+        // Let every promise chain run before time moves on.
+        for (let i = 0; i < 3; i++) await new Promise((r) => setImmediate(r));
+        if (settled) break;
+        if (timers.length === 0) throw new Error(`simulation stalled at t=${now} ms: nothing pending and the work is not done`);
+        timers.sort((a, b) => a.at - b.at || a.seq - b.seq);
+        const t = timers.shift()!;
+        now = Math.max(now, t.at);
+        if (now > limitMs) throw new Error(`simulation passed ${limitMs} ms`);
+        t.resolve();
+      }
+      return done;
+    },
+  };
+  return clock;
+}
+
+/** Probabilities of each fault (as the emulator's --faults), per POST or GET. */
+export interface SimFaults {
+  /** 503 with Retry-After 1, nothing applied. */
+  unavailable?: number;
+  /** Applied, then answered 500. */
+  errorAfter?: number;
+  /** Connection reset before the request was applied. */
+  reset?: number;
+  /** Applied, then the connection reset. */
+  resetAfter?: number;
+  /** Refused connection: never reached the server. */
+  refused?: number;
+}
+
+export interface SimServiceOptions {
+  pageSize?: number;
+  faults?: SimFaults;
+  /** A per-token token bucket, as the service's 120/min with bursts of 20. */
+  rateLimit?: { perMinute: number; burst: number };
+  /** Every answer takes this long (simulated). */
+  latencyMs?: number;
+  /** Answer every request 429 with this Retry-After (seconds). */
+  always429?: number;
+  /** Retry-After (seconds) of the 503 fault (default 1). */
+  retryAfter?: number;
+  updateMode?: 'Always Create New' | 'Update if exists';
+}
+
+/** An in-memory board behind a `Send`: what the core would answer, in simulated time. */
+export class SimService {
+  readonly cards: Card[] = [];
+  readonly log: { method: string; status: number | string; at: number }[] = [];
+  private nextId = 1;
+  private readonly random: () => number;
+  private readonly bucket?: RateLimiter;
+
+  constructor(
+    private readonly clock: SimClock,
+    readonly opts: SimServiceOptions = {},
+    seed = 7,
+  ) {
+    this.random = seeded(seed);
+    if (opts.rateLimit) this.bucket = new RateLimiter(opts.rateLimit.perMinute, opts.rateLimit.burst);
+  }
+
+  /** Cards whose Name is `name`. */
+  count(name: string): number {
+    return this.cards.filter((c) => c.Name === name).length;
+  }
+
+  private fail(req: HttpRequest, status: number | undefined, code?: string, retryAfter?: number): never {
+    this.log.push({ method: req.method, status: status ?? code ?? '?', at: this.clock.now() });
+    throw new ApiError(`${status ?? code} from ${req.method}`, { method: req.method, url: req.path, status, code, retryAfter });
+  }
+
+  private roll(p: number | undefined): boolean {
+    return p !== undefined && p > 0 && this.random() < p;
+  }
+
+  readonly send: Send = async (req) => {
+    const f = this.opts.faults ?? {};
+    if (this.roll(f.refused)) this.fail(req, undefined, 'ECONNREFUSED');
+    await this.clock.sleep(this.opts.latencyMs ?? 5);
+    if (this.opts.always429 !== undefined) this.fail(req, 429, undefined, this.opts.always429);
+    const wait = this.bucket?.take('token', this.clock.now()) ?? 0;
+    if (wait > 0) this.fail(req, 429, undefined, wait);
+    if (this.roll(f.unavailable) && !(req.method === 'GET' && req.path.endsWith('/schema'))) this.fail(req, 503, undefined, this.opts.retryAfter ?? 1);
+    if (this.roll(f.reset)) this.fail(req, undefined, 'ECONNRESET');
+    const body = this.apply(req);
+    if (this.roll(f.errorAfter)) this.fail(req, 500);
+    if (this.roll(f.resetAfter)) this.fail(req, undefined, 'ECONNRESET');
+    this.log.push({ method: req.method, status: 200, at: this.clock.now() });
+    const res: HttpResponse = { status: 200, headers: {}, body, url: req.path, method: req.method };
+    return res;
+  };
+
+  private apply(req: HttpRequest): unknown {
+    if (req.method === 'GET') {
+      if (req.path.endsWith('/schema')) return ['Name', 'Status', 'Owner', 'Priority'].map((name) => ({ name, uuid: name }));
+      const size = this.opts.pageSize ?? 50;
+      const page = Number(req.query?.page ?? 0);
+      return this.cards.slice(page * size, page * size + size).map((c) => ({ ...c }));
+    }
+    const body = { ...(req.body as Record<string, unknown>) };
+    const id = body._id;
+    if (typeof id === 'string' && this.opts.updateMode !== 'Always Create New') {
+      const card = this.cards.find((c) => c._id === id);
+      if (card) {
+        Object.assign(card, body);
+        return { ...card };
+      }
+    }
+    const card: Card = { ...body, _id: `sim${this.nextId++}` };
+    this.cards.push(card);
+    return { ...card };
+  }
+}
+
+/** An Api over the fake service through the real retry wrapper and rate gate, as createHttp composes them. */
+export function simApi(service: SimService, clock: SimClock, fixedRate?: number): ApiClient {
+  const pacer = new Pacer({ clock, fixedRate });
+  const send = withRetry(withPacer(service.send, pacer), { clock });
+  const http: Http = {
+    send,
+    pacer,
+    baseUrl: 'http://sim.invalid',
+    get: async (path, query, extra) => (await send({ ...extra, method: 'GET', path, query })).body,
+    post: async (path, body, extra) => (await send({ ...extra, method: 'POST', path, body })).body,
+  };
+  const ctx = createContext({ env: {}, clock });
+  return apiOver(http, { id: 'b', baseUrl: http.baseUrl, sources: { id: 'flag', baseUrl: 'flag', token: 'flag' } }, ctx);
+}

@@ -1,0 +1,170 @@
+// The import engine in-process, in simulated time: the real engine, row sender, retry wrapper and rate
+// gate over a fake service (test/helpers/sim.ts). Each run takes milliseconds of real time however many
+// minutes of Retry-After, backoff and --give-up-after it simulates.
+import { describe, expect, it } from 'vitest';
+import { type EngineResult, runEngine } from '../../src/import/engine.js';
+import { loadKeyIndex } from '../../src/import/match-index.js';
+import type { ColumnMapping, CsvItem, ImportEvent, RowOutcome } from '../../src/import/types.js';
+import { type SimClock, SimService, type SimServiceOptions, simApi, simClock } from '../helpers/sim.js';
+
+const HEADERS = ['Name', 'Status'];
+const COLUMNS: ColumnMapping[] = HEADERS.map((h, index) => ({ header: h, index, target: { kind: 'field', field: h }, how: 'own name' }));
+const ID_COLUMNS: ColumnMapping[] = [
+  { header: '_id', index: 0, target: { kind: 'id' }, how: 'id column' },
+  { header: 'Status', index: 1, target: { kind: 'field', field: 'Status' }, how: 'own name' },
+];
+
+async function* rows(values: string[][]): AsyncGenerator<CsvItem> {
+  for (let i = 0; i < values.length; i++) yield { kind: 'row', line: i + 2, values: values[i]! };
+}
+
+const named = (n: number, prefix: string) => Array.from({ length: n }, (_, i) => [`${prefix}-${i + 1}`, 'Open']);
+
+interface Run {
+  clock: SimClock;
+  service: SimService;
+  result: EngineResult;
+  outcomes: RowOutcome[];
+  events: ImportEvent[];
+}
+
+/** Import `values` into a fresh simulated service; `abortAt` fires Ctrl-C at that simulated time. */
+async function simulate(
+  values: string[][],
+  opts: SimServiceOptions & { matchOn?: string; columns?: ColumnMapping[]; giveUpAfterMs?: number; abortAt?: number; fixedRate?: number; seed?: number; service?: SimService; clock?: SimClock } = {},
+): Promise<Run> {
+  const clock = opts.clock ?? simClock(opts.seed);
+  const service = opts.service ?? new SimService(clock, opts, opts.seed);
+  const api = simApi(service, clock, opts.fixedRate);
+  const outcomes: RowOutcome[] = [];
+  const events: ImportEvent[] = [];
+  const interrupt = new AbortController();
+  if (opts.abortAt !== undefined) void clock.sleep(opts.abortAt).then(() => interrupt.abort());
+  const result = await clock.run(
+    (async () => {
+      const match = opts.matchOn ? await loadKeyIndex(api, opts.matchOn) : undefined;
+      return runEngine(rows(values), {
+        api,
+        clock,
+        columns: opts.columns ?? COLUMNS,
+        sendEmpty: false,
+        concurrency: 8,
+        giveUpAfterMs: opts.giveUpAfterMs,
+        match,
+        signal: interrupt.signal,
+        onEvent: (e) => {
+          events.push(e);
+          if (e.type === 'row') outcomes.push(e.outcome);
+        },
+      });
+    })(),
+  );
+  return { clock, service, result, outcomes, events };
+}
+
+/**
+ * Issue 4's promise, checked against the service's state: one outcome per row; a created/updated row is
+ * on the board exactly once under the reported id; an uncertain row at most once; a rejected row not at all.
+ */
+function expectAccounted(r: Run, values: string[][]) {
+  expect(r.outcomes.map((o) => o.line).sort((a, b) => a - b)).toEqual(values.map((_, i) => i + 2));
+  for (const o of r.outcomes) {
+    const name = values[o.line - 2]![0]!;
+    const n = r.service.count(name);
+    if (o.state === 'created' || o.state === 'updated') {
+      expect(n, `${name} ${o.state}`).toBe(1);
+      expect(r.service.cards.find((c) => c.Name === name)?._id).toBe(o.id);
+    } else if (o.state === 'uncertain') expect(n, `${name} uncertain`).toBeLessThanOrEqual(1);
+    else expect(n, `${name} ${o.state}`).toBe(0);
+  }
+}
+
+describe('import engine in simulated time', () => {
+  it('under 1200/min with bursts of 5: every worker pauses on a 429, every row lands once, few 429s', async () => {
+    const values = named(200, 'rl');
+    const r = await simulate(values, { rateLimit: { perMinute: 1200, burst: 5 } });
+    expectAccounted(r, values);
+    expect(r.result.summary).toMatchObject({ rows: 200, created: 200 });
+    const throttled = r.service.log.filter((l) => l.status === 429).length;
+    expect(throttled).toBeGreaterThan(0);
+    expect(throttled).toBeLessThan(30);
+    expect(r.result.summary.waits).toBe(throttled);
+    // 200 rows at 20/s after a burst of 5 cannot take under 9.75 s; the pacer learns the limit from 429s,
+    // each of which pauses every worker for its Retry-After (1 s), so a short run stays well below it.
+    expect(r.clock.now()).toBeGreaterThan(9750);
+    expect(r.clock.now()).toBeLessThan(60_000);
+  });
+
+  it('one gate: with --rate 2/s the POSTs leave 500 ms apart, retries included', async () => {
+    const values = named(6, 'fixed');
+    const r = await simulate(values, { fixedRate: 2, faults: { unavailable: 0.3 }, seed: 3 });
+    expectAccounted(r, values);
+    const times = r.service.log.map((l) => l.at);
+    const gaps = times.slice(1).map((t, i) => t - times[i]!);
+    expect(Math.min(...gaps)).toBeGreaterThanOrEqual(500);
+    // A second gate (the client's and the engine's both spacing) would double every gap.
+    expect(gaps.filter((g) => g === 500).length).toBeGreaterThan(gaps.length / 2);
+    expect(r.service.log.some((l) => l.status === 503)).toBe(true);
+  });
+
+  it.each([
+    ['503', { unavailable: 0.2 }],
+    ['500-after', { errorAfter: 0.1 }],
+    ['reset', { reset: 0.1 }],
+    ['reset-after', { resetAfter: 0.1 }],
+    ['refused', { refused: 0.2 }],
+  ] as const)('under %s faults every row is created once or reported', async (name, faults) => {
+    const values = named(300, name);
+    const r = await simulate(values, { faults });
+    expectAccounted(r, values);
+    const s = r.result.summary;
+    expect(s.rows).toBe(300);
+    // Faults that prove nothing was applied (503, refused) are repeated: nothing is left in doubt.
+    if (name === '503' || name === 'refused') expect(s.created).toBe(300);
+    // A reset before sending is indistinguishable from one after: without a key, those rows are uncertain.
+    if (name === 'reset' || name === '500-after' || name === 'reset-after') expect(s.uncertain).toBeGreaterThan(0);
+  });
+
+  it('with --match-on, uncertain failures are re-checked on the board: every row exactly once', async () => {
+    const values = named(120, 'm');
+    const r = await simulate(values, { matchOn: 'Name', pageSize: 7, faults: { errorAfter: 0.1, resetAfter: 0.1, reset: 0.05, unavailable: 0.05 } });
+    expectAccounted(r, values);
+    expect(r.result.summary.created).toBe(120);
+    expect(r.outcomes.some((o) => o.message?.startsWith('found on the board after'))).toBe(true);
+  });
+
+  it('rows with an _id are repeated after an unknown outcome: updates land, no card is added', async () => {
+    const clock = simClock();
+    const service = new SimService(clock, {});
+    const seed = await simulate(named(40, 'u'), { service, clock });
+    const ids = seed.outcomes.sort((a, b) => a.line - b.line).map((o) => o.id!);
+    Object.assign(service.opts, { faults: { errorAfter: 0.3, resetAfter: 0.1 } });
+    const r = await simulate(ids.map((id) => [id, 'Done']), { service, clock, columns: ID_COLUMNS });
+    expect(r.result.summary.updated).toBe(40);
+    expect(service.cards).toHaveLength(40);
+    expect(service.cards.every((c) => c.Status === 'Done')).toBe(true);
+  });
+
+  it('stops after --give-up-after when the service answers nothing but 429, with exit 1 and a resume hint', async () => {
+    const r = await simulate(named(20, 'g'), { always429: 30, giveUpAfterMs: 15 * 60_000 });
+    expect(r.result.fatal?.message).toMatch(/nothing but 429 for 15 min/);
+    expect(r.result.fatal?.exitCode).toBe(1);
+    expect(r.result.fatal?.hint).toMatch(/resume/);
+    // Stopped soon after the limit, not hours later. A row notices only when its next 429 arrives, and the
+    // gate has slowed to its floor by then (one request per 5 s, after 30 s pauses): a few minutes late.
+    expect(r.clock.now()).toBeGreaterThanOrEqual(15 * 60_000);
+    expect(r.clock.now()).toBeLessThan(20 * 60_000);
+    expect(r.service.cards).toHaveLength(0);
+  });
+
+  it('Ctrl-C ends waits at once: a row backing off for a 30 s Retry-After does not hold the run', async () => {
+    const clock = simClock();
+    // Every request answers 503 with Retry-After 30: rows sit in their waits.
+    const service = new SimService(clock, { faults: { unavailable: 1 }, retryAfter: 30 });
+    const r = await simulate(named(10, 'c'), { service, clock, abortAt: 1000 });
+    expect(r.result.summary.stopped).toBe('interrupted');
+    expect(r.clock.now()).toBeLessThan(1100);
+    // Rows interrupted in a wait never reached a state: a re-run takes them.
+    expect(r.result.summary.rows).toBe(0);
+  });
+});
