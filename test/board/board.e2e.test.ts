@@ -2,7 +2,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli, tempDir } from '../helpers/cli.js';
+import { runMain, tempDir } from '../helpers/cli.js';
 import { BOARD_ID, CREATE_NEW_BOARD_ID, CREATE_NEW_TOKEN, type RunningEmulator, startTestEmulator, TOKEN } from '../helpers/emulator.js';
 
 let emu: RunningEmulator;
@@ -19,8 +19,8 @@ const configFile = (dir: string) => join(dir, 'config.json');
 /** A config dir holding board "work" (default) and "other", added through the CLI. */
 async function twoBoards(): Promise<string> {
   const configDir = join(tempDir(), 'cfg');
-  expect((await runCli(['board', 'add', 'work', '--url', postUrl(), '--token-stdin'], { configDir, input: `${TOKEN}\n` })).code).toBe(0);
-  const other = await runCli(['board', 'add', 'other', '--url', postUrl(CREATE_NEW_BOARD_ID), '--token-stdin'], { configDir, input: CREATE_NEW_TOKEN });
+  expect((await runMain(['board', 'add', 'work', '--url', postUrl(), '--token-stdin'], { configDir, input: `${TOKEN}\n` })).code).toBe(0);
+  const other = await runMain(['board', 'add', 'other', '--url', postUrl(CREATE_NEW_BOARD_ID), '--token-stdin'], { configDir, input: CREATE_NEW_TOKEN });
   expect(other.code).toBe(0);
   return configDir;
 }
@@ -29,7 +29,7 @@ describe('board add', () => {
   it('verifies the token against the schema endpoint, then stores it 0600 in a 0700 dir', async () => {
     const configDir = join(tempDir(), 'cfg');
     emu.resetRequests();
-    const r = await runCli(['board', 'add', 'work', '--url', postUrl(), '--token-stdin'], { configDir, input: `${TOKEN}\n` });
+    const r = await runMain(['board', 'add', 'work', '--url', postUrl(), '--token-stdin'], { configDir, input: `${TOKEN}\n`, spawn: true });
     expect(r.code).toBe(0);
     expect(r.stdout).toBe('');
     expect(r.stderr).toContain(`Saved board "work" (id ${BOARD_ID} at ${emu.url}; verified, 4 fields), the default board.`);
@@ -43,7 +43,7 @@ describe('board add', () => {
 
   it('exits 4 and saves nothing when the service refuses the token', async () => {
     const configDir = join(tempDir(), 'cfg');
-    const r = await runCli(['board', 'add', 'work', '--url', postUrl(), '--token-stdin'], { configDir, input: 'wrong-token-987\n' });
+    const r = await runMain(['board', 'add', 'work', '--url', postUrl(), '--token-stdin'], { configDir, input: 'wrong-token-987\n' });
     expect(r.code).toBe(4);
     expect(r.stderr).toContain('refused the token');
     expect(r.stderr).toContain('nothing was saved');
@@ -53,7 +53,7 @@ describe('board add', () => {
 
   it('takes --base-url with --id, and two stdin lines for token and signing key', async () => {
     const configDir = join(tempDir(), 'cfg');
-    const r = await runCli(['board', 'add', 'ci', '--base-url', emu.url, '--id', BOARD_ID, '--token-stdin', '--signing-key-stdin'], {
+    const r = await runMain(['board', 'add', 'ci', '--base-url', emu.url, '--id', BOARD_ID, '--token-stdin', '--signing-key-stdin'], {
       configDir,
       input: `${TOKEN}\nsk-typed\n`,
     });
@@ -62,20 +62,20 @@ describe('board add', () => {
   });
 
   it('refuses without a terminal or --token-stdin, and never takes a token flag', async () => {
-    const r = await runCli(['board', 'add', 'work', '--url', postUrl()]);
+    const r = await runMain(['board', 'add', 'work', '--url', postUrl()]);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('--token-stdin');
-    expect((await runCli(['board', 'add', 'work', '--url', postUrl(), '--token', TOKEN])).code).toBe(2);
+    expect((await runMain(['board', 'add', 'work', '--url', postUrl(), '--token', TOKEN])).code).toBe(2);
   });
 
   it('refuses plain http:// to a non-loopback host (exit 2, nothing sent) unless --insecure', async () => {
     const configDir = join(tempDir(), 'cfg');
     const args = ['board', 'add', 'far', '--url', 'http://cards.example.com/api/aptlet/b1', '--token-stdin', '--no-verify'];
-    const refused = await runCli(args, { configDir, input: 'tok-far' });
+    const refused = await runMain(args, { configDir, input: 'tok-far' });
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain('Refusing plain http:// to cards.example.com');
     expect(existsSync(configFile(configDir))).toBe(false);
-    const allowed = await runCli([...args, '--insecure'], { configDir, input: 'tok-far' });
+    const allowed = await runMain([...args, '--insecure'], { configDir, input: 'tok-far' });
     expect(allowed.code).toBe(0);
     expect(allowed.stderr).toContain('not verified');
   });
@@ -84,12 +84,12 @@ describe('board add', () => {
 describe('board list, use, remove, show', () => {
   it('lists boards with the default marked and no secret', async () => {
     const configDir = await twoBoards();
-    const tsv = await runCli(['board', 'list'], { configDir });
+    const tsv = await runMain(['board', 'list'], { configDir });
     expect(tsv.code).toBe(0);
     expect(tsv.stdout).toBe(
       `alias\tid\tbaseUrl\tdefault\nother\t${CREATE_NEW_BOARD_ID}\t${emu.url}\t\nwork\t${BOARD_ID}\t${emu.url}\tdefault\n`,
     );
-    const json = await runCli(['board', 'list', '--json'], { configDir });
+    const json = await runMain(['board', 'list', '--json'], { configDir });
     expect(JSON.parse(json.stdout)).toEqual([
       { alias: 'other', id: CREATE_NEW_BOARD_ID, baseUrl: emu.url, default: false, signingKey: false },
       { alias: 'work', id: BOARD_ID, baseUrl: emu.url, default: true, signingKey: false },
@@ -102,13 +102,13 @@ describe('board list, use, remove, show', () => {
 
   it('switches the default with use, and forgets a board with remove', async () => {
     const configDir = await twoBoards();
-    const use = await runCli(['board', 'use', 'other'], { configDir });
+    const use = await runMain(['board', 'use', 'other'], { configDir });
     expect(use.code).toBe(0);
     expect(JSON.parse(readFileSync(configFile(configDir), 'utf8')).defaultBoard).toBe('other');
-    const unknown = await runCli(['board', 'use', 'nope'], { configDir });
+    const unknown = await runMain(['board', 'use', 'nope'], { configDir });
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain('Stored boards: work, other');
-    const rm = await runCli(['board', 'remove', 'other'], { configDir });
+    const rm = await runMain(['board', 'remove', 'other'], { configDir });
     expect(rm.code).toBe(0);
     expect(rm.stderr).toContain('No default board now');
     const after = JSON.parse(readFileSync(configFile(configDir), 'utf8'));
@@ -119,13 +119,13 @@ describe('board list, use, remove, show', () => {
 
   it('shows what a command would use and where each part came from, never the secrets', async () => {
     const configDir = await twoBoards();
-    const plain = await runCli(['board', 'show'], { configDir });
+    const plain = await runMain(['board', 'show'], { configDir });
     expect(plain.stdout).toContain(`board:        ${BOARD_ID} (alias work)  (from config)`);
     expect(plain.stdout).toContain('token:        present  (from config)');
     expect(plain.stdout).toContain('signing key:  absent');
     const env = { CARDBOARD_TOKEN: 'tok-from-env', CARDBOARD_BASE_URL: 'https://env.example', CARDBOARD_SIGNING_KEY: 'sk-env' };
-    const before = await runCli(['--board', 'other', 'board', 'show', '--json'], { configDir, env });
-    const after = await runCli(['board', 'show', '--json', '--board', 'other'], { configDir, env });
+    const before = await runMain(['--board', 'other', 'board', 'show', '--json'], { configDir, env });
+    const after = await runMain(['board', 'show', '--json', '--board', 'other'], { configDir, env });
     expect(before.stdout).toBe(after.stdout);
     expect(JSON.parse(after.stdout)).toEqual({
       alias: 'other',
@@ -142,11 +142,11 @@ describe('board list, use, remove, show', () => {
 
   it('stores a signing key with set-signing-key from stdin', async () => {
     const configDir = await twoBoards();
-    const r = await runCli(['board', 'set-signing-key', 'work'], { configDir, input: 'sk-stored\n' });
+    const r = await runMain(['board', 'set-signing-key', 'work'], { configDir, input: 'sk-stored\n' });
     expect(r.code).toBe(0);
     expect(r.stderr).not.toContain('sk-stored');
     expect(JSON.parse(readFileSync(configFile(configDir), 'utf8')).boards.work.signingKey).toBe('sk-stored');
-    const show = await runCli(['board', 'show', '--json'], { configDir });
+    const show = await runMain(['board', 'show', '--json'], { configDir });
     expect(JSON.parse(show.stdout).signingKey).toEqual({ present: true, source: 'config' });
   });
 });
@@ -155,14 +155,14 @@ describe('credentials in use', () => {
   it('works in CI with only environment variables and creates no config file', async () => {
     const configDir = join(tempDir(), 'cfg');
     const env = { CARDBOARD_BASE_URL: emu.url, CARDBOARD_BOARD: BOARD_ID, CARDBOARD_TOKEN: TOKEN };
-    const r = await runCli(['schema', '--json'], { configDir, env });
+    const r = await runMain(['schema', '--json'], { configDir, env, spawn: true });
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout).map((f: { name: string }) => f.name)).toEqual(['Name', 'Status', 'Owner', 'Priority']);
     expect(existsSync(configFile(configDir))).toBe(false);
   });
 
   it('exits 4 with a `board add` hint when there is no token', async () => {
-    const r = await runCli(['schema'], { env: { CARDBOARD_BASE_URL: emu.url, CARDBOARD_BOARD: BOARD_ID } });
+    const r = await runMain(['schema'], { env: { CARDBOARD_BASE_URL: emu.url, CARDBOARD_BOARD: BOARD_ID } });
     expect(r.code).toBe(4);
     expect(r.stderr).toContain(`error: No token for board ${BOARD_ID}.`);
     expect(r.stderr).toContain('cardboard board add');
@@ -170,7 +170,7 @@ describe('credentials in use', () => {
 
   it('logs requests with --verbose, with the token redacted everywhere', async () => {
     const configDir = await twoBoards();
-    const r = await runCli(['schema', '--refresh', '--verbose', '--json'], { configDir });
+    const r = await runMain(['schema', '--refresh', '--verbose', '--json'], { configDir });
     expect(r.code).toBe(0);
     expect(r.stderr).toMatch(new RegExp(`\\[http\\] GET ${emu.url}/api/aptlet/${BOARD_ID}/schema → 200 \\(\\d+ ms\\)`));
     expect(r.stdout + r.stderr).not.toContain(TOKEN);
@@ -182,12 +182,12 @@ describe('credentials in use', () => {
       .flat()
       .find((i) => i && i.family === 'IPv4' && !i.internal)?.address;
     const env = { CARDBOARD_BASE_URL: `http://${lan ?? '192.0.2.1'}:${emu.port}`, CARDBOARD_BOARD: BOARD_ID, CARDBOARD_TOKEN: TOKEN };
-    const refused = await runCli(['schema', '--json'], { env });
+    const refused = await runMain(['schema', '--json'], { env });
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain('--insecure');
     if (!lan) return;
     // The emulator listens on 127.0.0.1 only: with --insecure the request is sent and fails on the network (exit 1, not 2).
-    const sent = await runCli(['schema', '--json', '--insecure', '--timeout', '5s'], { env });
+    const sent = await runMain(['schema', '--json', '--insecure', '--timeout', '5s'], { env });
     expect(sent.code).toBe(1);
     expect(sent.stderr).toMatch(/ECONNREFUSED|UND_ERR_CONNECT_TIMEOUT/);
     expect(sent.stderr).toContain('Check the base URL');
