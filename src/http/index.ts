@@ -3,7 +3,6 @@ import { type Context, redact } from '../context.js';
 import { createCore, type HttpRequest, type Send } from './core.js';
 import { withDebugLog } from './debug-log.js';
 import { loadUndici } from './load-undici.js';
-import { parseDuration, parseRate } from './options.js';
 import { createRateLimiter, type RateLimiter, withRateLimit } from './rate-limit.js';
 import { type RetryPolicy, withRetry } from './retry.js';
 import { checkBaseUrl } from './url.js';
@@ -107,10 +106,10 @@ export async function createHttp(opts: HttpOptions): Promise<Http> {
 /** HttpOptions from the global flags: --timeout, --rate (applied to the process limiter), --verbose, --insecure. */
 export function httpOptionsFromContext(ctx: Context): Pick<HttpOptions, 'insecure' | 'timeoutMs' | 'log'> {
   const g = ctx.globals;
-  if (g.rate !== undefined) processLimiter().setRate(parseRate(g.rate));
+  if (g.rate !== undefined) processLimiter().setRate(g.rate);
   return {
     insecure: Boolean(g.insecure),
-    timeoutMs: g.timeout !== undefined ? parseDuration(g.timeout) : undefined,
+    timeoutMs: g.timeout,
     log: g.verbose ? (line) => ctx.stderr.write(`${redact(ctx, `[http] ${line}`)}\n`) : undefined,
   };
 }

@@ -1,7 +1,6 @@
 import { createReadStream, existsSync, statSync } from 'node:fs';
 import { type Context, isInteractive } from '../../context.js';
 import { CancelledError, PartialError, UsageError } from '../../errors.js';
-import { parseRate } from '../../http/options.js';
 import { readTextFile } from '../../io/input.js';
 import { createStatus } from '../../io/status.js';
 import { writeJson } from '../../io/write.js';
@@ -46,7 +45,7 @@ export async function runImport(ctx: Context, opts: ImportOptions, deps: ImportD
   const status = createStatus(ctx);
   const scan = await checkInput(opts);
   const mapFile = opts.mapFile ? parseMapFile(await readTextFile(opts.mapFile, '--map-file'), opts.mapFile) : undefined;
-  const fixedRate = ctx.globals.rate ? parseRate(ctx.globals.rate) : undefined;
+  const fixedRate = ctx.globals.rate;
   const { openApi } = await import('../../api/index.js');
   const api = await openApi(ctx);
   const pacer = new Pacer({ fixedRate });
