@@ -12,8 +12,10 @@ export type InStream = Readable & { isTTY?: boolean; setRawMode?: (mode: boolean
 export interface GlobalOptions {
   board?: string;
   baseUrl?: string;
-  timeout?: string;
-  rate?: string;
+  /** --timeout in milliseconds. */
+  timeout?: number;
+  /** --rate in requests per second. */
+  rate?: number;
   insecure?: boolean;
   verbose?: boolean;
   quiet?: boolean;

@@ -1,6 +1,7 @@
 // The command tree: global options, and the noun groups, each loaded only when it runs.
 import { Command } from 'commander';
 import type { Context } from './context.js';
+import { parseDuration, parseRate } from './units.js';
 import { VERSION } from './version.js';
 
 /** Builds the whole tree (every group loaded): shell completion walks it. */
@@ -51,8 +52,9 @@ export async function buildProgram(ctx: Context, argv: string[], all = false): P
     .version(VERSION, '-V, --version', 'print the version')
     .option('-b, --board <alias-or-id>', 'board alias or id (else CARDBOARD_BOARD, else the default board)')
     .option('--base-url <url>', 'service base URL (else CARDBOARD_BASE_URL, else the board\'s stored URL)')
-    .option('--timeout <duration>', 'request timeout, e.g. 30s or 2m (default 30s)')
-    .option('--rate <rate>', 'cap the request rate for this run, e.g. 2/s or 120/min')
+    // Parsed here, so every command refuses a bad value (exit 2) even one that sends nothing.
+    .option('--timeout <duration>', 'request timeout, e.g. 30s, 2m or 1h (default 30s)', (v) => parseDuration(v, '--timeout'))
+    .option('--rate <rate>', 'cap the request rate for this run, e.g. 2/s or 120/min', (v) => parseRate(v, '--rate'))
     .option('--insecure', 'allow plain http:// to a host that is not loopback')
     .option('-v, --verbose', 'log each request and full error details to stderr')
     .option('-q, --quiet', 'print only data: no progress or status messages')

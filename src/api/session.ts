@@ -4,7 +4,6 @@ import type { Dispatcher } from 'undici';
 import { resolveCredentials } from '../config/resolve.js';
 import { type ApiTarget, type Context, redact } from '../context.js';
 import { createDispatcher, createHttp, Pacer } from '../http/index.js';
-import { parseDuration, parseRate } from '../http/options.js';
 import { apiOver } from './index.js';
 import type { ApiClient } from './types.js';
 
@@ -21,8 +20,8 @@ export interface ApiSession {
 /** Open the session from the global options: --timeout, --rate (the gate's fixed rate), --verbose, --insecure. */
 export async function openSession(ctx: Context): Promise<ApiSession> {
   const g = ctx.globals;
-  const timeoutMs = g.timeout !== undefined ? parseDuration(g.timeout) : undefined;
-  const pacer = new Pacer({ fixedRate: g.rate !== undefined ? parseRate(g.rate) : undefined, clock: ctx.clock });
+  const timeoutMs = g.timeout;
+  const pacer = new Pacer({ fixedRate: g.rate, clock: ctx.clock });
   const dispatcher: Dispatcher = await createDispatcher(timeoutMs);
   const log = g.verbose ? (line: string) => ctx.stderr.write(`${redact(ctx, `[http] ${line}`)}\n`) : undefined;
   const client = (target: ApiTarget, board: Parameters<typeof apiOver>[1], cacheToken?: string): ApiClient => {

@@ -1,3 +1,6 @@
+import { UsageError } from '../errors.js';
+import { parseDuration } from '../units.js';
+
 /** A fault spec that cannot be parsed; the message names the bad part. */
 export class FaultSpecError extends Error {
   override name = 'FaultSpecError';
@@ -32,9 +35,13 @@ export function parseFaults(spec: string): FaultSpec {
     const kind = colon === -1 ? part : part.slice(0, colon);
     const value = colon === -1 ? '' : part.slice(colon + 1);
     if (kind === 'delay') {
-      const m = /^(\d+(?:\.\d+)?)(ms|s)?$/.exec(value);
-      if (!m) throw new FaultSpecError(`bad delay "${value}" in "${part}" (e.g. delay:200ms or delay:1s)`);
-      out.delayMs = Math.round(Number(m[1]) * (m[2] === 's' ? 1000 : 1));
+      // The same duration grammar as every flag (issue 9 §2): a bare `delay:200` names no unit.
+      try {
+        out.delayMs = parseDuration(value, 'delay');
+      } catch (err) {
+        if (err instanceof UsageError) throw new FaultSpecError(`${err.message} in "${part}" (e.g. delay:200ms or delay:1s)`);
+        throw err;
+      }
       continue;
     }
     const key = KINDS[kind];

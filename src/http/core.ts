@@ -1,6 +1,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { Dispatcher } from 'undici';
 import { ApiError, CancelledError } from '../errors.js';
+import { formatDuration } from '../units.js';
 import { VERSION } from '../version.js';
 import { decodeBody } from './body.js';
 import { dispatchRequest, type RawResponse } from './dispatch.js';
@@ -109,7 +110,7 @@ function networkError(method: string, url: string, err: unknown, timeoutMs: numb
   const what = NETWORK_TEXT[code] ?? oneLine(err instanceof Error ? err.message : String(err));
   const timedOut = code.endsWith('_TIMEOUT');
   const hint = timedOut
-    ? `Waited ${timeoutMs / 1000} s. Check the base URL, or allow longer with --timeout, e.g. --timeout 2m.`
+    ? `Waited ${formatDuration(timeoutMs)}. Check the base URL, or allow longer with --timeout, e.g. --timeout 2m.`
     : 'Check the base URL (`cardboard board show`, --base-url or CARDBOARD_BASE_URL) and the network.';
   return new ApiError(`${method} ${url} failed: ${what} (${code})`, { method, url, code }, { hint, cause: err });
 }

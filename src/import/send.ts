@@ -6,6 +6,7 @@ import type { Clock } from '../clock.js';
 import { ApiError } from '../errors.js';
 import { type Backoff, backoffMs, classify } from '../http/failure.js';
 import type { Card } from '../spec-types.js';
+import { formatDuration } from '../units.js';
 import { findByKey } from './match-index.js';
 
 /** How a POST ended, before the engine turns it into a row state. */
@@ -46,9 +47,8 @@ function describe(err: ApiError): string {
 
 /** The error that stops a run the service has kept answering 429: nothing of the row was applied. */
 function stillThrottled(err: ApiError, ms: number): ApiError {
-  const minutes = ms >= 60_000 ? `${Math.round(ms / 60_000)} min` : `${Math.round(ms / 1000)} s`;
   return new ApiError(
-    `The service answered nothing but 429 for ${minutes}; stopped (${err.status} from ${err.method} ${err.url}).`,
+    `The service answered nothing but 429 for ${formatDuration(ms)}; stopped (${err.status} from ${err.method} ${err.url}).`,
     { method: err.method, url: err.url, status: err.status, serverMessage: err.serverMessage, retryAfter: err.retryAfter },
     { hint: 'Finished rows are in the journal: run the same command later to resume, with a lower --rate, or another token.' },
   );

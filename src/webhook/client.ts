@@ -1,5 +1,6 @@
 import type { Agent } from 'undici';
 import { loadUndici } from '../http/load-undici.js';
+import { formatDuration } from '../units.js';
 
 /** The receiver's answer to one delivery, or the network failure that stood in for it. */
 export interface Answer {
@@ -58,7 +59,7 @@ export class DeliveryClient {
       return { status: res.statusCode, ms: performance.now() - started, body: Buffer.concat(chunks).subarray(0, MAX_ANSWER_BYTES) };
     } catch (err) {
       const e = err as { code?: string; name?: string; message?: string };
-      const error = timeout.aborted ? `timed out after ${req.timeoutMs} ms` : (e.code ?? e.name ?? String(err));
+      const error = timeout.aborted ? `timed out after ${formatDuration(req.timeoutMs)}` : (e.code ?? e.name ?? String(err));
       return { ms: performance.now() - started, body: Buffer.alloc(0), error };
     }
   }

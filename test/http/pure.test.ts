@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError, UsageError } from '../../src/errors.js';
 import { extractServerMessage, htmlToText, parseRetryAfter } from '../../src/http/message.js';
-import { parseDuration, parseRate } from '../../src/http/options.js';
 import { checkBaseUrl, displayUrl, isLoopbackHost, joinUrl, path } from '../../src/http/url.js';
 
 describe('URL building', () => {
@@ -75,24 +74,6 @@ describe('Retry-After', () => {
     expect(parseRetryAfter(undefined, now)).toBeUndefined();
     expect(parseRetryAfter('-1', now)).toBeUndefined();
     expect(parseRetryAfter('soon', now)).toBeUndefined();
-  });
-});
-
-describe('--timeout and --rate', () => {
-  it('parses durations to milliseconds', () => {
-    expect(parseDuration('500ms')).toBe(500);
-    expect(parseDuration('30s')).toBe(30_000);
-    expect(parseDuration('2m')).toBe(120_000);
-    expect(parseDuration('5')).toBe(5000);
-    expect(() => parseDuration('0s')).toThrow(UsageError);
-    expect(() => parseDuration('fast')).toThrow(UsageError);
-  });
-  it('parses rates to requests per second', () => {
-    expect(parseRate('2/s')).toBe(2);
-    expect(parseRate('120/min')).toBe(2);
-    expect(parseRate('3')).toBe(3);
-    expect(() => parseRate('0/s')).toThrow(UsageError);
-    expect(() => parseRate('lots')).toThrow(UsageError);
   });
 });
 

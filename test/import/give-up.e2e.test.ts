@@ -39,7 +39,7 @@ describe('import against a key that stays rate-limited', () => {
       env: { CARDBOARD_BASE_URL: svc.url, CARDBOARD_BOARD: 'b1', CARDBOARD_TOKEN: 'tok-throttled' },
     });
     expect(r.code, r.stderr).toBe(1);
-    expect(r.stderr).toContain('answered nothing but 429 for 2 s; stopped');
+    expect(r.stderr).toContain('answered nothing but 429 for 2s; stopped');
     expect(r.stderr).toMatch(/hint: .*run the same command later to resume/);
     expect(r.stderr).not.toContain('tok-throttled');
     // It kept trying while it waited (at Retry-After pace), then gave up.
@@ -52,7 +52,7 @@ describe('import against a key that stays rate-limited', () => {
       env: { CARDBOARD_BASE_URL: svc.url, CARDBOARD_BOARD: 'b1', CARDBOARD_TOKEN: 'tok' },
     });
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain('Invalid --give-up-after value: soon');
+    expect(r.stderr).toContain('--give-up-after "soon" is not a duration');
     expect(svc.posts()).toBe(0);
   });
 });

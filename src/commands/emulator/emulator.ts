@@ -3,6 +3,7 @@ import type { Context } from '../../context.js';
 import { CardboardError, UsageError } from '../../errors.js';
 import { FaultSpecError, parseFaults } from '../../emulator/faults.js';
 import { interruptible } from '../../interrupt.js';
+import { parsePort, parseRate } from '../../units.js';
 
 /** Options of `cardboard emulator`, as plain data. */
 export interface EmulatorRunOptions {
@@ -26,14 +27,6 @@ function integer(flag: string, value: string, min: number, max: number): number 
   return n;
 }
 
-/** `120/min`, `2/s` or a bare number (per minute) → requests per minute. */
-export function parseRate(value: string): number {
-  const m = /^(\d+(?:\.\d+)?)(?:\/(min|m|s|sec))?$/.exec(value.trim());
-  const n = m ? Number(m[1]) * (m[2] === 's' || m[2] === 'sec' ? 60 : 1) : Number.NaN;
-  if (!(n > 0)) throw new UsageError(`--rate-limit must look like 120/min or 2/s, got "${value}"`);
-  return n;
-}
-
 /** Flags → options; throws UsageError on a bad value (exit 2, nothing started). */
 export function toOptions(flags: Record<string, string | boolean | undefined>): EmulatorRunOptions {
   const str = (k: string) => flags[k] as string | undefined;
@@ -49,12 +42,12 @@ export function toOptions(flags: Record<string, string | boolean | undefined>): 
   }
   const rate = str('rateLimit');
   return {
-    port: integer('--port', str('port') ?? '4010', 0, 65535),
+    port: parsePort(str('port') ?? '4010'),
     host: str('host') ?? '127.0.0.1',
     boardsFile: str('boards'),
     pageSize: integer('--page-size', str('pageSize') ?? '50', 1, 100_000),
     rateLimit: rate === undefined ? undefined : {
-      perMinute: parseRate(rate),
+      perMinute: parseRate(rate, '--rate-limit') * 60,
       burst: integer('--burst', str('burst') ?? String(DEFAULT_BURST), 1, 1_000_000),
     },
     faults,
@@ -73,7 +66,7 @@ export function emulatorCommand(parent: Command, ctx: Context, run = runEmulator
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .option('--boards <file>', 'boards file (JSON: id → token, fields, updateMode, createFields, webhookUrl, signingKey)')
     .option('--page-size <n>', 'cards per page of a list', '50')
-    .option('--rate-limit <rate>', 'per-token limit, e.g. 120/min or 2/s; over it: 429 with Retry-After')
+    .option('--rate-limit <rate>', 'per-token limit, e.g. 120/min, 2/s or 7200/h; over it: 429 with Retry-After')
     .option('--burst <n>', `requests a token may send at once under --rate-limit (default ${DEFAULT_BURST})`)
     .option('--faults <spec>', 'inject faults, e.g. 503:0.05,500-after:0.02,reset:0.02,reset-after:0.01,delay:200ms')
     .option('--fault-seed <n>', 'seed of the fault dice, for a repeatable run')

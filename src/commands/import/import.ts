@@ -34,7 +34,7 @@ export function importCommand(parent: Command, ctx: Context, run: (ctx: Context,
     .option('--id-column <header>', 'the column holding card ids (default: a column named _id)')
     .option('--dry-run', 'read, map and check every row; send nothing (only GETs)')
     .option('--concurrency <n>', 'requests in flight at once', '8')
-    .option('--give-up-after <duration>', 'stop when a row has met nothing but 429s for this long', '15m')
+    .option('--give-up-after <duration>', 'stop when a row has met nothing but 429s for this long, e.g. 30m or 1h', '15m')
     .option('--journal <file>', 'where to keep the resume journal')
     .option('--restart', 'ignore the journal: send every row again')
     .option('--results <file>', 'write line,state,_id,message for every row (CSV)')

@@ -1,4 +1,4 @@
-import { parseDuration } from '../../http/options.js';
+import { parseDuration } from '../../units.js';
 import { UsageError } from '../../errors.js';
 import { parseMapFlag } from '../../import/mapping.js';
 

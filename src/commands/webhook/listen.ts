@@ -10,7 +10,7 @@ import { viewJson } from '../../webhook/delivery.js';
 import { cursorPath } from '../../webhook/forwarder.js';
 import { Listener, type ListenerEvent } from '../../webhook/listener.js';
 import { RecordFile } from '../../webhook/record-file.js';
-import { parseDuration, parsePort, parseSize } from '../../webhook/units.js';
+import { formatDuration, parseDuration, parsePort, parseSize } from '../../units.js';
 import { loadSigningKey, NO_KEY_HINT } from './key.js';
 import { batchedOutput } from './batched-output.js';
 import { deliveryLine, forwardLine, rejectLine, summaryLine } from './render.js';
@@ -40,7 +40,7 @@ export function webhookListenCommand(parent: Command, ctx: Context, run = runWeb
     .option('--path <path>', 'the only path served; others get 404', '/')
     .option('--signing-key-stdin', 'read the signing key from stdin (else CARDBOARD_SIGNING_KEY)')
     .option('--forward-to <url>', "re-send each delivery to your app, exact bytes and headers, in order, until it answers 2xx")
-    .option('--forward-timeout <duration>', 'how long your app may take per forward', '30s')
+    .option('--forward-timeout <duration>', 'how long your app may take per forward, e.g. 30s or 2m', '30s')
     .option('--record <file.jsonl>', 'append every verified delivery to this file before answering 200')
     .option('--json', 'print one JSON object per delivery (also when stdout is not a terminal)')
     .option('--max-body <size>', 'largest body accepted; bigger gets 413', '1mb')
@@ -61,7 +61,7 @@ Examples:
         forwardTimeoutMs: parseDuration(String(o.forwardTimeout), '--forward-timeout'),
         record: o.record === undefined ? undefined : String(o.record),
         json: o.json === true,
-        maxBody: parseSize(String(o.maxBody)),
+        maxBody: parseSize(String(o.maxBody), '--max-body'),
         verify: o.verify !== false,
       });
     });
@@ -115,7 +115,7 @@ export async function runWebhookListen(ctx: Context, opts: WebhookListenOptions)
   else if (spool) status.info(`Spooling deliveries for forwarding in ${spool} (removed at exit once all are forwarded).`);
   const fwd = listener.forwarder;
   if (fwd && opts.forwardTo) {
-    status.info(`Forwarding to ${opts.forwardTo} (timeout ${opts.forwardTimeoutMs} ms).`);
+    status.info(`Forwarding to ${opts.forwardTo} (timeout ${formatDuration(opts.forwardTimeoutMs)}).`);
     if (fwd.resumed > 0) status.info(`Resuming: ${fwd.resumed} recorded deliveries were never forwarded; sending them first.`);
     if (fwd.skipped > 0) status.info(`${fwd.skipped} deliveries already in ${opts.record} are not forwarded; send them with \`cardboard webhook replay ${opts.record} --to ${opts.forwardTo}\`.`);
   }

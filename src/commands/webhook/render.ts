@@ -3,7 +3,7 @@ import { answerStart } from '../../webhook/client.js';
 import { bodyValue, type Delivery } from '../../webhook/delivery.js';
 import type { ForwardEvent } from '../../webhook/forwarder.js';
 import type { ListenerEvent, ListenerStats } from '../../webhook/listener.js';
-import { formatBytes } from '../../webhook/units.js';
+import { formatBytes } from '../../units.js';
 
 function ms(value: number): string {
   return value < 10 ? `${value.toFixed(1)} ms` : `${Math.round(value)} ms`;

@@ -7,7 +7,6 @@ import { createStatus } from '../../io/status.js';
 import { answerStart, DeliveryClient } from '../../webhook/client.js';
 import { bodyValue, type Delivery, outgoingHeaders } from '../../webhook/delivery.js';
 import { readDeliveries } from '../../webhook/record-file.js';
-import { parseDuration } from '../../webhook/units.js';
 import { loadSigningKey, NO_KEY_HINT } from './key.js';
 import { answerText } from './render.js';
 import { httpUrl } from './url.js';
@@ -57,7 +56,7 @@ Examples:
         filters,
         signingKeyStdin: o.signingKeyStdin === true,
         json: o.json === true,
-        timeoutMs: parseDuration(ctx.globals.timeout ?? '60s', '--timeout'),
+        timeoutMs: ctx.globals.timeout ?? 60_000,
       });
     });
 }

@@ -5,7 +5,6 @@ import { AuthError, CardboardError, UsageError } from '../../errors.js';
 import { readTextArgument } from '../../io/input.js';
 import { DeliveryClient } from '../../webhook/client.js';
 import { SIGNING_HEADER } from '../../webhook/delivery.js';
-import { parseDuration } from '../../webhook/units.js';
 import { loadSigningKey, NO_KEY_HINT } from './key.js';
 import { answerText } from './render.js';
 import { httpUrl } from './url.js';
@@ -47,7 +46,7 @@ Examples:
         card: o.card,
         signingKeyStdin: o.signingKeyStdin === true,
         wrongKey: o.wrongKey === true,
-        timeoutMs: parseDuration(ctx.globals.timeout ?? '60s', '--timeout'),
+        timeoutMs: ctx.globals.timeout ?? 60_000,
       });
     });
 }
