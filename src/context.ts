@@ -2,6 +2,7 @@ import type { Readable, Writable } from 'node:stream';
 import type { ApiClient } from './api/types.js';
 import { type Clock, realClock } from './clock.js';
 import { processSignals, type SignalSource } from './interrupt.js';
+import { redactSecrets } from './redact.js';
 
 /** A writable stream with the TTY facts the output layer needs (process.stdout, or a test buffer). */
 export type OutStream = Writable & { isTTY?: boolean; columns?: number };
@@ -102,11 +103,7 @@ export function useColor(ctx: Context, stream: OutStream = ctx.stderr): boolean 
   return Boolean(stream.isTTY) && !ctx.env.NO_COLOR && ctx.env.TERM !== 'dumb';
 }
 
-/** Hide every known secret of the run in text meant for a person (errors, verbose logs, anything echoed). */
+/** The last safety net over printed text: every known secret of 8+ characters replaced by "***" (see src/redact.ts). */
 export function redact(ctx: Context, text: string): string {
-  let out = text;
-  for (const secret of ctx.secrets) {
-    if (secret.length > 0) out = out.split(secret).join('***');
-  }
-  return out;
+  return redactSecrets(ctx.secrets, text);
 }

@@ -2,6 +2,7 @@ import { STATUS_CODES } from 'node:http';
 import type { Dispatcher } from 'undici';
 import { ApiError, CancelledError } from '../errors.js';
 import { formatDuration } from '../units.js';
+import { MIN_SUBSTRING_SECRET, scrubSecret, scrubValue } from '../redact.js';
 import { VERSION } from '../version.js';
 import { decodeBody } from './body.js';
 import { dispatchRequest, type RawResponse } from './dispatch.js';
@@ -93,10 +94,11 @@ function statusError(method: string, url: string, status: number, text: string, 
   return new ApiError(message, { method, url, status, serverMessage, retryAfter }, { hint });
 }
 
-function redirectError(method: string, url: string, status: number, headers: HttpResponse['headers']): ApiError {
+function redirectError(method: string, url: string, status: number, headers: HttpResponse['headers'], token: string): ApiError {
   const raw = headers.location;
   const location = Array.isArray(raw) ? raw[0] : raw;
-  const target = location ? displayUrl(new URL(location, url).toString()) : '(no Location header)';
+  // A Location is the server's text too: it may carry the token it was sent (in a query, say).
+  const target = location ? scrubSecret(displayUrl(new URL(location, url).toString()), token) : '(no Location header)';
   // PITFALLS: undici's redirect handling and fetch forward x-token to any origin; we never follow.
   return new ApiError(
     `${status} redirect from ${method} ${url} to ${target}; cardboard does not follow redirects, so the token is never sent to another address`,
@@ -105,9 +107,9 @@ function redirectError(method: string, url: string, status: number, headers: Htt
   );
 }
 
-function networkError(method: string, url: string, err: unknown, timeoutMs: number): ApiError {
+function networkError(method: string, url: string, err: unknown, timeoutMs: number, token: string): ApiError {
   const code = networkCode(err) ?? 'ENETWORK';
-  const what = NETWORK_TEXT[code] ?? oneLine(err instanceof Error ? err.message : String(err));
+  const what = NETWORK_TEXT[code] ?? scrubSecret(oneLine(err instanceof Error ? err.message : String(err)), token);
   const timedOut = code.endsWith('_TIMEOUT');
   const hint = timedOut
     ? `Waited ${formatDuration(timeoutMs)}. Check the base URL, or allow longer with --timeout, e.g. --timeout 2m.`
@@ -115,7 +117,7 @@ function networkError(method: string, url: string, err: unknown, timeoutMs: numb
   return new ApiError(`${method} ${url} failed: ${what} (${code})`, { method, url, code }, { hint, cause: err });
 }
 
-function decode(text: string, contentType: string, method: string, url: string, status: number): unknown {
+function decode(text: string, contentType: string, method: string, url: string, status: number, token: string): unknown {
   const declared = /json/i.test(contentType);
   // Spec 4: "Bodies are JSON", whatever the Content-Type says (text/plain, octet-stream...).
   if (!declared && !/^\s*[[{]/.test(text)) return text;
@@ -127,7 +129,7 @@ function decode(text: string, contentType: string, method: string, url: string, 
     // A 2xx whose body is not JSON: the write may have happened, so this is not a network error.
     throw new ApiError(
       `${method} ${url} answered ${status} with a body that is not valid JSON`,
-      { method, url, status, serverMessage: oneLine(text) },
+      { method, url, status, serverMessage: oneLine(scrubSecret(text, token)) },
       { cause: err },
     );
   }
@@ -178,13 +180,18 @@ export function createCore(opts: CoreOptions): Send {
       text = decodeBody(res.body, res.headers['content-encoding']);
     } catch (err) {
       if (req.signal?.aborted) throw new CancelledError('Interrupted.', { cause: err });
-      throw networkError(req.method, shown, err, opts.headersTimeoutMs);
+      throw networkError(req.method, shown, err, opts.headersTimeoutMs, opts.token);
     }
     const status = res.statusCode;
     const resHeaders = res.headers as HttpResponse['headers'];
-    if (status >= 300 && status < 400) throw redirectError(req.method, shown, status, resHeaders);
-    if (status >= 400 || status < 200) throw statusError(req.method, shown, status, text, resHeaders, now());
+    if (status >= 300 && status < 400) throw redirectError(req.method, shown, status, resHeaders, opts.token);
+    // The server's message is scrubbed of our token here, where the error is built, so the message, the
+    // import's --results and --rejects files and every later reader get the clean text.
+    if (status >= 400 || status < 200) throw statusError(req.method, shown, status, scrubSecret(text, opts.token), resHeaders, now());
     const contentType = String(resHeaders['content-type'] ?? '');
-    return { status, headers: resHeaders, body: decode(text, contentType, req.method, shown, status), url: shown, method: req.method };
+    const value = decode(text, contentType, req.method, shown, status, opts.token);
+    // Data that echoes a real token (8+ characters) loses it too; includes() keeps the usual answer at one scan.
+    const clean = opts.token.length >= MIN_SUBSTRING_SECRET && text.includes(opts.token) ? scrubValue(value, opts.token) : value;
+    return { status, headers: resHeaders, body: clean, url: shown, method: req.method };
   };
 }

@@ -1,7 +1,10 @@
-// One request through undici's dispatch() with a plain handler, the body collected as Buffers.
-// request() wraps each call in an AsyncResource and a Readable body stream; measured on loopback with
-// 8 connections that costs ~52-59 µs of CPU a POST against ~43-45 µs here, which is what an import
-// of tens of thousands of rows is made of (issue 6: import within 0.9× of a load generator).
+// One request through undici's dispatch() with a handler of undici 7's controller API, the body
+// collected as Buffers. request() wraps each call in an AsyncResource and a Readable body stream.
+// test/bench/peers/dispatch-handlers.mjs, 10,000 POSTs x 7 interleaved rounds, 8 connections to the
+// emulator on loopback, medians of CPU µs a request on a busy 2-core VM, two runs (issue 9): this handler
+// 94.6 / 98.3, the deprecated onConnect/onHeaders handler it replaced 92.5 / 94.9 (undici wraps a new-API
+// handler in an adapter; within the rounds' spread), request() 136.7 / 146.0.
+// An import of tens of thousands of rows is made of these (issue 6: within 0.9x of a load generator).
 import type { Dispatcher } from 'undici';
 
 /** What dispatchRequest needs: where (origin + path with query), what, and how long to wait. */
@@ -19,59 +22,59 @@ export interface RawRequest {
 /** A whole response: status, headers by lower-case name (repeats as arrays), body bytes. */
 export interface RawResponse {
   statusCode: number;
-  headers: Record<string, string | string[]>;
+  headers: Record<string, string | string[] | undefined>;
   body: Buffer;
 }
 
-function parseHeaders(raw: Buffer[]): Record<string, string | string[]> {
-  const out: Record<string, string | string[]> = {};
-  for (let i = 0; i + 1 < raw.length; i += 2) {
-    const key = raw[i]!.toString('latin1').toLowerCase();
-    const value = raw[i + 1]!.toString('latin1');
-    const prev = out[key];
-    out[key] = prev === undefined ? value : Array.isArray(prev) ? [...prev, value] : [prev, value];
-  }
-  return out;
-}
-
-/** Send one request and read its whole body; rejects with undici's error (codes intact) on failure or abort. */
+/**
+ * Send one request and read its whole body; rejects with undici's error (codes intact) on failure,
+ * or with the signal's reason on abort: at once when the signal fires, even while the request still
+ * waits for a connection (undici then drops it as soon as it starts).
+ */
 export function dispatchRequest(dispatcher: Dispatcher, req: RawRequest): Promise<RawResponse> {
+  const { signal } = req;
+  if (signal?.aborted) return Promise.reject(signal.reason);
   return new Promise((resolve, reject) => {
-    const { signal } = req;
+    let controller: Dispatcher.DispatchController | undefined;
+    let settled = false;
     let statusCode = 0;
-    let headers: Record<string, string | string[]> = {};
+    let headers: RawResponse['headers'] = {};
     const chunks: Buffer[] = [];
-    let onAbort: (() => void) | undefined;
-    const done = () => {
-      if (onAbort) signal?.removeEventListener('abort', onAbort);
+    const onAbort = () => {
+      controller?.abort(signal!.reason);
+      finish(() => reject(signal!.reason));
+    };
+    const finish = (settle: () => void) => {
+      if (settled) return;
+      settled = true;
+      signal?.removeEventListener('abort', onAbort);
+      settle();
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+    const handler: Dispatcher.DispatchHandler = {
+      onRequestStart(ctl) {
+        controller = ctl;
+        // Aborted while it waited for a socket: the promise is already rejected, stop it here.
+        if (signal?.aborted) ctl.abort(signal.reason);
+      },
+      // undici hands headers already parsed: lower-case names, a repeated header as an array.
+      onResponseStart(_ctl, status, parsed) {
+        statusCode = status;
+        headers = parsed;
+      },
+      onResponseData(_ctl, chunk) {
+        chunks.push(chunk);
+      },
+      onResponseEnd() {
+        finish(() => resolve({ statusCode, headers, body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) }));
+      },
+      onResponseError(_ctl, err) {
+        finish(() => reject(err));
+      },
     };
     dispatcher.dispatch(
       { origin: req.origin, path: req.path, method: req.method, headers: req.headers, body: req.body, headersTimeout: req.headersTimeout, bodyTimeout: req.bodyTimeout },
-      {
-        onConnect(abort: (err?: Error) => void) {
-          if (!signal) return;
-          if (signal.aborted) return abort(signal.reason);
-          onAbort = () => abort(signal.reason);
-          signal.addEventListener('abort', onAbort, { once: true });
-        },
-        onHeaders(status: number, rawHeaders: Buffer[]) {
-          statusCode = status;
-          headers = parseHeaders(rawHeaders);
-          return true;
-        },
-        onData(chunk: Buffer) {
-          chunks.push(chunk);
-          return true;
-        },
-        onComplete() {
-          done();
-          resolve({ statusCode, headers, body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) });
-        },
-        onError(err: Error) {
-          done();
-          reject(err);
-        },
-      } as unknown as Dispatcher.DispatchHandler,
+      handler,
     );
   });
 }

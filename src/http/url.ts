@@ -44,19 +44,30 @@ export function isLoopbackHost(hostname: string): boolean {
   return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
 }
 
+/** A URL as typed, for an error message: without user:password, query or fragment, parsable or not. */
+function shownAsTyped(raw: string): string {
+  return raw.replace(/^([a-z][a-z\d+.-]*:\/\/)[^/?#]*@/i, '$1').replace(/[?#].*$/s, '');
+}
+
 /**
  * Parse and check a base URL before anything is sent. Plain http:// to a host that is not
  * loopback is refused unless `insecure`: the token (spec 5) would cross the network in clear.
+ * The result has no user:password, query or fragment: none is ever sent (spec 5: the token is a
+ * header), and a pasted one may be a secret that would otherwise be stored and printed.
  */
 export function checkBaseUrl(raw: string, insecure = false): string {
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
-    throw new UsageError(`Invalid base URL: ${raw}`, { hint: 'Pass an absolute URL such as https://cards.example.com' });
+    throw new UsageError(`Invalid base URL: ${shownAsTyped(raw)}`, { hint: 'Pass an absolute URL such as https://cards.example.com' });
   }
+  url.username = '';
+  url.password = '';
+  url.search = '';
+  url.hash = '';
   if (url.protocol !== 'https:' && url.protocol !== 'http:') {
-    throw new UsageError(`Unsupported base URL scheme ${url.protocol} in ${displayUrl(raw)}`, {
+    throw new UsageError(`Unsupported base URL scheme ${url.protocol} in ${shownAsTyped(raw)}`, {
       hint: 'Use an https:// URL.',
     });
   }
@@ -65,7 +76,5 @@ export function checkBaseUrl(raw: string, insecure = false): string {
       hint: 'Use https://, or pass --insecure if you really mean it.',
     });
   }
-  url.search = '';
-  url.hash = '';
   return url.toString().replace(/\/+$/, '');
 }

@@ -1,6 +1,8 @@
 import type { Agent } from 'undici';
 import { loadUndici } from '../http/load-undici.js';
 import { formatDuration } from '../units.js';
+import { scrubSecret } from '../redact.js';
+import { isSigningHeader } from './delivery.js';
 
 /** The receiver's answer to one delivery, or the network failure that stood in for it. */
 export interface Answer {
@@ -25,6 +27,17 @@ export interface SendRequest {
 
 /** Most of an answer's body kept: enough to show its start, never an unbounded read. */
 const MAX_ANSWER_BYTES = 64 * 1024;
+
+/**
+ * The answer without the signing key this request carried: a receiver that echoes it ("wrong key …")
+ * must not put it on the terminal. Only the answer's start is ever shown, always as UTF-8 text.
+ */
+function withoutKey(body: Buffer, headers: Record<string, string>): Buffer {
+  for (const [name, key] of Object.entries(headers)) {
+    if (isSigningHeader(name) && key !== '' && body.includes(key)) return Buffer.from(scrubSecret(body.toString('utf8'), key), 'utf8');
+  }
+  return body;
+}
 
 /** Sends deliveries over one keep-alive agent (undici request(): PITFALLS, fastest on loopback). */
 export class DeliveryClient {
@@ -56,7 +69,8 @@ export class DeliveryClient {
         if (size < MAX_ANSWER_BYTES) chunks.push(chunk);
         size += chunk.length;
       }
-      return { status: res.statusCode, ms: performance.now() - started, body: Buffer.concat(chunks).subarray(0, MAX_ANSWER_BYTES) };
+      const body = withoutKey(Buffer.concat(chunks).subarray(0, MAX_ANSWER_BYTES), req.headers);
+      return { status: res.statusCode, ms: performance.now() - started, body };
     } catch (err) {
       const e = err as { code?: string; name?: string; message?: string };
       const error = timeout.aborted ? `timed out after ${formatDuration(req.timeoutMs)}` : (e.code ?? e.name ?? String(err));

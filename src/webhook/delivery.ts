@@ -35,7 +35,8 @@ export interface RecordLine extends DeliveryView {
 /** Headers a proxy must not copy: they describe one connection, not the message (RFC 9110 7.6.1). */
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'host', 'content-length', 'expect']);
 
-function isSigningHeader(name: string): boolean {
+/** True for the x-signingKey header in any letter case (spec 6). */
+export function isSigningHeader(name: string): boolean {
   return name.toLowerCase() === SIGNING_HEADER.toLowerCase();
 }
 

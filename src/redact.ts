@@ -1,0 +1,48 @@
+// Keeping secrets (the API token, spec 5; the webhook signing key, spec 6) out of what cardboard prints
+// and writes. Secrets are removed by structure where the code knows they are: the x-token header is
+// never logged, base URLs lose any user:password, and the HTTP core and the webhook client scrub their
+// own secret from the server's answers before anyone else sees them. redactSecrets is only the last net.
+
+/** A secret at least this long is replaced wherever it occurs: a chance match in other text is then negligible. */
+export const MIN_SUBSTRING_SECRET = 8;
+
+const MASK = '***';
+
+const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/**
+ * Text in which the code knows `secret` may be echoed (a server's error message, a receiver's answer),
+ * with the secret replaced by `***`: every occurrence of a secret of 8 characters or more; a shorter one
+ * only where it stands alone (no letter or digit either side), so a one-letter test token `t` hides
+ * `bad token t` without turning `token` into `***oken`.
+ */
+export function scrubSecret(text: string, secret: string): string {
+  if (secret.length === 0 || !text.includes(secret)) return text;
+  if (secret.length >= MIN_SUBSTRING_SECRET) return text.split(secret).join(MASK);
+  return text.replace(new RegExp(`(?<![\\p{L}\\p{N}])${escapeRegExp(secret)}(?![\\p{L}\\p{N}])`, 'gu'), MASK);
+}
+
+/**
+ * A decoded JSON answer (data, not a message) with every string holding `secret` scrubbed, keys included.
+ * Only secrets of 8 characters or more: data is never altered for a short value that may be a chance match.
+ */
+export function scrubValue(value: unknown, secret: string): unknown {
+  if (secret.length < MIN_SUBSTRING_SECRET) return value;
+  if (typeof value === 'string') return scrubSecret(value, secret);
+  if (Array.isArray(value)) return value.map((v) => scrubValue(v, secret));
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [scrubSecret(k, secret), scrubValue(v, secret)]));
+}
+
+/**
+ * The safety net over every line printed to a person: each secret of 8 characters or more replaced by `***`.
+ * Shorter secrets are left to the structural scrubbing above: replacing every `t` of a message mangles it
+ * (`h***p://…/ap***le***`) and protects nothing a one-letter token could hide.
+ */
+export function redactSecrets(secrets: Iterable<string>, text: string): string {
+  let out = text;
+  for (const secret of secrets) {
+    if (secret.length >= MIN_SUBSTRING_SECRET && out.includes(secret)) out = out.split(secret).join(MASK);
+  }
+  return out;
+}

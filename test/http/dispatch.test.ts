@@ -1,0 +1,133 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Agent, Pool } from 'undici';
+import { afterEach, describe, expect, it } from 'vitest';
+import { dispatchRequest, type RawRequest } from '../../src/http/dispatch.js';
+
+const servers: Server[] = [];
+const dispatchers: Array<Agent | Pool> = [];
+
+/** A server on port 0; `handle` answers (or holds) each request; `seen` counts requests that arrived. */
+async function serve(handle: (req: IncomingMessage, res: ServerResponse) => void): Promise<{ origin: string; seen: string[] }> {
+  const seen: string[] = [];
+  const server = createServer((req, res) => {
+    seen.push(`${req.method} ${req.url}`);
+    handle(req, res);
+  });
+  servers.push(server);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen };
+}
+
+function agent(): Agent {
+  const a = new Agent();
+  dispatchers.push(a);
+  return a;
+}
+
+const request = (origin: string, extra: Partial<RawRequest> = {}): RawRequest => ({
+  origin,
+  path: '/x',
+  method: 'GET',
+  headers: { 'x-token': 'tok' },
+  headersTimeout: 5000,
+  bodyTimeout: 5000,
+  ...extra,
+});
+
+afterEach(async () => {
+  await Promise.all(dispatchers.splice(0).map((d) => d.destroy()));
+  for (const s of servers.splice(0)) {
+    s.closeAllConnections();
+    await new Promise((r) => s.close(r));
+  }
+});
+
+describe('dispatchRequest (undici controller handler)', () => {
+  it('gives the status, lower-case headers with repeats as arrays, and the whole body as one Buffer', async () => {
+    const srv = await serve((_req, res) => {
+      res.writeHead(429, [
+        ['Set-Cookie', 'a=1'],
+        ['Set-Cookie', 'b=2'],
+        ['Retry-After', '3'],
+        ['Retry-After', '7'],
+        ['Content-Type', 'application/json'],
+      ]);
+      res.write('{"part":');
+      setTimeout(() => res.end('"two"}'), 20);
+    });
+    const res = await dispatchRequest(agent(), request(srv.origin, { method: 'POST', body: '{}' }));
+    expect(res.statusCode).toBe(429);
+    expect(res.headers['set-cookie']).toEqual(['a=1', 'b=2']);
+    expect(res.headers['retry-after']).toEqual(['3', '7']);
+    expect(res.headers['content-type']).toBe('application/json');
+    expect(Buffer.isBuffer(res.body)).toBe(true);
+    expect(res.body.toString()).toBe('{"part":"two"}');
+    expect(srv.seen).toEqual(['POST /x']);
+  });
+
+  it('never sends a request whose signal was aborted before the call, and rejects with its reason', async () => {
+    const srv = await serve((_req, res) => res.end('ok'));
+    const ac = new AbortController();
+    const reason = new Error('stopped before');
+    ac.abort(reason);
+    await expect(dispatchRequest(agent(), request(srv.origin, { signal: ac.signal }))).rejects.toBe(reason);
+    // A later request on the same server proves it was listening: only that one arrived.
+    await dispatchRequest(agent(), request(srv.origin, { path: '/after' }));
+    expect(srv.seen).toEqual(['GET /after']);
+  });
+
+  it('rejects at once when aborted while waiting for a connection, and the request is never sent', async () => {
+    let release: (() => void) | undefined;
+    const srv = await serve((req, res) => {
+      if (req.url === '/hold') release = () => res.end('held');
+      else res.end('ok');
+    });
+    const pool = new Pool(srv.origin, { connections: 1, pipelining: 1 });
+    dispatchers.push(pool);
+    const first = dispatchRequest(pool, request(srv.origin, { path: '/hold' }));
+    while (!release) await new Promise((r) => setTimeout(r, 5));
+    const ac = new AbortController();
+    const queued = dispatchRequest(pool, request(srv.origin, { path: '/queued', signal: ac.signal }));
+    const reason = new Error('stopped while queued');
+    ac.abort(reason);
+    await expect(queued).rejects.toBe(reason);
+    release();
+    expect((await first).body.toString()).toBe('held');
+    await dispatchRequest(pool, request(srv.origin, { path: '/after' }));
+    expect(srv.seen).toEqual(['GET /hold', 'GET /after']);
+  });
+
+  it('stops mid-body on abort: rejects with the reason and closes the connection', async () => {
+    let closed: Promise<void> | undefined;
+    let sentPart: (() => void) | undefined;
+    const partSent = new Promise<void>((r) => {
+      sentPart = r;
+    });
+    const srv = await serve((_req, res) => {
+      closed = new Promise((r) => res.on('close', () => r()));
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.write('first half, then silence', () => sentPart!());
+    });
+    const ac = new AbortController();
+    const pending = dispatchRequest(agent(), request(srv.origin, { signal: ac.signal }));
+    await partSent;
+    await new Promise((r) => setTimeout(r, 20));
+    const reason = new Error('stopped mid-body');
+    ac.abort(reason);
+    await expect(pending).rejects.toBe(reason);
+    await closed;
+    expect(srv.seen).toEqual(['GET /x']);
+  });
+
+  it("keeps undici's error codes: refused connection and headers timeout", async () => {
+    const srv = await serve(() => {});
+    await expect(dispatchRequest(agent(), request(srv.origin, { headersTimeout: 100 }))).rejects.toMatchObject({ code: 'UND_ERR_HEADERS_TIMEOUT' });
+    const gone = servers.pop()!;
+    gone.closeAllConnections();
+    await new Promise((r) => gone.close(r));
+    const refused = await dispatchRequest(agent(), request(srv.origin)).catch((e: unknown) => e);
+    const codes = [(refused as { code?: string }).code, ...((refused as { errors?: Array<{ code?: string }> }).errors ?? []).map((e) => e.code)];
+    expect(codes).toContain('ECONNREFUSED');
+  });
+});
