@@ -19,6 +19,8 @@ export interface PacerOptions {
 }
 
 const DECREASE = 0.85;
+/** Successes needed in the window before a 429 may lower the rate. */
+const MIN_SAMPLES = 2;
 /** Once two congestion events agree on the limit, hold at it this long before probing past it. */
 const HOLD_MS = 30_000;
 const WINDOW_MS = 10_000;
@@ -103,7 +105,11 @@ export class Pacer {
     // What the server accepted over the last 2 s since the previous pause (a pause refills its bucket,
     // so counting across one would overstate the limit); before the first 429 that includes the burst.
     const from = Math.max(now - 2000, this.pauseEnd, this.started);
-    const accepted = this.countSince(from) / Math.max(1, (now - from) / 1000);
+    const count = this.countSince(from);
+    // Too few answers to estimate a rate from (a single `card put`, the first page of a listing): the
+    // pause alone follows Retry-After; slowing to the floor on no evidence would crawl for minutes.
+    if (count < MIN_SAMPLES) return;
+    const accepted = count / Math.max(1, (now - from) / 1000);
     const floor = this.opts.minRate ?? 0.2;
     const base = Math.max(floor, Math.min(this.rateValue, accepted));
     // Stable: not clearly above the last ceiling, so the limit has not risen; hold near it, probe gently.

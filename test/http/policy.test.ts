@@ -145,14 +145,25 @@ describe('the rate gate in front of the core (withPacer, fake clock)', () => {
   it('does not wait when unlimited; a 429 holds every later request for its Retry-After', async () => {
     const clock = fakeClock();
     const pacer = new Pacer({ clock });
-    const send = withPacer(answer([ok, status(429, 3), ok, ok]), pacer);
-    await send(GET);
+    const send = withPacer(answer([ok, ok, ok, status(429, 3), ok, status(429, 1), ok]), pacer);
+    for (let i = 0; i < 3; i++) await send(GET);
     expect(clock.now()).toBe(1000);
     await expect(send(GET)).rejects.toMatchObject({ status: 429 });
     await send(GET);
     expect(clock.now()).toBe(4000);
-    // The 429 also taught the gate a finite rate: it no longer lets requests through unpaced.
+    // Three answers before it: enough to learn from, so the gate now paces instead of letting all through.
     expect(Number.isFinite(pacer.rate)).toBe(true);
+  });
+
+  it('a 429 with too few answers to learn from only pauses: one write does not slow the run to a crawl', async () => {
+    const clock = fakeClock();
+    const pacer = new Pacer({ clock });
+    const send = withPacer(answer([status(429, 2), ok, ok]), pacer);
+    await expect(send(GET)).rejects.toMatchObject({ status: 429 });
+    await send(GET);
+    await send(GET);
+    expect(clock.now()).toBe(3000);
+    expect(pacer.rate).toBe(Number.POSITIVE_INFINITY);
   });
 
   it('throws Interrupted instead of sending when the request was aborted while it waited', async () => {

@@ -147,7 +147,7 @@ describe('import engine in simulated time', () => {
 
   it('stops after --give-up-after when the service answers nothing but 429, with exit 1 and a resume hint', async () => {
     const r = await simulate(named(20, 'g'), { always429: 30, giveUpAfterMs: 15 * 60_000 });
-    expect(r.result.fatal?.message).toMatch(/nothing but 429 for 15 min/);
+    expect(r.result.fatal?.message).toMatch(/nothing but 429 for 15m/);
     expect(r.result.fatal?.exitCode).toBe(1);
     expect(r.result.fatal?.hint).toMatch(/resume/);
     // Stopped soon after the limit, not hours later. A row notices only when its next 429 arrives, and the
