@@ -1,5 +1,6 @@
 import { closeSync, existsSync, openSync, readFileSync, renameSync, writeFileSync, writeSync } from 'node:fs';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { type Clock, realClock } from '../clock.js';
+import { backoffMs } from '../http/failure.js';
 import { type Answer, DeliveryClient } from './client.js';
 import { type Delivery, outgoingHeaders } from './delivery.js';
 import { type RecordFile, readDeliveries } from './record-file.js';
@@ -30,8 +31,10 @@ export interface ForwarderOptions {
   memoryCount?: number;
   /** Body bytes kept in memory (default 32 MiB). */
   memoryBytes?: number;
+  /** Backoff between tries: the first wait's ceiling (default 100 ms) and the largest (default 5 s). */
   retryBaseMs?: number;
   retryCapMs?: number;
+  clock?: Clock;
 }
 
 /** Path of the ack log of a record file: one forwarded sequence number a line. */
@@ -162,14 +165,13 @@ export class Forwarder {
       const answer = await this.client.send({ url: o.url, method: d.method, headers, body: d.body, timeoutMs: o.timeoutMs, signal: this.stopper.signal });
       const ok = answer.status !== undefined && answer.status >= 200 && answer.status < 300;
       if (!ok && this.stopper.signal.aborted) return false;
-      const retryInMs = ok ? undefined : Math.min(o.retryCapMs ?? 5000, (o.retryBaseMs ?? 100) * 2 ** Math.min(attempt - 1, 20));
+      // The one backoff of cardboard (failure.ts); the jitter keeps a fleet of listeners from retrying in step.
+      const clock = o.clock ?? realClock;
+      const retryInMs = ok ? undefined : backoffMs(attempt, { baseMs: o.retryBaseMs ?? 100, maxMs: o.retryCapMs ?? 5000 }, clock.random);
       o.onEvent({ type: 'forward', seq: d.seq, attempt, answer, ok, retryInMs, pending: this.pending - (ok ? 1 : 0) });
       if (ok) return true;
-      try {
-        await sleep(retryInMs, undefined, { signal: this.stopper.signal });
-      } catch {
-        return false;
-      }
+      await clock.sleep(retryInMs!, this.stopper.signal);
+      if (this.stopper.signal.aborted) return false;
     }
   }
 }
