@@ -24,7 +24,7 @@ import type { Server } from 'node:http';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BIN, childEnv, runCli, tempDir } from '../helpers/cli.js';
+import { BIN, childEnv, runMain, tempDir } from '../helpers/cli.js';
 import { type RunningEmulator, startTestEmulator } from '../helpers/emulator.js';
 import { startKeyReceiver } from '../helpers/receiver.js';
 
@@ -45,8 +45,11 @@ interface HelpPage {
   examplesBlocks: number;
 }
 
-function helpText(path: string[]): string {
-  return execFileSync(process.execPath, [BIN, ...path, '--help'], { env: childEnv(), encoding: 'utf8' });
+/** A command's --help, from the CLI run in-process (the same text the binary prints; see runMain). */
+async function helpText(path: string[]): Promise<string> {
+  const r = await runMain([...path, '--help']);
+  expect(r.code, r.stderr).toBe(0);
+  return r.stdout;
 }
 
 /** Names listed under "Commands:" (first name of `list|ls`), without commander's own `help`. */
@@ -77,19 +80,19 @@ function parseHelp(path: string[], text: string): HelpPage {
 }
 
 /** Walk the tree from the root's command list: each noun, then each of its verbs. */
-function walk(): { nouns: string[]; pages: HelpPage[] } {
-  const root = helpText([]);
+async function walk(): Promise<{ nouns: string[]; pages: HelpPage[] }> {
+  const root = await helpText([]);
   const nouns = subcommands(root);
   const pages: HelpPage[] = [parseHelp([], root)];
   for (const noun of nouns) {
-    const text = helpText([noun]);
+    const text = await helpText([noun]);
     pages.push(parseHelp([noun], text));
-    for (const verb of subcommands(text)) pages.push(parseHelp([noun, verb], helpText([noun, verb])));
+    for (const verb of subcommands(text)) pages.push(parseHelp([noun, verb], await helpText([noun, verb])));
   }
   return { nouns, pages };
 }
 
-const { nouns, pages } = walk();
+const { nouns, pages } = await walk();
 const examples = pages.flatMap((p) => p.examples.map((line) => ({ path: p.path.join(' '), command: line.replace(/^ {2}\$ /, '') })));
 
 describe('--help of every command', () => {
@@ -171,7 +174,7 @@ beforeAll(async () => {
     ['old-board', `${TOKEN}\n`],
   ] as const) {
     const keyFlag = stdin.split('\n').length > 2 ? ['--signing-key-stdin'] : [];
-    const r = await runCli(['--base-url', emulator.url, 'board', 'add', alias, '--id', BOARD, '--token-stdin', ...keyFlag], { configDir: configTemplate, input: stdin });
+    const r = await runMain(['--base-url', emulator.url, 'board', 'add', alias, '--id', BOARD, '--token-stdin', ...keyFlag], { configDir: configTemplate, input: stdin });
     expect(r.stderr).toBe(`ok: Saved board "${alias}" (id ${BOARD} at ${emulator.url}; verified, 4 fields)${alias === 'work' ? ', the default board' : ''}.\n`);
   }
   hooksFile = await recordDeliveries(tempDir('cardboard-help-hooks-'));
@@ -188,8 +191,8 @@ afterAll(async () => {
   await emulator?.close();
 });
 
-/** A fresh cwd with every file the examples mention, a fresh copy of the config, a fresh HOME. */
-function prepare(): { cwd: string; env: NodeJS.ProcessEnv } {
+/** A fresh cwd with every file the examples mention (a git repository only for the examples that run git), a fresh copy of the config, a fresh HOME. */
+function prepare(needsGit: boolean): { cwd: string; env: NodeJS.ProcessEnv } {
   const cwd = tempDir('cardboard-help-cwd-');
   const csv = readFileSync(DEMO_CSV, 'utf8').split(/\r?\n/).slice(0, 4).join('\r\n');
   writeFileSync(join(cwd, 'cards.csv'), `${csv}\r\n`);
@@ -199,9 +202,11 @@ function prepare(): { cwd: string; env: NodeJS.ProcessEnv } {
   copyFileSync(hooksFile, join(cwd, 'hooks.jsonl'));
   mkdirSync(join(cwd, 'fixtures'));
   copyFileSync(DEMO_BOARDS, join(cwd, 'fixtures', 'demo-boards.json'));
-  const git = (...args: string[]) => execFileSync('git', ['-c', 'user.name=Ada', '-c', 'user.email=ada@example.com', ...args], { cwd, stdio: 'ignore' });
-  git('init', '-q');
-  git('commit', '-q', '--allow-empty', '-m', 'Fix the login redirect loop');
+  if (needsGit) {
+    const git = (...args: string[]) => execFileSync('git', ['-c', 'user.name=Ada', '-c', 'user.email=ada@example.com', ...args], { cwd, stdio: 'ignore' });
+    git('init', '-q');
+    git('commit', '-q', '--allow-empty', '-m', 'Fix the login redirect loop');
+  }
 
   const home = tempDir('cardboard-help-home-');
   for (const dir of ['.local/share/bash-completion/completions', '.zfunc', '.config/fish/completions']) mkdirSync(join(home, dir), { recursive: true });
@@ -309,7 +314,7 @@ describe('every example works as written against the emulator', () => {
 
   const check = async (_path: string, written: string) => {
     const command = substitute(written);
-    const { cwd, env } = prepare();
+    const { cwd, env } = prepare(/\bgit\b/.test(command));
     const typed = TYPED.find(([re]) => re.test(command))?.[1];
     let outcome: Outcome;
     if (LONG_RUNNING.test(command)) {
@@ -325,5 +330,10 @@ describe('every example works as written against the emulator', () => {
     expect(outcome.stderr).not.toMatch(/^error:/m);
     expect(outcome.stdout).not.toMatch(/^error:/m);
   };
-  it.each(examples.map((e) => [e.path, e.command] as const))('%s: %s', check, 45_000);
+  // Each example has its own cwd, config and HOME, so the one-shot ones run side by side; the servers
+  // bind fixed ports (4010, 8787, 9000) and run one at a time.
+  const oneShot = examples.filter((e) => !LONG_RUNNING.test(e.command));
+  const servers = examples.filter((e) => LONG_RUNNING.test(e.command));
+  it.concurrent.each(oneShot.map((e) => [e.path, e.command] as const))('%s: %s', check, 45_000);
+  it.each(servers.map((e) => [e.path, e.command] as const))('%s: %s', check, 45_000);
 });
