@@ -1,5 +1,6 @@
 // Issue 9 §2, done when: `cardboard --timeout 1h …` and `--timeout 2min …` work for every command.
-// Every leaf command runs once, as a real invocation against the in-process emulator (or one that
+// Every leaf command runs once (in-process through main(), `card get` and `import` as the built binary),
+// as a real invocation against the in-process emulator (or one that
 // fails after option parsing for a reason of its own), with `--timeout 1h` before the command word
 // and `--timeout 2min` after its arguments: commander parses both (the last one wins), so one process
 // per command proves both values in both places. None may mention --timeout or exit for it.
@@ -10,7 +11,7 @@ import { join } from 'node:path';
 import type { Command } from 'commander';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildProgram } from '../../src/program.js';
-import { runCli, tempDir } from '../helpers/cli.js';
+import { runMain, tempDir } from '../helpers/cli.js';
 import { BOARD_ID, type RunningEmulator, SIGNING_KEY, startTestEmulator, TOKEN } from '../helpers/emulator.js';
 import { testContext } from '../io/buffers.js';
 
@@ -34,7 +35,7 @@ afterAll(async () => {
 });
 
 /** One invocation per leaf command: its arguments, stdin, and the exit code it must end with. */
-function invocations(): Record<string, { args: string[]; code: number; input?: string; env?: Record<string, string> }> {
+function invocations(): Record<string, { args: string[]; code: number; input?: string; env?: Record<string, string>; spawn?: boolean }> {
   const postUrl = `${emu.url}/api/aptlet/${BOARD_ID}`;
   return {
     'board add': { args: ['board', 'add', 'work', '--url', postUrl, '--token-stdin'], input: `${TOKEN}\n`, code: 0 },
@@ -44,11 +45,11 @@ function invocations(): Record<string, { args: string[]; code: number; input?: s
     'board show': { args: ['board', 'show'], code: 0 },
     'board set-signing-key': { args: ['board', 'set-signing-key', 'nope'], input: 'key\n', code: 2 },
     schema: { args: ['schema'], code: 0 },
-    'card get': { args: ['card', 'get', cardId], code: 0 },
+    'card get': { args: ['card', 'get', cardId], code: 0, spawn: true },
     'card put': { args: ['card', 'put', 'Name=from the timeout test'], code: 0 },
     'card list': { args: ['card', 'list', '--all'], code: 0 },
     comment: { args: ['comment', cardId, 'a comment'], code: 0 },
-    import: { args: ['import', csv, '--restart', '--journal', join(dir, 'journal')], code: 0 },
+    import: { args: ['import', csv, '--restart', '--journal', join(dir, 'journal')], code: 0, spawn: true },
     'webhook listen': { args: ['webhook', 'listen', '--port', '0'], code: 4 }, // no signing key: refuses to start
     'webhook replay': { args: ['webhook', 'replay', join(dir, 'missing.jsonl'), '--to', `${emu.url}/hook`], code: 2 },
     'webhook send': { args: ['webhook', 'send', '--to', `${emu.url}/hook`, '--card', cardId], env: { CARDBOARD_SIGNING_KEY: SIGNING_KEY }, code: 1 }, // answered 404
@@ -70,7 +71,7 @@ async function leafCommands(): Promise<string[]> {
   return leaves.sort();
 }
 
-describe('the global --timeout, on every command (built binary)', () => {
+describe('the global --timeout, on every command', () => {
   it('covers every leaf command of the tree', async () => {
     expect(Object.keys(invocations()).sort()).toEqual(await leafCommands());
   });
@@ -78,7 +79,7 @@ describe('the global --timeout, on every command (built binary)', () => {
   it('accepts 1h before the command and 2min after it, on every command', async () => {
     const env = { CARDBOARD_BASE_URL: emu.url, CARDBOARD_BOARD: BOARD_ID, CARDBOARD_TOKEN: TOKEN };
     const runs = Object.values(invocations()).map((inv) => ({ inv, args: ['--timeout', '1h', ...inv.args, '--timeout', '2min'] }));
-    const results = await Promise.all(runs.map((r) => runCli(r.args, { env: { ...env, ...r.inv.env }, input: r.inv.input ?? '' })));
+    const results = await Promise.all(runs.map((r) => runMain(r.args, { env: { ...env, ...r.inv.env }, input: r.inv.input ?? '', spawn: r.inv.spawn })));
     const seen = runs.map((r, i) => ({ run: r.args.join(' '), code: results[i]!.code, stderr: results[i]!.stderr }));
     const expected = runs.map((r, i) => ({ run: r.args.join(' '), code: r.inv.code, stderr: results[i]!.stderr }));
     expect(seen).toEqual(expected);
@@ -91,7 +92,7 @@ describe('the global --timeout, on every command (built binary)', () => {
   });
 
   it('still refuses a bare number, naming --timeout (so the check above can fail)', async () => {
-    const r = await runCli(['card', 'get', 'x', '--timeout', '30']);
+    const r = await runMain(['card', 'get', 'x', '--timeout', '30']);
     expect(r.code).toBe(2);
     expect(r.stderr).toBe('error: --timeout 30 has no unit\nhint: Write 30s for seconds, 30m for minutes or 30ms.\n');
   });
