@@ -6,7 +6,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type CliResult, runCli, tempDir } from '../helpers/cli.js';
+import { type CliResult, runMain, tempDir } from '../helpers/cli.js';
 
 const TOKEN = 'echo-me-0123456789abcdef';
 const BOARD = 'b1';
@@ -64,8 +64,9 @@ function filesUnder(dir: string): Array<[string, string]> {
   });
 }
 
+/** Run the CLI at the echoing server: the built binary without --verbose, in-process (main()) with it. */
 function card(args: string[], token: string, configDir = tempDir()): Promise<CliResult> {
-  return runCli(args, { configDir, env: { CARDBOARD_BASE_URL: baseUrl, CARDBOARD_BOARD: BOARD, CARDBOARD_TOKEN: token } });
+  return runMain(args, { configDir, env: { CARDBOARD_BASE_URL: baseUrl, CARDBOARD_BOARD: BOARD, CARDBOARD_TOKEN: token }, spawn: !args.includes('--verbose') });
 }
 
 describe('a server that echoes x-token', () => {
