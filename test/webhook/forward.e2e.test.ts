@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Pool } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
-import { runCli, tempDir } from '../helpers/cli.js';
+import { runMain, tempDir } from '../helpers/cli.js';
 import { BOARD_ID, type RunningEmulator, SIGNING_KEY, startTestEmulator, TEST_BOARDS, TOKEN } from '../helpers/emulator.js';
 import { post, type RunningListener, startListener, TestApp } from './helpers.js';
 
@@ -44,7 +44,7 @@ function recorded(path: string): Array<{ seq: number; body: unknown; bodyBase64:
   return readFileSync(path, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
 }
 
-const cli = (emu: RunningEmulator, args: string[]) => runCli(args, { env: { CARDBOARD_BASE_URL: emu.url, CARDBOARD_BOARD: BOARD_ID, CARDBOARD_TOKEN: TOKEN } });
+const cli = (emu: RunningEmulator, args: string[]) => runMain(args, { env: { CARDBOARD_BASE_URL: emu.url, CARDBOARD_BOARD: BOARD_ID, CARDBOARD_TOKEN: TOKEN } });
 
 describe('emulator → listener → app', () => {
   it('card put reaches the app through the listener with the exact bytes and x-signingKey', async () => {

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { runCli, tempDir } from '../helpers/cli.js';
+import { runMain, tempDir } from '../helpers/cli.js';
 import { BOARD_ID, startTestEmulator, TOKEN } from '../helpers/emulator.js';
 import { post, type RunningListener, startListener, TestApp } from './helpers.js';
 
@@ -41,7 +41,7 @@ describe('webhook replay', () => {
     const source = await recording();
     const sink = join(tempDir(), 'sink.jsonl');
     const receiver = await listen(K2, ['--record', sink]);
-    const r = await runCli(['webhook', 'replay', source, '--to', receiver.url], { env: { CARDBOARD_SIGNING_KEY: K2 } });
+    const r = await runMain(['webhook', 'replay', source, '--to', receiver.url], { env: { CARDBOARD_SIGNING_KEY: K2 }, spawn: true });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout.trim().split('\n').map((l) => l.split(/\s+/).slice(0, 3).join(' '))).toEqual(['#1 200 OK', '#2 200 OK', '#3 200 OK', '#4 200 OK']);
     expect(r.stderr).toContain('replayed 4: 4 answered 200, 0 failed');
@@ -55,10 +55,10 @@ describe('webhook replay', () => {
   it('--from and --filter pick deliveries; a refused key exits 4, any other failure exits 1', async () => {
     const source = await recording();
     const receiver = await listen(K2, []);
-    const picked = await runCli(['webhook', 'replay', source, '--to', receiver.url, '--from', '2', '--filter', 'Status=Done', '--json'], { env: { CARDBOARD_SIGNING_KEY: K2 } });
+    const picked = await runMain(['webhook', 'replay', source, '--to', receiver.url, '--from', '2', '--filter', 'Status=Done', '--json'], { env: { CARDBOARD_SIGNING_KEY: K2 } });
     expect(picked.code, picked.stderr).toBe(0);
     expect(picked.stdout.trim().split('\n').map((l) => (JSON.parse(l) as { seq: number; status: number }).seq)).toEqual([2, 4]);
-    const refused = await runCli(['webhook', 'replay', source, '--to', receiver.url], { env: { CARDBOARD_SIGNING_KEY: K1 } });
+    const refused = await runMain(['webhook', 'replay', source, '--to', receiver.url], { env: { CARDBOARD_SIGNING_KEY: K1 } });
     expect(refused.code).toBe(4);
     expect(refused.stdout).toContain('#1  403 Forbidden');
     expect(refused.stderr).toContain('4 of 4 deliveries were not answered 200');
@@ -66,11 +66,11 @@ describe('webhook replay', () => {
     app.status = 500;
     await app.up();
     cleanup.push(() => app.down());
-    const failing = await runCli(['webhook', 'replay', source, '--to', app.url, '--filter', 'N=1'], { env: { CARDBOARD_SIGNING_KEY: K2 } });
+    const failing = await runMain(['webhook', 'replay', source, '--to', app.url, '--filter', 'N=1'], { env: { CARDBOARD_SIGNING_KEY: K2 } });
     expect(failing.code).toBe(1);
     expect(failing.stdout).toMatch(/^#4 {2}500 Internal Server Error in [\d.]+ ms {2}\{"got":1\}$/m);
     expect(failing.stderr).toContain('--from 4');
-    const noKey = await runCli(['webhook', 'replay', source, '--to', app.url]);
+    const noKey = await runMain(['webhook', 'replay', source, '--to', app.url]);
     expect(noKey.code).toBe(4);
     expect(app.received.length).toBe(1);
   });
@@ -80,13 +80,13 @@ describe('webhook send', () => {
   it('sends one signed card and prints the status and body; --wrong-key expects the 403 (exit 0)', async () => {
     const sink = join(tempDir(), 'sink.jsonl');
     const receiver = await listen(K2, ['--record', sink]);
-    const ok = await runCli(['webhook', 'send', '--to', receiver.url, '--data', '{"Name":"Sent"}'], { env: { CARDBOARD_SIGNING_KEY: K2 } });
+    const ok = await runMain(['webhook', 'send', '--to', receiver.url, '--data', '{"Name":"Sent"}'], { env: { CARDBOARD_SIGNING_KEY: K2 }, spawn: true });
     expect(ok.code, ok.stderr).toBe(0);
     expect(ok.stdout).toMatch(/^200 OK in [\d.]+ ms\nOK\n$/);
-    const wrong = await runCli(['webhook', 'send', '--to', receiver.url, '--wrong-key'], { env: { CARDBOARD_SIGNING_KEY: K2 } });
+    const wrong = await runMain(['webhook', 'send', '--to', receiver.url, '--wrong-key'], { env: { CARDBOARD_SIGNING_KEY: K2 } });
     expect(wrong.code, wrong.stderr).toBe(0);
     expect(wrong.stdout).toMatch(/^403 Forbidden in [\d.]+ ms\nwrong x-signingKey\n$/);
-    const none = await runCli(['webhook', 'send', '--to', receiver.url]);
+    const none = await runMain(['webhook', 'send', '--to', receiver.url]);
     expect(none.code).toBe(4);
     await receiver.stop();
     const lines = recorded(sink);
@@ -96,14 +96,14 @@ describe('webhook send', () => {
 
   it('exits 1 when a receiver accepts a wrong key, and sends a real card with --card', async () => {
     const open = await listen(undefined, ['--no-verify', '--json']);
-    const accepted = await runCli(['webhook', 'send', '--to', open.url, '--wrong-key']);
+    const accepted = await runMain(['webhook', 'send', '--to', open.url, '--wrong-key']);
     expect(accepted.code).toBe(1);
     expect(accepted.stderr).toContain('answered 200 to a wrong signing key');
     const emu = await startTestEmulator();
     cleanup.push(() => emu.close());
     const created = await fetch(`${emu.url}/api/aptlet/${BOARD_ID}`, { method: 'POST', headers: { 'x-token': TOKEN, 'content-type': 'application/json' }, body: '{"Name":"Real","Owner":"ana"}' });
     const card = (await created.json()) as { _id: string };
-    const sent = await runCli(['webhook', 'send', '--to', open.url, '--card', card._id], {
+    const sent = await runMain(['webhook', 'send', '--to', open.url, '--card', card._id], {
       env: { CARDBOARD_BASE_URL: emu.url, CARDBOARD_BOARD: BOARD_ID, CARDBOARD_TOKEN: TOKEN, CARDBOARD_SIGNING_KEY: 'sk-x' },
     });
     expect(sent.code, sent.stderr).toBe(0);
