@@ -1,7 +1,7 @@
 // The one failure policy of cardboard: what a failed request tells us (was it sent? may it have been
 // applied? will trying again help?) and how long to back off. The HTTP retry wrapper, the import's row
 // sender and the --match-on board reads all decide from these two functions, so they cannot disagree.
-import { ApiError } from '../errors.js';
+import type { ApiError } from '../errors.js';
 
 /** What a failed request means for repeating it. */
 export type FailureKind =
@@ -64,9 +64,4 @@ export function backoffMs(attempt: number, bounds: Backoff, random: () => number
 export function mayRepeat(f: Failure, idempotent: boolean): boolean {
   if (!f.heals || f.kind === 'refused') return false;
   return f.kind !== 'maybe-applied' || idempotent;
-}
-
-/** The failure of `err`, or undefined when it is not a request failure at all (a bug: never retried). */
-export function failureOf(err: unknown): Failure | undefined {
-  return err instanceof ApiError ? classify(err) : undefined;
 }

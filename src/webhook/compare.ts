@@ -25,11 +25,6 @@ function sameDigest(a: Digest, b: Digest): boolean {
   return timingSafeEqual(a.sha256, b.sha256) && a.length === b.length;
 }
 
-/** Constant-time string comparison with exactly the answer of `a === b` (spec 6: plain string equality). */
-export function safeEqual(a: string, b: string): boolean {
-  return sameDigest(digest(a), digest(b));
-}
-
 /**
  * A check of received x-signingKey header values against the expected key (spec 6), which is hashed once
  * here rather than on every delivery. Node hands header values over as latin1 text of the raw bytes; they
@@ -39,9 +34,4 @@ export function safeEqual(a: string, b: string): boolean {
 export function keyMatcher(expected: string): (header: string | string[] | undefined) => boolean {
   const want = digest(expected);
   return (header) => typeof header === 'string' && sameDigest(digest(Buffer.from(header, 'latin1').toString('utf8')), want);
-}
-
-/** Whether a received x-signingKey header value carries the expected key (spec 6); see keyMatcher. */
-export function signingKeyMatches(header: string | string[] | undefined, expected: string): boolean {
-  return keyMatcher(expected)(header);
 }

@@ -82,11 +82,6 @@ export function bodyValue(body: Buffer): unknown {
   }
 }
 
-/** The `--json` view of a delivery. */
-export function toView(d: Delivery): DeliveryView {
-  return { seq: d.seq, receivedAt: d.receivedAt, method: d.method, path: d.path, headers: d.headers, body: bodyValue(d.body) };
-}
-
 /**
  * The body as JSON text for one line of output. A JSON body without line breaks is copied as it came
  * (validated by JSON.parse, not re-serialised): it reads back as the same value, keeps digits a double
