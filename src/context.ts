@@ -1,5 +1,5 @@
 import type { Readable, Writable } from 'node:stream';
-import type { ApiClient } from './api/types.js';
+import type { ApiClient, ApiTarget } from './api/types.js';
 import { type Clock, realClock } from './clock.js';
 import { processSignals, type SignalSource } from './interrupt.js';
 import { redactSecrets } from './redact.js';
@@ -20,13 +20,6 @@ export interface GlobalOptions {
   insecure?: boolean;
   verbose?: boolean;
   quiet?: boolean;
-}
-
-/** Credentials given explicitly (board add checks a token before saving it). */
-export interface ApiTarget {
-  baseUrl: string;
-  id: string;
-  token: string;
 }
 
 /**

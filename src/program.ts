@@ -5,7 +5,7 @@ import { parseDuration, parseRate } from './units.js';
 import { VERSION } from './version.js';
 
 /** Builds the whole tree (every group loaded): shell completion walks it. */
-export type TreeLoader = () => Promise<Command>;
+type TreeLoader = () => Promise<Command>;
 
 /** A command group: its module is imported only when the group runs, so start-up stays cheap. */
 interface Noun {

@@ -1,9 +1,8 @@
 import { readSchemaCache, writeSchemaCache } from '../config/schema-cache.js';
-import type { Context } from '../context.js';
 import { CardboardError } from '../errors.js';
 import { type Http, path } from '../http/index.js';
 import type { Card, Comment, Field } from '../spec-types.js';
-import type { ApiClient, ResolvedBoard } from './types.js';
+import type { ApiClient, ApiContext, ResolvedBoard } from './types.js';
 
 function unexpected(what: string, url: string): CardboardError {
   return new CardboardError(`The service answered ${what} from ${url}, which is not what the spec describes.`, {
@@ -33,7 +32,7 @@ function toCard(body: unknown, url: string): Card {
  * An Api over an existing client (the session builds them; tests build their own).
  * `token` keys the schema cache (only a tag of it is stored); without it the cache is neither read nor written.
  */
-export function apiOver(http: Http, board: ResolvedBoard, ctx: Context, token?: string): ApiClient {
+export function apiOver(http: Http, board: ResolvedBoard, ctx: ApiContext, token?: string): ApiClient {
   const boardPath = path`/api/aptlet/${board.id}`;
   const url = (p: string) => `${http.baseUrl}${p}`;
   const api: ApiClient = {

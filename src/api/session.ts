@@ -2,10 +2,10 @@
 // the clients over them. Built lazily so that commands that make no request never load undici.
 import type { Dispatcher } from 'undici';
 import { resolveCredentials } from '../config/resolve.js';
-import { type ApiTarget, type Context, redact } from '../context.js';
+import { redactSecrets } from '../redact.js';
 import { createDispatcher, createHttp, Pacer } from '../http/index.js';
 import { apiOver } from './index.js';
-import type { ApiClient } from './types.js';
+import type { ApiClient, ApiContext, ApiTarget } from './types.js';
 
 /** The run's HTTP resources and the clients built over them. */
 export interface ApiSession {
@@ -18,12 +18,12 @@ export interface ApiSession {
 }
 
 /** Open the session from the global options: --timeout, --rate (the gate's fixed rate), --verbose, --insecure. */
-export async function openSession(ctx: Context): Promise<ApiSession> {
+export async function openSession(ctx: ApiContext): Promise<ApiSession> {
   const g = ctx.globals;
   const timeoutMs = g.timeout;
   const pacer = new Pacer({ fixedRate: g.rate, clock: ctx.clock });
   const dispatcher: Dispatcher = await createDispatcher(timeoutMs);
-  const log = g.verbose ? (line: string) => ctx.stderr.write(`${redact(ctx, `[http] ${line}`)}\n`) : undefined;
+  const log = g.verbose ? (line: string) => ctx.stderr.write(`${redactSecrets(ctx.secrets, `[http] ${line}`)}\n`) : undefined;
   const client = (target: ApiTarget, board: Parameters<typeof apiOver>[1], cacheToken?: string): ApiClient => {
     ctx.secrets.add(target.token);
     const http = createHttp({ baseUrl: target.baseUrl, token: target.token, dispatcher, pacer, insecure: Boolean(g.insecure), timeoutMs, clock: ctx.clock, log });

@@ -1,8 +1,24 @@
-import type { ResolvedBoard } from '../config/resolve.js';
+import type { Clock } from '../clock.js';
+import type { ResolveContext, ResolvedBoard } from '../config/resolve.js';
 import type { Http, Pacer } from '../http/index.js';
 import type { Card, Comment, Field } from '../spec-types.js';
 
 export type { ResolvedBoard, Source } from '../config/resolve.js';
+
+/** What the API layer reads from the run: a part of the command context (api/ never imports context.ts). */
+export interface ApiContext extends ResolveContext {
+  globals: ResolveContext['globals'] & { timeout?: number; rate?: number; insecure?: boolean; verbose?: boolean };
+  clock: Clock;
+  signal: AbortSignal;
+  stderr: { write(text: string): unknown };
+}
+
+/** Credentials given explicitly (board add checks a token before saving it). */
+export interface ApiTarget {
+  baseUrl: string;
+  id: string;
+  token: string;
+}
 
 /** Per-call options of a write. */
 export interface WriteOptions {

@@ -1,6 +1,13 @@
-import type { Context } from '../context.js';
 import { AuthError, UsageError } from '../errors.js';
 import { type CardboardConfig, readConfig, type StoredBoard } from './store.js';
+
+/** What resolution reads from the run (a part of the command context; config/ depends on nothing above it). */
+export interface ResolveContext {
+  env: Record<string, string | undefined>;
+  globals: { board?: string; baseUrl?: string };
+  /** Resolved secrets are added here, so everything printed hides them. */
+  secrets: Set<string>;
+}
 
 /** Where each resolved credential came from (shown by `board show`). */
 export type Source = 'flag' | 'env' | 'config';
@@ -38,7 +45,7 @@ function findStored(config: CardboardConfig, wanted: string, baseUrl?: string): 
  * board gets its base URL and token from flags/env alone, so a CI job needs no config file.
  * Never throws for missing parts (`board show` reports them).
  */
-export function resolveSelection(ctx: Context, config: CardboardConfig = readConfig(ctx.env)): Selection {
+export function resolveSelection(ctx: ResolveContext, config: CardboardConfig = readConfig(ctx.env)): Selection {
   const { env, globals } = ctx;
   const picked: { value: string; source: Source } | undefined = globals.board
     ? { value: globals.board, source: 'flag' }
@@ -66,7 +73,7 @@ export function resolveSelection(ctx: Context, config: CardboardConfig = readCon
 }
 
 /** The board a command talks to and its token, or a UsageError/AuthError naming what is missing. Adds the token to ctx.secrets. */
-export function resolveCredentials(ctx: Context, config?: CardboardConfig): { board: ResolvedBoard; token: string } {
+export function resolveCredentials(ctx: ResolveContext, config?: CardboardConfig): { board: ResolvedBoard; token: string } {
   const sel = resolveSelection(ctx, config);
   if (!sel.id) {
     throw new UsageError('No board selected.', {
@@ -97,7 +104,7 @@ export function resolveCredentials(ctx: Context, config?: CardboardConfig): { bo
 }
 
 /** The webhook signing key: CARDBOARD_SIGNING_KEY, else the selected board's stored key (spec 6). Added to ctx.secrets. */
-export async function resolveSigningKey(ctx: Context): Promise<{ key: string; source: Source } | undefined> {
+export async function resolveSigningKey(ctx: ResolveContext): Promise<{ key: string; source: Source } | undefined> {
   const found = resolveSelection(ctx).signingKey;
   if (!found) return undefined;
   ctx.secrets.add(found.value);

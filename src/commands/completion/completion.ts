@@ -3,8 +3,10 @@ import type { Command } from 'commander';
 import { readConfig, resolveSelection, schemaCachePath } from '../../config/index.js';
 import type { Context } from '../../context.js';
 import { UsageError } from '../../errors.js';
-import type { TreeLoader } from '../../program.js';
 import { type CompletionNode, renderBash, renderFish, renderZsh } from './script.js';
+
+/** Builds the whole command tree (every group loaded), handed in by program.ts. */
+export type TreeLoader = () => Promise<Command>;
 
 const SHELLS = ['bash', 'zsh', 'fish'] as const;
 const LISTS = ['aliases', 'fields'] as const;

@@ -1,7 +1,6 @@
 import type { Command } from 'commander';
 import type { Context } from '../../context.js';
-import type { TreeLoader } from '../../program.js';
-import { completionCommand } from './completion.js';
+import { completionCommand, type TreeLoader } from './completion.js';
 
 /** Register `completion [shell]`: one command, no verbs. */
 export function register(program: Command, ctx: Context, tree: TreeLoader): void {
