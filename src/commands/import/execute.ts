@@ -6,7 +6,6 @@ import { readTextFile } from '../../io/input.js';
 import { createStatus } from '../../io/status.js';
 import { writeJson } from '../../io/write.js';
 import { runEngine } from '../../import/engine.js';
-import { keepHeapSmall } from '../../import/heap.js';
 import { defaultJournalPath, Journal } from '../../import/journal.js';
 import { parseMapFile, resolveMapping, unmappedError } from '../../import/mapping.js';
 import { loadKeyIndex } from '../../import/match-index.js';
@@ -42,7 +41,6 @@ async function checkInput(opts: ImportOptions): Promise<FileScan | undefined> {
 
 /** Read the header, map it (flags, file, prompts) and check every decision before anything is sent. */
 export async function runImport(ctx: Context, opts: ImportOptions, deps: ImportDeps = {}): Promise<void> {
-  keepHeapSmall();
   const status = createStatus(ctx);
   const scan = await checkInput(opts);
   const mapFile = opts.mapFile ? parseMapFile(await readTextFile(opts.mapFile, '--map-file'), opts.mapFile) : undefined;
