@@ -57,7 +57,7 @@ const LINES = new Map<string, LineTuning>([
 const NONE: TuningPlan = { flags: [], capYoungGeneration: false };
 
 /** True when the node command line froze V8's flags (the last of `--[no-]freeze-flags-after-init` wins). */
-export function flagsFrozen(execArgv: readonly string[]): boolean {
+function flagsFrozen(execArgv: readonly string[]): boolean {
   let frozen = false;
   for (const arg of execArgv) {
     const flag = arg.replaceAll('_', '-');

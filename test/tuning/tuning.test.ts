@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { flagsFrozen, planTuning, type TuningFacts } from '../../src/tuning.js';
+import { planTuning, type TuningFacts } from '../../src/tuning.js';
 
 const NODE_20 = '11.3.244.8-node.38';
 const NODE_22 = '12.4.254.21-node.57';
@@ -34,19 +34,15 @@ describe('planTuning', () => {
     expect(planTuning(facts({ env: { CARDBOARD_NO_TUNING: '0' }, command: 'import' })).flags).toContain('--heap-growing-percent=10');
   });
 
-  it('sets nothing when node froze its flags (any call would abort the process)', () => {
+  it('sets nothing when node froze its flags (any call would abort the process): the last of --[no-]freeze-flags-after-init wins', () => {
+    const frozen = (execArgv: string[]) => planTuning(facts({ execArgv, command: 'import' })).flags.length === 0;
+    expect(frozen([])).toBe(false);
+    expect(frozen(['--max-old-space-size=100'])).toBe(false);
+    expect(frozen(['--freeze-flags-after-init'])).toBe(true);
+    expect(frozen(['--freeze_flags_after_init'])).toBe(true);
+    expect(frozen(['--freeze-flags-after-init', '--no-freeze-flags-after-init'])).toBe(false);
+    expect(frozen(['--no-freeze-flags-after-init', '--freeze-flags-after-init'])).toBe(true);
     expect(planTuning(facts({ execArgv: ['--freeze-flags-after-init'], command: 'import' }))).toEqual({ flags: [], capYoungGeneration: false });
-  });
-});
-
-describe('flagsFrozen', () => {
-  it('reads the last of --freeze-flags-after-init / --no-freeze-flags-after-init, in either spelling', () => {
-    expect(flagsFrozen([])).toBe(false);
-    expect(flagsFrozen(['--max-old-space-size=100'])).toBe(false);
-    expect(flagsFrozen(['--freeze-flags-after-init'])).toBe(true);
-    expect(flagsFrozen(['--freeze_flags_after_init'])).toBe(true);
-    expect(flagsFrozen(['--freeze-flags-after-init', '--no-freeze-flags-after-init'])).toBe(false);
-    expect(flagsFrozen(['--no-freeze-flags-after-init', '--freeze-flags-after-init'])).toBe(true);
   });
 });
 
