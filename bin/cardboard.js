@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// The installed entry point: runs the compiled CLI, then exits with its code once stdout has drained,
-// so that an idle keep-alive socket cannot hold the process open.
+// The installed entry point: makes the process-wide V8 settings (src/tuning.ts), runs the compiled CLI,
+// then exits with its code once stdout has drained, so that an idle keep-alive socket cannot hold the
+// process open.
 import { readFileSync } from 'node:fs';
 
 const argv = process.argv.slice(2);
@@ -9,7 +10,9 @@ if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-V')) {
   const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
   process.stdout.write(`${pkg.version}\n`);
 } else {
-  const { main } = await import('../dist/main.js');
+  const [{ main }, { findNoun }, { planTuning, applyTuning }] = await Promise.all([import('../dist/main.js'), import('../dist/program.js'), import('../dist/tuning.js')]);
+  // Before any command code runs: the flags must be set before undici compiles its WebAssembly parser.
+  applyTuning(planTuning({ v8: process.versions.v8, execArgv: process.execArgv, env: process.env, command: findNoun(argv) }));
   const code = await main(argv);
   process.stdout.write('', () => process.exit(code));
 }

@@ -28,7 +28,8 @@ const NOUNS: Noun[] = [
 /** Global options that take a value: needed to find the command word in argv without parsing it. */
 const VALUE_OPTIONS = new Set(['-b', '--board', '--base-url', '--timeout', '--rate']);
 
-function findNoun(argv: string[]): string | undefined {
+/** The command word of argv (`import` in `cardboard -b x import f.csv`), found without parsing it. */
+export function findNoun(argv: string[]): string | undefined {
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (arg === '--') return undefined;

@@ -1,5 +1,6 @@
 // `npm run bench`: every scenario of issue 6 §1, each figure beside its peer measured in the same run, written
-// to test/bench/results.json and results.md. Flags: --quick (smaller inputs, one run each), --only a,b.
+// to test/bench/results.json and results.md. Flags: --quick (smaller inputs, one run each), --only a,b,
+// --node PATH (repeatable: the memory scenario runs on each of these Nodes instead of the bench's own).
 // Needs the build (npm run bench builds first). The emulator always runs as a child process.
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -18,12 +19,13 @@ const JSON_PATH = fileURLToPath(new URL('./results.json', import.meta.url));
 const MD_PATH = fileURLToPath(new URL('./results.md', import.meta.url));
 
 function parseArgs(argv) {
-  const opts = { quick: false, only: Object.keys(SCENARIOS) };
+  const opts = { quick: false, only: Object.keys(SCENARIOS), nodes: [] };
   for (let i = 0; i < argv.length; i++) {
     if (argv[i] === '--quick') opts.quick = true;
     else if (argv[i] === '--only') opts.only = argv[++i].split(',');
     else if (argv[i].startsWith('--only=')) opts.only = argv[i].slice(7).split(',');
-    else throw new Error(`unknown argument ${argv[i]}; use --quick and --only ${Object.keys(SCENARIOS).join(',')}`);
+    else if (argv[i] === '--node') opts.nodes.push(argv[++i]);
+    else throw new Error(`unknown argument ${argv[i]}; use --quick, --node PATH and --only ${Object.keys(SCENARIOS).join(',')}`);
   }
   const unknown = opts.only.filter((name) => !(name in SCENARIOS));
   if (unknown.length) throw new Error(`unknown scenario ${unknown.join(', ')}; known: ${Object.keys(SCENARIOS).join(', ')}`);
@@ -73,7 +75,7 @@ for (const name of opts.only) {
   const started = Date.now();
   log(`${name}…`);
   try {
-    const { data, rows } = await SCENARIOS[name]({ quick: opts.quick });
+    const { data, rows } = await SCENARIOS[name]({ quick: opts.quick, nodes: opts.nodes.length > 0 ? opts.nodes : undefined });
     results.scenarios[name] = { at: new Date().toISOString().slice(0, 16).replace('T', ' '), revision: revision(), quick: opts.quick, seconds: Math.round((Date.now() - started) / 1000), data, rows };
     log(`${name} done in ${Math.round((Date.now() - started) / 1000)} s`);
   } catch (err) {

@@ -61,7 +61,8 @@ describe('HTTP core against a real server', () => {
     expect(post!.url).toBe('/base/api/aptlet/b%2F1');
     expect(post!.headers['x-token']).toBe('tok-secret');
     expect(post!.headers['content-type']).toBe('application/json');
-    expect(post!.headers['user-agent']).toMatch(/^cardboard\/\d+\.\d+\.\d+ node\/20\./);
+    expect(post!.headers['user-agent']).toMatch(/^cardboard\/\d+\.\d+\.\d+ node\/\d+\.\d+\.\d+$/);
+    expect(post!.headers['user-agent']).toContain(` node/${process.versions.node}`);
     expect(JSON.parse(post!.body)).toEqual({ Name: 'x' });
     expect(get!.url).toBe('/base/api/aptlet/b?page=2');
     expect(get!.url).not.toContain('tok-secret');

@@ -69,9 +69,12 @@ export function runMeasured(cmd, args, opts = {}) {
   });
 }
 
-/** Run the CLI (node [opts.nodeArgs] bin/cardboard.js …args) measured; throws with its stderr when it fails. */
+/**
+ * Run the CLI (node [opts.nodeArgs] bin/cardboard.js …args) measured; throws with its stderr when it fails.
+ * opts.node: another Node binary than the one running the bench.
+ */
 export async function runCli(args, opts = {}) {
-  const r = await runMeasured(process.execPath, [...(opts.nodeArgs ?? []), BIN, ...args], opts);
+  const r = await runMeasured(opts.node ?? process.execPath, [...(opts.nodeArgs ?? []), BIN, ...args], opts);
   if (r.code !== 0 && !opts.allowFailure) throw new Error(`cardboard ${args.join(' ')} exited ${r.code}: ${r.stderr.slice(-2000)}`);
   return r;
 }

@@ -18,7 +18,7 @@ const peer = (name) => fileURLToPath(new URL(`../peers/${name}`, import.meta.url
  * Run `cardboard import file` once with a fresh journal against `emu` (else a fresh emulator, closed after).
  * Returns wall ms, peak RSS, the --json summary, rows/s over the wall time and over the engine's durationMs.
  */
-export async function importOnce(file, rows, extraArgs = [], emu = undefined, nodeArgs = []) {
+export async function importOnce(file, rows, extraArgs = [], emu = undefined, nodeArgs = [], run = {}) {
   const own = emu === undefined;
   const target = emu ?? (await startEmulator());
   const config = mkdtempSync(join(tmpdir(), 'cardboard-bench-'));
@@ -27,7 +27,8 @@ export async function importOnce(file, rows, extraArgs = [], emu = undefined, no
     const r = await runCli(['import', file, '--json', '--restart', '--journal', journal, ...extraArgs], {
       rss: true,
       nodeArgs,
-      env: childEnv({ ...target.env, CARDBOARD_CONFIG_DIR: config }),
+      node: run.node,
+      env: childEnv({ ...target.env, CARDBOARD_CONFIG_DIR: config, ...run.env }),
     });
     const summary = JSON.parse(r.stdout);
     if (!summary.dryRun && summary.created !== rows) throw new Error(`import created ${summary.created} of ${rows} rows: ${r.stdout}`);

@@ -1,0 +1,101 @@
+import { PerformanceObserver } from 'node:perf_hooks';
+import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
+
+/**
+ * V8 settings that lower cardboard's peak memory, made once by the entry point (`bin/cardboard.js`) before a
+ * command runs. Each is made only on the V8 lines where it was measured to help (see the README's
+ * Benchmarks), because `v8.setFlagsFromString` has two ways to go wrong: a flag the running V8 does not know
+ * prints `Error: unrecognized flag` on stderr, and with flags frozen (`node --freeze-flags-after-init`) any
+ * call aborts the process (exit 133). So the flags are a fixed list per V8 line, all present in that line's
+ * `node --v8-options`, and nothing is set when flags are frozen or `CARDBOARD_NO_TUNING=1`.
+ */
+
+/** What the decision depends on; the entry passes the real process's, tests pass their own. */
+export interface TuningFacts {
+  /** `process.versions.v8`, e.g. `11.3.244.8-node.38`. */
+  v8: string;
+  /** `process.execArgv`: the node options on the command line (Node refuses flag freezing in NODE_OPTIONS). */
+  execArgv: readonly string[];
+  env: Readonly<Record<string, string | undefined>>;
+  /** The command word (`import`, `card`, …), or undefined for none. */
+  command: string | undefined;
+}
+
+/** The settings to make for one run. */
+export interface TuningPlan {
+  /** Flags for `v8.setFlagsFromString`, set in this order. */
+  flags: string[];
+  /** Stop the young generation's growth once it reaches 2 × 4 MB (set after a collection, see applyTuning). */
+  capYoungGeneration: boolean;
+}
+
+/** What was measured to help on one V8 line (major.minor). */
+interface LineTuning {
+  /**
+   * `--liftoff-only`: undici's HTTP parser (llhttp, WebAssembly) stays in V8's baseline tier. Its optimising
+   * compile raises the peak of `card list --all` over 100,000 cards from 81 to 103 MB on Node 20 and from
+   * ~89 to ~95 MB on Node 22. On Node 24 the flag set at run time no longer stops the tier-up (a hot
+   * WebAssembly function still reaches TurboFan; test/tuning.test.ts shows it), so it is not set there.
+   */
+  liftoffOnly: boolean;
+  /**
+   * For an import: `--heap-growing-percent=10` (the old generation's limit is its live size plus 10 %) and
+   * the young generation held at 2 × 4 MB, so the peak does not grow with the length of the run. These are
+   * read each time V8 resizes the heap, so they work when set at run time, unlike `--max-semi-space-size`.
+   * A 100,000-row import peaked at 82 / 91 / 110 MB with them and 119 / 131 / 155 MB without on Node
+   * 20 / 22 / 24.
+   */
+  importHeap: boolean;
+}
+
+const LINES = new Map<string, LineTuning>([
+  ['11.3', { liftoffOnly: true, importHeap: true }], // Node 20
+  ['12.4', { liftoffOnly: true, importHeap: true }], // Node 22
+  ['13.6', { liftoffOnly: false, importHeap: true }], // Node 24
+]);
+
+const NONE: TuningPlan = { flags: [], capYoungGeneration: false };
+
+/** True when the node command line froze V8's flags (the last of `--[no-]freeze-flags-after-init` wins). */
+function flagsFrozen(execArgv: readonly string[]): boolean {
+  let frozen = false;
+  for (const arg of execArgv) {
+    const flag = arg.replaceAll('_', '-');
+    if (flag === '--freeze-flags-after-init' || flag === '--freeze-flags-after-init=true') frozen = true;
+    else if (flag === '--no-freeze-flags-after-init' || flag === '--freeze-flags-after-init=false') frozen = false;
+  }
+  return frozen;
+}
+
+/** The V8 settings for this run: none on an unmeasured V8 line, with frozen flags or CARDBOARD_NO_TUNING=1. */
+export function planTuning(facts: TuningFacts): TuningPlan {
+  if (facts.env.CARDBOARD_NO_TUNING === '1' || flagsFrozen(facts.execArgv)) return NONE;
+  const line = LINES.get(facts.v8.split('.').slice(0, 2).join('.'));
+  if (line === undefined) return NONE;
+  const heap = line.importHeap && facts.command === 'import';
+  const flags = [...(line.liftoffOnly ? ['--liftoff-only'] : []), ...(heap ? ['--heap-growing-percent=10'] : [])];
+  return { flags, capYoungGeneration: heap };
+}
+
+/** The young generation may grow to semi-spaces of this size, then no further (V8's default cap is 16 MB). */
+const SEMI_SPACE_MB = 4;
+
+/**
+ * Make the plan's settings. `--max-semi-space-size` would say the young generation's cap best, but V8 reads
+ * it only at start-up (a shebang cannot carry node flags portably), so the cap is made from a gc observer:
+ * after the collection that grew the young generation to 2 × 4 MB, its growth factor becomes 1. Holding it
+ * at 1 MB instead was as flat but cost ~4 µs of GC per imported row.
+ */
+export function applyTuning(plan: TuningPlan): void {
+  for (const flag of plan.flags) setFlagsFromString(flag);
+  if (!plan.capYoungGeneration) return;
+  const limit = SEMI_SPACE_MB * 2 * 1024 * 1024;
+  const observer = new PerformanceObserver(() => {
+    const young = getHeapSpaceStatistics().find((s) => s.space_name === 'new_space');
+    if (young !== undefined && young.space_size >= limit) {
+      setFlagsFromString('--semi-space-growth-factor=1');
+      observer.disconnect();
+    }
+  });
+  observer.observe({ entryTypes: ['gc'] });
+}
