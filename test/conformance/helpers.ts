@@ -1,19 +1,14 @@
 import { spawn } from 'node:child_process';
-import { afterEach, expect } from 'vitest';
+import { expect, onTestFinished } from 'vitest';
 import { BIN, type CliResult, childEnv, type RunOptions, runMain, tempDir } from '../helpers/cli.js';
 import { type AltField, type AltOptions, type AltServer, startAltServer } from './alt-server.js';
 
-let current: AltServer | undefined;
-afterEach(async () => {
-  // A test may have closed it already (a server that went away).
-  await current?.close().catch(() => {});
-  current = undefined;
-});
-
-/** Start the alt server for this test; it is closed after the test (one per test file at a time). */
+/** Start the alt server for this test; it is closed when the test finishes. */
 export async function start(opts: Partial<AltOptions> = {}, fields?: AltField[]): Promise<AltServer> {
-  current = await startAltServer(opts, fields);
-  return current;
+  const server = await startAltServer(opts, fields);
+  // A test may have closed it already (a server that went away).
+  onTestFinished(() => server.close().catch(() => {}));
+  return server;
 }
 
 /** Run the built CLI in CI mode (env only) against the alt server; fails the test if the token leaks or a spec rule was broken. */

@@ -3,19 +3,14 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { BIN, childEnv, tempDir } from '../helpers/cli.js';
-import { afterEach } from 'vitest';
+import { onTestFinished } from 'vitest';
 import { BOARD_ID, type RunningEmulator, startTestEmulator } from '../helpers/emulator.js';
 
-let current: RunningEmulator | undefined;
-afterEach(async () => {
-  await current?.close();
-  current = undefined;
-});
-
-/** Start a test emulator for this test; it is closed after the test. */
+/** Start a test emulator for this test; it is closed when the test finishes. */
 export async function start(opts: Parameters<typeof startTestEmulator>[0] = {}): Promise<RunningEmulator> {
-  current = await startTestEmulator(opts);
-  return current;
+  const emu = await startTestEmulator(opts);
+  onTestFinished(() => emu.close());
+  return emu;
 }
 
 /** A CSV of `n` cards named `<prefix>-<i>` (header Name,Status,Owner,Priority), written to a fresh temp dir. */
