@@ -12,7 +12,8 @@ if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-V')) {
 } else {
   const [{ main }, { findNoun }, { planTuning, applyTuning }] = await Promise.all([import('../dist/main.js'), import('../dist/program.js'), import('../dist/tuning.js')]);
   // Before any command code runs: the flags must be set before undici compiles its WebAssembly parser.
-  applyTuning(planTuning({ v8: process.versions.v8, execArgv: process.execArgv, env: process.env, command: findNoun(argv) }));
+  const help = argv.includes('--help') || argv.includes('-h');
+  await applyTuning(planTuning({ v8: process.versions.v8, execArgv: process.execArgv, env: process.env, command: findNoun(argv), help }));
   const code = await main(argv);
   process.stdout.write('', () => process.exit(code));
 }

@@ -1,6 +1,3 @@
-import { PerformanceObserver } from 'node:perf_hooks';
-import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
-
 /**
  * V8 settings that lower cardboard's peak memory, made once by the entry point (`bin/cardboard.js`) before a
  * command runs. Each is made only on the V8 lines where it was measured to help (see the README's
@@ -19,6 +16,8 @@ export interface TuningFacts {
   env: Readonly<Record<string, string | undefined>>;
   /** The command word (`import`, `card`, …), or undefined for none. */
   command: string | undefined;
+  /** Help was asked for (`--help`, `-h`): nothing will be sent. */
+  help?: boolean;
 }
 
 /** The settings to make for one run. */
@@ -56,6 +55,9 @@ const LINES = new Map<string, LineTuning>([
 
 const NONE: TuningPlan = { flags: [], capYoungGeneration: false };
 
+/** Commands that never load undici: tuning would only add to their start-up (issue 6: `--help` within 1.5× of node). */
+const NO_REQUESTS = new Set(['completion', 'help']);
+
 /** True when the node command line froze V8's flags (the last of `--[no-]freeze-flags-after-init` wins). */
 function flagsFrozen(execArgv: readonly string[]): boolean {
   let frozen = false;
@@ -70,6 +72,7 @@ function flagsFrozen(execArgv: readonly string[]): boolean {
 /** The V8 settings for this run: none on an unmeasured V8 line, with frozen flags or CARDBOARD_NO_TUNING=1. */
 export function planTuning(facts: TuningFacts): TuningPlan {
   if (facts.env.CARDBOARD_NO_TUNING === '1' || flagsFrozen(facts.execArgv)) return NONE;
+  if (facts.command === undefined || facts.help || NO_REQUESTS.has(facts.command)) return NONE;
   const line = LINES.get(facts.v8.split('.').slice(0, 2).join('.'));
   if (line === undefined) return NONE;
   const heap = line.importHeap && facts.command === 'import';
@@ -86,9 +89,13 @@ const SEMI_SPACE_MB = 4;
  * after the collection that grew the young generation to 2 × 4 MB, its growth factor becomes 1. Holding it
  * at 1 MB instead was as flat but cost ~4 µs of GC per imported row.
  */
-export function applyTuning(plan: TuningPlan): void {
+export async function applyTuning(plan: TuningPlan): Promise<void> {
+  if (plan.flags.length === 0 && !plan.capYoungGeneration) return;
+  // Loaded only when there is something to set: a command that sets nothing pays nothing at start-up.
+  const { getHeapSpaceStatistics, setFlagsFromString } = await import('node:v8');
   for (const flag of plan.flags) setFlagsFromString(flag);
   if (!plan.capYoungGeneration) return;
+  const { PerformanceObserver } = await import('node:perf_hooks');
   const limit = SEMI_SPACE_MB * 2 * 1024 * 1024;
   const observer = new PerformanceObserver(() => {
     const young = getHeapSpaceStatistics().find((s) => s.space_name === 'new_space');

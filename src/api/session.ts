@@ -4,29 +4,33 @@ import type { Dispatcher } from 'undici';
 import { resolveCredentials } from '../config/resolve.js';
 import { redactSecrets } from '../redact.js';
 import { createDispatcher, createHttp, Pacer } from '../http/index.js';
+import { checkBaseUrl } from '../http/url.js';
 import { apiOver } from './index.js';
 import type { ApiClient, ApiContext, ApiTarget } from './types.js';
 
 /** The run's HTTP resources and the clients built over them. */
 export interface ApiSession {
   /** The client of the board selected by flags > env > config. */
-  selected(): ApiClient;
+  selected(): Promise<ApiClient>;
   /** A client for explicit credentials. */
-  client(target: ApiTarget): ApiClient;
+  client(target: ApiTarget): Promise<ApiClient>;
   /** Close the dispatcher (idle keep-alive sockets would otherwise hold the process open). */
   close(): Promise<void>;
 }
 
 /** Open the session from the global options: --timeout, --rate (the gate's fixed rate), --verbose, --insecure. */
-export async function openSession(ctx: ApiContext): Promise<ApiSession> {
+export function openSession(ctx: ApiContext): ApiSession {
   const g = ctx.globals;
   const timeoutMs = g.timeout;
   const pacer = new Pacer({ fixedRate: g.rate, clock: ctx.clock });
-  const dispatcher: Dispatcher = await createDispatcher(timeoutMs);
+  // Created with the first client: a missing board or a refused base URL fails before undici loads.
+  let dispatcher: Promise<Dispatcher> | undefined;
   const log = g.verbose ? (line: string) => ctx.stderr.write(`${redactSecrets(ctx.secrets, `[http] ${line}`)}\n`) : undefined;
-  const client = (target: ApiTarget, board: Parameters<typeof apiOver>[1], cacheToken?: string): ApiClient => {
+  const client = async (target: ApiTarget, board: Parameters<typeof apiOver>[1], cacheToken?: string): Promise<ApiClient> => {
     ctx.secrets.add(target.token);
-    const http = createHttp({ baseUrl: target.baseUrl, token: target.token, dispatcher, pacer, insecure: Boolean(g.insecure), timeoutMs, clock: ctx.clock, log });
+    checkBaseUrl(target.baseUrl, g.insecure);
+    dispatcher ??= createDispatcher(timeoutMs);
+    const http = createHttp({ baseUrl: target.baseUrl, token: target.token, dispatcher: await dispatcher, pacer, insecure: Boolean(g.insecure), timeoutMs, clock: ctx.clock, log });
     return apiOver(http, { ...board, baseUrl: http.baseUrl }, ctx, cacheToken);
   };
   return {
@@ -37,6 +41,8 @@ export async function openSession(ctx: ApiContext): Promise<ApiSession> {
     client(target) {
       return client(target, { id: target.id, baseUrl: target.baseUrl, sources: { id: 'flag', baseUrl: 'flag', token: 'flag' } });
     },
-    close: () => dispatcher.close(),
+    close: async () => {
+      if (dispatcher) await (await dispatcher).close();
+    },
   };
 }

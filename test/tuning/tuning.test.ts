@@ -56,6 +56,12 @@ describe('on the Node running this suite (CI runs it on 20, 22 and 24)', () => {
     }
   });
 
+  it('sets nothing for a run that sends no request: no command, --help, help, completion', () => {
+    for (const over of [{ command: undefined }, { help: true }, { command: 'help' }, { command: 'completion' }]) {
+      expect(planTuning(facts({ command: 'import', ...over }))).toEqual({ flags: [], capYoungGeneration: false });
+    }
+  });
+
   it('--liftoff-only, where the plan sets it, keeps a hot WebAssembly function out of TurboFan; elsewhere it tiers up', () => {
     // A V8 flag cannot be read back, so this shows its effect: a tiny wasm function called in a loop, then
     // V8's own test intrinsic says which tier runs it. Without the flag it reaches TurboFan within
@@ -63,7 +69,7 @@ describe('on the Node running this suite (CI runs it on 20, 22 and 24)', () => {
     const probe = `
       const { planTuning, applyTuning } = await import(${JSON.stringify(new URL('../../dist/tuning.js', import.meta.url).href)});
       const plan = planTuning({ v8: process.versions.v8, execArgv: process.execArgv, env: process.env, command: 'card' });
-      applyTuning(plan);
+      await applyTuning(plan);
       // (module (func (export "f") (param i32) (result i32) local.get 0 i32.const 1 i32.add))
       const bytes = new Uint8Array([0,97,115,109,1,0,0,0,1,6,1,96,1,127,1,127,3,2,1,0,7,5,1,1,102,0,0,10,9,1,7,0,32,0,65,1,106,11]);
       const f = new WebAssembly.Instance(new WebAssembly.Module(bytes)).exports.f;
