@@ -5,6 +5,7 @@ import { apiOver } from '../../src/api/index.js';
 import type { ApiClient } from '../../src/api/types.js';
 import type { Clock } from '../../src/clock.js';
 import { createContext } from '../../src/context.js';
+import { seededRandom as seeded } from '../../src/emulator/faults.js';
 import { RateLimiter } from '../../src/emulator/rate-limit.js';
 import { ApiError } from '../../src/errors.js';
 import type { HttpRequest, HttpResponse, Send } from '../../src/http/core.js';
@@ -12,18 +13,6 @@ import type { Http } from '../../src/http/index.js';
 import { Pacer, withPacer } from '../../src/http/pacer.js';
 import { withRetry } from '../../src/http/retry.js';
 import type { Card } from '../../src/spec-types.js';
-
-/** A seeded PRNG (mulberry32): the same faults and jitter on every run. */
-export function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** A discrete-event clock; `run(p)` drives time until `p` settles. */
 export interface SimClock extends Clock {
