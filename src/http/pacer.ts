@@ -9,7 +9,6 @@ import type { Send } from './core.js';
 /** The part of the clock the pacer uses; tests pass a discrete-event clock. */
 export type PacerClock = Pick<Clock, 'now' | 'sleep'>;
 
-
 export interface PacerOptions {
   /** Requests per second from --rate: fixed, never adapted. */
   fixedRate?: number;
