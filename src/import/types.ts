@@ -6,11 +6,11 @@ export type CsvItem =
   | { kind: 'row'; line: number; values: string[] }
   | { kind: 'bad'; line: number; values: string[]; reason: string };
 
-/** The one state every row ends in (issue 4, section 5). */
-export type RowState = 'created' | 'updated' | 'skipped' | 'rejected' | 'uncertain';
+/** The one state every row ends in (issue 4, section 5; `unchanged`: issue 10). */
+export type RowState = 'created' | 'updated' | 'unchanged' | 'skipped' | 'rejected' | 'uncertain';
 
 /** Every state, in the order summaries list them. */
-export const ROW_STATES: readonly RowState[] = ['created', 'updated', 'skipped', 'rejected', 'uncertain'];
+export const ROW_STATES: readonly RowState[] = ['created', 'updated', 'unchanged', 'skipped', 'rejected', 'uncertain'];
 
 /** How one row ended. `values` are the row's own CSV fields, for the rejects file. */
 export interface RowOutcome {
@@ -47,6 +47,8 @@ export interface ImportSummary {
   rows: number;
   created: number;
   updated: number;
+  /** --match-on rows whose values already equal the card's: not sent. */
+  unchanged: number;
   skipped: number;
   rejected: number;
   uncertain: number;
@@ -57,3 +59,9 @@ export interface ImportSummary {
   stopped?: 'interrupted' | 'mode' | 'fatal';
   stopMessage?: string;
 }
+
+/** The input formats `import` reads (issue 10): chosen by extension or --input-format. */
+export type InputFormat = 'csv' | 'tsv' | 'ndjson' | 'json';
+
+/** What `--type Field=T` makes of a CSV cell before it is sent. */
+export type FieldType = 'string' | 'number' | 'boolean' | 'json';

@@ -70,8 +70,8 @@ export async function executeImport(ctx: Context, opts: ImportOptions, p: Prepar
   const { summary, fatal } = engine;
   progress.done(summary);
   if (opts.json) {
-    const { rows, created, updated, skipped, rejected, uncertain, durationMs } = summary;
-    await writeJson(ctx.stdout, { rows, created, updated, skipped, rejected, uncertain, durationMs, results: opts.results ?? null, rejects: opts.rejects ?? null });
+    const { rows, created, updated, unchanged, skipped, rejected, uncertain, durationMs } = summary;
+    await writeJson(ctx.stdout, { rows, created, updated, unchanged, skipped, rejected, uncertain, durationMs, results: opts.results ?? null, rejects: opts.rejects ?? null });
   } else {
     await renderSummary(ctx, summary, progress.problems, opts);
   }

@@ -43,6 +43,9 @@ export function importCommand(parent: Command, ctx: Context, run: (ctx: Context,
     .option('--encoding <name>', 'file encoding, e.g. latin1, utf-16le (default utf-8)')
     .option('--empty <omit|send>', 'empty cells: omit them, or send them as ""', 'omit')
     .option('--allow-unknown', 'send columns that match no field under their own name (Create Fields on)')
+    .option('--input-format <format>', 'csv, tsv, ndjson or json (default: from the extension; stdin: csv)')
+    .option('--type <field=type>', 'send a CSV column typed: number, boolean, json or string (repeatable)', collect, [])
+    .option('--force', 'with --match-on, send rows whose values already equal the card\'s')
     .option('--json', 'print the summary as JSON on stdout')
     .addHelpText('after', HELP)
     .action(async (file: string, flags: Record<string, unknown>) => {

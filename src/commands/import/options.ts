@@ -1,6 +1,7 @@
 import { parseDuration } from '../../units.js';
 import { UsageError } from '../../errors.js';
 import { parseMapFlag } from '../../import/mapping.js';
+import type { FieldType, InputFormat } from '../../import/types.js';
 
 /** `cardboard import` as plain data. */
 export interface ImportOptions {
@@ -24,6 +25,38 @@ export interface ImportOptions {
   sendEmpty: boolean;
   allowUnknown: boolean;
   json: boolean;
+  /** --input-format; undefined: from the file's extension (stdin: csv). */
+  inputFormat?: InputFormat;
+  /** --type Field=T (repeatable): typed values from CSV cells. */
+  types: Map<string, FieldType>;
+  /** --force: send every row, even those --match-on finds unchanged. */
+  force: boolean;
+}
+
+const INPUT_FORMATS: readonly InputFormat[] = ['csv', 'tsv', 'ndjson', 'json'];
+const FIELD_TYPES: readonly FieldType[] = ['string', 'number', 'boolean', 'json'];
+
+function parseInputFormat(value: unknown): InputFormat | undefined {
+  if (value === undefined) return undefined;
+  const v = String(value).toLowerCase() === 'jsonl' ? 'ndjson' : String(value).toLowerCase();
+  if (!(INPUT_FORMATS as readonly string[]).includes(v)) {
+    throw new UsageError(`Invalid --input-format '${String(value)}'.`, { hint: 'Use csv, tsv, ndjson (or jsonl) or json.' });
+  }
+  return v as InputFormat;
+}
+
+/** `--type "Field=number"`, split at the LAST `=` like --map. */
+function parseTypes(values: string[]): Map<string, FieldType> {
+  const types = new Map<string, FieldType>();
+  for (const value of values) {
+    const eq = value.lastIndexOf('=');
+    const type = value.slice(eq + 1);
+    if (eq <= 0 || !(FIELD_TYPES as readonly string[]).includes(type)) {
+      throw new UsageError(`Invalid --type '${value}'.`, { hint: 'Use --type "Field=number" (number, boolean, json or string).' });
+    }
+    types.set(value.slice(0, eq), type as FieldType);
+  }
+  return types;
 }
 
 /** Commander flags → ImportOptions; bad values are UsageErrors (exit 2, nothing sent). */
@@ -60,5 +93,8 @@ export function toOptions(file: string, f: Record<string, unknown>): ImportOptio
     sendEmpty: f.empty === 'send',
     allowUnknown: Boolean(f.allowUnknown),
     json: Boolean(f.json),
+    inputFormat: parseInputFormat(f.inputFormat),
+    types: parseTypes((f.type as string[] | undefined) ?? []),
+    force: Boolean(f.force),
   };
 }
