@@ -1,16 +1,76 @@
 // The import journal: append-only, one line per finished row, so a re-run after Ctrl-C, a crash or
-// kill -9 skips what is done (issue 4, section 6). Keyed by the file's content hash and the board:
-// a changed file or another board never reuses an old journal.
-import { closeSync, createReadStream, mkdirSync, openSync, writeSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+// kill -9 skips what is done (issue 4, section 6). It belongs to one run (issue 10, point 1): keyed by
+// the file's content hash, the board (base URL and id) and the plan (everything that changes what is
+// sent), and deleted once a run reaches the end of its input, so the next run starts afresh.
+import { createHash } from 'node:crypto';
+import { closeSync, createReadStream, mkdirSync, openSync, readdirSync, rmSync, writeSync } from 'node:fs';
+import { basename, dirname, extname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { UsageError } from '../errors.js';
-import type { RowState } from './types.js';
+import type { ColumnMapping, FieldType, InputFormat, RowState } from './types.js';
 
 /** What a journal belongs to. `sha256` is absent for stdin (no content hash before reading it). */
 export interface JournalKey {
   sha256?: string;
+  /** The board id. */
   board: string;
+  /** The resolved base URL: the same board id on another server is another board. */
+  baseUrl: string;
+  /** planDigest() of the run. */
+  plan: string;
+}
+
+/** What decides the bodies a run sends: a journal of another plan must never skip rows of this one. */
+export interface PlanInputs {
+  file: string;
+  inputFormat?: InputFormat;
+  delimiter?: string;
+  encoding?: string;
+  columns: ColumnMapping[];
+  sendEmpty: boolean;
+  types: Map<string, FieldType>;
+  idColumn?: string;
+  matchOn?: string;
+}
+
+/** A hex digest of a canonical JSON of the plan (arrays in a fixed order; no user string as a key). */
+export function planDigest(p: PlanInputs): string {
+  const target = (c: ColumnMapping) => (c.target.kind === 'field' || c.target.kind === 'new' ? `${c.target.kind}:${c.target.field}` : c.target.kind);
+  const canonical = JSON.stringify([
+    ['format', p.inputFormat ?? (extname(p.file).toLowerCase() || null)],
+    ['delimiter', p.delimiter ?? null],
+    ['encoding', p.encoding ?? null],
+    ['columns', p.columns.map((c) => [c.header, target(c)])],
+    ['sendEmpty', p.sendEmpty],
+    ['types', [...p.types].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))],
+    ['idColumn', p.idColumn ?? null],
+    ['matchOn', p.matchOn ?? null],
+  ]);
+  return createHash('sha256').update(canonical).digest('hex');
+}
+
+const safe = (s: string) => s.replace(/[^\w.-]/g, '_');
+
+/** `<name>.<sha256 prefix>.<board id>.<base URL digest>`: the part of every file name shared by one input and board. */
+export function journalStem(inputPath: string, key: Pick<JournalKey, 'sha256' | 'board' | 'baseUrl'>): string {
+  const url = createHash('sha256').update(key.baseUrl).digest('hex').slice(0, 8);
+  return `${inputPath === '-' ? 'stdin' : basename(inputPath)}.${key.sha256?.slice(0, 16) ?? 'stdin'}.${safe(key.board)}.${url}`;
+}
+
+/** The directory of default journals and of every lock: `.cardboard-journal/` next to the input. */
+export function journalDir(inputPath: string): string {
+  return join(dirname(inputPath), '.cardboard-journal');
+}
+
+/** Unfinished journals of the same input and board under another plan: named in a warning, never applied. */
+export function otherPlanJournals(dir: string, stem: string, own: string): string[] {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return [];
+  }
+  return names.filter((n) => n.startsWith(`${stem}.`) && n.endsWith('.log')).map((n) => join(dir, n)).filter((p) => p !== own);
 }
 
 /** A row finished in an earlier run. */
@@ -22,10 +82,9 @@ export interface JournalEntry {
 const MAGIC = 'cardboard-import-journal';
 const STATES = new Set<string>(['created', 'updated', 'rejected', 'uncertain']);
 
-/** `<dir of input>/.cardboard-journal/<name>.<sha256 prefix>.<board>.log`: one journal per content and board. */
+/** `<dir of input>/.cardboard-journal/<stem>.<plan prefix>.log`: one journal per content, board and plan. */
 export function defaultJournalPath(inputPath: string, key: JournalKey): string {
-  const board = key.board.replace(/[^\w.-]/g, '_');
-  return join(dirname(inputPath), '.cardboard-journal', `${basename(inputPath)}.${key.sha256?.slice(0, 16)}.${board}.log`);
+  return join(journalDir(inputPath), `${journalStem(inputPath, key)}.${key.plan.slice(0, 12)}.log`);
 }
 
 /** An open journal: the rows done before, and an append-only writer flushed in small batches. */
@@ -52,7 +111,7 @@ export class Journal {
   /** Open (or create) the journal at `path`; `restart` truncates it. A journal of another file or board is refused. */
   static async open(path: string, key: JournalKey, restart: boolean): Promise<Journal> {
     mkdirSync(dirname(path), { recursive: true });
-    const header = JSON.stringify({ [MAGIC]: 1, sha256: key.sha256 ?? null, board: key.board });
+    const header = JSON.stringify({ [MAGIC]: 2, sha256: key.sha256 ?? null, board: key.board, baseUrl: key.baseUrl, plan: key.plan });
     const previous = new Map<number, JournalEntry>();
     let exists = false;
     if (!restart) {
@@ -63,7 +122,7 @@ export class Journal {
           if (!exists) {
             exists = true;
             if (line !== header) {
-              throw new UsageError(`The journal ${path} belongs to another file or board.`, {
+              throw new UsageError(`The journal ${path} belongs to another file, board or plan (mapping, types, id column, --match-on, --empty); it is not applied.`, {
                 hint: 'Pass --restart to start it afresh, or --journal with another path.',
               });
             }
@@ -115,6 +174,12 @@ export class Journal {
     // writeSync: the data is in the OS once this returns, so it survives kill -9 of this process.
     writeSync(this.fd, this.pending.join(''));
     this.pending = [];
+  }
+
+  /** Close and delete: the run reached the end of its input, so the next run starts afresh. */
+  discard(): void {
+    this.close();
+    rmSync(this.path, { force: true });
   }
 
   /** Flush and close. */

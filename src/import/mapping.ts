@@ -135,21 +135,19 @@ export function checkTargets(columns: ColumnMapping[]): void {
 
 /**
  * The non-interactive refusal (exit 2, nothing sent): one line per unmapped header with the closest
- * field, and the exact flags to add.
+ * field, and the user's own command with the flags to add (`commandWith` rebuilds it, options kept).
  */
-export function unmappedError(unmapped: Unmapped[], file: string): UsageError {
+export function unmappedError(unmapped: Unmapped[], commandWith: (flags: string[]) => string): UsageError {
   const lines = unmapped.map((u) =>
     u.suggestion
       ? `  column '${u.header}': no field of that name; closest is '${u.suggestion}': add --map ${shellQuote(`${u.header}=${u.suggestion}`)}`
       : `  column '${u.header}': no field is close: add --map ${shellQuote(`${u.header}=<Field>`)} or --skip-column ${shellQuote(u.header)}`,
   );
-  const flags = unmapped.map((u) =>
-    u.suggestion ? `--map ${shellQuote(`${u.header}=${u.suggestion}`)}` : `--skip-column ${shellQuote(u.header)}`,
-  );
+  const flags = unmapped.flatMap((u) => (u.suggestion ? ['--map', `${u.header}=${u.suggestion}`] : ['--skip-column', u.header]));
   const n = unmapped.length;
   return new UsageError(
     `${n} CSV column${n === 1 ? '' : 's'} match${n === 1 ? 'es' : ''} no board field (names are case-sensitive); nothing was sent:\n${lines.join('\n')}`,
-    { hint: `cardboard import ${shellQuote(file)} ${flags.join(' ')}   (or --map-file F.json; run on a terminal to map interactively)` },
+    { hint: `${commandWith(flags)}   (or --map-file F.json; run on a terminal to map interactively)` },
   );
 }
 

@@ -16,9 +16,13 @@ describe('resolveMapping', () => {
       { header: 'status', index: 1, suggestion: 'Status' },
       { header: 'Notes', index: 2 },
     ]);
-    expect(unmappedError(r.unmapped, 'my file.csv').hint).toBe(
-      "cardboard import 'my file.csv' --map status=Status --skip-column Notes   (or --map-file F.json; run on a terminal to map interactively)",
-    );
+    const seen: string[][] = [];
+    const hint = unmappedError(r.unmapped, (flags) => {
+      seen.push(flags);
+      return 'CMD';
+    }).hint;
+    expect(seen).toEqual([['--map', 'status=Status', '--skip-column', 'Notes']]);
+    expect(hint).toBe('CMD   (or --map-file F.json; run on a terminal to map interactively)');
   });
 
   it('applies --skip-column, --map, the map file (null skips), _id and --allow-unknown in that order', () => {
@@ -58,7 +62,7 @@ describe('resolveMapping', () => {
 describe('Journal', () => {
   it('reads back finished rows, ignores a line cut short by kill -9, and appends after it', async () => {
     const path = join(tempDir(), 'j.log');
-    const key = { sha256: 'abc', board: 'b1' };
+    const key = { sha256: 'abc', board: 'b1', baseUrl: 'http://h', plan: 'p1' };
     const j = await Journal.open(path, key, false);
     j.record(2, 'created', 'id-2');
     j.record(3, 'uncertain');
@@ -75,14 +79,17 @@ describe('Journal', () => {
     expect(readFileSync(path, 'utf8')).toContain('4\tcreat\n4\tupdated\tid-4\n');
   });
 
-  it('refuses a journal of another file or board, and --restart truncates it', async () => {
+  it('refuses a journal of another file, board, server or plan, and --restart truncates it', async () => {
     const path = join(tempDir(), 'j.log');
-    (await Journal.open(path, { sha256: 'abc', board: 'b1' }, false)).close();
-    await expect(Journal.open(path, { sha256: 'def', board: 'b1' }, false)).rejects.toThrow(/belongs to another file or board/);
-    const fresh = await Journal.open(path, { sha256: 'def', board: 'b1' }, true);
+    const key = { sha256: 'abc', board: 'b1', baseUrl: 'http://h', plan: 'p1' };
+    (await Journal.open(path, key, false)).close();
+    for (const other of [{ sha256: 'def' }, { board: 'b2' }, { baseUrl: 'http://other' }, { plan: 'p2' }]) {
+      await expect(Journal.open(path, { ...key, ...other }, false)).rejects.toThrow(/belongs to another file, board or plan/);
+    }
+    const fresh = await Journal.open(path, { ...key, sha256: 'def' }, true);
     expect(fresh.previous.size).toBe(0);
     fresh.close();
     writeFileSync(path, '');
-    expect((await Journal.open(path, { sha256: 'x', board: 'b' }, false)).previous.size).toBe(0);
+    expect((await Journal.open(path, { ...key, sha256: 'x' }, false)).previous.size).toBe(0);
   });
 });

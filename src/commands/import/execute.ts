@@ -1,8 +1,13 @@
 // Executing an import: the journal, the report files, Ctrl-C, progress, the engine, and the summary.
 import type { Context } from '../../context.js';
 import { CancelledError, PartialError } from '../../errors.js';
+import { dirname, join } from 'node:path';
 import { runEngine } from '../../import/engine.js';
-import { defaultJournalPath, Journal } from '../../import/journal.js';
+import { importCommandLine, nextOutputName } from '../../import/command-line.js';
+import { defaultJournalPath, Journal, type JournalKey, journalDir, journalStem, otherPlanJournals, planDigest } from '../../import/journal.js';
+import { ImportLock } from '../../import/lock.js';
+import { checkOutputPaths } from '../../import/path-guard.js';
+import type { ImportSummary } from '../../import/types.js';
 import { ImportOutputs } from '../../import/outputs.js';
 import { planImport } from '../../import/plan.js';
 import { interruptible } from '../../interrupt.js';
@@ -16,6 +21,12 @@ export type { ImportDeps } from './prepare.js';
 
 /** `cardboard import`: prepare (nothing sent on any problem), then show the plan (--dry-run) or execute. */
 export async function runImport(ctx: Context, opts: ImportOptions, deps: ImportDeps = {}): Promise<void> {
+  // Before the network: an output that is the input (or another output) would destroy it mid-run.
+  checkOutputPaths(opts.file, [
+    { flag: '--results', path: opts.results },
+    { flag: '--rejects', path: opts.rejects },
+    { flag: '--journal', path: opts.journal },
+  ]);
   const prepared = await prepareImport(ctx, opts, deps);
   if (!opts.dryRun) return executeImport(ctx, opts, prepared);
   const { columns, match, items, api } = prepared;
@@ -23,28 +34,56 @@ export async function runImport(ctx: Context, opts: ImportOptions, deps: ImportD
   await renderPlan(ctx, opts, { columns, plan, match, boardId: api.board.id });
 }
 
-/** Open the journal: next to the file (keyed by its hash and the board), or --journal; none for stdin without it. */
-async function openJournal(ctx: Context, opts: ImportOptions, p: PreparedImport): Promise<Journal | undefined> {
+/** The journal's key: the input's content, the board (base URL and id) and the plan. */
+function journalKey(opts: ImportOptions, p: PreparedImport): JournalKey {
+  const plan = planDigest({ ...opts, columns: p.columns });
+  return { sha256: p.scan?.sha256, board: p.api.board.id, baseUrl: p.api.board.baseUrl, plan };
+}
+
+/**
+ * Lock the input and board (whatever the plan), then open the journal: next to the file, or --journal;
+ * none for stdin without --journal. Unfinished journals of another plan are named, never applied.
+ */
+function lockAndOpen(ctx: Context, opts: ImportOptions, p: PreparedImport): { lock?: ImportLock; journal?: Promise<Journal> } {
   const status = createStatus(ctx);
   if (opts.journal === undefined && p.scan === undefined) {
     status.info('Reading stdin: no journal is kept (pass --journal F to make this import resumable).');
-    return undefined;
+    return {};
   }
-  const key = { sha256: p.scan?.sha256, board: p.api.board.id };
-  const journal = await Journal.open(opts.journal ?? defaultJournalPath(opts.file, key), key, opts.restart);
-  if (journal.previous.size > 0) status.info(`Resuming: ${journal.previous.size} rows already finished (journal ${journal.path}).`);
-  return journal;
+  const key = journalKey(opts, p);
+  const dir = p.scan === undefined ? dirname(opts.journal!) : journalDir(opts.file);
+  const stem = journalStem(opts.file, key);
+  const lock = ImportLock.acquire(join(dir, `${stem}.lock`));
+  const path = opts.journal ?? defaultJournalPath(opts.file, key);
+  if (opts.journal === undefined && !opts.restart) {
+    for (const other of otherPlanJournals(dir, stem, path)) {
+      status.warn(`An unfinished journal of this file and board under another mapping or options is not applied: ${other}`);
+    }
+  }
+  const journal = Journal.open(path, key, opts.restart).then((j) => {
+    if (j.previous.size > 0) status.info(`Resuming: ${j.previous.size} rows already finished (journal ${j.path}).`);
+    return j;
+  });
+  return { lock, journal };
 }
 
 /** Send every row through the engine, write the reports, and end with the exit the summary calls for. */
 export async function executeImport(ctx: Context, opts: ImportOptions, p: PreparedImport): Promise<void> {
   const status = createStatus(ctx);
-  const journal = await openJournal(ctx, opts, p);
+  const held = lockAndOpen(ctx, opts, p);
+  let journal: Journal | undefined;
+  try {
+    journal = await held.journal;
+  } catch (err) {
+    held.lock?.release();
+    throw err;
+  }
   const outputs = new ImportOutputs({ results: opts.results, rejects: opts.rejects }, p.headers);
   const flushTimer = setInterval(() => outputs.flush(), 1000);
   const stop = interruptible(ctx.signals, () => status.warn('Interrupted: finishing the requests in flight (Ctrl-C again to quit at once)...'));
   const progress = await startProgress(ctx, opts, p.scan?.records);
   let engine: Awaited<ReturnType<typeof runEngine>>;
+  let finished = false;
   try {
     engine = await runEngine(p.items, {
       api: p.api,
@@ -61,11 +100,15 @@ export async function executeImport(ctx: Context, opts: ImportOptions, p: Prepar
         progress.event(e);
       },
     });
+    finished = engine.summary.stopped === undefined;
   } finally {
     stop.dispose();
     clearInterval(flushTimer);
-    journal?.close();
     outputs.close();
+    // A run that reached the end of its input closes its journal: the next run starts afresh.
+    if (finished) journal?.discard();
+    else journal?.close();
+    held.lock?.release();
   }
   const { summary, fatal } = engine;
   progress.done(summary);
@@ -75,15 +118,48 @@ export async function executeImport(ctx: Context, opts: ImportOptions, p: Prepar
   } else {
     await renderSummary(ctx, summary, progress.problems, opts);
   }
-  if (fatal) throw fatal;
+  const resume = journal ? `Run the same command again to resume: ${importCommandLine(opts, ctx.globals)}` : undefined;
+  if (fatal) {
+    if (resume) status.info(resume);
+    throw fatal;
+  }
   if (summary.stopped === 'interrupted') {
     throw new CancelledError(`Interrupted after ${summary.rows} rows.`, {
-      hint: journal ? 'Run the same command again to resume: finished rows are skipped.' : 'This run kept no journal (stdin without --journal).',
+      hint: resume ?? 'This run kept no journal (stdin without --journal).',
     });
   }
   if (summary.rejected + summary.uncertain > 0) {
     throw new PartialError(`${summary.rejected} rows rejected, ${summary.uncertain} uncertain (the card may exist).`, {
-      hint: opts.rejects ? `Fix the rows in ${opts.rejects} and import that file.` : 'Pass --rejects F to get those rows as a CSV to fix and import again.',
+      hint: partialHint(ctx, opts, p, summary),
     });
   }
+}
+
+/**
+ * After rejected or uncertain rows: import the rejects file with the same flags (its outputs renamed so
+ * it does not overwrite itself). Uncertain rows may be on the board: without --match-on or an _id
+ * column, a re-import would create them twice, so the hint asks for a key instead.
+ */
+function partialHint(ctx: Context, opts: ImportOptions, p: PreparedImport, summary: ImportSummary): string {
+  const keyed = opts.matchOn !== undefined || p.columns.some((c) => c.target.kind === 'id');
+  const fields = p.columns.flatMap((c) => (c.target.kind === 'field' || c.target.kind === 'new' ? [c.target.field] : []));
+  const lines: string[] = [];
+  if (summary.uncertain > 0 && !keyed) {
+    lines.push(
+      `${summary.uncertain} uncertain rows may already be on the board: do not import them again as they are.`,
+      `Re-import them with --match-on <field> (a field whose value is unique per card; fields sent: ${fields.join(', ')}) or with an _id column.`,
+    );
+  }
+  if (!opts.rejects) {
+    lines.push('Pass --rejects F to get those rows as a file to fix and import again with the same flags.');
+    return lines.join('\n');
+  }
+  const cmd = importCommandLine(opts, ctx.globals, {
+    file: opts.rejects,
+    rejects: nextOutputName(opts.rejects),
+    results: opts.results === undefined ? undefined : nextOutputName(opts.results),
+    matchOn: keyed || summary.uncertain === 0 ? undefined : '<Field>',
+  });
+  lines.push(`Fix the rows in ${opts.rejects}, then import it with the same flags: ${cmd}`);
+  return lines.join('\n');
 }

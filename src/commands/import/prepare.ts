@@ -5,6 +5,7 @@ import type { ApiClient } from '../../api/types.js';
 import { type Context, isInteractive } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import { readTextFile } from '../../io/input.js';
+import { importCommandLine } from '../../import/command-line.js';
 import { parseMapFile, resolveMapping, unmappedError } from '../../import/mapping.js';
 import { type KeyIndex, loadKeyIndex } from '../../import/match-index.js';
 import { type FileScan, scanFile } from '../../import/scan.js';
@@ -66,7 +67,7 @@ export async function prepareImport(ctx: Context, opts: ImportOptions, deps: Imp
   if (resolved.unmapped.length > 0) {
     // Prompts need a terminal on stdin, which stdin input (-) is not (PITFALLS: prompts hang otherwise).
     const interactive = deps.prompter !== undefined || (isInteractive(ctx) && opts.file !== '-');
-    if (!interactive) throw unmappedError(resolved.unmapped, opts.file);
+    if (!interactive) throw unmappedError(resolved.unmapped, (extra) => importCommandLine(opts, ctx.globals, { extra }));
     const prompter = deps.prompter ?? (await inquirerPrompter(ctx));
     columns = await askMapping(prompter, columns, resolved.unmapped, fieldNames);
     for (let n = await reader.next(); !n.done; n = await reader.next()) {

@@ -1,0 +1,117 @@
+// One import per input and board at a time (issue 10, point 1): two runs of the same file (a CI retry
+// while the first still runs) would each create every card. The lock is a file created with O_EXCL that
+// holds the owner's pid, host and start time; a lock whose pid is dead (kill -9) is taken over.
+import { closeSync, linkSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { dirname } from 'node:path';
+import { CardboardError } from '../errors.js';
+
+/** What a lock file says about its owner. */
+export interface LockOwner {
+  pid: number;
+  host: string;
+  started: string;
+}
+
+function readOwner(path: string): LockOwner | undefined {
+  try {
+    const data = JSON.parse(readFileSync(path, 'utf8')) as Partial<LockOwner>;
+    return typeof data.pid === 'number' && typeof data.host === 'string' ? { pid: data.pid, host: data.host, started: String(data.started) } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether the owner may still run: on another host, or unreadable, we cannot tell, so yes. */
+function alive(owner: LockOwner | undefined): boolean {
+  if (owner === undefined || owner.host !== hostname()) return owner !== undefined;
+  try {
+    process.kill(owner.pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function busy(path: string, owner: LockOwner | undefined): CardboardError {
+  const who = owner ? `process ${owner.pid} on ${owner.host} (since ${owner.started})` : 'another process';
+  return new CardboardError(`Another import of this file into this board is running: ${who}. Lock: ${path}`, {
+    hint: 'Wait for it to finish. If that process is gone, delete the lock file and run again.',
+  });
+}
+
+/** A held lock; release() is idempotent and also runs on process exit (a second Ctrl-C exits at once). */
+export class ImportLock {
+  private held = true;
+  private readonly onExit = () => this.release();
+
+  private constructor(
+    readonly path: string,
+    private readonly owner: LockOwner,
+  ) {
+    process.on('exit', this.onExit);
+  }
+
+  /**
+   * Take the lock at `path`, or throw a CardboardError (exit 1) naming the live owner. A stale lock is
+   * first renamed to a name of our own (atomic: of two processes taking over the same stale lock, one
+   * rename finds it), then re-read: if what we moved is a live lock (another process took over first),
+   * it is linked back and we refuse; else it is deleted and we create ours with O_EXCL again.
+   */
+  static acquire(path: string, now = new Date()): ImportLock {
+    mkdirSync(dirname(path), { recursive: true });
+    const owner: LockOwner = { pid: process.pid, host: hostname(), started: now.toISOString() };
+    for (let attempt = 0; attempt < 5; attempt++) {
+      let fd: number;
+      try {
+        fd = openSync(path, 'wx', 0o600);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+        const current = readOwner(path);
+        // An unreadable lock is one being written right now, or one cut short: wait a moment and look again.
+        if (current === undefined && attempt < 4) {
+          Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 50);
+          continue;
+        }
+        if (current !== undefined && alive(current)) throw busy(path, current);
+        takeOver(path);
+        continue;
+      }
+      writeSync(fd, JSON.stringify(owner));
+      closeSync(fd);
+      return new ImportLock(path, owner);
+    }
+    throw busy(path, readOwner(path));
+  }
+
+  /** Delete the lock if it is still ours. */
+  release(): void {
+    if (!this.held) return;
+    this.held = false;
+    process.off('exit', this.onExit);
+    const current = readOwner(this.path);
+    if (current?.pid === this.owner.pid && current.host === this.owner.host) rmSync(this.path, { force: true });
+  }
+}
+
+/** Move a stale lock out of the way; put it back if what was moved turns out to be a live one. */
+function takeOver(path: string): void {
+  const mine = `${path}.${process.pid}.stale`;
+  try {
+    renameSync(path, mine);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return; // another process moved it first
+    throw err;
+  }
+  const moved = readOwner(mine);
+  if (moved !== undefined && alive(moved)) {
+    try {
+      linkSync(mine, path);
+    } catch {
+      // A third process created a lock meanwhile: it holds the lock now; ours goes.
+    }
+    rmSync(mine, { force: true });
+    throw busy(path, moved);
+  }
+  rmSync(mine, { force: true });
+}

@@ -1,0 +1,152 @@
+import { spawn } from 'node:child_process';
+import { existsSync, linkSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { importCommandLine, nextOutputName } from '../../src/import/command-line.js';
+import { defaultJournalPath, Journal, otherPlanJournals, planDigest } from '../../src/import/journal.js';
+import { ImportLock } from '../../src/import/lock.js';
+import { checkOutputPaths } from '../../src/import/path-guard.js';
+import { toOptions } from '../../src/commands/import/options.js';
+import type { ColumnMapping } from '../../src/import/types.js';
+import { tempDir } from '../helpers/cli.js';
+
+const col = (header: string, field: string, index = 0): ColumnMapping => ({ header, index, target: { kind: 'field', field }, how: '--map' });
+const base = { file: 'w.csv', columns: [col('Who', 'Status')], sendEmpty: false, types: new Map() };
+const flags = { map: [], skipColumn: [], concurrency: '8', empty: 'omit', type: [] };
+
+describe('journal keys', () => {
+  it('the plan digest changes with everything that changes what is sent, and only with that', () => {
+    const d = planDigest(base);
+    expect(planDigest({ ...base, columns: [col('Who', 'Status')] })).toBe(d);
+    const others = [
+      { columns: [col('Who', 'Owner')] },
+      { sendEmpty: true },
+      { types: new Map([['Who', 'number' as const]]) },
+      { idColumn: 'Key' },
+      { matchOn: 'Status' },
+      { inputFormat: 'ndjson' as const },
+      { file: 'w.tsv' },
+      { encoding: 'latin1' },
+    ];
+    const digests = others.map((o) => planDigest({ ...base, ...o }));
+    expect(new Set([d, ...digests]).size).toBe(others.length + 1);
+  });
+
+  it('names the journal by input, content, board, server and plan; another plan is found, not applied', async () => {
+    const dir = tempDir();
+    const input = join(dir, 'w.csv');
+    const key = { sha256: 'a'.repeat(64), board: 'b/1', baseUrl: 'http://h', plan: 'f'.repeat(64) };
+    const path = defaultJournalPath(input, key);
+    expect(path).toMatch(/\.cardboard-journal\/w\.csv\.a{16}\.b_1\.[0-9a-f]{8}\.f{12}\.log$/);
+    expect(defaultJournalPath(input, { ...key, baseUrl: 'http://other' })).not.toBe(path);
+    const other = defaultJournalPath(input, { ...key, plan: 'e'.repeat(64) });
+    (await Journal.open(other, { ...key, plan: 'e'.repeat(64) }, false)).close();
+    const stem = path.slice(path.lastIndexOf('/') + 1, -'.ffffffffffff.log'.length);
+    expect(otherPlanJournals(join(dir, '.cardboard-journal'), stem, path)).toEqual([other]);
+    const j = await Journal.open(other, { ...key, plan: 'e'.repeat(64) }, false);
+    j.discard();
+    expect(existsSync(other)).toBe(false);
+  });
+});
+
+describe('ImportLock', () => {
+  it('refuses while the holder lives (exit 1, pid and path named), is released, and a dead pid is taken over', async () => {
+    const path = join(tempDir(), 'x.lock');
+    const lock = ImportLock.acquire(path);
+    expect(JSON.parse(readFileSync(path, 'utf8'))).toMatchObject({ pid: process.pid });
+    let refused: unknown;
+    try {
+      ImportLock.acquire(path);
+    } catch (err) {
+      refused = err;
+    }
+    expect(refused).toMatchObject({ exitCode: 1, name: 'CardboardError' });
+    expect(String((refused as Error).message)).toContain(`process ${process.pid}`);
+    expect(String((refused as Error).message)).toContain(path);
+    lock.release();
+    expect(existsSync(path)).toBe(false);
+
+    // A lock left by a process that is gone (its pid is dead).
+    const dead = spawn(process.execPath, ['-e', '0']);
+    await new Promise((r) => dead.on('close', r));
+    writeFileSync(path, JSON.stringify({ pid: dead.pid, host: (await import('node:os')).hostname(), started: 'then' }));
+    const taken = ImportLock.acquire(path);
+    expect(JSON.parse(readFileSync(path, 'utf8')).pid).toBe(process.pid);
+    taken.release();
+  });
+
+  it('does not delete a lock that another process holds now', () => {
+    const path = join(tempDir(), 'y.lock');
+    const lock = ImportLock.acquire(path);
+    writeFileSync(path, JSON.stringify({ pid: 1, host: 'elsewhere', started: 'now' }));
+    lock.release();
+    expect(existsSync(path)).toBe(true);
+  });
+});
+
+describe('checkOutputPaths', () => {
+  it('refuses outputs that are the input by name, symlink or hard link, or each other; exit 2', () => {
+    const dir = tempDir();
+    const input = join(dir, 'in.csv');
+    writeFileSync(input, 'Name\nA\n');
+    symlinkSync(input, join(dir, 'sym.csv'));
+    linkSync(input, join(dir, 'hard.csv'));
+    for (const p of [input, join(dir, 'sym.csv'), join(dir, 'hard.csv'), join(dir, '.', 'in.csv')]) {
+      expect(() => checkOutputPaths(input, [{ flag: '--results', path: p }])).toThrow(expect.objectContaining({ exitCode: 2 }));
+    }
+    expect(() => checkOutputPaths(input, [{ flag: '--journal', path: input }])).toThrow(/--journal .* is the input/);
+    expect(() =>
+      checkOutputPaths('-', [
+        { flag: '--results', path: join(dir, 'o.csv') },
+        { flag: '--rejects', path: join(dir, 'o.csv') },
+      ]),
+    ).toThrow(/--rejects .* is --results/);
+    expect(() => checkOutputPaths(input, [{ flag: '--results', path: join(dir, 'r.csv') }, { flag: '--rejects', path: undefined }])).not.toThrow();
+  });
+});
+
+describe('importCommandLine', () => {
+  it('repeats every option, shell-quoted, and the globals that matter; never a secret', () => {
+    const opts = toOptions("it's mine.csv", {
+      ...flags,
+      map: ['Who=Owner', 'A b=Name'],
+      mapFile: 'm.json',
+      skipColumn: ['x y'],
+      matchOn: 'Name',
+      idColumn: 'Key',
+      dryRun: true,
+      concurrency: '4',
+      giveUpAfter: '30m',
+      journal: 'j.log',
+      restart: true,
+      results: 'r.csv',
+      rejects: 'rej.csv',
+      delimiter: ';',
+      encoding: 'latin1',
+      empty: 'send',
+      allowUnknown: true,
+      inputFormat: 'csv',
+      type: ['N=number'],
+      force: true,
+      json: true,
+    });
+    const globals = { board: 'hook', baseUrl: 'https://u:s3cr3t-pass@cards.example/api', rate: 2, timeout: 30000, insecure: true, verbose: true };
+    expect(importCommandLine(opts, globals)).toBe(
+      "cardboard -b hook --base-url https://cards.example/api --rate 2/s --timeout 30000ms --insecure import 'it'\\''s mine.csv' " +
+        "--map Who=Owner --map 'A b=Name' --map-file m.json --skip-column 'x y' --match-on Name --id-column Key --input-format csv " +
+        "--type N=number --delimiter ';' --encoding latin1 --empty send --allow-unknown --force --concurrency 4 --give-up-after 1800000ms " +
+        '--journal j.log --results r.csv --rejects rej.csv --dry-run --json',
+    );
+    expect(importCommandLine(opts, globals)).not.toContain('s3cr3t');
+    expect(importCommandLine(toOptions('f.csv', flags), { rate: 0.5 })).toBe('cardboard --rate 30/min import f.csv');
+  });
+
+  it('overrides the input and the outputs for a rejects file, without its journal', () => {
+    const opts = toOptions('f.csv', { ...flags, journal: 'j.log', results: 'r.csv', rejects: 'fix.csv' });
+    expect(importCommandLine(opts, {}, { file: 'fix.csv', rejects: nextOutputName('fix.csv'), results: null, matchOn: 'Name' })).toBe(
+      'cardboard import fix.csv --match-on Name --rejects fix.2.csv',
+    );
+    expect(nextOutputName('out/fix.2.csv')).toBe('out/fix.3.csv');
+    expect(nextOutputName('fix')).toBe('fix.2');
+  });
+});
