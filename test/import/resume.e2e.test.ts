@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cli } from '../commands/helpers.js';
@@ -55,7 +55,8 @@ describe('cardboard import: resume', () => {
     const args = ['import', file, '--concurrency', String(CONCURRENCY)];
     const run = spawnCli(e, args);
     const journalDir = join(dirname(file), '.cardboard-journal');
-    const journal = () => (existsSync(journalDir) ? join(journalDir, readdirSync(journalDir)[0] ?? 'none') : '');
+    const log = () => readdirSync(journalDir).find((n) => n.endsWith('.log'));
+    const journal = () => (existsSync(journalDir) ? join(journalDir, log() ?? 'none') : '');
     await until(() => journalRows(journal()) >= 8);
     run.child.kill('SIGINT');
     expect(await run.exit).toBe(130);
@@ -63,7 +64,8 @@ describe('cardboard import: resume', () => {
     expect(out.stderr).toContain('Interrupted: finishing the requests in flight');
     expect(out.stderr).toMatch(/error: Interrupted after \d+ rows\./);
     expect(out.stderr).toContain('hint: Run the same command again to resume');
-    expect(journal()).toMatch(new RegExp(`c\\.csv\\.[0-9a-f]{16}\\.${BOARD_ID}\\.log$`));
+    expect(journal()).toMatch(new RegExp(`c\\.csv\\.[0-9a-f]{16}\\.${BOARD_ID}\\.[0-9a-f]{8}\\.[0-9a-f]{12}\\.log$`));
+    expect(out.stderr).toContain(`hint: Run the same command again to resume: cardboard import ${file} --concurrency ${CONCURRENCY}`);
     // Every row sent so far finished and was journalled before the exit.
     expect(journalRows(journal())).toBe(e.state()[BOARD_ID]!.cards.length);
 
@@ -77,14 +79,55 @@ describe('cardboard import: resume', () => {
     expect([...counts.values()].every((n) => n === 1)).toBe(true);
   });
 
-  it('--restart ignores the journal', async () => {
+  it('a finished run closes its journal: the same command again starts afresh (README example)', async () => {
     const e = await start();
     const file = writeCards(5, 'r');
-    expect((await cli(e, ['import', file])).code).toBe(0);
-    const skipped = await cli(e, ['import', file, '--json']);
-    expect(JSON.parse(skipped.stdout)).toMatchObject({ rows: 5, skipped: 5, created: 0 });
-    const restarted = await cli(e, ['import', file, '--restart', '--json']);
-    expect(JSON.parse(restarted.stdout)).toMatchObject({ rows: 5, skipped: 0, created: 5 });
-    expect(e.state()[BOARD_ID]!.cards).toHaveLength(10);
+    const args = ['import', file, '--map', 'Owner=Owner', '--match-on', 'Name', '--json'];
+    expect((await cli(e, args)).code).toBe(0);
+    expect(readdirSync(join(dirname(file), '.cardboard-journal'))).toEqual([]);
+    const again = JSON.parse((await cli(e, args)).stdout);
+    expect(again).toMatchObject({ rows: 5, skipped: 0, created: 0 });
+    // `unchanged` when only changes are sent (issue 10, point 2); `updated` without it.
+    expect((again.updated ?? 0) + (again.unchanged ?? 0)).toBe(5);
+    expect(e.state()[BOARD_ID]!.cards).toHaveLength(5);
+  });
+
+  it('a corrected mapping is applied on the second run', async () => {
+    const e = await start();
+    const file = join(tempDir(), 'w.csv');
+    writeFileSync(file, 'Name,Who\nAda,ada@x\n');
+    expect((await cli(e, ['import', file, '--map', 'Who=Status', '--match-on', 'Name'])).code).toBe(0);
+    const fixed = await cli(e, ['import', file, '--map', 'Who=Owner', '--match-on', 'Name', '--json']);
+    expect(fixed.code).toBe(0);
+    expect(JSON.parse(fixed.stdout)).toMatchObject({ skipped: 0, updated: 1 });
+    expect(e.state()[BOARD_ID]!.cards).toHaveLength(1);
+    expect(e.state()[BOARD_ID]!.cards[0]).toMatchObject({ Name: 'Ada', Owner: 'ada@x' });
+  });
+
+  it('after kill -9: its stale lock is taken over; another plan names its journal and does not apply it; --restart ignores it', async () => {
+    const e = await start({ faults: 'delay:100ms' });
+    const file = writeCards(ROWS, 'p');
+    const planA = ['import', file, '--skip-column', 'Priority', '--concurrency', String(CONCURRENCY)];
+    const run = spawnCli(e, planA);
+    const dir = join(dirname(file), '.cardboard-journal');
+    const log = () => (existsSync(dir) ? readdirSync(dir).find((n) => n.endsWith('.log')) : undefined);
+    await until(() => log() !== undefined && journalRows(join(dir, log()!)) >= 4);
+    run.child.kill('SIGKILL');
+    await run.exit;
+    expect(readdirSync(dir).some((n) => n.endsWith('.lock'))).toBe(true);
+    const journalA = join(dir, log()!);
+    e.setFaults(undefined);
+
+    const planB = await cli(e, ['import', file, '--json']);
+    expect(planB.code).toBe(0);
+    expect(planB.stderr).toContain(`not applied: ${journalA}`);
+    expect(JSON.parse(planB.stdout)).toMatchObject({ rows: ROWS, skipped: 0 });
+    expect(existsSync(journalA)).toBe(true);
+
+    const restarted = await cli(e, [...planA, '--restart', '--json']);
+    expect(restarted.code).toBe(0);
+    expect(restarted.stderr).not.toContain('not applied');
+    expect(JSON.parse(restarted.stdout)).toMatchObject({ rows: ROWS, skipped: 0, created: ROWS });
+    expect(readdirSync(dir)).toEqual([]);
   });
 });
