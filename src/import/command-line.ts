@@ -25,6 +25,14 @@ function rateText(perSecond: number): string {
   return `${perSecond}/s`;
 }
 
+/** A duration in milliseconds as --timeout and --give-up-after read it, in the largest whole unit. */
+function durationText(ms: number): string {
+  if (ms % 3_600_000 === 0) return `${ms / 3_600_000}h`;
+  if (ms % 60_000 === 0) return `${ms / 60_000}m`;
+  if (ms % 1000 === 0) return `${ms / 1000}s`;
+  return `${ms}ms`;
+}
+
 /** A base URL without credentials: `https://user:pass@host` never reaches a printed hint. */
 function safeUrl(url: string): string {
   try {
@@ -43,7 +51,7 @@ export function importCommandWords(opts: ImportOptions, globals: GlobalOptions, 
   if (globals.board !== undefined) w.push('-b', globals.board);
   if (globals.baseUrl !== undefined) w.push('--base-url', safeUrl(globals.baseUrl));
   if (globals.rate !== undefined) w.push('--rate', rateText(globals.rate));
-  if (globals.timeout !== undefined) w.push('--timeout', `${globals.timeout}ms`);
+  if (globals.timeout !== undefined) w.push('--timeout', durationText(globals.timeout));
   if (globals.insecure) w.push('--insecure');
   w.push('import', over.file ?? opts.file);
   for (const [header, field] of Object.entries(opts.map)) w.push('--map', `${header}=${field}`);
@@ -60,7 +68,7 @@ export function importCommandWords(opts: ImportOptions, globals: GlobalOptions, 
   if (opts.allowUnknown) w.push('--allow-unknown');
   if (opts.force) w.push('--force');
   if (opts.concurrency !== 8) w.push('--concurrency', String(opts.concurrency));
-  if (opts.giveUpAfterMs !== 15 * 60_000) w.push('--give-up-after', `${opts.giveUpAfterMs}ms`);
+  if (opts.giveUpAfterMs !== 15 * 60_000) w.push('--give-up-after', durationText(opts.giveUpAfterMs));
   // Another input has another journal: --journal is repeated only for the same input.
   if (opts.journal !== undefined && over.file === undefined) w.push('--journal', opts.journal);
   const results = over.results === undefined ? opts.results : (over.results ?? undefined);
