@@ -103,9 +103,9 @@ describe('a server that echoes x-token', () => {
     expect(resultsText).toContain('server error, x-token ***');
     expect(resultsText).toContain('id-***-ok-3');
     expect(readFileSync(rejects, 'utf8')).toContain('bad token ***');
-    const journal = filesUnder(join(dir, '.cardboard-journal'));
-    expect(journal).toHaveLength(1);
-    expect(journal[0]![1]).toContain('id-***-ok-3');
+    // The run reached the end of its file: its journal is closed and deleted (issue 10), so none is left
+    // to leak; the ids it held are the ones in --results, checked above.
+    expect(filesUnder(join(dir, '.cardboard-journal'))).toHaveLength(0);
     const config = filesUnder(configDir);
     expect(config.some(([path]) => path.includes('cache'))).toBe(true);
     for (const [path, text] of [...filesUnder(dir), ...config]) expect(text, path).not.toContain(TOKEN);

@@ -10,9 +10,10 @@ asks for the ones that do not; otherwise it stops (exit 2) and prints the --map 
 An "_id" column (or --id-column) updates cards; --match-on Field finds them by a natural key.
 
 Rate: without the global --rate, cardboard learns the service's limit from its 429 answers.
-Resume: a journal next to the file (.cardboard-journal/, keyed by the file's SHA-256 and the board)
-records finished rows; running the same command again skips them. --restart ignores it. Reading
-stdin (-) keeps no journal unless --journal is given.
+Resume: a journal next to the file (.cardboard-journal/, keyed by the file's SHA-256, the board and
+the mapping and options) records finished rows; running the same command again skips them, and a
+run that reaches the end deletes it. --restart ignores it. Reading stdin (-) keeps no journal unless
+--journal is given. One run per file and board at a time: a second one stops (exit 1).
 
 Examples:
   $ cardboard import cards.csv --map "Assignee=Owner" --results ids.csv --rejects fix-me.csv
