@@ -1,6 +1,8 @@
 import { spawn } from 'node:child_process';
 import { existsSync, linkSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { importCommandLine, nextOutputName } from '../../src/import/command-line.js';
 import { defaultJournalPath, Journal, otherPlanJournals, planDigest } from '../../src/import/journal.js';
@@ -10,6 +12,8 @@ import { toOptions } from '../../src/commands/import/options.js';
 import type { ColumnMapping } from '../../src/import/types.js';
 import { tempDir } from '../helpers/cli.js';
 
+// The built module (npm run build): racers are separate processes, as in real use.
+const LOCK_JS = fileURLToPath(new URL('../../dist/import/lock.js', import.meta.url));
 const col = (header: string, field: string, index = 0): ColumnMapping => ({ header, index, target: { kind: 'field', field }, how: '--map' });
 const base = { file: 'w.csv', columns: [col('Who', 'Status')], sendEmpty: false, types: new Map() };
 const flags = { map: [], skipColumn: [], concurrency: '8', empty: 'omit', type: [] };
@@ -69,10 +73,32 @@ describe('ImportLock', () => {
     // A lock left by a process that is gone (its pid is dead).
     const dead = spawn(process.execPath, ['-e', '0']);
     await new Promise((r) => dead.on('close', r));
-    writeFileSync(path, JSON.stringify({ pid: dead.pid, host: (await import('node:os')).hostname(), started: 'then' }));
+    writeFileSync(path, JSON.stringify({ pid: dead.pid, host: hostname(), started: 'then' }));
     const taken = ImportLock.acquire(path);
     expect(JSON.parse(readFileSync(path, 'utf8')).pid).toBe(process.pid);
     taken.release();
+  });
+
+  it('of processes racing to take over one stale lock, exactly one gets it; process.exit releases it', async () => {
+    const path = join(tempDir(), 'race.lock');
+    const dead = spawn(process.execPath, ['-e', '0']);
+    await new Promise((r) => dead.on('close', r));
+    writeFileSync(path, JSON.stringify({ pid: dead.pid, host: hostname(), started: 'then' }));
+    // Each racer holds what it got for a while, then leaves by process.exit (the second Ctrl-C's path).
+    const script = `import(${JSON.stringify(LOCK_JS)}).then((m) => {
+      try { m.ImportLock.acquire(${JSON.stringify(path)}); process.stdout.write('got'); setTimeout(() => process.exit(130), 400); }
+      catch (err) { process.stdout.write(err.exitCode === 1 ? 'busy' : String(err)); }
+    });`;
+    const outs = await Promise.all(
+      Array.from({ length: 4 }, () => {
+        const child = spawn(process.execPath, ['-e', script]);
+        let out = '';
+        child.stdout.on('data', (b: Buffer) => (out += b.toString()));
+        return new Promise<string>((resolve) => child.on('close', () => resolve(out)));
+      }),
+    );
+    expect(outs.sort()).toEqual(['busy', 'busy', 'busy', 'got']);
+    expect(existsSync(path)).toBe(false);
   });
 
   it('does not delete a lock that another process holds now', () => {
