@@ -51,7 +51,8 @@ function lockAndOpen(ctx: Context, opts: ImportOptions, p: PreparedImport): { lo
     return {};
   }
   const key = journalKey(opts, p);
-  const dir = p.scan === undefined ? dirname(opts.journal!) : journalDir(opts.file);
+  // The lock sits beside the journal: the same command (a CI retry) always meets the same lock.
+  const dir = opts.journal !== undefined ? dirname(opts.journal) : journalDir(opts.file);
   const stem = journalStem(opts.file, key);
   const lock = ImportLock.acquire(join(dir, `${stem}.lock`));
   const path = opts.journal ?? defaultJournalPath(opts.file, key);
