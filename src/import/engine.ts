@@ -21,6 +21,8 @@ export interface EngineOptions {
   journal?: Journal;
   /** --match-on: the field and the board's index of it. */
   match?: KeyIndex;
+  /** --force: send rows --match-on finds unchanged. */
+  force?: boolean;
   /** Aborted by Ctrl-C: stop taking rows, let requests in flight finish. */
   signal: AbortSignal;
   onEvent(event: ImportEvent): void;
@@ -44,7 +46,7 @@ export async function runEngine(items: AsyncIterable<CsvItem>, o: EngineOptions)
   const onUserStop = () => stopWith('interrupted');
   o.signal.addEventListener('abort', onUserStop);
   let fatal: CardboardError | undefined;
-  const prep: PrepareState = { columns: o.columns, sendEmpty: o.sendEmpty, match: o.match, seenKeys: new Map() };
+  const prep: PrepareState = { columns: o.columns, sendEmpty: o.sendEmpty, match: o.match, seenKeys: new Map(), force: o.force };
   // Update Mode is not readable (spec 2.4 is UI-only): the first `_id` post goes alone and its answer tells.
   let modeConfirmed = false;
   let modeProbe: Promise<void> | undefined;
@@ -93,6 +95,7 @@ export async function runEngine(items: AsyncIterable<CsvItem>, o: EngineOptions)
     }
     const prepared = prepareRow(prep, line, values);
     if (prepared.kind === 'reject') return finish(line, 'rejected', values, undefined, prepared.message);
+    if (prepared.kind === 'unchanged') return finish(line, 'unchanged', values, prepared.id, 'equal to the card; not sent');
     const { body, key, idFromIndex } = prepared;
     if (before?.state === 'uncertain' && body._id === undefined && !o.match) {
       return finish(line, 'uncertain', values, undefined, 'uncertain in an earlier run; not re-sent (check the board, then --restart)');

@@ -1,7 +1,7 @@
 // How an import shows itself: a live progress line, the summary, and the --dry-run report.
 import type { Context } from '../../context.js';
 import type { KeyIndex } from '../../import/match-index.js';
-import type { Plan } from '../../import/plan.js';
+import type { Plan, RowChanges } from '../../import/plan.js';
 import type { ColumnMapping, ImportEvent, ImportSummary } from '../../import/types.js';
 import { ROW_STATES } from '../../import/types.js';
 import { createProgress } from '../../io/progress.js';
@@ -108,12 +108,13 @@ function targetText(c: ColumnMapping): string {
 export async function renderPlan(
   ctx: Context,
   opts: ImportOptions,
-  p: { columns: ColumnMapping[]; plan: Plan; match?: KeyIndex; boardId: string },
+  p: { columns: ColumnMapping[]; plan: Plan; match?: KeyIndex; boardId: string; changes?: RowChanges[] },
 ): Promise<void> {
   const { plan } = p;
   if (opts.json) {
     const mapping = Object.fromEntries(p.columns.map((c) => [c.header, targetText(c)]));
-    ctx.stdout.write(`${JSON.stringify({ dryRun: true, mapping, ...plan }, null, 2)}\n`);
+    const { updateSample: _first, ...shown } = plan;
+    ctx.stdout.write(`${JSON.stringify({ dryRun: true, mapping, ...shown, changes: p.changes ?? [] }, null, 2)}\n`);
     return;
   }
   const out: string[] = [`Dry run against board ${p.boardId}: nothing was sent.`, '', 'Mapping:'];
@@ -123,8 +124,11 @@ export async function renderPlan(
   out.push('', `Would send ${plan.rows - plan.rejected} of ${plan.rows} rows:`);
   out.push(`  create ${plan.creates}`);
   out.push(`  update ${plan.updates}${p.match ? ` (by ${p.match.field}; ${p.match.cards} cards on the board)` : ' (rows with an _id)'}`);
+  if (p.match) out.push(`  unchanged ${plan.unchanged} (equal to their card: not sent)`);
   out.push(`  reject ${plan.rejected}`);
   for (const r of plan.rejections) out.push(`    line ${r.line}: ${r.reason}`);
+  if (p.changes?.length) out.push('', 'What the first updates change:');
+  for (const u of p.changes ?? []) out.push(`  line ${u.line}: ${u.changes.map((c) => `${c.field}: ${c.from} → ${c.to}`).join(', ') || '(no visible change)'}`);
   const dropped = p.columns.filter((c) => c.target.kind === 'skip').map((c) => c.header);
   const added = p.columns.filter((c) => c.target.kind === 'new').map((c) => c.header);
   if (dropped.length) out.push(`Columns dropped: ${dropped.join(', ')}`);
