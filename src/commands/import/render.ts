@@ -35,6 +35,7 @@ export async function startProgress(ctx: Context, opts: ImportOptions, total: nu
   let done = 0;
   let retries = 0;
   let waits = 0;
+  let unchanged = 0;
   let lastDraw = 0;
   const problems: Problems = { rejected: [], uncertain: [] };
   const text = () => {
@@ -42,7 +43,8 @@ export async function startProgress(ctx: Context, opts: ImportOptions, total: nu
     const rate = elapsed > 0 ? done / elapsed : 0;
     const of = total ? ` / ${total}` : '';
     const eta = total && rate > 0 && done < total ? ` · ETA ${duration(((total - done) / rate) * 1000)}` : '';
-    return `Importing: ${done}${of} rows · ${rate.toFixed(1)} rows/s${eta} · ${retries} retries · ${waits} waits (429)`;
+    const same = unchanged > 0 ? ` (${unchanged} unchanged)` : '';
+    return `Importing: ${done}${of} rows${same} · ${rate.toFixed(1)} rows/s${eta} · ${retries} retries · ${waits} waits (429)`;
   };
   progress.start(text());
   return {
@@ -50,6 +52,7 @@ export async function startProgress(ctx: Context, opts: ImportOptions, total: nu
     event(e) {
       if (e.type === 'row') {
         done++;
+        if (e.outcome.state === 'unchanged') unchanged++;
         const list = e.outcome.state === 'rejected' ? problems.rejected : e.outcome.state === 'uncertain' ? problems.uncertain : undefined;
         if (list && list.length < 20) list.push(e.outcome.line);
       } else if (e.type === 'retry') {
