@@ -5,20 +5,18 @@ import { createHash } from 'node:crypto';
 import type { Api } from '../api/types.js';
 import { CardboardError } from '../errors.js';
 import type { Card } from '../spec-types.js';
-
-/** Characters of the digest packed after the `_id` (8 bytes as latin1: 1 in 2^64 that two bodies collide). */
-const DIGEST_CHARS = 8;
+import { CardTable, DIGEST_BYTES } from './card-table.js';
 
 /**
- * Key value → `_id` followed by the digest of the mapped fields, packed in one string per card: one Map
- * and no object per card keeps a 1,000,000-card board within the memory goal. Keys held by more than
- * one card are listed apart (a row cannot pick one).
+ * Key value → `_id` and the digest of the mapped fields (8 bytes: 1 in 2^64 that two bodies collide), in
+ * a Buffer-backed table (card-table.ts): no object or string per card keeps a 1,000,000-card board within
+ * the memory goal. Keys held by more than one card are listed apart (a row cannot pick one).
  */
 export interface KeyIndex {
   field: string;
   /** The fields digested: those this run's mapping sends, `_id` excluded, sorted. */
   fields: readonly string[];
-  entries: Map<string, string>;
+  table: CardTable;
   ambiguous: Map<string, string[]>;
   /** Cards read (a card seen twice under its key counts once). */
   cards: number;
@@ -56,19 +54,12 @@ export function digestOf(values: Readonly<Record<string, unknown>>, fields: read
     const v = values[f];
     h.update(v === undefined ? `${JSON.stringify(f)}!\n` : `${JSON.stringify(f)}=${canonicalJson(v)}\n`);
   }
-  return h.digest().subarray(0, DIGEST_CHARS).toString('latin1');
+  return h.digest().subarray(0, DIGEST_BYTES).toString('latin1');
 }
 
-/** Pack an `_id` and a digest into one flat string (a plain `+` would keep a rope of two strings). */
-function pack(id: string, digest: string): string {
-  const both = id + digest;
-  return /^[\x00-\xff]*$/.test(id) ? Buffer.from(both, 'latin1').toString('latin1') : both;
-}
-
-/** The card a key names: its `_id` and the digest of its mapped fields. */
+/** The card a key names: its `_id` and the digest of its mapped fields (none for an ambiguous key). */
 export function lookupCard(index: KeyIndex, key: string): { id: string; digest: string } | undefined {
-  const v = index.entries.get(key);
-  return v === undefined ? undefined : { id: v.slice(0, -DIGEST_CHARS), digest: v.slice(-DIGEST_CHARS) };
+  return index.table.get(key) ?? undefined;
 }
 
 /** Tries of one page read: reads cannot duplicate, and a whole-board scan should outlast a bad minute. */
@@ -103,7 +94,7 @@ export async function scanCards(api: Api, each: (card: Card) => boolean | undefi
 /** Build the key → `_id` + digest index of the whole board, over the mapped `fields`. */
 export async function loadKeyIndex(api: Api, field: string, fields: readonly string[], signal?: AbortSignal): Promise<KeyIndex> {
   const sorted = [...new Set(fields)].filter((f) => f !== '_id').sort();
-  const index: KeyIndex = { field, fields: sorted, entries: new Map(), ambiguous: new Map(), cards: 0 };
+  const index: KeyIndex = { field, fields: sorted, table: new CardTable(), ambiguous: new Map(), cards: 0 };
   await scanCards(
     api,
     (card) => {
@@ -122,16 +113,15 @@ export async function loadKeyIndex(api: Api, field: string, fields: readonly str
         }
         return undefined;
       }
-      const held = lookupCard(index, key);
-      if (held === undefined) index.entries.set(key, pack(id, digestOf(card, sorted)));
-      else if (held.id === id) {
+      const held = index.table.get(key);
+      if (held === undefined) index.table.set(key, id, digestOf(card, sorted));
+      else if (held?.id === id) {
         // Seen twice: one card, and its later view is the newer one.
-        index.entries.set(key, pack(id, digestOf(card, sorted)));
+        index.table.set(key, id, digestOf(card, sorted));
         return undefined;
-      }
-      else {
+      } else if (held !== null) {
         index.ambiguous.set(key, [held.id, id]);
-        index.entries.delete(key);
+        index.table.markAmbiguous(key);
       }
       index.cards++;
       return undefined;
@@ -139,19 +129,4 @@ export async function loadKeyIndex(api: Api, field: string, fields: readonly str
     signal,
   );
   return index;
-}
-
-/** After an uncertain failure: is a card with this key on the board now? Its `_id`, or undefined. */
-export async function findByKey(api: Api, field: string, key: string, signal?: AbortSignal): Promise<string | undefined> {
-  let found: string | undefined;
-  await scanCards(
-    api,
-    (card) => {
-      if (cardKey(card, field) !== key) return undefined;
-      found = card._id;
-      return true;
-    },
-    signal,
-  );
-  return found;
 }
