@@ -69,7 +69,8 @@ export async function describeChanges(api: Pick<Api, 'getCard'>, sample: Plan['u
   const text = (v: unknown) => (v === undefined ? '(none)' : typeof v === 'string' ? v : JSON.stringify(v));
   const out: RowChanges[] = [];
   for (const u of sample) {
-    const card = (await api.getCard(u.id)) as Record<string, unknown>;
+    // A card deleted since the index was read: every field shows as new.
+    const card = ((await api.getCard(u.id).catch(() => undefined)) ?? {}) as Record<string, unknown>;
     const changes = Object.keys(u.body)
       .filter((f) => f !== '_id' && canonicalJson(card[f]) !== canonicalJson(u.body[f]))
       .map((field) => ({ field, from: text(card[field]), to: text(u.body[field]) }));
