@@ -6,6 +6,7 @@ import { type ApiError, CardboardError } from '../errors.js';
 import type { Journal } from './journal.js';
 import type { KeyIndex } from './match-index.js';
 import { type PrepareState, prepareRow } from './prepare.js';
+import { BoardRecheck } from './recheck.js';
 import { type SendResult, sendRow } from './send.js';
 import type { ColumnMapping, CsvItem, ImportEvent, ImportSummary, RowOutcome, RowState } from './types.js';
 
@@ -21,6 +22,8 @@ export interface EngineOptions {
   journal?: Journal;
   /** --match-on: the field and the board's index of it. */
   match?: KeyIndex;
+  /** --force: send rows --match-on finds unchanged. */
+  force?: boolean;
   /** Aborted by Ctrl-C: stop taking rows, let requests in flight finish. */
   signal: AbortSignal;
   onEvent(event: ImportEvent): void;
@@ -44,7 +47,7 @@ export async function runEngine(items: AsyncIterable<CsvItem>, o: EngineOptions)
   const onUserStop = () => stopWith('interrupted');
   o.signal.addEventListener('abort', onUserStop);
   let fatal: CardboardError | undefined;
-  const prep: PrepareState = { columns: o.columns, sendEmpty: o.sendEmpty, match: o.match, seenKeys: new Map() };
+  const prep: PrepareState = { columns: o.columns, sendEmpty: o.sendEmpty, match: o.match, seenKeys: new Map(), force: o.force };
   // Update Mode is not readable (spec 2.4 is UI-only): the first `_id` post goes alone and its answer tells.
   let modeConfirmed = false;
   let modeProbe: Promise<void> | undefined;
@@ -69,11 +72,22 @@ export async function runEngine(items: AsyncIterable<CsvItem>, o: EngineOptions)
     o.onEvent({ type: 'row', outcome });
   }
 
+  // Rows whose create may have applied give up their slot and wait for one shared read of the board,
+  // which starts once nothing else is left to send (recheck.ts).
+  const recheck: BoardRecheck | undefined = o.match ? new BoardRecheck(o.api, o.match.field, (): boolean => readerDone && active === recheck!.held, stop.signal) : undefined;
   const sc = {
     api: o.api,
     clock: o.clock,
     stop: stop.signal,
-    matchOn: o.match?.field,
+    recheck: recheck && (async (key: string) => {
+      const answer = recheck.find(key);
+      freeSlot();
+      try {
+        return await answer;
+      } finally {
+        await takeSlot(); // a whole batch resumes at once: back to at most `concurrency` sending
+      }
+    }),
     maxTries: o.maxTries ?? 6,
     giveUpAfterMs: o.giveUpAfterMs ?? 15 * 60_000,
     beforeSend: () => o.journal?.ready(),
@@ -93,6 +107,7 @@ export async function runEngine(items: AsyncIterable<CsvItem>, o: EngineOptions)
     }
     const prepared = prepareRow(prep, line, values);
     if (prepared.kind === 'reject') return finish(line, 'rejected', values, undefined, prepared.message);
+    if (prepared.kind === 'unchanged') return finish(line, 'unchanged', values, prepared.id, 'equal to the card; not sent');
     const { body, key, idFromIndex } = prepared;
     if (before?.state === 'uncertain' && body._id === undefined && !o.match) {
       return finish(line, 'uncertain', values, undefined, 'uncertain in an earlier run; not re-sent (check the board, then --restart)');
@@ -144,15 +159,27 @@ export async function runEngine(items: AsyncIterable<CsvItem>, o: EngineOptions)
     );
   }
 
-  // A counting semaphore: `active` rows in flight, and the reader parked while all slots are taken.
+  // A counting semaphore: `sending` rows hold a slot; `active` rows are unfinished (those waiting for a
+  // re-check hold none). The reader, and rows back from a re-check, park until a slot frees.
   let active = 0;
-  let wake: (() => void) | undefined;
-  const parked = () => new Promise<void>((resolve) => (wake = resolve));
+  let sending = 0;
+  let readerDone = false;
+  let wakers: (() => void)[] = [];
+  const parked = () => new Promise<void>((resolve) => wakers.push(resolve));
+  const freeSlot = () => {
+    sending--;
+    const ws = wakers;
+    wakers = [];
+    for (const w of ws) w();
+  };
+  async function takeSlot(): Promise<void> {
+    while (sending >= o.concurrency) await parked();
+    sending++;
+  }
   const release = () => {
     active--;
-    const w = wake;
-    wake = undefined;
-    w?.();
+    freeSlot();
+    recheck?.poke();
   };
   const failed = (err: unknown) => {
     stopWith('fatal', err instanceof CardboardError ? err : new CardboardError(String((err as Error)?.message ?? err), { cause: err }));
@@ -162,15 +189,17 @@ export async function runEngine(items: AsyncIterable<CsvItem>, o: EngineOptions)
     for await (const item of items) {
       if (stop.signal.aborted) break;
       if (item.kind === 'header') continue;
+      // Backpressure: the reader (and the file) waits while every worker is busy.
+      await takeSlot();
       active++;
       handle(item).then(release, failed);
-      // Backpressure: the reader (and the file) waits while every worker is busy.
-      while (active >= o.concurrency) await parked();
     }
   } catch (err) {
     // A read failure (I/O, decoding) ends the run after the rows in flight.
     stopWith('fatal', err instanceof CardboardError ? err : new CardboardError(`Reading the CSV failed: ${(err as Error).message}`, { cause: err }));
   }
+  readerDone = true;
+  recheck?.poke();
   while (active > 0) await parked();
   o.signal.removeEventListener('abort', onUserStop);
   o.journal?.flush();

@@ -1,67 +1,132 @@
-// --match-on: the board's cards read once into key → `_id` (issue 4, section 3), and the re-check of one
-// key after an uncertain failure. The spec gives no search endpoint, so both read every page (spec 4.5).
+// --match-on: the board's cards read once into key → `_id` + a digest of the fields this run sends
+// (issue 10, point 2), and the page checks of a whole-board read (point 6). The spec gives no search
+// endpoint, so every read walks all pages (spec 4.5).
+import { createHash } from 'node:crypto';
 import type { Api } from '../api/types.js';
+import { CardboardError } from '../errors.js';
 import type { Card } from '../spec-types.js';
+import { CardTable, DIGEST_BYTES } from './card-table.js';
 
-/** Key value → card `_id`; keys held by more than one card are listed apart (a row cannot pick one). */
+/**
+ * Key value → `_id` and the digest of the mapped fields (8 bytes: 1 in 2^64 that two bodies collide), in
+ * a Buffer-backed table (card-table.ts): no object or string per card keeps a 1,000,000-card board within
+ * the memory goal. Keys held by more than one card are listed apart (a row cannot pick one).
+ */
 export interface KeyIndex {
   field: string;
-  ids: Map<string, string>;
+  /** The fields digested: those this run's mapping sends, `_id` excluded, sorted. */
+  fields: readonly string[];
+  table: CardTable;
   ambiguous: Map<string, string[]>;
+  /** Cards read (a card seen twice under its key counts once). */
   cards: number;
 }
 
-/** The key of a card as the CSV would write it: strings as they are, other values as JSON. */
-export function cardKey(card: Card, field: string): string | undefined {
-  const v = card[field];
+/** A key as the index holds it: strings as they are, other values as JSON; none for empty values. */
+export function keyText(v: unknown): string | undefined {
   if (v === undefined || v === null || v === '') return undefined;
   return typeof v === 'string' ? v : JSON.stringify(v);
+}
+
+/** The key of a card. */
+export function cardKey(card: Card, field: string): string | undefined {
+  return keyText(card[field]);
+}
+
+/** JSON with object keys sorted at every depth: equal values give equal text, and 3 differs from "3". */
+export function canonicalJson(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map((x) => canonicalJson(x === undefined ? null : x)).join(',')}]`;
+  if (v !== null && typeof v === 'object') {
+    const o = v as Record<string, unknown>;
+    const parts = Object.keys(o)
+      .filter((k) => o[k] !== undefined)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson(o[k])}`);
+    return `{${parts.join(',')}}`;
+  }
+  return JSON.stringify(v) ?? 'null';
+}
+
+/** The digest of `fields` of a card or a body; absent fields are part of it (absent differs from ""). */
+export function digestOf(values: Readonly<Record<string, unknown>>, fields: readonly string[]): string {
+  const h = createHash('sha1');
+  for (const f of fields) {
+    const v = values[f];
+    h.update(v === undefined ? `${JSON.stringify(f)}!\n` : `${JSON.stringify(f)}=${canonicalJson(v)}\n`);
+  }
+  return h.digest().subarray(0, DIGEST_BYTES).toString('latin1');
+}
+
+/** The card a key names: its `_id` and the digest of its mapped fields (none for an ambiguous key). */
+export function lookupCard(index: KeyIndex, key: string): { id: string; digest: string } | undefined {
+  return index.table.get(key) ?? undefined;
 }
 
 /** Tries of one page read: reads cannot duplicate, and a whole-board scan should outlast a bad minute. */
 const PAGE_TRIES = 8;
 
-/** Read every page until the first empty one (spec 4.5) and call `each` for every card. */
+function samePage(a: string[] | undefined, b: string[]): boolean {
+  return a !== undefined && a.length === b.length && a.every((id, i) => id === b[i]);
+}
+
+/**
+ * Read every page until the first empty one (spec 4.5) and call `each` for every card; `each` returning
+ * true ends the read. A page that repeats the ids of the page before it is a server whose paging is
+ * broken: it would never end, so the read stops with an error instead of looping.
+ */
 export async function scanCards(api: Api, each: (card: Card) => boolean | undefined, signal?: AbortSignal): Promise<void> {
   // The client's retry policy (failure.ts) and rate gate apply to each page, as to every GET.
+  let before: string[] | undefined;
+  let page = 0;
   for await (const cards of api.cardPages({ signal, maxTries: PAGE_TRIES })) {
+    const ids = cards.map((c) => String(c._id));
+    if (samePage(before, ids)) {
+      throw new CardboardError(`Reading the board: page ${page} repeats the ${ids.length} cards of page ${page - 1}; the server's paging is broken (it would never end). Stopped; nothing was sent.`, {
+        hint: 'Check the service (spec 4.5: pages end with an empty one), or import without --match-on.',
+      });
+    }
+    before = ids;
+    page++;
     for (const card of cards) if (each(card) === true) return;
   }
 }
 
-/** Build the key → `_id` index of the whole board. */
-export async function loadKeyIndex(api: Api, field: string, signal?: AbortSignal): Promise<KeyIndex> {
-  const index: KeyIndex = { field, ids: new Map(), ambiguous: new Map(), cards: 0 };
+/** Build the key → `_id` + digest index of the whole board, over the mapped `fields`. */
+export async function loadKeyIndex(api: Api, field: string, fields: readonly string[], signal?: AbortSignal): Promise<KeyIndex> {
+  const sorted = [...new Set(fields)].filter((f) => f !== '_id').sort();
+  const index: KeyIndex = { field, fields: sorted, table: new CardTable(), ambiguous: new Map(), cards: 0 };
   await scanCards(
     api,
     (card) => {
-      index.cards++;
       const key = cardKey(card, field);
-      if (key === undefined) return;
+      if (key === undefined) {
+        index.cards++;
+        return undefined;
+      }
+      const id = card._id;
       const many = index.ambiguous.get(key);
-      if (many) many.push(card._id);
-      else if (index.ids.has(key)) {
-        index.ambiguous.set(key, [index.ids.get(key)!, card._id]);
-        index.ids.delete(key);
-      } else index.ids.set(key, card._id);
+      if (many) {
+        // A card seen twice (the pages shifted under the read) is still one card.
+        if (!many.includes(id)) {
+          many.push(id);
+          index.cards++;
+        }
+        return undefined;
+      }
+      const held = index.table.get(key);
+      if (held === undefined) index.table.set(key, id, digestOf(card, sorted));
+      else if (held?.id === id) {
+        // Seen twice: one card, and its later view is the newer one.
+        index.table.set(key, id, digestOf(card, sorted));
+        return undefined;
+      } else if (held !== null) {
+        index.ambiguous.set(key, [held.id, id]);
+        index.table.markAmbiguous(key);
+      }
+      index.cards++;
       return undefined;
     },
     signal,
   );
   return index;
-}
-
-/** After an uncertain failure: is a card with this key on the board now? Its `_id`, or undefined. */
-export async function findByKey(api: Api, field: string, key: string, signal?: AbortSignal): Promise<string | undefined> {
-  let found: string | undefined;
-  await scanCards(
-    api,
-    (card) => {
-      if (cardKey(card, field) !== key) return undefined;
-      found = card._id;
-      return true;
-    },
-    signal,
-  );
-  return found;
 }

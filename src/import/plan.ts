@@ -1,5 +1,6 @@
 // --dry-run (issue 4, section 8): read, map and check every row; count what a run would do. Sends nothing.
-import type { KeyIndex } from './match-index.js';
+import type { Api } from '../api/types.js';
+import { canonicalJson, type KeyIndex } from './match-index.js';
 import { type PrepareState, prepareRow } from './prepare.js';
 import type { ColumnMapping, CsvItem } from './types.js';
 
@@ -9,20 +10,24 @@ export interface Plan {
   creates: number;
   /** Rows that carry an `_id` (from the file or --match-on): updates on an Update-if-exists board. */
   updates: number;
+  /** --match-on rows equal to their card: not sent. */
+  unchanged: number;
   rejected: number;
   /** The first rejections, for the report (all of them are counted). */
   rejections: { line: number; reason: string }[];
   /** The first rows as they would be sent. */
   sample: { line: number; body: Record<string, string> }[];
+  /** The first rows that would update a --match-on card, for the report of what changes. */
+  updateSample: { line: number; id: string; body: Record<string, string> }[];
 }
 
 /** Walk every row through the same checks as a run. */
 export async function planImport(
   items: AsyncIterable<CsvItem>,
-  opts: { columns: ColumnMapping[]; sendEmpty: boolean; match?: KeyIndex; sampleSize?: number; maxRejections?: number },
+  opts: { columns: ColumnMapping[]; sendEmpty: boolean; match?: KeyIndex; force?: boolean; sampleSize?: number; maxRejections?: number },
 ): Promise<Plan> {
-  const st: PrepareState = { columns: opts.columns, sendEmpty: opts.sendEmpty, match: opts.match, seenKeys: new Map() };
-  const plan: Plan = { rows: 0, creates: 0, updates: 0, rejected: 0, rejections: [], sample: [] };
+  const st: PrepareState = { columns: opts.columns, sendEmpty: opts.sendEmpty, match: opts.match, seenKeys: new Map(), force: opts.force };
+  const plan: Plan = { rows: 0, creates: 0, updates: 0, unchanged: 0, rejected: 0, rejections: [], sample: [], updateSample: [] };
   const reject = (line: number, reason: string) => {
     plan.rejected++;
     if (plan.rejections.length < (opts.maxRejections ?? 20)) plan.rejections.push({ line, reason });
@@ -39,9 +44,37 @@ export async function planImport(
       reject(item.line, p.message);
       continue;
     }
-    if (p.body._id !== undefined) plan.updates++;
-    else plan.creates++;
+    if (p.kind === 'unchanged') {
+      plan.unchanged++;
+      continue;
+    }
+    if (p.body._id !== undefined) {
+      plan.updates++;
+      if (p.idFromIndex && plan.updateSample.length < (opts.sampleSize ?? 5)) plan.updateSample.push({ line: item.line, id: p.body._id, body: p.body });
+    } else plan.creates++;
     if (plan.sample.length < (opts.sampleSize ?? 5)) plan.sample.push({ line: item.line, body: p.body });
   }
   return plan;
+}
+
+/** What one update would change on its card: `from` and `to` as JSON text (absent: `(none)`). */
+export interface RowChanges {
+  line: number;
+  id: string;
+  changes: { field: string; from: string; to: string }[];
+}
+
+/** Compare the first updates with their cards as they are now (one GET each: only a few rows are shown). */
+export async function describeChanges(api: Pick<Api, 'getCard'>, sample: Plan['updateSample']): Promise<RowChanges[]> {
+  const text = (v: unknown) => (v === undefined ? '(none)' : typeof v === 'string' ? v : JSON.stringify(v));
+  const out: RowChanges[] = [];
+  for (const u of sample) {
+    // A card deleted since the index was read: every field shows as new.
+    const card = ((await api.getCard(u.id).catch(() => undefined)) ?? {}) as Record<string, unknown>;
+    const changes = Object.keys(u.body)
+      .filter((f) => f !== '_id' && canonicalJson(card[f]) !== canonicalJson(u.body[f]))
+      .map((field) => ({ field, from: text(card[field]), to: text(u.body[field]) }));
+    out.push({ line: u.line, id: u.id, changes });
+  }
+  return out;
 }

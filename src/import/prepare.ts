@@ -1,11 +1,12 @@
 // The checks every row goes through before it may be sent, shared by the run and --dry-run.
-import type { KeyIndex } from './match-index.js';
+import { digestOf, type KeyIndex, keyText, lookupCard } from './match-index.js';
 import { rowBody } from './mapping.js';
 import type { ColumnMapping } from './types.js';
 
 /** A row ready to send (with `_id` from --match-on when its key is on the board), or why it cannot be. */
 export type Prepared =
   | { kind: 'send'; body: Record<string, string>; key?: string; idFromIndex: boolean }
+  | { kind: 'unchanged'; body: Record<string, string>; id: string }
   | { kind: 'reject'; message: string };
 
 /** State across rows: the --match-on keys seen so far, for duplicate detection within the CSV. */
@@ -14,6 +15,18 @@ export interface PrepareState {
   sendEmpty: boolean;
   match?: KeyIndex;
   seenKeys: Map<string, number>;
+  /** --force: send rows even when their values equal the card's. */
+  force?: boolean;
+}
+
+/**
+ * True when the row, as it would be sent, provably equals the card: it carries every digested field (a
+ * field it omits cannot be proven equal, so the row is sent) and the digests match.
+ */
+function provenUnchanged(index: KeyIndex, body: Readonly<Record<string, unknown>>, digest: string): boolean {
+  if (!index.fields.every((f) => body[f] !== undefined)) return false;
+  if (Object.keys(body).some((k) => k !== '_id' && !index.fields.includes(k))) return false;
+  return digestOf(body, index.fields) === digest;
 }
 
 /** Build the body and apply --match-on: empty, duplicate and ambiguous keys are rejected, never guessed. */
@@ -22,18 +35,20 @@ export function prepareRow(st: PrepareState, line: number, values: string[]): Pr
   if (Object.keys(body).every((k) => k === '_id')) return { kind: 'reject', message: 'no values to send' };
   if (!st.match) return { kind: 'send', body, idFromIndex: false };
   const field = st.match.field;
-  const key = body[field];
-  if (key === undefined || key === '') return { kind: 'reject', message: `empty --match-on value (${field})` };
+  const key = keyText(body[field]);
+  if (key === undefined) return { kind: 'reject', message: `empty --match-on value (${field})` };
   const first = st.seenKeys.get(key);
   if (first !== undefined) return { kind: 'reject', message: `duplicate ${field} '${key}' (first on line ${first}); not sent` };
   st.seenKeys.set(key, line);
   const many = st.match.ambiguous.get(key);
   if (many) return { kind: 'reject', message: `${field} '${key}' matches ${many.length} cards (${many.join(', ')}); not sent` };
-  const id = st.match.ids.get(key);
-  if (id === undefined) return { kind: 'send', body, key, idFromIndex: false };
+  const card = lookupCard(st.match, key);
+  if (card === undefined) return { kind: 'send', body, key, idFromIndex: false };
+  const { id } = card;
   if (body._id !== undefined && body._id !== id) {
     return { kind: 'reject', message: `_id ${body._id} disagrees with the card ${id} found by ${field} '${key}'` };
   }
   body._id = id;
+  if (!st.force && provenUnchanged(st.match, body, card.digest)) return { kind: 'unchanged', body, id };
   return { kind: 'send', body, key, idFromIndex: true };
 }

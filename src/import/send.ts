@@ -7,7 +7,6 @@ import { ApiError } from '../errors.js';
 import { type Backoff, backoffMs, classify } from '../http/failure.js';
 import type { Card } from '../spec-types.js';
 import { formatDuration } from '../units.js';
-import { findByKey } from './match-index.js';
 
 /** How a POST ended, before the engine turns it into a row state. */
 export type SendResult =
@@ -27,8 +26,8 @@ export interface SendContext {
   /** Right before each try leaves: a promise to wait for (the journal writing finished rows), if any. */
   beforeSend(): Promise<void> | undefined;
   onRetry(reason: string, attempt: number): void;
-  /** --match-on field, to re-check a create after an uncertain failure. */
-  matchOn?: string;
+  /** --match-on: after an uncertain create, the card holding `key` on the board (batched, recheck.ts). */
+  recheck?: (key: string) => Promise<string | undefined>;
   /** Tries for failures that may repeat safely (503 or refused connections; 5xx with `_id`). */
   maxTries: number;
   /** How long a row may meet nothing but 429s before the run stops: a CI job must end, not wait forever. */
@@ -106,11 +105,11 @@ export async function sendRow(sc: SendContext, body: Record<string, string>, key
         await wait(backoffMs(attempt, ROW_BACKOFF, sc.clock.random));
         continue;
       }
-      if (sc.matchOn !== undefined && key !== undefined) {
+      if (sc.recheck !== undefined && key !== undefined) {
         sc.onRetry(`${reason}; re-reading the board for '${key}'`, attempt);
         let id: string | undefined;
         try {
-          id = await findByKey(sc.api, sc.matchOn, key, sc.stop);
+          id = await sc.recheck(key);
         } catch (readErr) {
           if (sc.stop.aborted) return { kind: 'uncertain', message: `${reason}; interrupted while re-reading the board` };
           return { kind: 'uncertain', message: `${reason}; re-reading the board failed: ${(readErr as Error).message}` };

@@ -42,7 +42,7 @@ async function simulate(
   if (opts.abortAt !== undefined) void clock.sleep(opts.abortAt).then(() => interrupt.abort());
   const result = await clock.run(
     (async () => {
-      const match = opts.matchOn ? await loadKeyIndex(api, opts.matchOn) : undefined;
+      const match = opts.matchOn ? await loadKeyIndex(api, opts.matchOn, (opts.columns ?? COLUMNS).flatMap((c) => (c.target.kind === 'field' ? [c.target.field] : []))) : undefined;
       return runEngine(rows(values), {
         api,
         clock,

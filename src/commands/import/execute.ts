@@ -9,7 +9,7 @@ import { ImportLock } from '../../import/lock.js';
 import { checkOutputPaths } from '../../import/path-guard.js';
 import type { ImportSummary } from '../../import/types.js';
 import { ImportOutputs } from '../../import/outputs.js';
-import { planImport } from '../../import/plan.js';
+import { describeChanges, planImport } from '../../import/plan.js';
 import { interruptible } from '../../interrupt.js';
 import { createStatus } from '../../io/status.js';
 import { writeJson } from '../../io/write.js';
@@ -30,8 +30,9 @@ export async function runImport(ctx: Context, opts: ImportOptions, deps: ImportD
   const prepared = await prepareImport(ctx, opts, deps);
   if (!opts.dryRun) return executeImport(ctx, opts, prepared);
   const { columns, match, items, api } = prepared;
-  const plan = await planImport(items, { columns, sendEmpty: opts.sendEmpty, match });
-  await renderPlan(ctx, opts, { columns, plan, match, boardId: api.board.id });
+  const plan = await planImport(items, { columns, sendEmpty: opts.sendEmpty, match, force: opts.force });
+  const changes = await describeChanges(api, plan.updateSample);
+  await renderPlan(ctx, opts, { columns, plan, match, boardId: api.board.id, changes });
 }
 
 /** The journal's key: the input's content, the board (base URL and id) and the plan. */
@@ -95,6 +96,7 @@ export async function executeImport(ctx: Context, opts: ImportOptions, p: Prepar
       giveUpAfterMs: opts.giveUpAfterMs,
       journal,
       match: p.match,
+      force: opts.force,
       signal: stop.signal,
       onEvent: (e) => {
         if (e.type === 'row') outputs.add(e.outcome);

@@ -80,7 +80,7 @@ export async function prepareImport(ctx: Context, opts: ImportOptions, deps: Imp
   if (opts.matchOn !== undefined && !sentFields(columns).includes(opts.matchOn)) {
     throw new UsageError(`--match-on ${opts.matchOn}: no CSV column is sent as that field.`, { hint: `Fields sent: ${sentFields(columns).join(', ')}.` });
   }
-  const match = opts.matchOn ? await loadKeyIndex(api, opts.matchOn, ctx.signal) : undefined;
+  const match = opts.matchOn ? await loadKeyIndex(api, opts.matchOn, sentFields(columns), ctx.signal) : undefined;
   // Without rows read ahead for the preview, the reader itself: one async generator less per row.
   const items = buffered.length > 0 ? chain(buffered, reader) : { [Symbol.asyncIterator]: () => reader };
   return { api, scan, headers, columns, match, items };

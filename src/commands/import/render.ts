@@ -1,7 +1,7 @@
 // How an import shows itself: a live progress line, the summary, and the --dry-run report.
 import type { Context } from '../../context.js';
 import type { KeyIndex } from '../../import/match-index.js';
-import type { Plan } from '../../import/plan.js';
+import type { Plan, RowChanges } from '../../import/plan.js';
 import type { ColumnMapping, ImportEvent, ImportSummary } from '../../import/types.js';
 import { ROW_STATES } from '../../import/types.js';
 import { createProgress } from '../../io/progress.js';
@@ -35,6 +35,7 @@ export async function startProgress(ctx: Context, opts: ImportOptions, total: nu
   let done = 0;
   let retries = 0;
   let waits = 0;
+  let unchanged = 0;
   let lastDraw = 0;
   const problems: Problems = { rejected: [], uncertain: [] };
   const text = () => {
@@ -42,7 +43,8 @@ export async function startProgress(ctx: Context, opts: ImportOptions, total: nu
     const rate = elapsed > 0 ? done / elapsed : 0;
     const of = total ? ` / ${total}` : '';
     const eta = total && rate > 0 && done < total ? ` · ETA ${duration(((total - done) / rate) * 1000)}` : '';
-    return `Importing: ${done}${of} rows · ${rate.toFixed(1)} rows/s${eta} · ${retries} retries · ${waits} waits (429)`;
+    const same = unchanged > 0 ? ` (${unchanged} unchanged)` : '';
+    return `Importing: ${done}${of} rows${same} · ${rate.toFixed(1)} rows/s${eta} · ${retries} retries · ${waits} waits (429)`;
   };
   progress.start(text());
   return {
@@ -50,6 +52,7 @@ export async function startProgress(ctx: Context, opts: ImportOptions, total: nu
     event(e) {
       if (e.type === 'row') {
         done++;
+        if (e.outcome.state === 'unchanged') unchanged++;
         const list = e.outcome.state === 'rejected' ? problems.rejected : e.outcome.state === 'uncertain' ? problems.uncertain : undefined;
         if (list && list.length < 20) list.push(e.outcome.line);
       } else if (e.type === 'retry') {
@@ -108,12 +111,13 @@ function targetText(c: ColumnMapping): string {
 export async function renderPlan(
   ctx: Context,
   opts: ImportOptions,
-  p: { columns: ColumnMapping[]; plan: Plan; match?: KeyIndex; boardId: string },
+  p: { columns: ColumnMapping[]; plan: Plan; match?: KeyIndex; boardId: string; changes?: RowChanges[] },
 ): Promise<void> {
   const { plan } = p;
   if (opts.json) {
     const mapping = Object.fromEntries(p.columns.map((c) => [c.header, targetText(c)]));
-    ctx.stdout.write(`${JSON.stringify({ dryRun: true, mapping, ...plan }, null, 2)}\n`);
+    const { updateSample: _first, ...shown } = plan;
+    ctx.stdout.write(`${JSON.stringify({ dryRun: true, mapping, ...shown, changes: p.changes ?? [] }, null, 2)}\n`);
     return;
   }
   const out: string[] = [`Dry run against board ${p.boardId}: nothing was sent.`, '', 'Mapping:'];
@@ -123,8 +127,11 @@ export async function renderPlan(
   out.push('', `Would send ${plan.rows - plan.rejected} of ${plan.rows} rows:`);
   out.push(`  create ${plan.creates}`);
   out.push(`  update ${plan.updates}${p.match ? ` (by ${p.match.field}; ${p.match.cards} cards on the board)` : ' (rows with an _id)'}`);
+  if (p.match) out.push(`  unchanged ${plan.unchanged} (equal to their card: not sent)`);
   out.push(`  reject ${plan.rejected}`);
   for (const r of plan.rejections) out.push(`    line ${r.line}: ${r.reason}`);
+  if (p.changes?.length) out.push('', 'What the first updates change:');
+  for (const u of p.changes ?? []) out.push(`  line ${u.line}: ${u.changes.map((c) => `${c.field}: ${c.from} → ${c.to}`).join(', ') || '(no visible change)'}`);
   const dropped = p.columns.filter((c) => c.target.kind === 'skip').map((c) => c.header);
   const added = p.columns.filter((c) => c.target.kind === 'new').map((c) => c.header);
   if (dropped.length) out.push(`Columns dropped: ${dropped.join(', ')}`);

@@ -1,0 +1,30 @@
+// The --match-on index's storage and digest (issue 10, point 2).
+import { describe, expect, it } from 'vitest';
+import { CardTable } from '../../src/import/card-table.js';
+import { canonicalJson, digestOf } from '../../src/import/match-index.js';
+
+describe('CardTable', () => {
+  it('keeps every key through many growths, replaces a digest, and marks ambiguous keys', () => {
+    const t = new CardTable();
+    const digest = (i: number) => Buffer.alloc(8, i % 256).toString('latin1');
+    for (let i = 0; i < 50_000; i++) t.set(`key-${i}`, `id-${i}-é`, digest(i));
+    expect(t.size).toBe(50_000);
+    for (let i = 0; i < 50_000; i += 997) expect(t.get(`key-${i}`)).toEqual({ id: `id-${i}-é`, digest: digest(i) });
+    expect(t.get('key-50000')).toBeUndefined();
+    t.set('key-7', 'id-7-é', digest(99));
+    expect(t.get('key-7')).toEqual({ id: 'id-7-é', digest: digest(99) });
+    t.markAmbiguous('key-8');
+    expect(t.get('key-8')).toBeNull();
+    expect(t.size).toBe(50_000);
+  });
+});
+
+describe('digestOf', () => {
+  it('tells types apart, ignores key order, and tells an absent field from an empty one', () => {
+    const f = ['Owner', 'Points'];
+    expect(digestOf({ Points: 3, Owner: { a: 1, b: 2 } }, f)).toBe(digestOf({ Owner: { b: 2, a: 1 }, Points: 3 }, f));
+    expect(digestOf({ Points: 3 }, f)).not.toBe(digestOf({ Points: '3' }, f));
+    expect(digestOf({ Points: 3 }, f)).not.toBe(digestOf({ Points: 3, Owner: '' }, f));
+    expect(canonicalJson({ b: [1, { d: 1, c: 2 }], a: null })).toBe('{"a":null,"b":[1,{"c":2,"d":1}]}');
+  });
+});
