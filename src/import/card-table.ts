@@ -9,6 +9,9 @@ export const DIGEST_BYTES = 8;
 /** An entry: key hash, digest, offset of the `_id` in the id arena (u32; all ones: ambiguous key). */
 const ENTRY = KEY_BYTES + DIGEST_BYTES + 4;
 const AMBIGUOUS = 0xffffffff;
+/** Flag of an id's length word: the id was lowercase hex, stored as its bytes. */
+const HEX = 0x8000;
+const MAX_ID_BYTES = HEX - 1;
 
 /** An open-addressing hash table from key text to (`_id`, digest). */
 export class CardTable {
@@ -51,9 +54,10 @@ export class CardTable {
     const at = e * ENTRY;
     const idAt = this.entries.readUInt32LE(at + KEY_BYTES + DIGEST_BYTES);
     if (idAt === AMBIGUOUS) return null;
-    const len = this.ids.readUInt16LE(idAt);
+    const head = this.ids.readUInt16LE(idAt);
+    const len = head & ~HEX;
     return {
-      id: this.ids.toString('utf8', idAt + 2, idAt + 2 + len),
+      id: this.ids.toString(head & HEX ? 'hex' : 'utf8', idAt + 2, idAt + 2 + len),
       digest: this.entries.toString('latin1', at + KEY_BYTES, at + KEY_BYTES + DIGEST_BYTES),
     };
   }
@@ -92,19 +96,25 @@ export class CardTable {
   }
 
   private addId(id: string): number {
-    const len = Buffer.byteLength(id);
+    // Ids that are lowercase hex (the service's ObjectIds) are kept as bytes: half the size.
+    const hex = id.length % 2 === 0 && id.length > 0 && /^[0-9a-f]+$/.test(id);
+    const len = hex ? id.length / 2 : Buffer.byteLength(id);
+    if (len > MAX_ID_BYTES) throw new Error(`a card _id of ${len} bytes is too long to index`);
     if (this.idsUsed + 2 + len > this.ids.length) this.ids = grown(this.ids, this.idsUsed, 2 + len);
     const at = this.idsUsed;
-    this.ids.writeUInt16LE(len, at);
-    this.ids.write(id, at + 2, len, 'utf8');
+    this.ids.writeUInt16LE(hex ? len | HEX : len, at);
+    this.ids.write(id, at + 2, len, hex ? 'hex' : 'utf8');
     this.idsUsed += 2 + len;
     return at;
   }
 }
 
-/** A copy of `buf`'s first `used` bytes in a buffer 1.5 times larger (and at least `need` more). */
+/**
+ * A copy of `buf`'s first `used` bytes in a buffer 1.5 times larger (and at least `need` more). Not
+ * zero-filled (every byte is written before it is read): the unused tail then costs no resident memory.
+ */
 function grown(buf: Buffer, used: number, need = 0): Buffer {
-  const next = Buffer.alloc(Math.max(Math.ceil(buf.length * 1.5), used + need));
+  const next = Buffer.allocUnsafeSlow(Math.max(Math.ceil(buf.length * 1.5), used + need));
   buf.copy(next, 0, 0, used);
   return next;
 }

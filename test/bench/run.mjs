@@ -10,11 +10,13 @@ import { log } from './lib/proc.mjs';
 import { importLimit } from './scenarios/import-limit.mjs';
 import { importSpeed } from './scenarios/import-speed.mjs';
 import { list } from './scenarios/list.mjs';
+import { matchMemory } from './scenarios/match-memory.mjs';
 import { memory } from './scenarios/memory.mjs';
+import { resync } from './scenarios/resync.mjs';
 import { startup } from './scenarios/startup.mjs';
 import { webhook } from './scenarios/webhook.mjs';
 
-const SCENARIOS = { startup, 'import-speed': importSpeed, 'import-limit': importLimit, memory, list, webhook };
+const SCENARIOS = { startup, 'import-speed': importSpeed, 'import-limit': importLimit, memory, list, webhook, resync, 'match-memory': matchMemory };
 const JSON_PATH = fileURLToPath(new URL('./results.json', import.meta.url));
 const MD_PATH = fileURLToPath(new URL('./results.md', import.meta.url));
 

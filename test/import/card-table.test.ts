@@ -17,6 +17,14 @@ describe('CardTable', () => {
     expect(t.get('key-8')).toBeNull();
     expect(t.size).toBe(50_000);
   });
+
+  it('gives back every id exactly as it came, whether it was kept as hex bytes or as text', () => {
+    const t = new CardTable();
+    const ids = ['65a1f0c2e4b0a1b2c3d4e5f6', '65A1F0C2', 'abc', '0', 'ab', '00ff', 'card_1', 'ünï'];
+    ids.forEach((id, i) => t.set(`k${i}`, id, 'ddddddd' + String(i)));
+    ids.forEach((id, i) => expect(t.get(`k${i}`)?.id).toBe(id));
+    expect(() => t.set('long', 'x'.repeat(40_000), 'dddddddd')).toThrow(/too long/);
+  });
 });
 
 describe('digestOf', () => {

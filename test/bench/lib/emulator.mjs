@@ -10,20 +10,21 @@ export const BOARD = 'bench';
 export const TOKEN = 'bench-token-not-secret';
 export const FIELDS = ['Name', 'Status', 'Owner', 'Priority'];
 
-function boardsFile() {
+function boardsFile(updateMode = 'Always Create New') {
   mkdirSync(OUT, { recursive: true });
-  const path = join(OUT, 'boards.json');
-  const board = { token: TOKEN, fields: FIELDS, updateMode: 'Always Create New', createFields: false, webhookUrl: null };
+  const path = join(OUT, `boards-${updateMode.replaceAll(' ', '-')}.json`);
+  const board = { token: TOKEN, fields: FIELDS, updateMode, createFields: false, webhookUrl: null };
   writeFileSync(path, JSON.stringify({ [BOARD]: board }, null, 2));
   return path;
 }
 
 /**
- * Start `cardboard emulator` with the bench board. opts: pageSize, rateLimit ('1200/min'), burst, seedCards.
+ * Start `cardboard emulator` with the bench board. opts: pageSize, rateLimit ('1200/min'), burst, seedCards,
+ * updateMode (default 'Always Create New').
  * Resolves with { url, env (CARDBOARD_* for the CLI), requests(), close() } once it listens.
  */
 export function startEmulator(opts = {}) {
-  const args = [BIN, 'emulator', '--port', '0', '--boards', boardsFile(), '--page-size', String(opts.pageSize ?? 50)];
+  const args = [BIN, 'emulator', '--port', '0', '--boards', boardsFile(opts.updateMode), '--page-size', String(opts.pageSize ?? 50)];
   if (opts.rateLimit) args.push('--rate-limit', opts.rateLimit, '--burst', String(opts.burst ?? 20));
   if (opts.seedCards) args.push('--seed-cards', String(opts.seedCards));
   const child = spawn(process.execPath, args, { env: childEnv(), stdio: ['ignore', 'ignore', 'pipe'] });
