@@ -20,11 +20,12 @@ export interface PrepareState {
 }
 
 /**
- * True when the row, as it would be sent, provably equals the card: it carries every digested field (a
- * field it omits cannot be proven equal, so the row is sent) and the digests match.
+ * True when the row, as it would be sent, provably equals the card: it sends no field outside the digest,
+ * and the digests match. A field the row omits (an empty cell) is digested as absent, so it matches only a
+ * card that lacks the field too: posting the row would then change nothing. A card holding a value there
+ * differs, and the row is sent (the post leaves that value as it is: harmless, never a skipped change).
  */
 function provenUnchanged(index: KeyIndex, body: Readonly<Record<string, unknown>>, digest: string): boolean {
-  if (!index.fields.every((f) => body[f] !== undefined)) return false;
   if (Object.keys(body).some((k) => k !== '_id' && !index.fields.includes(k))) return false;
   return digestOf(body, index.fields) === digest;
 }

@@ -73,8 +73,8 @@ describe('cardboard import: the demo CSV', () => {
     writeFileSync(edited, readFileSync(DEMO, 'utf8').replace('Fix login redirect loop,Open', 'Fix login redirect loop,Done'));
     const second = await cli(e, ['import', edited, '--map', 'Assignee=Owner', '--match-on', 'Name', '--json']);
     expect(second.code).toBe(0);
-    // The edited row, and line 11 whose empty Assignee is omitted (a row that cannot be proven equal is sent).
-    expect(JSON.parse(second.stdout)).toMatchObject({ rows: 25, created: 0, updated: 2, unchanged: 23 });
+    // Only the edited row is sent; line 11's empty Assignee is omitted and its card has no Owner: unchanged.
+    expect(JSON.parse(second.stdout)).toMatchObject({ rows: 25, created: 0, updated: 1, unchanged: 24 });
     const cards = e.state()[BOARD_ID]!.cards;
     expect(cards).toHaveLength(25);
     expect(cards.find((c) => c.Name === 'Fix login redirect loop')?.Status).toBe('Done');
@@ -85,7 +85,8 @@ describe('cardboard import: the demo CSV', () => {
     const args = ['import', DEMO, '--map', 'Assignee=Owner', '--match-on', 'Name'];
     const first = await cli(e, args, { board: CREATE_NEW_BOARD_ID });
     expect(first.code).toBe(0);
-    const second = await cli(e, [...args, '--restart'], { board: CREATE_NEW_BOARD_ID });
+    // --force: every row is posted with its card's _id, though none changed.
+    const second = await cli(e, [...args, '--force'], { board: CREATE_NEW_BOARD_ID });
     expect(second.code).toBe(1);
     expect(second.stderr).toContain("its Update Mode is 'Always Create New'");
     expect(second.stderr).toContain('Stopped before making more duplicates');
@@ -96,12 +97,15 @@ describe('cardboard import: the demo CSV', () => {
     const e = await start();
     await cli(e, ['import', DEMO, '--map', 'Assignee=Owner']);
     e.resetRequests();
-    const r = await cli(e, ['import', DEMO, '--map', 'Assignee=Owner', '--match-on', 'Name', '--skip-column', 'Priority', '--dry-run']);
+    const edited = join(tempDir(), 'edited.csv');
+    writeFileSync(edited, readFileSync(DEMO, 'utf8').replace('Fix login redirect loop,Open', 'Fix login redirect loop,Done'));
+    const r = await cli(e, ['import', edited, '--map', 'Assignee=Owner', '--match-on', 'Name', '--skip-column', 'Priority', '--dry-run']);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('Assignee -> Owner   [--map]');
     expect(r.stdout).toContain('Priority -> (dropped)   [--skip-column]');
-    expect(r.stdout).toContain('line 11: {"Name":"Add dark mode toggle","Status":"Open","_id":');
-    expect(r.stdout).toContain('  create 0\n  update 1 (by Name; 25 cards on the board)\n  unchanged 24 (equal to their card: not sent)\n  reject 0');
+    expect(r.stdout).toMatch(/line \d+: \{"Name":"Fix login redirect loop","Status":"Done","Owner":"[^"]+","_id":/);
+    expect(r.stdout).toContain('Would send 1 of 25 rows:\n  create 0\n  update 1 (by Name; 25 cards on the board)\n  unchanged 24 (equal to their card: not sent)\n  reject 0');
+    expect(r.stdout).toMatch(/line \d+: Status: Open → Done/);
     expect(e.requests().length).toBeGreaterThan(0);
     expect(e.requests().every((q) => q.method === 'GET')).toBe(true);
   });

@@ -124,7 +124,8 @@ export async function renderPlan(
   for (const c of p.columns) out.push(`  ${c.header} -> ${targetText(c)}   [${c.how}]`);
   out.push('', 'First rows as they would be sent:');
   for (const s of plan.sample) out.push(`  line ${s.line}: ${JSON.stringify(s.body)}`);
-  out.push('', `Would send ${plan.rows - plan.rejected} of ${plan.rows} rows:`);
+  if (plan.sample.length === 0) out.push('  (none)');
+  out.push('', `Would send ${plan.rows - plan.rejected - plan.unchanged} of ${plan.rows} rows:`);
   out.push(`  create ${plan.creates}`);
   out.push(`  update ${plan.updates}${p.match ? ` (by ${p.match.field}; ${p.match.cards} cards on the board)` : ' (rows with an _id)'}`);
   if (p.match) out.push(`  unchanged ${plan.unchanged} (equal to their card: not sent)`);
