@@ -69,6 +69,9 @@ describe('cardboard import: the demo CSV', () => {
     const e = await start();
     const first = await cli(e, ['import', DEMO, '--map', 'Assignee=Owner', '--match-on', 'Name', '--json']);
     expect(JSON.parse(first.stdout)).toMatchObject({ created: 25, updated: 0 });
+    // The README's example: the same file again sends nothing.
+    const again = await cli(e, ['import', DEMO, '--map', 'Assignee=Owner', '--match-on', 'Name', '--json']);
+    expect(JSON.parse(again.stdout)).toMatchObject({ rows: 25, created: 0, updated: 0, unchanged: 25, skipped: 0 });
     const edited = join(tempDir(), 'edited.csv');
     writeFileSync(edited, readFileSync(DEMO, 'utf8').replace('Fix login redirect loop,Open', 'Fix login redirect loop,Done'));
     const second = await cli(e, ['import', edited, '--map', 'Assignee=Owner', '--match-on', 'Name', '--json']);
