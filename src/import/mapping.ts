@@ -2,7 +2,7 @@
 // does not match is dropped without an error, so every header must be accounted for before a row is sent).
 import { UsageError } from '../errors.js';
 import { suggestField } from '../schema/match.js';
-import type { ColumnMapping, ColumnTarget } from './types.js';
+import { type ColumnMapping, type ColumnTarget, REASON_COLUMN } from './types.js';
 
 /** The mapping flags as plain data. */
 export interface MappingOptions {
@@ -102,6 +102,7 @@ export function resolveMapping(headers: string[], fieldNames: string[], opts: Ma
     const add = (target: ColumnTarget, how: ColumnMapping['how']) => columns.push({ header, index, target, how });
     const fromFile = opts.mapFile?.[header];
     if (opts.skipColumns.includes(header)) add({ kind: 'skip' }, '--skip-column');
+    else if (header === REASON_COLUMN) add({ kind: 'skip' }, 'rejects reason'); // a rejects file imported again
     else if (header in opts.map) add(targetFor(opts.map[header]!, fields, Boolean(opts.allowUnknown), '--map'), '--map');
     else if (fromFile === null) add({ kind: 'skip' }, 'map file');
     else if (fromFile !== undefined) add(targetFor(fromFile, fields, Boolean(opts.allowUnknown), '--map-file'), 'map file');

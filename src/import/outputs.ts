@@ -2,7 +2,7 @@
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { UsageError } from '../errors.js';
 import { csvRow } from '../io/csv.js';
-import type { RowOutcome } from './types.js';
+import { REASON_COLUMN, type RowOutcome } from './types.js';
 
 /** A CSV file written in batches with writeSync: bounded memory, and what is written survives a crash. */
 class CsvFile {
@@ -41,6 +41,7 @@ class CsvFile {
 export class ImportOutputs {
   private readonly results?: CsvFile;
   private readonly rejects?: CsvFile;
+  private reasonAt = -1;
 
   /** Open the files now (before anything is sent), so a bad path fails with exit 2. */
   constructor(
@@ -53,7 +54,9 @@ export class ImportOutputs {
     }
     if (paths.rejects) {
       this.rejects = new CsvFile(paths.rejects, '--rejects');
-      this.rejects.row([...headers, 'reason']);
+      // An input that is itself a rejects file keeps one reason column: the new one replaces the old.
+      this.reasonAt = headers.indexOf(REASON_COLUMN);
+      this.rejects.row(this.reasonAt === -1 ? [...headers, REASON_COLUMN] : headers);
     }
   }
 
@@ -66,7 +69,10 @@ export class ImportOutputs {
       while (values.length < n) values.push('');
       // A row with extra fields keeps them in the reason, so nothing of the input is lost.
       const extra = o.values.length > n ? ` [extra fields: ${o.values.slice(n).join(' | ')}]` : '';
-      this.rejects.row([...values, `${o.state}: line ${o.line}: ${o.message ?? ''}${extra}`]);
+      const reason = `${o.state}: line ${o.line}: ${o.message ?? ''}${extra}`;
+      if (this.reasonAt === -1) values.push(reason);
+      else values[this.reasonAt] = reason;
+      this.rejects.row(values);
     }
   }
 

@@ -33,7 +33,7 @@ export interface ColumnMapping {
   header: string;
   index: number;
   target: ColumnTarget;
-  how: 'own name' | '--map' | 'map file' | '--skip-column' | 'id column' | 'prompt' | '--allow-unknown';
+  how: 'own name' | '--map' | 'map file' | '--skip-column' | 'id column' | 'prompt' | '--allow-unknown' | 'rejects reason';
 }
 
 /** What the engine reports while it runs; the command turns these into progress, files and a summary. */
@@ -59,6 +59,9 @@ export interface ImportSummary {
   stopped?: 'interrupted' | 'mode' | 'fatal';
   stopMessage?: string;
 }
+
+/** The column a rejects file adds to the input's own: recognised on import and never sent (issue 10). */
+export const REASON_COLUMN = '_cardboard_reason';
 
 /** The input formats `import` reads (issue 10): chosen by extension or --input-format. */
 export type InputFormat = 'csv' | 'tsv' | 'ndjson' | 'json';

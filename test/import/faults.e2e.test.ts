@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cli } from '../commands/helpers.js';
@@ -86,5 +86,34 @@ describe('cardboard import under faults: every row exactly once, or reported', (
     const cards = e.state()[BOARD_ID]!.cards;
     expect(cards).toHaveLength(30);
     expect(cards.every((c) => c.Status === 'Done')).toBe(true);
+  });
+});
+
+// Issue 10: the rejects file is the next input as it is. After uncertain rows the hint asks for --match-on
+// (never a blind re-import); the file imported again that way leaves every row on the board exactly once.
+describe('cardboard import: the rejects file round-trips to an exactly-once board', () => {
+  it('reset-after faults, then the rejects file with the hint\'s --match-on: every name once', async () => {
+    const e = await start({ faults: 'reset-after:0.3', faultSeed: 7 });
+    const file = writeCards(ROWS, 'rt');
+    const dir = tempDir();
+    const rejects = join(dir, 'rejects.csv');
+    const first = await cli(e, ['import', file, '--rejects', rejects], { timeoutMs: 60_000 });
+    expect(first.code).toBe(3);
+    expect(first.stderr).toContain('may already be on the board');
+    expect(first.stderr).toContain('--match-on');
+    const inDoubt = readFileSync(rejects, 'utf8').trim().split('\n').length - 1;
+    expect(inDoubt).toBeGreaterThan(0);
+    e.setFaults(undefined);
+    e.resetRequests();
+    const second = await cli(e, ['import', rejects, '--match-on', 'Name', '--rejects', join(dir, 'rejects.2.csv')]);
+    expect(second.stderr).not.toContain('match no board field');
+    expect(second.code).toBe(0);
+    const summary = second.stderr;
+    expect(summary).toMatch(/unchanged\s+\d+/);
+    // Every row of the file on the board exactly once, and nothing else; the reason column was never sent.
+    const counts = nameCounts(e);
+    expect([...counts.keys()].sort()).toEqual(Array.from({ length: ROWS }, (_, i) => `rt-${i + 1}`).sort());
+    expect([...counts.values()].every((n) => n === 1)).toBe(true);
+    expect(e.state()[BOARD_ID]!.cards.some((c) => '_cardboard_reason' in c)).toBe(false);
   });
 });

@@ -145,7 +145,7 @@ describe('cardboard import: malformed lines', () => {
       ['8', 'rejected'],
     ]);
     const rej = parse(readFileSync(rejects), { columns: true }) as Record<string, string>[];
-    expect(rej.map((x) => [x.Name, x.reason])).toEqual([
+    expect(rej.map((x) => [x.Name, x._cardboard_reason])).toEqual([
       ['too', 'rejected: line 5: expected 2 fields, found 3 [extra fields: fields]'],
       ['short', 'rejected: line 7: expected 2 fields, found 1'],
       ['', 'rejected: line 8: unclosed quote: lines 8-9 could not be read as records'],
