@@ -1,5 +1,5 @@
 import { readSchemaCache, writeSchemaCache } from '../config/schema-cache.js';
-import { CardboardError } from '../errors.js';
+import { ApiError, CardboardError } from '../errors.js';
 import { type Http, path } from '../http/index.js';
 import type { Card, Comment, Field } from '../spec-types.js';
 import type { ApiClient, ApiContext, ResolvedBoard } from './types.js';
@@ -54,7 +54,15 @@ export function apiOver(http: Http, board: ResolvedBoard, ctx: ApiContext, token
       return fields;
     },
     async putCard(body, opts = {}) {
-      return toCard(await http.post(boardPath, body, opts), url(boardPath));
+      const answer = await http.post(boardPath, body, opts);
+      if (isObject(answer) && typeof answer._id === 'string') return answer as Card;
+      // A 2xx without a usable `_id` (a 204, `{"id": …}`, text) most likely stored the card: an outcome
+      // the failure policy calls maybe-applied (no status, no known code), never a refusal or a bug.
+      throw new ApiError(
+        `The service answered POST ${url(boardPath)} with success but no card \`_id\`: the card may have been stored.`,
+        { method: 'POST', url: url(boardPath), code: 'ENOCARDID' },
+        { hint: 'The spec answers a POST with the card and its `_id`; check the base URL, or look for the card on the board.' },
+      );
     },
     async getCard(id, opts = {}) {
       const p = path`/api/aptlet/${board.id}/card/${id}`;
