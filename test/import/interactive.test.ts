@@ -3,9 +3,10 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runImport } from '../../src/commands/import/execute.js';
-import type { Choice, Prompter } from '../../src/commands/import/interactive.js';
+import { type Choice, fieldChoices, type Prompter, sampleText } from '../../src/commands/import/interactive.js';
 import { toOptions } from '../../src/commands/import/options.js';
 import { CancelledError } from '../../src/errors.js';
+import { answer } from '../../src/io/prompt.js';
 import { tempDir } from '../helpers/cli.js';
 import { BOARD_ID, type RunningEmulator, startTestEmulator } from '../helpers/emulator.js';
 import { testContext } from '../io/buffers.js';
@@ -20,8 +21,9 @@ afterEach(async () => {
 function scripted(answers: { confirm: boolean[]; select: string[]; input: string[] }) {
   const asked: string[] = [];
   const prompter: Prompter = {
-    async select<T>(message: string, choices: Choice<T>[]) {
-      asked.push(`${message} [${choices.map((c) => c.name).join(' | ')}]`);
+    async select<T>(message: string, choices: Choice<T>[], defaultValue?: T) {
+      const preset = choices.find((c) => c.value === defaultValue)?.name ?? choices[0]?.name;
+      asked.push(`${message} [${choices.map((c) => c.name).join(' | ')}] default: ${preset}`);
       const want = answers.select.shift();
       const choice = choices.find((c) => c.name.startsWith(want ?? '\u0000'));
       if (!choice) throw new Error(`no choice ${want}`);
@@ -57,7 +59,8 @@ describe('import: interactive mapping (scripted prompter)', () => {
 
     expect(asked[0]).toMatch(/Does this board have Create Fields on/);
     // Name, Status and Priority are taken by their own columns: only Owner is offered, then skip.
-    expect(asked[1]).toBe("CSV column 'Assignee' goes to which field? [Owner | skip this column]");
+    // No field is close to Assignee: Enter skips it. Two sample values of the column are shown, JSON-quoted.
+    expect(asked[1]).toBe('CSV column "Assignee" (e.g. "Alice Martin", "Bruno Costa") goes to which field? [Owner | skip this column] default: skip this column');
     expect(asked.slice(2)).toEqual(['Start the import with this mapping?', 'Save this mapping for the next run (--map-file)?', 'Save the mapping as']);
     expect(stderr.text).toContain('First rows as they will be sent:\n  {"Name":"Fix login redirect loop","Status":"Open","Owner":"Alice Martin","Priority":"High"}');
     expect(JSON.parse(readFileSync(mapPath, 'utf8'))).toEqual({ Name: 'Name', Status: 'Status', Assignee: 'Owner', Priority: 'Priority' });
@@ -90,6 +93,37 @@ describe('import: interactive mapping (scripted prompter)', () => {
     const { ctx } = testContext({ env, tty: true });
     await expect(runImport(ctx, toOptions(demoCopy(), { map: [], skipColumn: [], concurrency: '4', empty: 'omit' }))).rejects.toThrow(/column 'Assignee'/);
     expect(emu.requests().filter((r) => r.method === 'POST')).toEqual([]);
+  });
+});
+
+describe('import: prompts', () => {
+  it('--dry-run asks the mapping but never asks to start; nothing is sent', async () => {
+    emu = await startTestEmulator();
+    const env = { CARDBOARD_BASE_URL: emu.url, CARDBOARD_BOARD: BOARD_ID, CARDBOARD_TOKEN: emu.boards[BOARD_ID]!.token, CARDBOARD_CONFIG_DIR: tempDir() };
+    const { prompter, asked } = scripted({ confirm: [false, false], select: ['Owner'], input: [] });
+    const { ctx, stdout } = testContext({ env });
+    await runImport(ctx, toOptions(demoCopy(), { map: [], skipColumn: [], concurrency: '4', empty: 'omit', dryRun: true }), { prompter });
+    expect(asked.some((q) => q.startsWith('Start the import'))).toBe(false);
+    expect(stdout.text).toContain('Assignee -> Owner   [prompt]');
+    expect(emu.requests().filter((r) => r.method === 'POST')).toEqual([]);
+  });
+
+  it('a column with a close field offers it as the default; samples never carry raw control characters', () => {
+    const choices = fieldChoices({ header: 'status', index: 1, suggestion: 'Status' }, ['Name', 'Status'], new Set(['Name']), false);
+    expect(choices[0]).toMatchObject({ name: 'Status  (closest)', value: { kind: 'field', field: 'Status' } });
+    expect(sampleText([['a', '\u001b]0;pwned\u0007'], ['b', 'x']], 1)).toBe(' (e.g. "\\u001b]0;pwned\\u0007", "x")');
+    expect(sampleText([['a', ''], ['b']], 1)).toBe(' (empty in the first rows)');
+  });
+
+  it('Ctrl-C at a prompt is an interruption (exit 130, "Interrupted."), whatever the prompt', async () => {
+    for (const name of ['ExitPromptError', 'AbortPromptError']) {
+      const quit = Object.assign(new Error('User force closed the prompt with SIGINT'), { name });
+      const err = await answer(Promise.reject(quit)).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(CancelledError);
+      expect(err).toMatchObject({ message: 'Interrupted.', exitCode: 130 });
+    }
+    await expect(answer(Promise.reject(new TypeError('other')))).rejects.toBeInstanceOf(TypeError);
+    await expect(answer(Promise.resolve(3))).resolves.toBe(3);
   });
 });
 

@@ -1,7 +1,8 @@
 import type { Context } from '../../context.js';
 import { isInteractive } from '../../context.js';
-import { CancelledError, UsageError } from '../../errors.js';
+import { UsageError } from '../../errors.js';
 import { readStdin } from '../../io/input.js';
+import { answer } from '../../io/prompt.js';
 
 /** Drop one trailing newline (CRLF too), as `echo` and `pbpaste` add one; keep everything else. */
 export function trimOneNewline(text: string): string {
@@ -27,11 +28,7 @@ export async function promptSecret(ctx: Context, message: string, flag: string):
     throw new UsageError(`No terminal to ask for the ${message.toLowerCase()}.`, { hint: `Pipe it on stdin with ${flag}.` });
   }
   const { password } = await import('@inquirer/prompts');
-  try {
-    return await password({ message: `${message} (input hidden):` }, { input: ctx.stdin, output: ctx.stderr, signal: ctx.signal });
-  } catch (err) {
-    throw new CancelledError('Interrupted.', { cause: err });
-  }
+  return answer(password({ message: `${message} (input hidden):` }, { input: ctx.stdin, output: ctx.stderr, signal: ctx.signal }));
 }
 
 /** Reject an empty or multi-line secret before it is stored or sent. */

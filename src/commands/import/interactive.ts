@@ -5,6 +5,7 @@ import type { Context } from '../../context.js';
 import { CancelledError } from '../../errors.js';
 import { checkTargets, mappingToFile, rowBody, shellQuote, type Unmapped } from '../../import/mapping.js';
 import type { ColumnMapping, ColumnTarget } from '../../import/types.js';
+import { answer } from '../../io/prompt.js';
 import { editDistance } from '../../schema/match.js';
 
 /** One option of a select prompt. */
@@ -16,7 +17,8 @@ export interface Choice<T> {
 
 /** The questions the import may ask; tests pass a scripted one, the CLI wraps @inquirer/prompts. */
 export interface Prompter {
-  select<T>(message: string, choices: Choice<T>[]): Promise<T>;
+  /** `defaultValue`: the choice Enter takes (by value identity), else the first. */
+  select<T>(message: string, choices: Choice<T>[], defaultValue?: T): Promise<T>;
   confirm(message: string, defaultValue: boolean): Promise<boolean>;
   input(message: string, defaultValue: string): Promise<string>;
 }
@@ -26,9 +28,9 @@ export async function inquirerPrompter(ctx: Context): Promise<Prompter> {
   const prompts = await import('@inquirer/prompts');
   const io = { input: ctx.stdin, output: ctx.stderr, signal: ctx.signal };
   return {
-    select: (message, choices) => prompts.select({ message, choices, pageSize: 12 }, io),
-    confirm: (message, defaultValue) => prompts.confirm({ message, default: defaultValue }, io),
-    input: (message, defaultValue) => prompts.input({ message, default: defaultValue }, io),
+    select: (message, choices, defaultValue) => answer(prompts.select({ message, choices, pageSize: 12, default: defaultValue }, io)),
+    confirm: (message, defaultValue) => answer(prompts.confirm({ message, default: defaultValue }, io)),
+    input: (message, defaultValue) => answer(prompts.input({ message, default: defaultValue }, io)),
   };
 }
 
@@ -52,8 +54,27 @@ export function fieldChoices(u: Unmapped, fieldNames: string[], taken: Set<strin
   return choices;
 }
 
-/** Ask for every unmapped header; returns the completed column list. */
-export async function askMapping(prompter: Prompter, columns: ColumnMapping[], unmapped: Unmapped[], fieldNames: string[]): Promise<ColumnMapping[]> {
+/** Up to two non-empty sample values of a column, JSON-quoted: control characters never reach the terminal raw. */
+export function sampleText(sample: readonly (readonly unknown[])[], index: number): string {
+  const values = sample.map((row) => row[index]).filter((v) => v !== undefined && v !== '').slice(0, 2);
+  const shown = values.map((v) => {
+    const text = JSON.stringify(v) ?? '';
+    return text.length > 40 ? `${text.slice(0, 39)}…` : text;
+  });
+  return shown.length ? ` (e.g. ${shown.join(', ')})` : ' (empty in the first rows)';
+}
+
+/**
+ * Ask for every unmapped header, showing two sample values of each; returns the completed column list.
+ * A column with no close field defaults to "skip": one Enter never sends data into an unrelated field.
+ */
+export async function askMapping(
+  prompter: Prompter,
+  columns: ColumnMapping[],
+  unmapped: Unmapped[],
+  fieldNames: string[],
+  sample: readonly (readonly unknown[])[] = [],
+): Promise<ColumnMapping[]> {
   const out = [...columns];
   const createFields = await prompter.confirm(
     `${unmapped.length} column(s) match no field. Does this board have Create Fields on (so a column may become a new field)?`,
@@ -61,7 +82,10 @@ export async function askMapping(prompter: Prompter, columns: ColumnMapping[], u
   );
   for (const u of unmapped) {
     const taken = new Set(out.flatMap((c) => (c.target.kind === 'field' || c.target.kind === 'new' ? [c.target.field] : [])));
-    const target = await prompter.select(`CSV column '${u.header}' goes to which field?`, fieldChoices(u, fieldNames, taken, createFields));
+    const choices = fieldChoices(u, fieldNames, taken, createFields);
+    const skip = choices.find((c) => c.value.kind === 'skip')!.value;
+    const message = `CSV column ${JSON.stringify(u.header)}${sampleText(sample, u.index)} goes to which field?`;
+    const target = await prompter.select(message, choices, u.suggestion === undefined ? skip : choices[0]!.value);
     out.push({ header: u.header, index: u.index, target, how: 'prompt' });
   }
   out.sort((a, b) => a.index - b.index);
@@ -77,10 +101,12 @@ export async function previewAndSave(
   sample: string[][],
   file: string,
   sendEmpty: boolean,
+  dryRun = false,
 ): Promise<void> {
   const lines = sample.map((values) => `  ${JSON.stringify(rowBody(columns, values, sendEmpty))}`);
   ctx.stderr.write(`First rows as they will be sent:\n${lines.join('\n') || '  (no rows)'}\n`);
-  if (!(await prompter.confirm('Start the import with this mapping?', true))) {
+  // A dry run sends nothing: there is nothing to confirm.
+  if (!dryRun && !(await prompter.confirm('Start the import with this mapping?', true))) {
     throw new CancelledError('Import cancelled at the preview; nothing was sent.');
   }
   if (!(await prompter.confirm('Save this mapping for the next run (--map-file)?', true))) return;

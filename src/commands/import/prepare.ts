@@ -69,13 +69,14 @@ export async function prepareImport(ctx: Context, opts: ImportOptions, deps: Imp
     const interactive = deps.prompter !== undefined || (isInteractive(ctx) && opts.file !== '-');
     if (!interactive) throw unmappedError(resolved.unmapped, (extra) => importCommandLine(opts, ctx.globals, { extra }));
     const prompter = deps.prompter ?? (await inquirerPrompter(ctx));
-    columns = await askMapping(prompter, columns, resolved.unmapped, fieldNames);
+    // The first rows are read before the questions: each shows sample values of its column.
     for (let n = await reader.next(); !n.done; n = await reader.next()) {
       buffered.push(n.value);
       if (buffered.filter((i) => i.kind === 'row').length >= 3) break;
     }
     const sample = buffered.flatMap((i) => (i.kind === 'row' ? [i.values] : []));
-    await previewAndSave(ctx, prompter, columns, sample, opts.file, opts.sendEmpty);
+    columns = await askMapping(prompter, columns, resolved.unmapped, fieldNames, sample);
+    await previewAndSave(ctx, prompter, columns, sample, opts.file, opts.sendEmpty, opts.dryRun);
   }
   if (opts.matchOn !== undefined && !sentFields(columns).includes(opts.matchOn)) {
     throw new UsageError(`--match-on ${opts.matchOn}: no CSV column is sent as that field.`, { hint: `Fields sent: ${sentFields(columns).join(', ')}.` });
