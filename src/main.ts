@@ -7,9 +7,24 @@ import { buildProgram } from './program.js';
 export async function main(argv: string[], ctx: Context = createContext()): Promise<number> {
   const controller = new AbortController();
   ctx.signal = controller.signal;
-  // SIGTERM aborts requests in flight (exit 130); long runs watch both signals through interruptible().
-  const stopListening = ctx.signals.listen((s) => {
-    if (s === 'SIGTERM') controller.abort();
+  // SIGTERM aborts requests in flight (exit 130). So does Ctrl-C, except while a long run handles it
+  // itself through interruptible() (finish what is in flight, then a summary): before that run starts (an
+  // import reading its file, the schema or the board) a Ctrl-C must not be swallowed.
+  const source = ctx.signals;
+  let claimed = 0;
+  ctx.signals = {
+    listen(listener) {
+      claimed++;
+      const stop = source.listen(listener);
+      return () => {
+        claimed--;
+        stop();
+      };
+    },
+    exitNow: (code) => source.exitNow(code),
+  };
+  const stopListening = source.listen((s) => {
+    if (s === 'SIGTERM' || claimed === 0) controller.abort();
   });
   try {
     const program = await buildProgram(ctx, argv);
@@ -23,6 +38,7 @@ export async function main(argv: string[], ctx: Context = createContext()): Prom
     return report(err, ctx, argv.includes('--verbose') || argv.includes('-v'));
   } finally {
     stopListening();
+    ctx.signals = source;
     await ctx.close();
   }
 }

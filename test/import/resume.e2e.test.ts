@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { cli } from '../commands/helpers.js';
 import { tempDir } from '../helpers/cli.js';
 import { BOARD_ID } from '../helpers/emulator.js';
-import { nameCounts, readResults, spawnCli, start, until, writeCards } from './helpers.js';
+import { nameCounts, posts, readResults, spawnCli, start, until, writeCards } from './helpers.js';
 
 const ROWS = 60;
 const CONCURRENCY = 4;
@@ -47,6 +47,16 @@ describe('cardboard import: resume', () => {
     // Sent before the kill but not journalled: one row per worker at most (issue 4, section 6).
     expect(twice.length).toBeLessThanOrEqual(CONCURRENCY);
     expect(e.state()[BOARD_ID]!.cards.length).toBe(ROWS + twice.length);
+  });
+
+  it('Ctrl-C before the first row (reading the schema) stops at once with 130: it is never swallowed', async () => {
+    const e = await start({ faults: 'delay:30s' });
+    const run = spawnCli(e, ['import', writeCards(5, 'early'), '--match-on', 'Name']);
+    await until(() => e.requests().length > 0); // the schema GET is held by the delay
+    run.child.kill('SIGINT');
+    expect(await run.exit).toBe(130);
+    expect(run.output().stderr).toContain('error: Interrupted.');
+    expect(posts(e)).toBe(0);
   });
 
   it('Ctrl-C lets requests in flight finish, journals them and exits 130; the re-run completes with no duplicate', async () => {

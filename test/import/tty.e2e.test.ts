@@ -8,6 +8,7 @@ import { BIN, childEnv, runCli, tempDir } from '../helpers/cli.js';
 import { BOARD_ID, type RunningEmulator, startTestEmulator } from '../helpers/emulator.js';
 
 const DOWN = '\x1b[B';
+const UP = '\x1b[A';
 const ENTER = '\r';
 const ROWS = 40;
 const COLS = 100;
@@ -147,27 +148,27 @@ function writePeople(): string {
 }
 
 /**
- * Answer one select prompt as a user would: wait for the question and its whole list, then press the
- * down arrow until the cursor (on the first choice) reaches the one starting with `want`, and Enter.
- * Returns the choices as drawn, in order, and where the drawing ends.
+ * Answer one select prompt as a user would: wait for the question about `header` and its whole list, then
+ * move the cursor from where the prompt put it (the default) to the choice starting with `want`, and Enter.
+ * Returns the choices as drawn, in order, the one the cursor started on, and where the drawing ends.
  */
-async function pick(t: Terminal, question: string, want: string, from: number): Promise<{ choices: string[]; at: number }> {
+async function pick(t: Terminal, header: string, want: string, from: number): Promise<{ choices: string[]; preset: string; at: number }> {
+  const question = `CSV column "${header}"`;
   const asked = await t.waitFor(question, from);
+  await t.waitFor('goes to which field?', asked);
   const end = await t.waitFor('skip this column', asked);
   const drawn = plain(t.raw()).slice(asked, end);
-  // The list starts on the line after the question; the first choice carries the cursor mark.
-  const choices = drawn
-    .split(/\r?\n/)
-    .slice(1)
-    .map((l) => l.replace(/^\s*❯?\s*/, '').trim())
-    .filter((l) => l !== '');
-  expect(drawn.split(/\r?\n/)[1], `the cursor mark is on the first choice:\n${drawn}`).toMatch(/^❯ /);
+  // The list starts on the line after the question; the default choice carries the cursor mark.
+  const lines = drawn.split(/\r?\n/).slice(1).filter((l) => l.trim() !== '');
+  const choices = lines.map((l) => l.replace(/^\s*❯?\s*/, '').trim());
+  const cursor = lines.findIndex((l) => /^\s*❯ /.test(l));
+  expect(cursor, `a cursor mark on one choice:\n${drawn}`).toBeGreaterThanOrEqual(0);
   const index = choices.findIndex((c) => c.startsWith(want));
-  expect(index, `'${want}' offered for ${question}: ${choices.join(' | ')}`).toBeGreaterThanOrEqual(0);
-  t.type(DOWN.repeat(index) + ENTER);
+  expect(index, `'${want}' offered for ${header}: ${choices.join(' | ')}`).toBeGreaterThanOrEqual(0);
+  t.type((index >= cursor ? DOWN.repeat(index - cursor) : UP.repeat(cursor - index)) + ENTER);
   // The prompt collapses to one line with the answer once Enter is taken.
-  const answered = await t.waitFor(new RegExp(`✔ ${question.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\s*${want}`), from);
-  return { choices, at: answered };
+  const answered = await t.waitFor(new RegExp(`✔ CSV column "${header}".*goes to which field\\?\\s*${want.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`), from);
+  return { choices, preset: choices[cursor]!, at: answered };
 }
 
 /** Cards on the test board without their ids, by name (requests in flight at once finish in any order). */
@@ -184,9 +185,11 @@ async function mapPeople(t: Terminal): Promise<{ status: string[]; assignee: str
   const cf = await t.waitFor('Does this board have Create Fields on');
   await t.waitFor('(y/N)', cf);
   t.type(ENTER);
-  const status = await pick(t, "CSV column 'status' goes to which field?", 'Status', cf);
-  const assignee = await pick(t, "CSV column 'Assignee' goes to which field?", 'Owner', status.at);
-  const notes = await pick(t, "CSV column 'Notes' goes to which field?", 'skip this column', assignee.at);
+  const status = await pick(t, 'status', 'Status', cf);
+  const assignee = await pick(t, 'Assignee', 'Owner', status.at);
+  const notes = await pick(t, 'Notes', 'skip this column', assignee.at);
+  // The close field is the default; with no close field, Enter skips (issue 10 §7).
+  expect([status.preset, assignee.preset, notes.preset]).toEqual(['Status  (closest)', 'skip this column', 'skip this column']);
   return { status: status.choices, assignee: assignee.choices, notes: notes.choices, at: notes.at };
 }
 
@@ -247,6 +250,23 @@ describe('import on a terminal: interactive mapping with @inquirer/prompts (issu
     } finally {
       await second.close();
     }
+  }, 60_000);
+
+  it('Ctrl-C at a mapping question exits 130 with "Interrupted.", never "a bug"; nothing is sent', async () => {
+    emu = await startTestEmulator();
+    const t = onTerminal(['import', writePeople()], boardEnv(emu));
+    const cf = await t.waitFor('Does this board have Create Fields on');
+    await t.waitFor('(y/N)', cf);
+    t.type(ENTER);
+    const asked = await t.waitFor('CSV column "status"', cf);
+    await t.waitFor('skip this column', asked);
+    t.type('\x03');
+    const code = await t.exit;
+    const screen = plain(t.raw());
+    expect(code, screen).toBe(130);
+    expect(screen.slice(asked)).toContain('error: Interrupted.');
+    expect(screen).not.toContain('This is a bug');
+    expect(emu.requests().every((r) => r.method === 'GET')).toBe(true);
   }, 60_000);
 
   it('declining at the preview sends nothing and exits 130 (cancelled)', async () => {
