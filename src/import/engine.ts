@@ -31,6 +31,8 @@ export interface EngineOptions {
   maxTries?: number;
   /** How long one row may meet nothing but 429s before the run stops (default 15 min). */
   giveUpAfterMs?: number;
+  /** How long a row may fail to reach the service before the run stops (default 30 s). */
+  unreachableAfterMs?: number;
 }
 
 /** The result: counts, and the error that stopped the run early (auth, Update Mode), if any. */
@@ -90,6 +92,7 @@ export async function runEngine(items: AsyncIterable<CsvItem>, o: EngineOptions)
     }),
     maxTries: o.maxTries ?? 6,
     giveUpAfterMs: o.giveUpAfterMs ?? 15 * 60_000,
+    unreachableAfterMs: o.unreachableAfterMs ?? 30_000,
     beforeSend: () => o.journal?.ready(),
   };
   const retried = (line: number) => (reason: string, attempt: number) => {
@@ -131,6 +134,7 @@ export async function runEngine(items: AsyncIterable<CsvItem>, o: EngineOptions)
 
   async function settle(line: number, values: string[], body: Record<string, string>, r: SendResult, idFromIndex: boolean, confirm: () => void): Promise<void> {
     if (r.kind === 'stopped') return; // never sent: not a finished row; a re-run takes it
+    if (r.kind === 'unreachable') return stopWith('fatal', r.fatal); // likewise: no state, the next run sends it
     if (r.kind === 'rejected') {
       finish(line, 'rejected', values, undefined, r.message);
       if (r.fatal) stopWith('fatal', r.fatal as ApiError);

@@ -14,6 +14,8 @@ export type SendResult =
   | { kind: 'found'; id: string; reason: string }
   | { kind: 'rejected'; message: string; fatal?: ApiError }
   | { kind: 'uncertain'; message: string }
+  /** The service could not be reached (or answered only 503) for the whole grace: nothing of the row was applied. */
+  | { kind: 'unreachable'; fatal: ApiError }
   | { kind: 'stopped' };
 
 /** What a send needs from the run. */
@@ -32,6 +34,8 @@ export interface SendContext {
   maxTries: number;
   /** How long a row may meet nothing but 429s before the run stops: a CI job must end, not wait forever. */
   giveUpAfterMs: number;
+  /** How long a row may fail to reach the service (refused, DNS, reset before sending, 503) before the run stops. */
+  unreachableAfterMs: number;
 }
 
 /** Backoff between tries of one row: 200 ms, doubling, at most 8 s (full jitter, failure.ts). */
@@ -53,11 +57,22 @@ function stillThrottled(err: ApiError, ms: number): ApiError {
   );
 }
 
+/** The error that stops a run whose service cannot be reached: rows not sent keep no state. */
+function unreachable(err: ApiError, ms: number): ApiError {
+  const base = err.url.replace(/^(\w+:\/\/[^/]+).*$/, '$1');
+  const since = ms >= 1000 ? ` for ${formatDuration(Math.round(ms / 1000) * 1000)}` : '';
+  return new ApiError(
+    `The service at ${base} could not be reached${since} (${describe(err)}); stopped. Rows not sent keep no state.`,
+    { method: err.method, url: err.url, status: err.status, serverMessage: err.serverMessage, code: err.code },
+  );
+}
+
 /** POST one row's body, applying the retry rules; `key` is the row's --match-on value, if any. */
 export async function sendRow(sc: SendContext, body: Record<string, string>, key: string | undefined): Promise<SendResult> {
   const hasId = body._id !== undefined;
   let recovered: string | undefined;
   let throttledSince: number | undefined;
+  let unreachableSince: number | undefined;
   const wait = (ms: number) => sc.clock.sleep(ms, sc.stop);
   for (let attempt = 1; ; attempt++) {
     if (sc.stop.aborted) return { kind: 'stopped' };
@@ -86,9 +101,15 @@ export async function sendRow(sc: SendContext, body: Record<string, string>, key
         return fatal ? { kind: 'rejected', message: reason, fatal: err } : { kind: 'rejected', message: reason };
       }
       const notApplied = failure.kind === 'not-sent' || failure.kind === 'retryable';
-      if (attempt >= sc.maxTries || !failure.heals) {
-        const message = `gave up after ${attempt} tries: ${reason}`;
-        return notApplied ? { kind: 'rejected', message: `${message} (not applied)` } : { kind: 'uncertain', message };
+      if (notApplied) {
+        // Nothing was applied, and the server did not refuse the row: the service is away, not the row
+        // wrong. Past the grace the run stops and the row keeps no state: the next run sends it.
+        unreachableSince ??= sc.clock.now();
+        const away = sc.clock.now() - unreachableSince;
+        if (!failure.heals || away >= sc.unreachableAfterMs) return { kind: 'unreachable', fatal: unreachable(err, away) };
+      } else unreachableSince = undefined;
+      if (!notApplied && (attempt >= sc.maxTries || !failure.heals)) {
+        return { kind: 'uncertain', message: `gave up after ${attempt} tries: ${reason}` };
       }
       if (notApplied) {
         // A 503 holds only this row for its Retry-After: unlike a 429 it says nothing about our rate.

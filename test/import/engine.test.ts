@@ -160,6 +160,33 @@ describe('import engine in simulated time', () => {
     expect(r.service.cards).toHaveLength(0);
   });
 
+  it.each([
+    ['refused', { refused: 1 }],
+    ['503', { unavailable: 1 }],
+  ] as const)('a service that cannot be reached (%s) stops the run after the grace; rows not sent keep no state', async (_, faults) => {
+    const r = await simulate(named(40, 'u'), { faults });
+    expect(r.result.fatal?.message).toMatch(/could not be reached for 3\ds .*; stopped\. Rows not sent keep no state\./);
+    expect(r.result.fatal?.exitCode).toBe(1);
+    expect(r.result.summary.stopped).toBe('fatal');
+    // Nothing was refused by the server: no row is `rejected`, and none is journalled or reported at all.
+    expect(r.outcomes).toEqual([]);
+    expect(r.result.summary.rejected).toBe(0);
+    // Stopped after the 30 s grace, not after minutes of rows each giving up.
+    expect(r.clock.now()).toBeGreaterThanOrEqual(30_000);
+    expect(r.clock.now()).toBeLessThan(45_000);
+    expect(r.service.cards).toHaveLength(0);
+  });
+
+  it('a service away for less than the grace loses nothing: every row lands once', async () => {
+    const clock = simClock();
+    const service = new SimService(clock, { faults: { refused: 1 } });
+    void clock.sleep(10_000).then(() => (service.opts.faults = {}));
+    const r = await simulate(named(40, 'b'), { service, clock });
+    expect(r.result.fatal).toBeUndefined();
+    expect(r.result.summary.created).toBe(40);
+    expectAccounted(r, named(40, 'b'));
+  });
+
   it('Ctrl-C ends waits at once: a row backing off for a 30 s Retry-After does not hold the run', async () => {
     const clock = simClock();
     // Every request answers 503 with Retry-After 30: rows sit in their waits.
