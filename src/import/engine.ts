@@ -64,7 +64,7 @@ export async function runEngine(items: AsyncIterable<CsvItem>, o: EngineOptions)
     stop.abort();
   }
 
-  function finish(line: number, state: RowState, values: string[], id?: string, message?: string): void {
+  function finish(line: number, state: RowState, values: unknown[], id?: string, message?: string): void {
     const outcome: RowOutcome = { line, state, values };
     if (id !== undefined) outcome.id = id;
     if (message !== undefined) outcome.message = message;
@@ -132,7 +132,7 @@ export async function runEngine(items: AsyncIterable<CsvItem>, o: EngineOptions)
     }
   }
 
-  async function settle(line: number, values: string[], body: Record<string, string>, r: SendResult, idFromIndex: boolean, confirm: () => void): Promise<void> {
+  async function settle(line: number, values: unknown[], body: Record<string, unknown>, r: SendResult, idFromIndex: boolean, confirm: () => void): Promise<void> {
     if (r.kind === 'stopped') return; // never sent: not a finished row; a re-run takes it
     if (r.kind === 'unreachable') return stopWith('fatal', r.fatal); // likewise: no state, the next run sends it
     if (r.kind === 'rejected') {
@@ -151,7 +151,7 @@ export async function runEngine(items: AsyncIterable<CsvItem>, o: EngineOptions)
     }
     // Spec 4.3 rules 3-4: a different `_id` back means a new card. For an id from the board itself that
     // proves Always Create New; for an id from the CSV, the card may simply not exist.
-    const exists = idFromIndex || (await o.api.getCard(body._id).then(() => true, () => false));
+    const exists = idFromIndex || (await o.api.getCard(String(body._id)).then(() => true, () => false));
     if (!exists) return finish(line, 'created', values, id, `no card with _id ${body._id}; a new card was created`);
     finish(line, 'created', values, id, `board created a new card instead of updating ${body._id}`);
     stopWith(

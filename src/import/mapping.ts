@@ -161,17 +161,47 @@ export function mappingToFile(columns: ColumnMapping[]): Record<string, string |
   return out;
 }
 
-/** Build the POST body of one row (spec 4.3): values as the CSV's strings; empty cells omitted unless `sendEmpty`. */
-export function rowBody(columns: ColumnMapping[], values: string[], sendEmpty: boolean): Record<string, string> {
-  const body: Record<string, string> = {};
+/** A cell that its column's --type cannot convert: the row is rejected with this message. */
+export class CellError extends Error {}
+
+const NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
+
+/** A CSV cell as its --type says (issue 10): strict, so nothing is guessed; JSON input is already typed. */
+export function typedCell(c: ColumnMapping, value: unknown): unknown {
+  if (c.type === undefined || c.type === 'string' || typeof value !== 'string') return value;
+  const bad = (what: string) => new CellError(`column '${c.header}': ${JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}…` : value)} is not ${what} (--type ${c.type})`);
+  if (c.type === 'number') {
+    const n = Number(value.trim());
+    if (!NUMBER.test(value.trim()) || !Number.isFinite(n)) throw bad('a number');
+    return n;
+  }
+  if (c.type === 'boolean') {
+    if (value === 'true') return true;
+    if (value === 'false') return false;
+    throw bad('true or false');
+  }
+  try {
+    return JSON.parse(value);
+  } catch {
+    throw bad('JSON');
+  }
+}
+
+/**
+ * Build the POST body of one row (spec 4.3): typed values (JSON input, or --type) and strings otherwise;
+ * absent values and empty cells omitted unless `sendEmpty`. A null-prototype object: a field may be named
+ * `__proto__` or `constructor`. Throws CellError for a cell its --type cannot convert.
+ */
+export function rowBody(columns: ColumnMapping[], values: readonly unknown[], sendEmpty: boolean): Record<string, unknown> {
+  const body: Record<string, unknown> = Object.create(null);
   for (const c of columns) {
     if (c.target.kind === 'skip') continue;
-    const value = values[c.index] ?? '';
+    const value = values[c.index];
     // An empty id means "no id": a new card, whatever --empty says.
     if (c.target.kind === 'id') {
-      if (value !== '') body._id = value;
-    } else if (value !== '' || sendEmpty) {
-      body[c.target.field] = value;
+      if (value !== undefined && value !== null && value !== '') body._id = typeof value === 'string' ? value : JSON.stringify(value);
+    } else if (value !== undefined && (value !== '' || sendEmpty)) {
+      body[c.target.field] = value === '' ? value : typedCell(c, value);
     }
   }
   return body;

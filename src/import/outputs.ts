@@ -21,7 +21,12 @@ class CsvFile {
   }
 
   row(values: readonly unknown[]): void {
-    this.buffer += csvRow(values);
+    this.text(csvRow(values));
+  }
+
+  /** Append text as it is (an NDJSON line). */
+  text(text: string): void {
+    this.buffer += text;
     if (this.buffer.length >= 65_536) this.flush();
   }
 
@@ -44,9 +49,11 @@ export class ImportOutputs {
   private reasonAt = -1;
 
   /** Open the files now (before anything is sent), so a bad path fails with exit 2. */
+  /** `json`: the input was JSON, and the rejects file is NDJSON records (the next input as it is). */
   constructor(
     paths: { results?: string; rejects?: string },
     private readonly headers: string[],
+    private readonly json = false,
   ) {
     if (paths.results) {
       this.results = new CsvFile(paths.results, '--results');
@@ -56,14 +63,22 @@ export class ImportOutputs {
       this.rejects = new CsvFile(paths.rejects, '--rejects');
       // An input that is itself a rejects file keeps one reason column: the new one replaces the old.
       this.reasonAt = headers.indexOf(REASON_COLUMN);
-      this.rejects.row(this.reasonAt === -1 ? [...headers, REASON_COLUMN] : headers);
+      if (!json) this.rejects.row(this.reasonAt === -1 ? [...headers, REASON_COLUMN] : headers);
     }
   }
 
   /** Record a finished row: every row in results; rejected and uncertain rows in rejects, in the input's own columns. */
   add(o: RowOutcome): void {
     this.results?.row([o.line, o.state, o.id ?? '', o.message ?? '']);
-    if (this.rejects && (o.state === 'rejected' || o.state === 'uncertain')) {
+    if (this.rejects && (o.state === 'rejected' || o.state === 'uncertain') && this.json) {
+      // The record as read (absent keys stay absent), with the reason replacing any earlier one.
+      const record: Record<string, unknown> = Object.create(null);
+      this.headers.forEach((h, i) => {
+        if (o.values[i] !== undefined && h !== REASON_COLUMN) record[h] = o.values[i];
+      });
+      record[REASON_COLUMN] = `${o.state}: line ${o.line}: ${o.message ?? ''}`;
+      this.rejects.text(`${JSON.stringify(record)}\n`);
+    } else if (this.rejects && (o.state === 'rejected' || o.state === 'uncertain')) {
       const n = this.headers.length;
       const values = o.values.slice(0, n);
       while (values.length < n) values.push('');

@@ -16,9 +16,9 @@ export interface Plan {
   /** The first rejections, for the report (all of them are counted). */
   rejections: { line: number; reason: string }[];
   /** The first rows as they would be sent. */
-  sample: { line: number; body: Record<string, string> }[];
+  sample: { line: number; body: Record<string, unknown> }[];
   /** The first rows that would update a --match-on card, for the report of what changes. */
-  updateSample: { line: number; id: string; body: Record<string, string> }[];
+  updateSample: { line: number; id: string; body: Record<string, unknown> }[];
 }
 
 /** Walk every row through the same checks as a run. */
@@ -50,7 +50,7 @@ export async function planImport(
     }
     if (p.body._id !== undefined) {
       plan.updates++;
-      if (p.idFromIndex && plan.updateSample.length < (opts.sampleSize ?? 5)) plan.updateSample.push({ line: item.line, id: p.body._id, body: p.body });
+      if (p.idFromIndex && plan.updateSample.length < (opts.sampleSize ?? 5)) plan.updateSample.push({ line: item.line, id: String(p.body._id), body: p.body });
     } else plan.creates++;
     if (plan.sample.length < (opts.sampleSize ?? 5)) plan.sample.push({ line: item.line, body: p.body });
   }

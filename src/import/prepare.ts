@@ -1,12 +1,12 @@
 // The checks every row goes through before it may be sent, shared by the run and --dry-run.
 import { digestOf, type KeyIndex, keyText, lookupCard } from './match-index.js';
-import { rowBody } from './mapping.js';
+import { CellError, rowBody } from './mapping.js';
 import type { ColumnMapping } from './types.js';
 
 /** A row ready to send (with `_id` from --match-on when its key is on the board), or why it cannot be. */
 export type Prepared =
-  | { kind: 'send'; body: Record<string, string>; key?: string; idFromIndex: boolean }
-  | { kind: 'unchanged'; body: Record<string, string>; id: string }
+  | { kind: 'send'; body: Record<string, unknown>; key?: string; idFromIndex: boolean }
+  | { kind: 'unchanged'; body: Record<string, unknown>; id: string }
   | { kind: 'reject'; message: string };
 
 /** State across rows: the --match-on keys seen so far, for duplicate detection within the CSV. */
@@ -31,8 +31,14 @@ function provenUnchanged(index: KeyIndex, body: Readonly<Record<string, unknown>
 }
 
 /** Build the body and apply --match-on: empty, duplicate and ambiguous keys are rejected, never guessed. */
-export function prepareRow(st: PrepareState, line: number, values: string[]): Prepared {
-  const body = rowBody(st.columns, values, st.sendEmpty);
+export function prepareRow(st: PrepareState, line: number, values: readonly unknown[]): Prepared {
+  let body: Record<string, unknown>;
+  try {
+    body = rowBody(st.columns, values, st.sendEmpty);
+  } catch (err) {
+    if (err instanceof CellError) return { kind: 'reject', message: err.message };
+    throw err;
+  }
   if (Object.keys(body).every((k) => k === '_id')) return { kind: 'reject', message: 'no values to send' };
   if (!st.match) return { kind: 'send', body, idFromIndex: false };
   const field = st.match.field;

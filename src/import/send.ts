@@ -68,7 +68,7 @@ function unreachable(err: ApiError, ms: number): ApiError {
 }
 
 /** POST one row's body, applying the retry rules; `key` is the row's --match-on value, if any. */
-export async function sendRow(sc: SendContext, body: Record<string, string>, key: string | undefined): Promise<SendResult> {
+export async function sendRow(sc: SendContext, body: Record<string, unknown>, key: string | undefined): Promise<SendResult> {
   const hasId = body._id !== undefined;
   let recovered: string | undefined;
   let throttledSince: number | undefined;

@@ -3,8 +3,8 @@
 /** One item read from the CSV, in file order. `line` is the line where the record STARTS (1-based). */
 export type CsvItem =
   | { kind: 'header'; line: number; headers: string[] }
-  | { kind: 'row'; line: number; values: string[] }
-  | { kind: 'bad'; line: number; values: string[]; reason: string };
+  | { kind: 'row'; line: number; values: unknown[] }
+  | { kind: 'bad'; line: number; values: unknown[]; reason: string };
 
 /** The one state every row ends in (issue 4, section 5; `unchanged`: issue 10). */
 export type RowState = 'created' | 'updated' | 'unchanged' | 'skipped' | 'rejected' | 'uncertain';
@@ -18,7 +18,7 @@ export interface RowOutcome {
   state: RowState;
   id?: string;
   message?: string;
-  values: string[];
+  values: unknown[];
 }
 
 /** Where one CSV column goes. `new`: an unknown key sent anyway (board has Create Fields on, spec 4.3 rule 2). */
@@ -34,6 +34,8 @@ export interface ColumnMapping {
   index: number;
   target: ColumnTarget;
   how: 'own name' | '--map' | 'map file' | '--skip-column' | 'id column' | 'prompt' | '--allow-unknown' | 'rejects reason';
+  /** --type of the field this column sends: a CSV cell is converted before it is sent. */
+  type?: FieldType;
 }
 
 /** What the engine reports while it runs; the command turns these into progress, files and a summary. */

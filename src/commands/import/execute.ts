@@ -30,7 +30,7 @@ export async function runImport(ctx: Context, opts: ImportOptions, deps: ImportD
   const prepared = await prepareImport(ctx, opts, deps);
   if (!opts.dryRun) return executeImport(ctx, opts, prepared);
   const { columns, match, items, api } = prepared;
-  const plan = await planImport(items, { columns, sendEmpty: opts.sendEmpty, match, force: opts.force });
+  const plan = await planImport(items, { columns, sendEmpty: prepared.sendEmpty, match, force: opts.force });
   const changes = await describeChanges(api, plan.updateSample);
   await renderPlan(ctx, opts, { columns, plan, match, boardId: api.board.id, changes });
 }
@@ -80,7 +80,7 @@ export async function executeImport(ctx: Context, opts: ImportOptions, p: Prepar
     held.lock?.release();
     throw err;
   }
-  const outputs = new ImportOutputs({ results: opts.results, rejects: opts.rejects }, p.headers);
+  const outputs = new ImportOutputs({ results: opts.results, rejects: opts.rejects }, p.headers, p.format === 'ndjson' || p.format === 'json');
   const flushTimer = setInterval(() => outputs.flush(), 1000);
   const stop = interruptible(ctx.signals, () => status.warn('Interrupted: finishing the requests in flight (Ctrl-C again to quit at once)...'));
   const progress = await startProgress(ctx, opts, p.scan?.records);
@@ -91,7 +91,7 @@ export async function executeImport(ctx: Context, opts: ImportOptions, p: Prepar
       api: p.api,
       clock: ctx.clock,
       columns: p.columns,
-      sendEmpty: opts.sendEmpty,
+      sendEmpty: p.sendEmpty,
       concurrency: opts.concurrency,
       giveUpAfterMs: opts.giveUpAfterMs,
       journal,

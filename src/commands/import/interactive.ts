@@ -98,12 +98,19 @@ export async function previewAndSave(
   ctx: Context,
   prompter: Prompter,
   columns: ColumnMapping[],
-  sample: string[][],
+  sample: unknown[][],
   file: string,
   sendEmpty: boolean,
   dryRun = false,
 ): Promise<void> {
-  const lines = sample.map((values) => `  ${JSON.stringify(rowBody(columns, values, sendEmpty))}`);
+  const shown = (values: unknown[]) => {
+    try {
+      return JSON.stringify(rowBody(columns, values, sendEmpty));
+    } catch (err) {
+      return `(rejected: ${(err as Error).message})`;
+    }
+  };
+  const lines = sample.map((values) => `  ${shown(values)}`);
   ctx.stderr.write(`First rows as they will be sent:\n${lines.join('\n') || '  (no rows)'}\n`);
   // A dry run sends nothing: there is nothing to confirm.
   if (!dryRun && !(await prompter.confirm('Start the import with this mapping?', true))) {

@@ -10,7 +10,8 @@ import { parseMapFile, resolveMapping, unmappedError } from '../../import/mappin
 import { type KeyIndex, loadKeyIndex } from '../../import/match-index.js';
 import { type FileScan, scanFile } from '../../import/scan.js';
 import { makeDecoder, readCsv } from '../../import/source.js';
-import type { ColumnMapping, CsvItem } from '../../import/types.js';
+import { ndjsonKeys, readJsonArray, readNdjson } from '../../import/json-source.js';
+import type { ColumnMapping, CsvItem, FieldType, InputFormat } from '../../import/types.js';
 import { askMapping, inquirerPrompter, type Prompter, previewAndSave } from './interactive.js';
 import type { ImportOptions } from './options.js';
 
@@ -27,6 +28,36 @@ export interface PreparedImport {
   columns: ColumnMapping[];
   match?: KeyIndex;
   items: AsyncIterable<CsvItem>;
+  /** The input format read (by --input-format, else the extension). */
+  format: InputFormat;
+  /** Send empty values: --empty send, or JSON input (where "" is a value, and an absent key is nothing). */
+  sendEmpty: boolean;
+}
+
+/** The input's format: --input-format, else the extension (.ndjson/.jsonl, .json, .tsv; anything else is CSV). */
+export function inputFormatOf(opts: Pick<ImportOptions, 'file' | 'inputFormat'>): InputFormat {
+  if (opts.inputFormat) return opts.inputFormat;
+  const ext = /\.([^./\\]+)$/.exec(opts.file)?.[1]?.toLowerCase();
+  if (ext === 'ndjson' || ext === 'jsonl') return 'ndjson';
+  if (ext === 'json') return 'json';
+  return ext === 'tsv' ? 'tsv' : 'csv';
+}
+
+/** Flags that mean nothing for JSON input are refused rather than ignored. */
+function checkFormatFlags(opts: ImportOptions, format: InputFormat): void {
+  if (format !== 'ndjson' && format !== 'json') return;
+  const flag = opts.types.size > 0 ? '--type' : opts.delimiter !== undefined ? '--delimiter' : opts.encoding !== undefined && !/^utf-?8$/i.test(opts.encoding) ? '--encoding' : undefined;
+  if (flag) throw new UsageError(`${flag} applies to CSV input; ${opts.file} is read as ${format}.`, { hint: flag === '--type' ? 'JSON values keep their own types.' : 'JSON input is UTF-8.' });
+  if (format === 'json' && opts.file === '-') throw new UsageError('A JSON array is read from a file, not stdin.', { hint: 'Pipe one object per line with --input-format ndjson.' });
+}
+
+/** --type names fields: each must be sent by a column, and the column converts its cells. */
+function applyTypes(columns: ColumnMapping[], types: Map<string, FieldType>): void {
+  for (const [field, type] of types) {
+    const column = columns.find((c) => (c.target.kind === 'field' || c.target.kind === 'new') && c.target.field === field);
+    if (!column) throw new UsageError(`--type ${field}=${type}: no column is sent as the field '${field}'.`, { hint: `Fields sent: ${sentFields(columns).join(', ')}.` });
+    column.type = type;
+  }
 }
 
 async function* chain(first: CsvItem[], rest: AsyncIterator<CsvItem>): AsyncGenerator<CsvItem> {
@@ -51,15 +82,29 @@ function sentFields(columns: ColumnMapping[]): string[] {
 
 /** Read the header, map it (flags, file, prompts), load the --match-on index: every decision before anything is sent. */
 export async function prepareImport(ctx: Context, opts: ImportOptions, deps: ImportDeps = {}): Promise<PreparedImport> {
-  const scan = await checkInput(opts);
+  const format = inputFormatOf(opts);
+  checkFormatFlags(opts, format);
+  const json = format === 'ndjson' || format === 'json';
+  const sendEmpty = opts.sendEmpty || json;
+  const checked = await checkInput(opts);
+  // Progress totals: an NDJSON file has no header line; a JSON array's records are not lines.
+  const scan = checked && json ? { ...checked, records: format === 'ndjson' ? checked.records + 1 : 0 } : checked;
   const mapFile = opts.mapFile ? parseMapFile(await readTextFile(opts.mapFile, '--map-file'), opts.mapFile) : undefined;
   const api = await ctx.api();
   // Spec 4.2: fetch the schema first to learn the exact, case-sensitive field names.
   const fieldNames = (await api.getSchema({ signal: ctx.signal })).map((f) => f.name);
   const input = opts.file === '-' ? ctx.stdin : createReadStream(opts.file, { highWaterMark: 64 * 1024 });
-  const reader = readCsv(input, { delimiter: opts.delimiter, encoding: opts.encoding })[Symbol.asyncIterator]();
+  const source =
+    format === 'ndjson'
+      ? readNdjson(input, opts.file === '-' ? undefined : await ndjsonKeys(opts.file))
+      : format === 'json'
+        ? readJsonArray(opts.file)
+        : readCsv(input, { delimiter: opts.delimiter ?? (format === 'tsv' ? '\t' : undefined), encoding: opts.encoding });
+  const reader = source[Symbol.asyncIterator]();
   const head = await reader.next();
-  if (head.done || head.value.kind !== 'header') throw new UsageError(`${opts.file} is empty: no header line.`);
+  if (head.done || head.value.kind !== 'header' || head.value.headers.length === 0) {
+    throw new UsageError(json ? `${opts.file} holds no JSON object with a key; nothing was sent.` : `${opts.file} is empty: no header line.`);
+  }
   const headers = head.value.headers;
   const resolved = resolveMapping(headers, fieldNames, { ...opts, mapFile });
   let columns = resolved.columns;
@@ -76,13 +121,14 @@ export async function prepareImport(ctx: Context, opts: ImportOptions, deps: Imp
     }
     const sample = buffered.flatMap((i) => (i.kind === 'row' ? [i.values] : []));
     columns = await askMapping(prompter, columns, resolved.unmapped, fieldNames, sample);
-    await previewAndSave(ctx, prompter, columns, sample, opts.file, opts.sendEmpty, opts.dryRun);
-  }
+    applyTypes(columns, opts.types);
+    await previewAndSave(ctx, prompter, columns, sample, opts.file, sendEmpty, opts.dryRun);
+  } else applyTypes(columns, opts.types);
   if (opts.matchOn !== undefined && !sentFields(columns).includes(opts.matchOn)) {
-    throw new UsageError(`--match-on ${opts.matchOn}: no CSV column is sent as that field.`, { hint: `Fields sent: ${sentFields(columns).join(', ')}.` });
+    throw new UsageError(`--match-on ${opts.matchOn}: no column is sent as that field.`, { hint: `Fields sent: ${sentFields(columns).join(', ')}.` });
   }
   const match = opts.matchOn ? await loadKeyIndex(api, opts.matchOn, sentFields(columns), ctx.signal) : undefined;
   // Without rows read ahead for the preview, the reader itself: one async generator less per row.
   const items = buffered.length > 0 ? chain(buffered, reader) : { [Symbol.asyncIterator]: () => reader };
-  return { api, scan, headers, columns, match, items };
+  return { api, scan, headers, columns, match, items, format, sendEmpty };
 }
