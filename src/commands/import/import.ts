@@ -4,21 +4,26 @@ import { runImport } from './execute.js';
 import { type ImportOptions, toOptions } from './options.js';
 
 const HELP = `
-Every CSV header must match a board field exactly, case included (the service silently drops any
+Input: CSV (default), TSV (.tsv), NDJSON (.ndjson, .jsonl) or a JSON array (.json), by extension or
+--input-format; stdin (-) is CSV unless --input-format says otherwise. JSON values keep their types;
+--type Field=number|boolean|json|string types CSV cells.
+
+Every column must match a board field exactly, case included (the service silently drops any
 other key, spec 4.3): by its own name, --map, --map-file, or --skip-column. On a terminal cardboard
-asks for the ones that do not; otherwise it stops (exit 2) and prints the --map flags to add.
-An "_id" column (or --id-column) updates cards; --match-on Field finds them by a natural key.
+asks for the ones that do not; otherwise it stops (exit 2) and prints the flags to add.
+An "_id" column (or --id-column) updates cards; --match-on Field finds them by a natural key and
+sends only the rows whose values differ from their card's (--force sends all).
 
 Rate: without the global --rate, cardboard learns the service's limit from its 429 answers.
-Resume: a journal next to the file (.cardboard-journal/, keyed by the file's SHA-256, the board and
-the mapping and options) records finished rows; running the same command again skips them, and a
-run that reaches the end deletes it. --restart ignores it. Reading stdin (-) keeps no journal unless
---journal is given. One run per file and board at a time: a second one stops (exit 1).
+Resume: a journal next to the file (.cardboard-journal/, keyed by the file's content, the board and
+the mapping) records finished rows of a run that was cut off; the same command again resumes, and a
+finished run deletes it. One run per file and board at a time. --restart ignores the journal.
+A --rejects file is the next input as it is (its _cardboard_reason column is never sent).
 
 Examples:
   $ cardboard import cards.csv --map "Assignee=Owner" --results ids.csv --rejects fix-me.csv
   $ cardboard import cards.csv --map "Assignee=Owner" --match-on Name --dry-run
-  $ cat cards.csv | cardboard import - --map-file cards.map.json --rate 2/s --json`;
+  $ cardboard card list --all --format ndjson > cards.ndjson && cardboard import cards.ndjson --skip-column _id --dry-run`;
 
 const collect = (value: string, previous: string[]) => [...previous, value];
 
@@ -26,8 +31,8 @@ const collect = (value: string, previous: string[]) => [...previous, value];
 export function importCommand(parent: Command, ctx: Context, run: (ctx: Context, opts: ImportOptions) => Promise<void> = runImport): Command {
   return parent
     .command('import')
-    .description('Import a CSV file as cards: exact mapping, rate-aware, resumable')
-    .argument('<file>', 'the CSV file, or - for stdin')
+    .description('Import cards from CSV or JSON: exact mapping, only what changed, resumable')
+    .argument('<file>', 'the input file, or - for stdin')
     .option('--map <header=field>', 'send a CSV column as this field (repeatable)', collect, [])
     .option('--map-file <file.json>', 'a JSON mapping {"CSV header": "Field" | null to skip}')
     .option('--skip-column <header>', 'do not send this column (repeatable)', collect, [])
