@@ -1,10 +1,12 @@
-// Streaming CSV reader: bytes → TextDecoder → csv-parse (stream API) → records with their STARTING line.
-// csv-parse's info.lines is the line where a record ends and drifts in CRLF files (PITFALLS), so the
-// start line is computed here from the byte offsets the parser reports and our own count of line breaks.
+// Streaming CSV reader: bytes → TextDecoder → record framing (csv-frame.ts) → csv-parse (stream API) →
+// records with their STARTING line. csv-parse's info.lines is the line where a record ends and drifts in
+// CRLF files (PITFALLS), so the start line comes from the framer, which also rejects an unclosed quote or
+// an oversized record by its own lines and reads on from the next line.
 import type { Readable } from 'node:stream';
 import { TextDecoder } from 'node:util';
 import type { Options as ParseOptions } from 'csv-parse';
 import { UsageError } from '../errors.js';
+import { RecordFramer } from './csv-frame.js';
 import type { CsvItem } from './types.js';
 
 /** How to read the input. */
@@ -44,39 +46,6 @@ export function detectDelimiter(headerLine: string): string {
   return best;
 }
 
-/** Counts line breaks (LF, CRLF, lone CR) up to a byte offset of the stream fed to the parser. */
-class LineTracker {
-  private chunks: Buffer[] = [];
-  private chunkStart = 0;
-  private pos = 0;
-  private breaks = 0;
-  private prevCR = false;
-
-  push(buf: Buffer): void {
-    this.chunks.push(buf);
-  }
-
-  /** 1-based line number of the byte at `offset`. Offsets must not go backwards. */
-  lineAt(offset: number): number {
-    while (this.pos < offset && this.chunks.length > 0) {
-      const chunk = this.chunks[0]!;
-      const end = Math.min(offset - this.chunkStart, chunk.length);
-      for (let i = this.pos - this.chunkStart; i < end; i++) {
-        const b = chunk[i];
-        if (b === 0x0d) this.breaks++;
-        else if (b === 0x0a && !this.prevCR) this.breaks++;
-        this.prevCR = b === 0x0d;
-      }
-      this.pos = this.chunkStart + end;
-      if (end === chunk.length) {
-        this.chunks.shift();
-        this.chunkStart += chunk.length;
-      }
-    }
-    return this.breaks + 1;
-  }
-}
-
 function validDelimiter(d: string | undefined): string | undefined {
   if (d === undefined) return undefined;
   const named: Record<string, string> = { tab: '\t', '\\t': '\t', comma: ',', semicolon: ';' };
@@ -112,23 +81,22 @@ export async function* readCsv(input: Readable | AsyncIterable<Buffer>, opts: Re
   }
   const delimiter = validDelimiter(opts.delimiter) ?? detectDelimiter(head.split(/[\r\n]/)[0] ?? '');
 
-  const tracker = new LineTracker();
-  let prevEnd = 0;
-  let fed = 0;
-  let lastByte = 0;
+  // Whole records only (csv-frame.ts): each parsed record takes its starting line from this queue, and
+  // the lines the framer rejected are yielded just before the record that follows them.
+  const framer = new RecordFramer(delimiter, MAX_RECORD_CHARS);
+  const starts: { line: number; before: CsvItem[] }[] = [];
+  let rejected: CsvItem[] = [];
+  let parseErrors: CsvItem[] = [];
   let columns = -1;
-  let skipped: CsvItem[] = [];
   const parser = parse({
     delimiter,
     relax_quotes: true, // a stray quote inside an unquoted field is data, and no line is silently lost
     relax_column_count: true, // checked below, so the row is reported instead of failing the stream
     skip_records_with_error: true,
-    max_record_size: MAX_RECORD_CHARS,
-    on_record: (record: string[], info: { bytes: number }) => {
-      const line = tracker.lineAt(prevEnd);
-      prevEnd = info.bytes;
-      const items = skipped;
-      skipped = [];
+    on_record: (record: string[]) => {
+      const { line, before } = starts.shift() ?? { line: 0, before: [] };
+      const items = [...parseErrors, ...before];
+      parseErrors = [];
       if (record.length === 1 && record[0] === '' && columns !== 1) return items.length ? { items } : null;
       if (columns === -1) {
         columns = record.length;
@@ -140,35 +108,34 @@ export async function* readCsv(input: Readable | AsyncIterable<Buffer>, opts: Re
       }
       return { items };
     },
-    on_skip: (err: Error & { code?: string }) => {
-      const line = tracker.lineAt(prevEnd);
-      // The last line is the one before a final line break, not the empty one after it.
-      const endLine = tracker.lineAt(fed) - (lastByte === 0x0a || lastByte === 0x0d ? 1 : 0);
-      prevEnd = fed;
-      const reason =
-        err.code === 'CSV_QUOTE_NOT_CLOSED'
-          ? `unclosed quote: lines ${line}-${endLine} could not be read as records`
-          : `${err.message} (lines ${line}-${endLine})`;
-      skipped.push({ kind: 'bad', line, values: [], reason });
+    on_skip: (err: Error) => {
+      const { line, before } = starts.shift() ?? { line: 0, before: [] };
+      parseErrors.push(...before, { kind: 'bad', line, values: [], reason: `${err.message.replace(/ at line \d+/, '')} (line ${line})` });
     },
   } as ParseOptions);
 
-  const write = async (text: string) => {
-    if (text === '') return;
-    const buf = Buffer.from(text, 'utf8');
-    tracker.push(buf);
-    fed += buf.length;
-    lastByte = buf[buf.length - 1]!;
-    if (!parser.write(buf)) await new Promise<void>((resolve) => parser.once('drain', resolve));
+  const write = async (text: string, last = false) => {
+    // The records of one chunk go to the parser in one write: one call per record would cost a quarter of the speed.
+    let batch = '';
+    for (const frame of last ? [...framer.push(text), ...framer.end()] : framer.push(text)) {
+      if (frame.kind === 'bad') {
+        rejected.push({ kind: 'bad', line: frame.line, values: [], reason: frame.reason });
+        continue;
+      }
+      starts.push({ line: frame.line, before: rejected });
+      rejected = [];
+      batch += frame.text;
+    }
+    if (batch !== '' && !parser.write(batch)) await new Promise<void>((resolve) => parser.once('drain', resolve));
   };
   let pumpError: unknown;
   const pump = (async () => {
     try {
-      await write(head);
+      await write(head, ended);
       while (!ended) {
         const next = await chunks.next();
         if (next.done) {
-          await write(decoder.decode());
+          await write(decoder.decode(), true);
           break;
         }
         await write(decode(next.value));
@@ -183,8 +150,9 @@ export async function* readCsv(input: Readable | AsyncIterable<Buffer>, opts: Re
     for await (const out of parser as AsyncIterable<{ items: CsvItem[] }>) {
       for (const item of out.items) yield item;
     }
-    for (const item of skipped) yield item;
-    skipped = [];
+    for (const item of [...parseErrors, ...rejected]) yield item;
+    parseErrors = [];
+    rejected = [];
     await pump;
     if (pumpError) throw pumpError;
   } finally {

@@ -37,20 +37,56 @@ describe('readCsv', () => {
   it('rejects wrong column counts and an unclosed quote with their starting lines; the rest goes on', async () => {
     for (const eol of ['\n', '\r\n']) {
       const text = ['h1,h2', 'a,b', 'only-one', '"multi', 'line",x,extra', 'c,d', 'e,"never closed', 'f,g', ''].join(eol);
-      const items = await read(text, { chunk: 5 });
-      const view = items.map((i) => [i.kind, i.line]);
-      expect(view).toEqual([
-        ['header', 1],
-        ['row', 2],
-        ['bad', 3],
-        ['bad', 4],
-        ['row', 6],
-        ['bad', 7],
-      ]);
-      expect(items[2]).toMatchObject({ reason: 'expected 2 fields, found 1', values: ['only-one'] });
-      expect(items[3]).toMatchObject({ reason: 'expected 2 fields, found 3' });
-      expect((items[5] as { reason: string }).reason).toMatch(/unclosed quote: lines 7-8/);
+      for (const chunk of [5, 1, undefined]) {
+        const items = await read(text, { chunk });
+        const view = items.map((i) => [i.kind, i.line]);
+        expect(view).toEqual([
+          ['header', 1],
+          ['row', 2],
+          ['bad', 3],
+          ['bad', 4],
+          ['row', 6],
+          ['bad', 7],
+          ['row', 8],
+        ]);
+        expect(items[2]).toMatchObject({ reason: 'expected 2 fields, found 1', values: ['only-one'] });
+        expect(items[3]).toMatchObject({ reason: 'expected 2 fields, found 3' });
+        // The unclosed quote costs its own line only, and its text is kept so it can be fixed.
+        expect((items[5] as { reason: string }).reason).toBe('unclosed quote: the record never ends: line 7 could not be read as a record: "e,\\"never closed"');
+        expect(items[6]).toMatchObject({ values: ['f', 'g'] });
+      }
     }
+  });
+
+  it('an unclosed quote near the end of a long file loses one row, not the rest; an oversized line is one rejected row', async () => {
+    const lines = ['Name,Status'];
+    for (let i = 1; i <= 3000; i++) lines.push(i === 2500 ? 'x,"open' : `r${i},Open`);
+    const items = await read(`${lines.join('\n')}\n`, { chunk: 4096 });
+    expect(items.filter((i) => i.kind === 'row')).toHaveLength(2999);
+    expect(items.filter((i) => i.kind === 'bad').map((i) => i.line)).toEqual([2501]);
+
+    const big = ['Name,Status', 'a,1', `b,${'x'.repeat(1_100_000)}`, 'c,3', `"d,${'y'.repeat(1_100_000)}`, 'e,5', ''].join('\n');
+    const out = await read(big, { chunk: 65_536 });
+    expect(out.map((i) => [i.kind, i.line])).toEqual([
+      ['header', 1],
+      ['row', 2],
+      ['bad', 3],
+      ['row', 4],
+      ['bad', 5],
+      ['row', 6],
+    ]);
+    expect((out[2] as { reason: string }).reason).toBe('line 3 is over 1,000,000 characters; not read');
+    expect((out[4] as { reason: string }).reason).toBe('line 5 is over 1,000,000 characters; not read');
+
+    // An unclosed quote early in a file larger than the limit: abandoned at the limit, the lines after it read again.
+    const many = ['Name,Status'];
+    for (let i = 1; i <= 30_000; i++) many.push(i === 10 ? 'q,"never closed' : `row-${i}-${'z'.repeat(30)},Open`);
+    const got = await read(`${many.join('\r\n')}\r\n`, { chunk: 65_536 });
+    expect(got.filter((i) => i.kind === 'row')).toHaveLength(29_999);
+    expect(got.filter((i) => i.kind === 'bad').map((i) => [i.line, (i as { reason: string }).reason.slice(0, 60)])).toEqual([
+      [11, 'the record reached 1,000,000 characters (unclosed quote?): l'],
+    ]);
+    expect(got.find((i) => i.kind === 'row' && i.values[0] === 'row-30000-' + 'z'.repeat(30))?.line).toBe(30_001);
   });
 
   it('strips a UTF-8 BOM and detects ; and tab delimiters from the header', async () => {
