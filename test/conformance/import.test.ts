@@ -1,0 +1,37 @@
+// Issue 10 against the independent server: other page size, 201 on create, other id shapes, extra card keys,
+// a wrapped schema and gzip everywhere. Typed NDJSON in, --match-on sends only the drifted cards, then nothing.
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { tempDir } from '../helpers/cli.js';
+import { run, seen, start } from './helpers.js';
+
+const ROWS = Array.from({ length: 23 }, (_, i) => ({ Title: `Task ${i + 1}`, Status: i % 2 ? 'Open' : 'Done', Estimate: i * 1.5, Tags: ['a', i] }));
+
+describe('import --match-on against the alt server', () => {
+  it.each(['uuid', 'numeric', 'odd'] as const)('ids %s: drifted cards restored, the rest unchanged, then nothing sent', async (idStyle) => {
+    const server = await start({ idStyle, pageSize: 7, createdStatus: 201, extraCardKeys: true, schemaWrapped: true, gzip: 'always', updateMode: 'Update if exists' });
+    const file = join(tempDir(), 'tasks.ndjson');
+    writeFileSync(file, `${ROWS.map((r) => JSON.stringify(r)).join('\n')}\n`);
+    const args = ['import', file, '--match-on', 'Title', '--json'];
+    const first = await run(server, args);
+    expect(first.stderr).not.toMatch(/^error/m);
+    expect(JSON.parse(first.stdout)).toMatchObject({ rows: 23, created: 23 });
+    expect(server.cards).toHaveLength(23);
+
+    // Drift: two cards edited on the board, one of them to a value of another type.
+    server.cards.find((c) => c.Title === 'Task 4')!.Status = 'Blocked';
+    server.cards.find((c) => c.Title === 'Task 9')!.Estimate = '12';
+    const posted = seen(server, 'POST').length;
+    const second = await run(server, args);
+    expect(JSON.parse(second.stdout)).toMatchObject({ rows: 23, created: 0, updated: 2, unchanged: 21 });
+    expect(seen(server, 'POST').length - posted).toBe(2);
+    expect(server.cards).toHaveLength(23);
+    expect(server.cards.find((c) => c.Title === 'Task 4')?.Status).toBe(ROWS[3]!.Status);
+    expect(server.cards.find((c) => c.Title === 'Task 9')?.Estimate).toBe(ROWS[8]!.Estimate);
+
+    const third = await run(server, args);
+    expect(JSON.parse(third.stdout)).toMatchObject({ rows: 23, unchanged: 23 });
+    expect(seen(server, 'POST').length - posted).toBe(2);
+  });
+});
