@@ -31,7 +31,7 @@ export interface MappingResult {
 }
 
 /** Parse one `--map "Header=Field"` value (split at the LAST `=`, so a header may contain `=`). */
-export function parseMapFlag(value: string, into: Record<string, string> = {}): Record<string, string> {
+export function parseMapFlag(value: string, into: Record<string, string> = Object.create(null)): Record<string, string> {
   const eq = value.lastIndexOf('=');
   if (eq <= 0 || eq === value.length - 1) {
     throw new UsageError(`Invalid --map '${value}'.`, { hint: 'Use --map "CSV header=Field name".' });
@@ -100,10 +100,11 @@ export function resolveMapping(headers: string[], fieldNames: string[], opts: Ma
   const unmapped: Unmapped[] = [];
   headers.forEach((header, index) => {
     const add = (target: ColumnTarget, how: ColumnMapping['how']) => columns.push({ header, index, target, how });
-    const fromFile = opts.mapFile?.[header];
+    // Own keys only: a header named `constructor` or `__proto__` is data, not a key of Object.prototype.
+    const fromFile = opts.mapFile && Object.hasOwn(opts.mapFile, header) ? opts.mapFile[header] : undefined;
     if (opts.skipColumns.includes(header)) add({ kind: 'skip' }, '--skip-column');
     else if (header === REASON_COLUMN) add({ kind: 'skip' }, 'rejects reason'); // a rejects file imported again
-    else if (header in opts.map) add(targetFor(opts.map[header]!, fields, Boolean(opts.allowUnknown), '--map'), '--map');
+    else if (Object.hasOwn(opts.map, header)) add(targetFor(opts.map[header]!, fields, Boolean(opts.allowUnknown), '--map'), '--map');
     else if (fromFile === null) add({ kind: 'skip' }, 'map file');
     else if (fromFile !== undefined) add(targetFor(fromFile, fields, Boolean(opts.allowUnknown), '--map-file'), 'map file');
     else if (header === (opts.idColumn ?? '_id')) add({ kind: 'id' }, 'id column');

@@ -93,3 +93,22 @@ describe('Journal', () => {
     expect((await Journal.open(path, { ...key, sha256: 'x' }, false)).previous.size).toBe(0);
   });
 });
+
+describe('mapping: headers that are names of Object.prototype', () => {
+  it('treats constructor, __proto__ and toString as plain headers, in --map and --map-file too', async () => {
+    const { resolveMapping, parseMapFile, parseMapFlag } = await import('../../src/import/mapping.js');
+    const headers = ['constructor', '__proto__', 'toString', 'Name'];
+    const plain = resolveMapping(headers, ['Name'], { map: Object.create(null), skipColumns: [] });
+    expect(plain.unmapped.map((u) => u.header)).toEqual(['constructor', '__proto__', 'toString']);
+    const mapFile = parseMapFile('{"Name":"Name","toString":null}', 'm.json');
+    const map = parseMapFlag('__proto__=Name2');
+    const mapped = resolveMapping(headers, ['Name', 'Name2'], { map, mapFile, skipColumns: ['constructor'] });
+    expect(mapped.unmapped).toEqual([]);
+    expect(mapped.columns.map((c) => [c.header, c.target.kind === 'field' ? c.target.field : c.target.kind])).toEqual([
+      ['constructor', 'skip'],
+      ['__proto__', 'Name2'],
+      ['toString', 'skip'],
+      ['Name', 'Name'],
+    ]);
+  });
+});

@@ -71,7 +71,7 @@ export function toOptions(file: string, f: Record<string, unknown>): ImportOptio
   if (f.restart && f.journal === undefined && file === '-') {
     throw new UsageError('--restart has no journal to ignore when reading stdin without --journal.');
   }
-  const map: Record<string, string> = {};
+  const map: Record<string, string> = Object.create(null);
   for (const m of f.map as string[]) parseMapFlag(m, map);
   const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
   return {
