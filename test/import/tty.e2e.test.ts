@@ -325,6 +325,32 @@ describe('import progress (issue 4, section 7)', () => {
     expect(emu.state()[BOARD_ID]!.cards).toHaveLength(N);
   }, 60_000);
 
+  // Issue 10 §7: with ora's live line running, one Ctrl-C typed on the terminal used to end the process
+  // by the signal (no summary, no 130), while the same import piped stopped gracefully.
+  it('Ctrl-C typed while the live line runs stops as piped: summary, exit 130; the re-run completes, every row once', async () => {
+    emu = await startTestEmulator({ faults: 'delay:5ms' });
+    const env = boardEnv(emu);
+    const file = writeRows(N);
+    const t = onTerminal(args(file), env);
+    await t.waitFor(/Importing: [1-9]\d* \/ 300 rows/);
+    t.type('\x03');
+    const code = await t.exit;
+    const screen = plain(t.raw());
+    expect(code, screen).toBe(130);
+    expect(screen).toMatch(/created\s*│\s*\d+/);
+    const done = Number(/error: Interrupted after (\d+) rows\./.exec(screen)?.[1]);
+    expect(done, screen).toBeGreaterThan(0);
+    expect(done).toBeLessThan(N);
+    expect(emu.state()[BOARD_ID]!.cards).toHaveLength(done);
+    // The same command, piped this time, resumes from the journal the interrupted run wrote.
+    const again = await runCli(args(file), { env, configDir: env.CARDBOARD_CONFIG_DIR });
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stderr).toContain(`Resuming: ${done} rows already finished`);
+    const names = emu.state()[BOARD_ID]!.cards.map((c) => c.Name);
+    expect(names).toHaveLength(N);
+    expect(new Set(names).size).toBe(N);
+  }, 60_000);
+
   it('piped: the same run prints plain lines, no spinner frames and no cursor codes on stderr', async () => {
     emu = await startTestEmulator({ faults: 'delay:5ms' });
     const env = boardEnv(emu);
