@@ -1,7 +1,7 @@
 // --match-on: the board's cards read once into key → `_id` + a digest of the fields this run sends
 // (issue 10, point 2), and the page checks of a whole-board read (point 6). The spec gives no search
 // endpoint, so every read walks all pages (spec 4.5).
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { Api } from '../api/types.js';
 import { CardboardError } from '../errors.js';
 import type { Card } from '../spec-types.js';
@@ -49,12 +49,13 @@ export function canonicalJson(v: unknown): string {
 
 /** The digest of `fields` of a card or a body; absent fields are part of it (absent differs from ""). */
 export function digestOf(values: Readonly<Record<string, unknown>>, fields: readonly string[]): string {
-  const h = createHash('sha1');
+  let text = '';
   for (const f of fields) {
     const v = values[f];
-    h.update(v === undefined ? `${JSON.stringify(f)}!\n` : `${JSON.stringify(f)}=${canonicalJson(v)}\n`);
+    text += v === undefined ? `${JSON.stringify(f)}!\n` : `${JSON.stringify(f)}=${canonicalJson(v)}\n`;
   }
-  return h.digest().subarray(0, DIGEST_BYTES).toString('latin1');
+  // One-shot hash of the whole text: the same digest as hashing it line by line, and no Hash object per card.
+  return hash('sha1', text, 'buffer').subarray(0, DIGEST_BYTES).toString('latin1');
 }
 
 /** The card a key names: its `_id` and the digest of its mapped fields (none for an ambiguous key). */

@@ -1,6 +1,6 @@
 // `npm run bench`: every scenario of issue 6 §1, each figure beside its peer measured in the same run, written
 // to test/bench/results.json and results.md. Flags: --quick (smaller inputs, one run each), --only a,b,
-// --node PATH (repeatable: the memory scenario runs on each of these Nodes instead of the bench's own).
+// --node PATH (repeatable: the memory and match-memory scenarios run on each of these Nodes instead of the bench's own).
 // Needs the build (npm run bench builds first). The emulator always runs as a child process.
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';

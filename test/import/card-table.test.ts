@@ -9,7 +9,13 @@ describe('CardTable', () => {
     const digest = (i: number) => Buffer.alloc(8, i % 256).toString('latin1');
     for (let i = 0; i < 50_000; i++) t.set(`key-${i}`, `id-${i}-é`, digest(i));
     expect(t.size).toBe(50_000);
-    for (let i = 0; i < 50_000; i += 997) expect(t.get(`key-${i}`)).toEqual({ id: `id-${i}-é`, digest: digest(i) });
+    // 50,000 entries span two entry chunks (32,768 each); every one is checked.
+    const wrong: number[] = [];
+    for (let i = 0; i < 50_000; i++) {
+      const got = t.get(`key-${i}`);
+      if (got?.id !== `id-${i}-é` || got.digest !== digest(i)) wrong.push(i);
+    }
+    expect(wrong).toEqual([]);
     expect(t.get('key-50000')).toBeUndefined();
     t.set('key-7', 'id-7-é', digest(99));
     expect(t.get('key-7')).toEqual({ id: 'id-7-é', digest: digest(99) });
@@ -24,6 +30,16 @@ describe('CardTable', () => {
     ids.forEach((id, i) => t.set(`k${i}`, id, 'ddddddd' + String(i)));
     ids.forEach((id, i) => expect(t.get(`k${i}`)?.id).toBe(id));
     expect(() => t.set('long', 'x'.repeat(40_000), 'dddddddd')).toThrow(/too long/);
+  });
+
+  it('keeps ids whole across id chunks: long ids that do not fit the rest of a chunk start the next one', () => {
+    const t = new CardTable();
+    // 300 ids of 30,000 to 32,767 bytes: ~9.4 MB, so about ten 1 MiB chunks, each ending in unused bytes.
+    const id = (i: number) => `${i}:`.padEnd(30_000 + ((i * 997) % 2_767), String.fromCharCode(97 + (i % 26)));
+    for (let i = 0; i < 300; i++) t.set(`k${i}`, id(i), 'dddddddd');
+    for (let i = 0; i < 300; i++) expect(t.get(`k${i}`)?.id).toBe(id(i));
+    t.set('hex', '65a1f0c2e4b0a1b2c3d4e5f6', 'dddddddd');
+    expect(t.get('hex')?.id).toBe('65a1f0c2e4b0a1b2c3d4e5f6');
   });
 });
 
