@@ -1,6 +1,7 @@
 import { CommanderError } from 'commander';
 import { type Context, createContext, redact } from './context.js';
 import { CardboardError, ExitCode } from './errors.js';
+import { terminalText } from './io/text.js';
 import { buildProgram } from './program.js';
 
 /** Run the CLI with argv (without node and script); returns the exit code and never exits the process. */
@@ -49,7 +50,10 @@ function report(err: unknown, ctx: Context, verbose: boolean): number {
     if (err.exitCode === 0) return ExitCode.ok;
     return ExitCode.usage;
   }
-  const write = (line: string) => ctx.stderr.write(`${redact(ctx, line)}\n`);
+  // Messages quote the server (field names, suggestions, its error text) and the user's files: escaped,
+  // so nothing in them moves the cursor or retitles the terminal. Line breaks stay: a message or hint
+  // may list one item a line (each quoted value is escaped to one line where it is built).
+  const write = (line: string) => ctx.stderr.write(`${terminalText(redact(ctx, line), { keepNewlines: true })}\n`);
   if (err instanceof CardboardError) {
     write(`error: ${err.message}`);
     if (err.hint) write(`hint: ${err.hint}`);

@@ -1,6 +1,7 @@
 // CSV headers → board fields, exactly (spec 2.2: names are case-sensitive; spec 4.3 rule 1: a key that
 // does not match is dropped without an error, so every header must be accounted for before a row is sent).
 import { UsageError } from '../errors.js';
+import { terminalText } from '../io/text.js';
 import { suggestField } from '../schema/match.js';
 import { type ColumnMapping, type ColumnTarget, REASON_COLUMN } from './types.js';
 
@@ -140,10 +141,12 @@ export function checkTargets(columns: ColumnMapping[]): void {
  * field, and the user's own command with the flags to add (`commandWith` rebuilds it, options kept).
  */
 export function unmappedError(unmapped: Unmapped[], commandWith: (flags: string[]) => string): UsageError {
+  // One line per column: a header or field holding a line break is shown as `\n` (terminalText); the
+  // quoted flags keep it, as the shell needs it.
   const lines = unmapped.map((u) =>
     u.suggestion
-      ? `  column '${u.header}': no field of that name; closest is '${u.suggestion}': add --map ${shellQuote(`${u.header}=${u.suggestion}`)}`
-      : `  column '${u.header}': no field is close: add --map ${shellQuote(`${u.header}=<Field>`)} or --skip-column ${shellQuote(u.header)}`,
+      ? `  column '${terminalText(u.header)}': no field of that name; closest is '${terminalText(u.suggestion)}': add --map ${shellQuote(`${u.header}=${u.suggestion}`)}`
+      : `  column '${terminalText(u.header)}': no field is close: add --map ${shellQuote(`${u.header}=<Field>`)} or --skip-column ${shellQuote(u.header)}`,
   );
   const flags = unmapped.flatMap((u) => (u.suggestion ? ['--map', `${u.header}=${u.suggestion}`] : ['--skip-column', u.header]));
   const n = unmapped.length;

@@ -1,5 +1,6 @@
 import { styleText } from 'node:util';
 import { type Context, type OutStream, redact, useColor } from '../context.js';
+import { terminalText } from './text.js';
 
 /** A spinner on a terminal, or throttled plain lines elsewhere; every method writes to stderr only. */
 export interface Progress {
@@ -35,6 +36,8 @@ const SILENT: Progress = { start() {}, update() {}, succeed() {}, fail() {}, sto
 /** Build the progress reporter; ora is imported only when it will animate. */
 export async function createProgress(ctx: Context, opts: ProgressOptions = {}): Promise<Progress> {
   if (opts.silent || ctx.globals.quiet) return SILENT;
+  // One line of text, secrets redacted and control characters escaped (a file name, a field name).
+  const safe = (text: string) => terminalText(redact(ctx, text));
   const color = useColor(ctx, ctx.stderr);
   const okMark = color ? styleText('green', '✔', { validateStream: false }) : '✔';
   const failMark = color ? styleText('red', '✖', { validateStream: false }) : '✖';
@@ -45,27 +48,28 @@ export async function createProgress(ctx: Context, opts: ProgressOptions = {}): 
     let current = '';
     return {
       start: (text) => {
-        current = redact(ctx, text);
+        current = safe(text);
         spinner.start(current);
       },
       update: (text) => {
-        current = redact(ctx, text);
+        current = safe(text);
         spinner.text = current;
       },
-      succeed: (text) => spinner.stopAndPersist({ symbol: okMark, text: text === undefined ? current : redact(ctx, text) }),
-      fail: (text) => spinner.stopAndPersist({ symbol: failMark, text: text === undefined ? current : redact(ctx, text) }),
+      succeed: (text) => spinner.stopAndPersist({ symbol: okMark, text: text === undefined ? current : safe(text) }),
+      fail: (text) => spinner.stopAndPersist({ symbol: failMark, text: text === undefined ? current : safe(text) }),
       stop: () => spinner.stop(),
     };
   }
-  return plainProgress(ctx, opts.intervalMs ?? 5000, okMark, failMark);
+  return plainProgress(ctx, safe, opts.intervalMs ?? 5000, okMark, failMark);
 }
 
 /** Not a terminal: one line at start, an update line at most every `intervalMs` (by ctx.clock), and a final line. */
-function plainProgress(ctx: Context, intervalMs: number, okMark: string, failMark: string): Progress {
+function plainProgress(ctx: Context, safe: (text: string) => string, intervalMs: number, okMark: string, failMark: string): Progress {
   let last = Number.NEGATIVE_INFINITY;
   let current = '';
   let pending = false;
-  const line = (text: string) => ctx.stderr.write(`${redact(ctx, text)}\n`);
+  // The coloured mark is ours and goes on after the text was made safe.
+  const line = (text: string, mark?: string) => ctx.stderr.write(`${mark === undefined ? '' : `${mark} `}${safe(text)}\n`);
   return {
     start: (text) => {
       current = text;
@@ -83,8 +87,8 @@ function plainProgress(ctx: Context, intervalMs: number, okMark: string, failMar
         pending = true;
       }
     },
-    succeed: (text) => line(`${okMark} ${text ?? current}`),
-    fail: (text) => line(`${failMark} ${text ?? current}`),
+    succeed: (text) => line(text ?? current, okMark),
+    fail: (text) => line(text ?? current, failMark),
     stop: () => {
       if (pending) line(current);
       pending = false;

@@ -1,5 +1,6 @@
 import { styleText } from 'node:util';
 import { type Context, redact, useColor } from '../context.js';
+import { terminalText } from './text.js';
 
 /** Messages for the person at the terminal, on stderr, never on stdout (data only there). */
 export interface Status {
@@ -13,19 +14,23 @@ export interface Status {
 
 type Style = Parameters<typeof styleText>[0];
 
-/** The stderr message helper: honours --quiet, NO_COLOR / non-TTY (no escape codes) and redacts secrets. */
+/**
+ * The stderr message helper: honours --quiet, NO_COLOR / non-TTY (no escape codes) and redacts secrets.
+ * Each message is one line: what it quotes from the server (field names, ids) is escaped before the
+ * coloured prefix is added, so only cardboard's own colour codes reach the terminal.
+ */
 export function createStatus(ctx: Context): Status {
   const color = useColor(ctx, ctx.stderr);
   // validateStream: false because we already decided from ctx (the test streams are not process.stderr).
   const paint = (style: Style, text: string) => (color ? styleText(style, text, { validateStream: false }) : text);
-  const write = (line: string) => ctx.stderr.write(`${redact(ctx, line)}\n`);
+  const write = (prefix: string, message: string) => ctx.stderr.write(`${prefix}${terminalText(redact(ctx, message))}\n`);
   return {
     info: (message) => {
-      if (!ctx.globals.quiet) write(message);
+      if (!ctx.globals.quiet) write('', message);
     },
     success: (message) => {
-      if (!ctx.globals.quiet) write(`${paint('green', 'ok:')} ${message}`);
+      if (!ctx.globals.quiet) write(`${paint('green', 'ok:')} `, message);
     },
-    warn: (message) => write(`${paint('yellow', 'warning:')} ${message}`),
+    warn: (message) => write(`${paint('yellow', 'warning:')} `, message),
   };
 }

@@ -1,5 +1,5 @@
 import { type Context, useColor } from '../context.js';
-import { valueText } from './text.js';
+import { terminalText, valueText } from './text.js';
 
 /** How a table fits the terminal: truncate cells (lists) or wrap them (a single record's values). */
 export interface TableOptions {
@@ -25,19 +25,17 @@ export function fitWidths(natural: number[], total: number): number[] {
   return widths;
 }
 
-/** Control characters shown as U+FFFD: a value from the server must not move the cursor or retitle the terminal. */
-function visible(text: string): string {
-  return text.replace(/\t/g, ' ').replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, '\ufffd');
-}
-
 /**
  * Render rows as a boxed table with cli-table3 (imported here, so only a TTY run pays for it).
  * Callers decide it is a TTY; this only fits the table to `stdout.columns` and honours NO_COLOR.
  */
 export async function renderTable(ctx: Context, head: string[], rows: unknown[][], opts: TableOptions = {}): Promise<string> {
   const { default: Table } = await import('cli-table3');
-  const cells = rows.map((row) => row.map((v) => visible(opts.wrap ? valueText(v) : valueText(v).replace(/\r?\n|\r/g, ' '))));
-  const natural = head.map((h, i) => {
+  // Headers (field names) and cells are the server's text: escaped so none moves the cursor or retitles
+  // the terminal. A wrapped cell keeps its line breaks; a list row shows them as `\n`, one line per card.
+  const cells = rows.map((row) => row.map((v) => terminalText(valueText(v), { keepNewlines: opts.wrap })));
+  const heads = head.map((h) => terminalText(h));
+  const natural = heads.map((h, i) => {
     let w = h.length;
     for (const row of cells) for (const line of (row[i] ?? '').split('\n')) w = Math.max(w, line.length);
     return opts.wrap ? w : Math.min(w, MAX_NATURAL);
@@ -47,7 +45,7 @@ export async function renderTable(ctx: Context, head: string[], rows: unknown[][
   // which makes its own colour decision (off whenever `CI` is set, on under FORCE_COLOR) instead of ours.
   const bold = useColor(ctx, ctx.stdout);
   const table = new Table({
-    head: bold ? head.map((h) => `\u001b[1m${h}\u001b[22m`) : head,
+    head: bold ? heads.map((h) => `\u001b[1m${h}\u001b[22m`) : heads,
     colWidths: widths.map((w) => w + 2),
     wordWrap: opts.wrap ?? false,
     wrapOnWordBoundary: false,

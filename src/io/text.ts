@@ -17,3 +17,64 @@ export function tsvField(value: unknown): string {
 export function tsvRow(values: readonly unknown[]): string {
   return `${values.map(tsvField).join('\t')}\n`;
 }
+
+/**
+ * What a terminal must never receive raw from data: C0 controls, DEL and C1 controls (cursor moves,
+ * retitles, erases: `ESC]0;…BEL`, `ESC[1A`, CSI as U+009B), the line and paragraph separators, lone
+ * surrogates, and the invisible format characters (Unicode Cf: bidi overrides and isolates such as
+ * U+202E, zero-width spaces, the BOM, tag characters) except U+200D, the zero-width joiner that emoji
+ * sequences need. One alternation in one pass; the `keep` variant leaves LF alone.
+ */
+const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\p{Cs}]|(?!\u200d)\p{Cf}/gu;
+const UNSAFE_KEEP_LF = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u2028\u2029\p{Cs}]|(?!\u200d)\p{Cf}/gu;
+
+const NAMED: Record<string, string> = {
+  '\u0007': '\\a',
+  '\b': '\\b',
+  '\t': '\\t',
+  '\n': '\\n',
+  '\v': '\\v',
+  '\f': '\\f',
+  '\r': '\\r',
+  '\u001b': '\\e',
+};
+
+function escapeOne(c: string): string {
+  const named = NAMED[c];
+  if (named !== undefined) return named;
+  const cp = c.codePointAt(0)!;
+  if (cp <= 0xff) return `\\x${cp.toString(16).padStart(2, '0')}`;
+  if (cp <= 0xffff) return `\\u${cp.toString(16).padStart(4, '0')}`;
+  return `\\u{${cp.toString(16)}}`;
+}
+
+export interface TerminalTextOptions {
+  /** Keep line feeds (a multi-line error, a wrapped table cell); by default LF is shown as `\n`. */
+  keepNewlines?: boolean;
+}
+
+/**
+ * Text as a person's terminal may show it: every unsafe character (see UNSAFE) is written as an escape,
+ * `\e` `\a` `\b` `\t` `\n` `\v` `\f` `\r` by name, `\x9b` up to U+00FF, `\u202e` in the BMP and
+ * `\u{e0001}` beyond; cardboard's own colour codes are added after this, never passed through it.
+ * Every line meant for a person goes through here (tables on a TTY, status, errors, progress, prompts,
+ * listener lines); machine formats (JSON, NDJSON, CSV, TSV, files) never do, so their data stays exact.
+ *
+ * A backslash is left as it is: a value holding the two characters `\e` then looks like one holding ESC.
+ * That is the price of idempotence (escaping twice equals escaping once, so a line built from escaped
+ * parts may pass through a sink that escapes again) and of showing Windows paths and regexes plainly;
+ * anyone who needs the exact value asks for `--json`. Text without unsafe characters is returned as is
+ * (no copy).
+ */
+export function terminalText(text: string, opts: TerminalTextOptions = {}): string {
+  // One pass; replace() resets lastIndex of a global regex, and returns `text` itself when nothing matched.
+  return text.replace(opts.keepNewlines ? UNSAFE_KEEP_LF : UNSAFE, escapeOne);
+}
+
+/**
+ * A value printed as data on stdout (the `_id` of `card put`, a comment id): escaped on a terminal,
+ * where a person reads it, and exact on a pipe or in a file, where a script takes it as it is.
+ */
+export function textFor(stream: { isTTY?: boolean }, text: string): string {
+  return stream.isTTY ? terminalText(text) : text;
+}

@@ -1,3 +1,4 @@
+import { terminalText } from '../io/text.js';
 import type { Field } from '../spec-types.js';
 
 /** A key that is not a field name of the board, with the nearest field name when one is close. */
@@ -72,6 +73,7 @@ export function checkKeys(keys: Iterable<string>, fields: readonly (Field | stri
 
 /** One line naming each unknown key and its suggestion: `unknown field 'status' (did you mean 'Status'?)`. */
 export function describeUnknownKeys(unknown: readonly UnknownKey[]): string {
-  const parts = unknown.map((u) => (u.suggestion ? `'${u.key}' (did you mean '${u.suggestion}'?)` : `'${u.key}'`));
+  // terminalText: a field name holding a line break must not start a line of the error of its own.
+  const parts = unknown.map((u) => (u.suggestion ? `'${terminalText(u.key)}' (did you mean '${terminalText(u.suggestion)}'?)` : `'${terminalText(u.key)}'`));
   return `unknown field${unknown.length === 1 ? '' : 's'} ${parts.join(', ')}`;
 }

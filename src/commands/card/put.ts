@@ -3,6 +3,7 @@ import type { Context } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import { readTextArgument } from '../../io/input.js';
 import { createStatus } from '../../io/status.js';
+import { textFor } from '../../io/text.js';
 import { writeChunk, writeJson } from '../../io/write.js';
 import { checkKeysAgainstBoard, unknownKeysError } from '../../schema/check.js';
 import { parseDataObject, parsePairs } from './pairs.js';
@@ -88,5 +89,5 @@ export async function runCardPut(ctx: Context, opts: CardPutOptions): Promise<vo
     );
   }
   if (opts.json) await writeJson(ctx.stdout, card);
-  else await writeChunk(ctx.stdout, `${card._id}\n`);
+  else await writeChunk(ctx.stdout, `${textFor(ctx.stdout, card._id)}\n`);
 }

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import type { Context } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import { readStdin, readTextFile } from '../../io/input.js';
+import { textFor } from '../../io/text.js';
 import { writeChunk, writeJson } from '../../io/write.js';
 
 /** Where the comment text comes from; exactly one of `text`, `file`, `stdin`. */
@@ -64,5 +65,5 @@ export async function runComment(ctx: Context, opts: CommentOptions): Promise<vo
   const api = await ctx.api();
   const comment = await api.postComment(opts.cardId, content);
   if (opts.json) await writeJson(ctx.stdout, comment);
-  else await writeChunk(ctx.stdout, `${comment.id}\n`);
+  else await writeChunk(ctx.stdout, `${textFor(ctx.stdout, comment.id)}\n`);
 }

@@ -6,6 +6,7 @@ import { CancelledError } from '../../errors.js';
 import { checkTargets, mappingToFile, rowBody, shellQuote, type Unmapped } from '../../import/mapping.js';
 import type { ColumnMapping, ColumnTarget } from '../../import/types.js';
 import { answer } from '../../io/prompt.js';
+import { terminalText } from '../../io/text.js';
 import { editDistance } from '../../schema/match.js';
 
 /** One option of a select prompt. */
@@ -27,10 +28,14 @@ export interface Prompter {
 export async function inquirerPrompter(ctx: Context): Promise<Prompter> {
   const prompts = await import('@inquirer/prompts');
   const io = { input: ctx.stdin, output: ctx.stderr, signal: ctx.signal };
+  // Questions and choices name CSV headers and board fields: escaped, like every line a person reads.
+  const safe = (text: string) => terminalText(text);
+  const safeChoice = <T>(c: Choice<T>): Choice<T> => ({ ...c, name: safe(c.name), description: c.description === undefined ? undefined : safe(c.description) });
   return {
-    select: (message, choices, defaultValue) => answer(prompts.select({ message, choices, pageSize: 12, default: defaultValue }, io)),
-    confirm: (message, defaultValue) => answer(prompts.confirm({ message, default: defaultValue }, io)),
-    input: (message, defaultValue) => answer(prompts.input({ message, default: defaultValue }, io)),
+    select: (message, choices, defaultValue) =>
+      answer(prompts.select({ message: safe(message), choices: choices.map(safeChoice), pageSize: 12, default: defaultValue }, io)),
+    confirm: (message, defaultValue) => answer(prompts.confirm({ message: safe(message), default: defaultValue }, io)),
+    input: (message, defaultValue) => answer(prompts.input({ message: safe(message), default: safe(defaultValue) }, io)),
   };
 }
 
@@ -110,7 +115,7 @@ export async function previewAndSave(
       return `(rejected: ${(err as Error).message})`;
     }
   };
-  const lines = sample.map((values) => `  ${shown(values)}`);
+  const lines = sample.map((values) => `  ${terminalText(shown(values))}`);
   ctx.stderr.write(`First rows as they will be sent:\n${lines.join('\n') || '  (no rows)'}\n`);
   // A dry run sends nothing: there is nothing to confirm.
   if (!dryRun && !(await prompter.confirm('Start the import with this mapping?', true))) {
@@ -120,5 +125,5 @@ export async function previewAndSave(
   const base = file === '-' ? 'stdin' : file.replace(/\.[^./\\]+$/, '');
   const path = await prompter.input('Save the mapping as', `${base}.map.json`);
   writeFileSync(path, `${JSON.stringify(mappingToFile(columns), null, 2)}\n`);
-  ctx.stderr.write(`Saved. Next time: cardboard import ${shellQuote(file)} --map-file ${shellQuote(path)}\n`);
+  ctx.stderr.write(`${terminalText(`Saved. Next time: cardboard import ${shellQuote(file)} --map-file ${shellQuote(path)}`)}\n`);
 }

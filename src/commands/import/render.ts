@@ -6,6 +6,7 @@ import type { ColumnMapping, ImportEvent, ImportSummary } from '../../import/typ
 import { ROW_STATES } from '../../import/types.js';
 import { createProgress } from '../../io/progress.js';
 import { renderTable } from '../../io/table.js';
+import { terminalText } from '../../io/text.js';
 import type { ImportOptions } from './options.js';
 
 /** Lines of the rows that did not make it, for the summary (the first 20 of each are listed). */
@@ -84,7 +85,7 @@ export async function renderSummary(ctx: Context, s: ImportSummary, problems: Pr
   if (opts.rejects) rows.push(['rejects', opts.rejects]);
   const out: string[] = [];
   if (ctx.stderr.isTTY) out.push(await renderTable(ctx, ['import', ''], rows));
-  else for (const [k, v] of rows) out.push(`${k.padEnd(10)} ${v}`);
+  else for (const [k, v] of rows) out.push(`${k.padEnd(10)} ${terminalText(String(v))}`);
   const list = (name: string, lines: number[], n: number) => {
     if (n > 0) out.push(`${name} lines: ${lines.join(', ')}${n > lines.length ? `, ... (${n} in all)` : ''}`);
   };
@@ -137,5 +138,6 @@ export async function renderPlan(
   const added = p.columns.filter((c) => c.target.kind === 'new').map((c) => c.header);
   if (dropped.length) out.push(`Columns dropped: ${dropped.join(', ')}`);
   if (added.length) out.push(`Columns sent as new fields: ${added.join(', ')}`);
-  ctx.stdout.write(`${out.join('\n')}\n`);
+  // A report for people even when piped (--json is the machine form): headers and values are escaped.
+  ctx.stdout.write(`${out.map((line) => terminalText(line)).join('\n')}\n`);
 }

@@ -3,6 +3,7 @@ import { answerStart } from '../../webhook/client.js';
 import { bodyValue, type Delivery } from '../../webhook/delivery.js';
 import type { ForwardEvent } from '../../webhook/forwarder.js';
 import type { ListenerEvent, ListenerStats } from '../../webhook/listener.js';
+import { terminalText } from '../../io/text.js';
 import { formatBytes } from '../../units.js';
 
 function ms(value: number): string {
@@ -13,6 +14,9 @@ function short(value: unknown, max = 24): string {
   const text = typeof value === 'string' ? value : JSON.stringify(value);
   return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }
+
+// Every line here shows what a sender wrote (ids, field names, values, paths, the app's answer): each is
+// returned through terminalText, so it is one line with no control character, whoever posted it.
 
 /** One readable line for a delivery: time, seq, card `_id` and its first few fields, size. */
 export function deliveryLine(d: Delivery, fields = 3): string {
@@ -29,12 +33,12 @@ export function deliveryLine(d: Delivery, fields = 3): string {
   } else {
     what = `text ${JSON.stringify(short(String(body), 40))}`;
   }
-  return `${time}  #${d.seq}  ${d.method} ${d.path}  ${what}  ${formatBytes(d.body.length)}`;
+  return terminalText(`${time}  #${d.seq}  ${d.method} ${d.path}  ${what}  ${formatBytes(d.body.length)}`);
 }
 
 /** An answer as `200 OK in 3.1 ms`, or the network failure. */
 export function answerText(answer: { status?: number; ms: number; error?: string }): string {
-  if (answer.status === undefined) return `no answer (${answer.error ?? 'failed'}) after ${ms(answer.ms)}`;
+  if (answer.status === undefined) return terminalText(`no answer (${answer.error ?? 'failed'}) after ${ms(answer.ms)}`);
   return `${answer.status} ${STATUS_CODES[answer.status] ?? ''} in ${ms(answer.ms)}`.replace('  ', ' ');
 }
 
@@ -42,13 +46,13 @@ export function answerText(answer: { status?: number; ms: number; error?: string
 export function forwardLine(e: ForwardEvent): string {
   const start = answerStart(e.answer.body);
   const head = `  ↳ #${e.seq} forward${e.attempt > 1 ? ` (try ${e.attempt})` : ''}: ${answerText(e.answer)}${start ? `  ${start}` : ''}`;
-  if (e.ok) return e.answer.status === 200 ? head : `${head}  (note: the service itself retries anything but 200, spec 6)`;
-  return `${head}  → retry in ${ms(e.retryInMs ?? 0)}, ${e.pending} waiting`;
+  if (e.ok) return terminalText(e.answer.status === 200 ? head : `${head}  (note: the service itself retries anything but 200, spec 6)`);
+  return terminalText(`${head}  → retry in ${ms(e.retryInMs ?? 0)}, ${e.pending} waiting`);
 }
 
 /** A refused request, with the running count for its status (issue 5: counted in the status line). */
 export function rejectLine(e: Extract<ListenerEvent, { type: 'rejected' }>): string {
-  return `${e.status} ${e.method} ${e.path}: ${e.reason} (${e.total} answered ${e.status} so far)`;
+  return terminalText(`${e.status} ${e.method} ${e.path}: ${e.reason} (${e.total} answered ${e.status} so far)`);
 }
 
 /** The last status line: what was delivered, refused, and what still waits to be forwarded. */
