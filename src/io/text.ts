@@ -72,9 +72,9 @@ export function terminalText(text: string, opts: TerminalTextOptions = {}): stri
 }
 
 /**
- * A value printed as data on stdout (the `_id` of `card put`, a comment id): escaped on a terminal,
+ * A value printed as data on stdout (the `_id` of `card put`, a comment id, an answer's body): escaped on a terminal,
  * where a person reads it, and exact on a pipe or in a file, where a script takes it as it is.
  */
-export function textFor(stream: { isTTY?: boolean }, text: string): string {
-  return stream.isTTY ? terminalText(text) : text;
+export function textFor(stream: { isTTY?: boolean }, text: string, opts: TerminalTextOptions = {}): string {
+  return stream.isTTY ? terminalText(text, opts) : text;
 }

@@ -14,6 +14,23 @@ describe('canAnimate', () => {
 });
 
 describe('createProgress, plain fallback', () => {
+  it('escapes its text to one line; the coloured mark stays', async () => {
+    // A terminal without animation (CI set): colour on, plain lines.
+    const { ctx, stderr } = testContext({ errTty: true, env: { NO_COLOR: undefined, CI: '1', TERM: 'xterm' } });
+    const p = await createProgress(ctx);
+    p.start('reading a\u001b]0;pwned\u0007.csv');
+    p.succeed('read a\u001b]0;pwned\u0007.csv\nnext');
+    expect(stderr.text).toBe('reading a\\e]0;pwned\\a.csv\n\u001b[32m✔\u001b[39m read a\\e]0;pwned\\a.csv\\nnext\n');
+  });
+  it('escapes the text of the animated spinner too', async () => {
+    const { ctx, stderr } = testContext({ errTty: true, env: { CI: undefined } });
+    const p = await createProgress(ctx);
+    p.start('reading evil\u202etxt\u001b]0;pwned\u0007');
+    p.succeed();
+    expect(stderr.text).toContain('reading evil\\u202etxt\\e]0;pwned\\a');
+    expect(stderr.text).not.toContain('\u202e');
+    expect(stderr.text).not.toContain('\u001b]0;');
+  });
   it('prints the start, then at most one update per interval, then the final line', async () => {
     const { ctx, stderr } = testContext();
     let now = 0;

@@ -34,4 +34,11 @@ describe('createStatus', () => {
     createStatus(ctx).warn('token tok-secret leaked');
     expect(stderr.text).toBe('warning: token *** leaked\n');
   });
+  it('escapes what a message quotes (one line), then adds its own colour', () => {
+    const { ctx, stderr } = testContext({ errTty: true, env: { NO_COLOR: undefined, TERM: 'xterm' } });
+    const s = createStatus(ctx);
+    s.warn("'Status\u001b[1A\u001b[2K' is not a field");
+    s.info('not shown: one\ntwo, evil\u202etxt');
+    expect(stderr.text).toBe("\u001b[33mwarning:\u001b[39m 'Status\\e[1A\\e[2K' is not a field\nnot shown: one\\ntwo, evil\\u202etxt\n");
+  });
 });

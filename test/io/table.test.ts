@@ -36,4 +36,24 @@ describe('renderTable', () => {
     const coloured = await renderTable(testContext({ tty: true, env: { NO_COLOR: undefined, TERM: 'xterm' } }).ctx, ['h'], [['v']]);
     expect(coloured).toContain('\u001b[1m');
   });
+  it('escapes control, C1 and bidi characters in headers and cells; a list row stays one line', async () => {
+    const { ctx } = testContext({ tty: true });
+    const out = await renderTable(ctx, ['Title\u001b]0;pwned\u0007', 'evil\u202etxt'], [['a\u001b[1A\u001b[2K', 'one\ntwo\rthree\u009b']]);
+    expect(out).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202e]/);
+    expect(out).toContain('Title\\e]0;pwned\\a');
+    expect(out).toContain('evil\\u202etxt');
+    expect(out).toContain('a\\e[1A\\e[2K');
+    expect(out).toContain('one\\ntwo\\rthree\\x9b');
+    expect(out.trimEnd().split('\n')).toHaveLength(5);
+  });
+  it('keeps line breaks in a wrapped cell (one record) but escapes the rest', async () => {
+    const { ctx } = testContext({ tty: true });
+    const out = await renderTable(ctx, ['field', 'value'], [['Notes', 'first\nsecond\u001b[2J']], { wrap: true });
+    expect(out).toMatch(/│ Notes\s+│ first\s+│\n│\s+│ second\\e\[2J\s+│/);
+  });
+  it('puts cardboard\'s own bold on an escaped header', async () => {
+    const { ctx } = testContext({ tty: true, env: { NO_COLOR: undefined, TERM: 'xterm' } });
+    const out = await renderTable(ctx, ['h\u001b[31m'], [['v']]);
+    expect(out).toContain('\u001b[1mh\\e[31m\u001b[22m');
+  });
 });

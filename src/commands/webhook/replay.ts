@@ -4,6 +4,7 @@ import type { Context } from '../../context.js';
 import { AuthError, CancelledError, CardboardError, UsageError } from '../../errors.js';
 import { interruptible } from '../../interrupt.js';
 import { createStatus } from '../../io/status.js';
+import { terminalText } from '../../io/text.js';
 import { answerStart, DeliveryClient } from '../../webhook/client.js';
 import { bodyValue, type Delivery, outgoingHeaders } from '../../webhook/delivery.js';
 import { readDeliveries } from '../../webhook/record-file.js';
@@ -100,7 +101,7 @@ export async function runWebhookReplay(ctx: Context, opts: WebhookReplayOptions)
         if (answer.status === 401 || answer.status === 403) refused = true;
         const start = answerStart(answer.body);
         if (opts.json) ctx.stdout.write(`${JSON.stringify({ seq: d.seq, status: answer.status ?? null, ms: Math.round(answer.ms * 10) / 10, error: answer.error, body: start })}\n`);
-        else ctx.stdout.write(`#${d.seq}  ${answerText(answer)}${start ? `  ${start}` : ''}\n`);
+        else ctx.stdout.write(`${terminalText(`#${d.seq}  ${answerText(answer)}${start ? `  ${start}` : ''}`)}\n`);
       }
     }
   } finally {

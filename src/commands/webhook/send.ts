@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import type { Context } from '../../context.js';
 import { AuthError, CardboardError, UsageError } from '../../errors.js';
 import { readTextArgument } from '../../io/input.js';
+import { textFor } from '../../io/text.js';
 import { DeliveryClient } from '../../webhook/client.js';
 import { SIGNING_HEADER } from '../../webhook/delivery.js';
 import { loadSigningKey, NO_KEY_HINT } from './key.js';
@@ -82,7 +83,8 @@ export async function runWebhookSend(ctx: Context, opts: WebhookSendOptions): Pr
     .send({ url: opts.to, method: 'POST', headers: { 'content-type': 'application/json', [SIGNING_HEADER]: key }, body, timeoutMs: opts.timeoutMs, signal: ctx.signal })
     .finally(() => client.close());
   ctx.stdout.write(`${answerText(answer)}\n`);
-  const text = answer.body.toString('utf8');
+  // The app's answer as it is when piped; on a terminal, escaped (line breaks kept).
+  const text = textFor(ctx.stdout, answer.body.toString('utf8'), { keepNewlines: true });
   if (text) ctx.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
   if (answer.status === undefined) throw new CardboardError(`no answer from ${opts.to}: ${answer.error}`);
   if (opts.wrongKey) {
