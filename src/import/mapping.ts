@@ -1,7 +1,7 @@
 // CSV headers → board fields, exactly (spec 2.2: names are case-sensitive; spec 4.3 rule 1: a key that
 // does not match is dropped without an error, so every header must be accounted for before a row is sent).
 import { UsageError } from '../errors.js';
-import { terminalText } from '../io/text.js';
+import { ansiCQuote, terminalText } from '../io/text.js';
 import { suggestField } from '../schema/match.js';
 import { type ColumnMapping, type ColumnTarget, REASON_COLUMN } from './types.js';
 
@@ -60,9 +60,15 @@ export function parseMapFile(text: string, path: string): Record<string, string 
   return data as Record<string, string | null>;
 }
 
-/** Quote a value for a POSIX shell command line, so the printed flags can be pasted as they are. */
+/**
+ * Quote a value for a POSIX shell command line, so the printed flags can be pasted as they are. A value
+ * holding a character a terminal would act on (ESC, CR, a line break, U+202E) is `$'…'`-quoted instead:
+ * one safe line that bash and zsh read back as the exact value.
+ */
 export function shellQuote(value: string): string {
-  return /^[\w@%+:,./=-]+$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`;
+  if (/^[\w@%+:,./=-]+$/.test(value)) return value;
+  if (terminalText(value) !== value) return ansiCQuote(value);
+  return `'${value.replace(/'/g, `'\\''`)}'`;
 }
 
 function targetFor(name: string, fields: Set<string>, allowUnknown: boolean, flag: string): ColumnTarget {
@@ -71,8 +77,8 @@ function targetFor(name: string, fields: Set<string>, allowUnknown: boolean, fla
   if (allowUnknown) return { kind: 'new', field: name };
   const close = suggestField(name, [...fields]);
   throw new UsageError(
-    `${flag}: the board has no field '${name}'${close ? ` (did you mean '${close}'?)` : ''}. Field names are case-sensitive.`,
-    { hint: `Fields: ${[...fields].join(', ')}. Use --allow-unknown if the board has Create Fields on.` },
+    `${flag}: the board has no field '${terminalText(name)}'${close ? ` (did you mean '${terminalText(close)}'?)` : ''}. Field names are case-sensitive.`,
+    { hint: `Fields: ${[...fields].map((f) => terminalText(f)).join(', ')}. Use --allow-unknown if the board has Create Fields on.` },
   );
 }
 

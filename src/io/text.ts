@@ -78,3 +78,24 @@ export function terminalText(text: string, opts: TerminalTextOptions = {}): stri
 export function textFor(stream: { isTTY?: boolean }, text: string, opts: TerminalTextOptions = {}): string {
   return stream.isTTY ? terminalText(text, opts) : text;
 }
+
+const ANSI_C = new RegExp(`[\\\\']|${UNSAFE.source}`, 'gu');
+
+/**
+ * A value as a bash/zsh ANSI-C quoted word, `$'…'`, for a command line cardboard prints for pasting
+ * (a suggested `--map`): every unsafe character is an escape the shell turns back into it, so the line
+ * is safe to show, stays one line, and pastes as the exact value. `\xHH` only below U+0080 (above, bash
+ * would write a raw byte, not the character), `\uHHHH` and `\UHHHHHHHH` beyond (read back in a UTF-8 locale).
+ */
+export function ansiCQuote(value: string): string {
+  const body = value.replace(ANSI_C, (c) => {
+    if (c === '\\' || c === "'") return `\\${c}`;
+    const named = NAMED[c];
+    if (named !== undefined) return named;
+    const cp = c.codePointAt(0)!;
+    if (cp < 0x80) return `\\x${cp.toString(16).padStart(2, '0')}`;
+    if (cp <= 0xffff) return `\\u${cp.toString(16).padStart(4, '0')}`;
+    return `\\U${cp.toString(16).padStart(8, '0')}`;
+  });
+  return `$'${body}'`;
+}

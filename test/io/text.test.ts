@@ -60,7 +60,7 @@ describe('terminalText', () => {
         expect(codePoints(terminalText(s)).filter(dangerous)).toEqual([]);
         expect(codePoints(terminalText(s, { keepNewlines: true })).filter((cp) => cp !== 0x0a && dangerous(cp))).toEqual([]);
       }),
-      { numRuns: 2000 },
+      { numRuns: 500 },
     );
   });
   it('is the identity on safe text: printable ASCII, accents, CJK, emoji with ZWJ, RTL letters', () => {
@@ -80,7 +80,7 @@ describe('terminalText', () => {
       fc.property(hostileText.filter((s) => !s.includes('\\')), (s) => {
         expect(unescape(terminalText(s))).toBe(s);
       }),
-      { numRuns: 2000 },
+      { numRuns: 500 },
     );
   });
   it('is idempotent, so a line built from escaped parts may pass another sink', () => {
