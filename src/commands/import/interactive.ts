@@ -28,14 +28,24 @@ export interface Prompter {
 export async function inquirerPrompter(ctx: Context): Promise<Prompter> {
   const prompts = await import('@inquirer/prompts');
   const io = { input: ctx.stdin, output: ctx.stderr, signal: ctx.signal };
-  // Questions and choices name CSV headers and board fields: escaped, like every line a person reads.
-  const safe = (text: string) => terminalText(text);
-  const safeChoice = <T>(c: Choice<T>): Choice<T> => ({ ...c, name: safe(c.name), description: c.description === undefined ? undefined : safe(c.description) });
   return {
-    select: (message, choices, defaultValue) =>
-      answer(prompts.select({ message: safe(message), choices: choices.map(safeChoice), pageSize: 12, default: defaultValue }, io)),
-    confirm: (message, defaultValue) => answer(prompts.confirm({ message: safe(message), default: defaultValue }, io)),
-    input: (message, defaultValue) => answer(prompts.input({ message: safe(message), default: safe(defaultValue) }, io)),
+    select: (message, choices, defaultValue) => answer(prompts.select({ message, choices, pageSize: 12, default: defaultValue }, io)),
+    confirm: (message, defaultValue) => answer(prompts.confirm({ message, default: defaultValue }, io)),
+    input: (message, defaultValue) => answer(prompts.input({ message, default: defaultValue }, io)),
+  };
+}
+
+/**
+ * The same questions with what they show escaped (terminalText): they name CSV headers and board fields.
+ * Only the text shown changes; a choice's value stays exact. The import wraps whichever prompter it uses.
+ */
+export function terminalSafePrompter(p: Prompter): Prompter {
+  const safe = (text: string) => terminalText(text);
+  const safeChoice = <T>(c: Choice<T>): Choice<T> => (c.description === undefined ? { ...c, name: safe(c.name) } : { ...c, name: safe(c.name), description: safe(c.description) });
+  return {
+    select: (message, choices, defaultValue) => p.select(safe(message), choices.map(safeChoice), defaultValue),
+    confirm: (message, defaultValue) => p.confirm(safe(message), defaultValue),
+    input: (message, defaultValue) => p.input(safe(message), safe(defaultValue)),
   };
 }
 

@@ -12,7 +12,7 @@ import { type FileScan, scanFile } from '../../import/scan.js';
 import { makeDecoder, readCsv } from '../../import/source.js';
 import { ndjsonKeys, readJsonArray, readNdjson } from '../../import/json-source.js';
 import type { ColumnMapping, CsvItem, FieldType, InputFormat } from '../../import/types.js';
-import { askMapping, inquirerPrompter, type Prompter, previewAndSave } from './interactive.js';
+import { askMapping, inquirerPrompter, type Prompter, previewAndSave, terminalSafePrompter } from './interactive.js';
 import type { ImportOptions } from './options.js';
 
 /** What tests may replace: the prompter (a scripted one stands in for a terminal). */
@@ -113,7 +113,7 @@ export async function prepareImport(ctx: Context, opts: ImportOptions, deps: Imp
     // Prompts need a terminal on stdin, which stdin input (-) is not (PITFALLS: prompts hang otherwise).
     const interactive = deps.prompter !== undefined || (isInteractive(ctx) && opts.file !== '-');
     if (!interactive) throw unmappedError(resolved.unmapped, (extra) => importCommandLine(opts, ctx.globals, { extra }));
-    const prompter = deps.prompter ?? (await inquirerPrompter(ctx));
+    const prompter = terminalSafePrompter(deps.prompter ?? (await inquirerPrompter(ctx)));
     // The first rows are read before the questions: each shows sample values of its column.
     for (let n = await reader.next(); !n.done; n = await reader.next()) {
       buffered.push(n.value);
