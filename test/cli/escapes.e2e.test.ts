@@ -1,0 +1,112 @@
+// Issue 11 §2 end to end: the built binary against a server whose names, values and ids carry
+// `ESC]0;pwned BEL`, `ESC[1A ESC[2K`, U+202E, CR, LF and a C1 CSI. On a real pseudo-terminal nothing of
+// it reaches the screen raw; piped machine output keeps it exact; errors quoting it stay escaped.
+import { spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BIN, childEnv, runCli, tempDir } from '../helpers/cli.js';
+import { HOSTILE, type HostileServer, startHostileServer } from '../helpers/hostile-server.js';
+
+// A relay to a pseudo-terminal (python3's pty, as in test/import/tty.e2e.test.ts): the command's
+// stdin, stdout and stderr are the pty; what it shows comes out on the relay's stdout.
+const PTY_RELAY = `
+import fcntl, json, os, pty, struct, sys, termios
+args = json.loads(os.environ['PTY_ARGS'])
+pid, fd = pty.fork()
+if pid == 0:
+    os.execvp(args[0], args)
+fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack('HHHH', 40, 100, 0, 0))
+while True:
+    try:
+        data = os.read(fd, 65536)
+    except OSError:
+        data = b''
+    if not data:
+        break
+    sys.stdout.buffer.write(data)
+    sys.stdout.buffer.flush()
+_, status = os.waitpid(pid, 0)
+sys.exit(os.waitstatus_to_exitcode(status))
+`;
+
+/** Run the built CLI on a pseudo-terminal; the screen bytes as text and the exit code. */
+function onTerminal(args: string[], env: Record<string, string>): Promise<{ code: number | null; screen: string }> {
+  const childenv = childEnv({ configDir: env.CARDBOARD_CONFIG_DIR, env: { CI: '1', TERM: 'xterm', NO_COLOR: '1', ...env } });
+  childenv.PTY_ARGS = JSON.stringify([process.execPath, BIN, ...args]);
+  return new Promise((resolve, reject) => {
+    const child = spawn('python3', ['-c', PTY_RELAY], { env: childenv, stdio: ['ignore', 'pipe', 'inherit'] });
+    const out: Buffer[] = [];
+    const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+    child.stdout.on('data', (b: Buffer) => out.push(b));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, screen: Buffer.concat(out).toString('utf8') });
+    });
+  });
+}
+
+/** What the terminal would act on. The pty turns each LF into CR LF, so only a CR not before LF counts. */
+function rawControls(screen: string): string[] {
+  return [...screen.matchAll(/\r(?!\n)|[\u0000-\u0009\u000b\u000c\u000e-\u001f\u007f-\u009f\u2028\u2029]|(?!\u200d)\p{Cf}/gu)].map((m) => m[0]);
+}
+
+const RAW = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u2028\u2029]|(?!\u200d)\p{Cf}/u;
+
+let server: HostileServer;
+let env: Record<string, string>;
+
+beforeAll(async () => {
+  server = await startHostileServer({ mode: 'escapes' });
+  env = { CARDBOARD_BASE_URL: server.url, CARDBOARD_BOARD: server.boardId, CARDBOARD_TOKEN: server.token, CARDBOARD_CONFIG_DIR: tempDir() };
+});
+afterAll(async () => {
+  await server.close();
+});
+
+describe('on a terminal nothing from the server is raw', () => {
+  it('schema, card list, card put and comment', async () => {
+    for (const args of [['schema', '--refresh'], ['card', 'list'], ['card', 'put', 'Title=x', '--id', 'mine'], ['comment', 'c1', 'hello']]) {
+      const { code, screen } = await onTerminal(args, env);
+      expect(code, `${args.join(' ')}:\n${screen}`).toBe(0);
+      expect(rawControls(screen), `${args.join(' ')}:\n${screen}`).toEqual([]);
+      if (args[0] === 'schema') expect(screen).toContain('│ Title\\e]0;pwned\\a │');
+      if (args[0] === 'card' && args[1] === 'list') expect(screen).toContain('│ id\\e]0;pwne… │');
+      if (args[1] === 'put') {
+        expect(screen).toContain('warning: the board created a new card (new\\e]0;pwned\\aevil\\u202etxt.exe) instead of updating mine');
+        expect(screen).toContain('\r\nnew\\e]0;pwned\\aevil\\u202etxt.exe\r\n');
+      }
+      if (args[0] === 'comment') expect(screen).toBe('c\\e[1A\\e[2K\r\n');
+    }
+  });
+});
+
+describe('piped, machine output stays exact', () => {
+  it('card list --format json and the id card put prints', async () => {
+    const list = await runCli(['card', 'list', '--format', 'json'], { env, configDir: env.CARDBOARD_CONFIG_DIR });
+    expect(list.code).toBe(0);
+    expect(JSON.parse(list.stdout)[0]).toEqual({ _id: `id${HOSTILE.retitle}`, Title: HOSTILE.erase, [HOSTILE.rtl]: HOSTILE.rtl, [HOSTILE.lf]: HOSTILE.cr });
+    const put = await runCli(['card', 'put', 'Title=x'], { env, configDir: env.CARDBOARD_CONFIG_DIR });
+    expect(put.stdout).toBe(`new${HOSTILE.retitle}${HOSTILE.rtl}\n`);
+  });
+});
+
+describe('errors quoting hostile field names', () => {
+  it('a did-you-mean and a suggested --map are escaped, each on its own line', async () => {
+    const put = await runCli(['card', 'put', 'eviltxt.exe=x', 'onetwo=y'], { env, configDir: env.CARDBOARD_CONFIG_DIR });
+    expect(put.code).toBe(2);
+    expect(put.stderr).toMatch(/^error: unknown fields 'eviltxt\.exe' \(did you mean 'evil\\u202etxt\.exe'\?\), 'onetwo' \(did you mean 'one\\ntwo'\?\); .*\nhint: .*\n$/);
+    expect(put.stderr).not.toMatch(RAW);
+
+    const file = join(tempDir(), 'in.csv');
+    writeFileSync(file, 'Title,Statu\u0073\u001b[1A,onetwo\nx,y,z\n');
+    const imp = await runCli(['import', file], { env, configDir: env.CARDBOARD_CONFIG_DIR });
+    expect(imp.code).toBe(2);
+    expect(imp.stderr).not.toMatch(RAW);
+    expect(imp.stderr).toContain("add --map $'onetwo=one\\ntwo'");
+    expect(imp.stderr).toContain("column 'Status\\e[1A': no field of that name; closest is 'Status\\e[1A\\e[2K'");
+    // The message, one line per column, the hint.
+    expect(imp.stderr.trimEnd().split('\n')).toHaveLength(4);
+  });
+});
