@@ -105,7 +105,7 @@ describe('webhook listen on a terminal (in process)', () => {
     expect(retry).toContain('503 Service Unavailable');
     expect(retry).toContain('\\e]0;pwned\\adownsafe overwritten evil\\u202etxt.exe');
     // Each line is either a delivery or a forward try: a line break in the data split none.
-    for (const l of lines) expect(l).toMatch(/#1  POST|↳ #1 forward/);
+    for (const l of lines) expect(l).toMatch(/#1 {2}POST|↳ #1 forward/);
     expect(stdout.text).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202e]/);
     expect(stderr.text).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202e]/);
   });
