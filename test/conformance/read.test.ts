@@ -154,7 +154,7 @@ describe('on a real terminal and with --verbose', () => {
     for (const args of [['card', 'get', 'c1'], ['card', 'list']]) {
       const r = await runOnPty(args, { env });
       expect(r.code, r.screen).toBe(0);
-      expect(r.screen).toContain('evil\ufffd[2J\ufffd]0;pwned\ufffd');
+      expect(r.screen).toContain('evil\\e[2J\\e]0;pwned\\a');
       expect(r.screen).not.toContain('\u001b[2J');
     }
   });
