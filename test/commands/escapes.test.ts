@@ -2,6 +2,8 @@
 // sequences, bidi overrides, CR and LF. Every line for a person shows them escaped (tables on a TTY,
 // notes, ids on a TTY, errors, prompts, the dry-run report); machine outputs keep them exact.
 import { writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCardGet } from '../../src/commands/card/get.js';
@@ -142,6 +144,25 @@ describe('errors quoting hostile names', () => {
     expect(r.stderr).not.toMatch(RAW);
     // The message, its one column line, the hint.
     expect(rows(r.stderr)).toHaveLength(3);
+  });
+});
+
+describe("the server's own error text", () => {
+  it('is escaped in the error line (a 400 body with ESC, U+202E, CR, LF and C1)', async () => {
+    const bad = createServer((req, res) => {
+      req.resume();
+      res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ reason: `bad ${HOSTILE.retitle}${HOSTILE.erase}${HOSTILE.rtl} ${HOSTILE.cr} ${HOSTILE.c1}` }));
+    });
+    await new Promise<void>((r) => bad.listen(0, '127.0.0.1', r));
+    try {
+      const r = await runMain(['schema', '--refresh'], { env: { ...env, CARDBOARD_BASE_URL: `http://127.0.0.1:${(bad.address() as AddressInfo).port}` } });
+      expect(r.code).toBe(1);
+      // http/message.ts already drops C0/C1 from a server message; the bidi override is escaped here.
+      expect(r.stderr).toContain(': bad evil\\u202etxt.exe safe overwritten csi31m\n');
+      expect(r.stderr).not.toMatch(RAW);
+    } finally {
+      await new Promise<void>((r) => bad.close(() => r()));
+    }
   });
 });
 
