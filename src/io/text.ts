@@ -26,7 +26,8 @@ export function tsvRow(values: readonly unknown[]): string {
  * sequences need. One alternation in one pass; the `keep` variant leaves LF alone.
  */
 const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\p{Cs}]|(?!\u200d)\p{Cf}/gu;
-const UNSAFE_KEEP_LF = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u2028\u2029\p{Cs}]|(?!\u200d)\p{Cf}/gu;
+// Keeping line breaks, a CR LF pair (a Windows line end) is one line break, not a visible `\r`.
+const UNSAFE_KEEP_LF = /\r\n|[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u2028\u2029\p{Cs}]|(?!\u200d)\p{Cf}/gu;
 
 const NAMED: Record<string, string> = {
   '\u0007': '\\a',
@@ -40,6 +41,7 @@ const NAMED: Record<string, string> = {
 };
 
 function escapeOne(c: string): string {
+  if (c === '\r\n') return '\n';
   const named = NAMED[c];
   if (named !== undefined) return named;
   const cp = c.codePointAt(0)!;
@@ -49,7 +51,7 @@ function escapeOne(c: string): string {
 }
 
 export interface TerminalTextOptions {
-  /** Keep line feeds (a multi-line error, a wrapped table cell); by default LF is shown as `\n`. */
+  /** Keep line feeds (a multi-line error, a wrapped table cell; CR LF becomes LF); by default LF is shown as `\n`. */
   keepNewlines?: boolean;
 }
 

@@ -97,6 +97,8 @@ describe('terminalText', () => {
     expect(terminalText('safe\roverwritten')).toBe('safe\\roverwritten');
     expect(terminalText('one\ntwo\tthree')).toBe('one\\ntwo\\tthree');
     expect(terminalText('one\ntwo\r', { keepNewlines: true })).toBe('one\ntwo\\r');
+    expect(terminalText('crlf\r\nend\r\r\n', { keepNewlines: true })).toBe('crlf\nend\\r\n');
+    expect(terminalText('crlf\r\n')).toBe('crlf\\r\\n');
     expect(terminalText('csi\u009b31m\u007f\u0000')).toBe('csi\\x9b31m\\x7f\\x00');
     expect(terminalText('a\ud800b\u2028\u{e0001}')).toBe('a\\ud800b\\u2028\\u{e0001}');
     expect(terminalText('C:\\dir\\e')).toBe('C:\\dir\\e');
