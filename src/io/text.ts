@@ -29,20 +29,20 @@ const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\p{Cs}]|(?!\u200d)\p{Cf}/
 // Keeping line breaks, a CR LF pair (a Windows line end) is one line break, not a visible `\r`.
 const UNSAFE_KEEP_LF = /\r\n|[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u2028\u2029\p{Cs}]|(?!\u200d)\p{Cf}/gu;
 
-const NAMED: Record<string, string> = {
-  '\u0007': '\\a',
-  '\b': '\\b',
-  '\t': '\\t',
-  '\n': '\\n',
-  '\v': '\\v',
-  '\f': '\\f',
-  '\r': '\\r',
-  '\u001b': '\\e',
-};
+const NAMED = new Map([
+  ['\u0007', '\\a'],
+  ['\b', '\\b'],
+  ['\t', '\\t'],
+  ['\n', '\\n'],
+  ['\v', '\\v'],
+  ['\f', '\\f'],
+  ['\r', '\\r'],
+  ['\u001b', '\\e'],
+]);
 
 function escapeOne(c: string): string {
   if (c === '\r\n') return '\n';
-  const named = NAMED[c];
+  const named = NAMED.get(c);
   if (named !== undefined) return named;
   const cp = c.codePointAt(0)!;
   if (cp <= 0xff) return `\\x${cp.toString(16).padStart(2, '0')}`;
@@ -87,12 +87,13 @@ const ANSI_C = new RegExp(`[\\\\']|${UNSAFE.source}`, 'gu');
  * A value as a bash/zsh ANSI-C quoted word, `$'…'`, for a command line cardboard prints for pasting
  * (a suggested `--map`): every unsafe character is an escape the shell turns back into it, so the line
  * is safe to show, stays one line, and pastes as the exact value. `\xHH` only below U+0080 (above, bash
- * would write a raw byte, not the character), `\uHHHH` and `\UHHHHHHHH` beyond (read back in a UTF-8 locale).
+ * would write a raw byte, not the character), `\uHHHH` and `\UHHHHHHHH` beyond (read back in a UTF-8 locale;
+ * a NUL cannot be in a command's argument at all).
  */
 export function ansiCQuote(value: string): string {
   const body = value.replace(ANSI_C, (c) => {
     if (c === '\\' || c === "'") return `\\${c}`;
-    const named = NAMED[c];
+    const named = NAMED.get(c);
     if (named !== undefined) return named;
     const cp = c.codePointAt(0)!;
     if (cp < 0x80) return `\\x${cp.toString(16).padStart(2, '0')}`;
