@@ -147,8 +147,8 @@ export function checkTargets(columns: ColumnMapping[]): void {
  * field, and the user's own command with the flags to add (`commandWith` rebuilds it, options kept).
  */
 export function unmappedError(unmapped: Unmapped[], commandWith: (flags: string[]) => string): UsageError {
-  // One line per column: a header or field holding a line break is shown as `\n` (terminalText); the
-  // quoted flags keep it, as the shell needs it.
+  // One line per column: a header or field holding a line break shows it as `\n` (terminalText), and
+  // the flags to paste are `$'…'`-quoted (shellQuote), which the shell reads back as the exact name.
   const lines = unmapped.map((u) =>
     u.suggestion
       ? `  column '${terminalText(u.header)}': no field of that name; closest is '${terminalText(u.suggestion)}': add --map ${shellQuote(`${u.header}=${u.suggestion}`)}`

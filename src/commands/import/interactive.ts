@@ -41,7 +41,8 @@ export async function inquirerPrompter(ctx: Context): Promise<Prompter> {
  */
 export function terminalSafePrompter(p: Prompter): Prompter {
   const safe = (text: string) => terminalText(text);
-  const safeChoice = <T>(c: Choice<T>): Choice<T> => (c.description === undefined ? { ...c, name: safe(c.name) } : { ...c, name: safe(c.name), description: safe(c.description) });
+  const safeChoice = <T>(c: Choice<T>): Choice<T> =>
+    c.description === undefined ? { ...c, name: safe(c.name) } : { ...c, name: safe(c.name), description: safe(c.description) };
   return {
     select: (message, choices, defaultValue) => p.select(safe(message), choices.map(safeChoice), defaultValue),
     confirm: (message, defaultValue) => p.confirm(safe(message), defaultValue),

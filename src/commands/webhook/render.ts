@@ -1,9 +1,9 @@
 import { STATUS_CODES } from 'node:http';
+import { terminalText } from '../../io/text.js';
 import { answerStart } from '../../webhook/client.js';
 import { bodyValue, type Delivery } from '../../webhook/delivery.js';
 import type { ForwardEvent } from '../../webhook/forwarder.js';
 import type { ListenerEvent, ListenerStats } from '../../webhook/listener.js';
-import { terminalText } from '../../io/text.js';
 import { formatBytes } from '../../units.js';
 
 function ms(value: number): string {
