@@ -1,6 +1,7 @@
 // The command tree: global options, and the noun groups, each loaded only when it runs.
 import { Command } from 'commander';
 import type { Context } from './context.js';
+import { terminalText } from './io/text.js';
 import { parseDuration, parseRate } from './units.js';
 import { VERSION } from './version.js';
 
@@ -64,6 +65,8 @@ export async function buildProgram(ctx: Context, argv: string[], all = false): P
     .configureOutput({
       writeOut: (s) => ctx.stdout.write(s),
       writeErr: (s) => ctx.stderr.write(s),
+      // Commander's errors quote the arguments (an unknown option, a bad value): escaped like ours.
+      outputError: (s, write) => write(terminalText(s, { keepNewlines: true })),
     })
     .addHelpText(
       'after',

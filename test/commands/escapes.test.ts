@@ -147,6 +147,15 @@ describe('errors quoting hostile names', () => {
   });
 });
 
+describe('argument errors', () => {
+  it("commander's own error quoting an argument is escaped", async () => {
+    const r = await runMain(['card', 'get', 'x', `--bad${HOSTILE.retitle}`], { env });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("unknown option '--bad\\e]0;pwned\\a'");
+    expect(r.stderr).not.toMatch(RAW);
+  });
+});
+
 describe("the server's own error text", () => {
   it('is escaped in the error line (a 400 body with ESC, U+202E, CR, LF and C1)', async () => {
     const bad = createServer((req, res) => {
