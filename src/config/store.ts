@@ -14,7 +14,18 @@ export interface StoredBoard {
 /** The config file: board aliases and which one is the default. */
 export interface CardboardConfig {
   defaultBoard?: string;
+  /** A null-prototype record: an alias is a user's string (`toString`, `__proto__`), never a key of Object.prototype. */
   boards: Record<string, StoredBoard>;
+}
+
+/** A config with no board; `boards` has a null prototype. */
+export function emptyConfig(): CardboardConfig {
+  return { boards: Object.create(null) as Record<string, StoredBoard> };
+}
+
+/** The board stored under `alias`, own keys only: `toString` or `constructor` is no stored board. */
+export function storedBoard(config: CardboardConfig, alias: string): StoredBoard | undefined {
+  return Object.hasOwn(config.boards, alias) ? config.boards[alias] : undefined;
 }
 
 type Env = Record<string, string | undefined>;
@@ -37,13 +48,14 @@ function validate(raw: unknown, file: string): CardboardConfig {
   if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw bad();
   const { defaultBoard, boards } = raw as Record<string, unknown>;
   if (boards !== undefined && (typeof boards !== 'object' || boards === null || Array.isArray(boards))) throw bad();
-  const out: CardboardConfig = { boards: {} };
+  const out = emptyConfig();
   if (typeof defaultBoard === 'string') out.defaultBoard = defaultBoard;
   for (const [alias, b] of Object.entries((boards ?? {}) as Record<string, unknown>)) {
     const board = b as Partial<StoredBoard> | null;
     if (!board || typeof board.id !== 'string' || typeof board.baseUrl !== 'string' || typeof board.token !== 'string') throw bad();
-    out.boards[alias] = { id: board.id, baseUrl: board.baseUrl, token: board.token };
-    if (typeof board.signingKey === 'string') out.boards[alias].signingKey = board.signingKey;
+    const stored: StoredBoard = { id: board.id, baseUrl: board.baseUrl, token: board.token };
+    if (typeof board.signingKey === 'string') stored.signingKey = board.signingKey;
+    out.boards[alias] = stored;
   }
   return out;
 }
@@ -54,14 +66,14 @@ function validate(raw: unknown, file: string): CardboardConfig {
  */
 export function readConfig(env: Env): CardboardConfig {
   const file = configPath(env);
-  if (!existsSync(file)) return { boards: {} };
+  if (!existsSync(file)) return emptyConfig();
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
   } catch (err) {
     throw new CardboardError(`Cannot read the config file ${file}: ${(err as Error).message}`, { cause: err });
   }
-  if (!text.trim()) return { boards: {} };
+  if (!text.trim()) return emptyConfig();
   try {
     return validate(JSON.parse(text), file);
   } catch (err) {

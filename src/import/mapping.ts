@@ -155,7 +155,8 @@ export function unmappedError(unmapped: Unmapped[], commandWith: (flags: string[
 
 /** The mapping as a `--map-file` object: header → field, null for skipped columns. */
 export function mappingToFile(columns: ColumnMapping[]): Record<string, string | null> {
-  const out: Record<string, string | null> = {};
+  // Null prototype: a header named `__proto__` is saved as a key like any other.
+  const out: Record<string, string | null> = Object.create(null);
   for (const c of columns) {
     out[c.header] = c.target.kind === 'skip' ? null : c.target.kind === 'id' ? '_id' : c.target.field;
   }
