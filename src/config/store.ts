@@ -111,7 +111,7 @@ export async function updateConfig(env: Env, change: (config: CardboardConfig) =
   try {
     ensurePrivateDir(dir);
   } catch (err) {
-    throw configFileError(err, 'create the config directory', dir);
+    throw configFileError(err, 'use the config directory', dir);
   }
   const { default: Conf } = await import('conf');
   const data: Record<string, unknown> = { boards: config.boards };
