@@ -120,6 +120,11 @@ describe('card keys named like Object.prototype members', () => {
     const card = emu.state()[BOARD]!.cards.find((c) => c.Name === 'p1')!;
     expect(Object.hasOwn(card, '__proto__')).toBe(true);
     expect(JSON.parse(JSON.stringify(card))).toEqual(JSON.parse(`{"_id":"${card._id}","Name":"p1","__proto__":"x","constructor":1,"toString":"t"}`));
+ 
+    const data = await runMain(['card', 'put', '--data', '{"Name":"p3","__proto__":"from data"}'], { env });
+    expect(data.code).toBe(0);
+    const fromData = emu.state()[BOARD]!.cards.find((c) => c.Name === 'p3')!;
+    expect(Object.hasOwn(fromData, '__proto__') && (fromData as Record<string, unknown>)['__proto__']).toBe('from data');
   });
 
   it('card put __proto__=x --allow-unknown creates the field on a Create Fields board', async () => {
