@@ -46,3 +46,14 @@ export function redactSecrets(secrets: Iterable<string>, text: string): string {
   }
   return out;
 }
+
+/**
+ * A value about to be written to a file (a CSV cell, an NDJSON record), with every secret of 8 characters or
+ * more replaced in each string, keys included, before it is encoded: once in CSV or JSON a secret holding `"`
+ * or `\\` is escaped, and a search of the encoded text would miss it.
+ */
+export function redactValue(secrets: Iterable<string>, value: unknown): unknown {
+  let out = value;
+  for (const secret of secrets) out = scrubValue(out, secret);
+  return out;
+}

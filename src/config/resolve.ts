@@ -1,5 +1,5 @@
 import { AuthError, UsageError } from '../errors.js';
-import { type CardboardConfig, readConfig, type StoredBoard } from './store.js';
+import { type CardboardConfig, readConfig, type StoredBoard, storedBoard } from './store.js';
 
 /** What resolution reads from the run (a part of the command context; config/ depends on nothing above it). */
 export interface ResolveContext {
@@ -32,7 +32,7 @@ export interface Selection {
 const trimSlash = (url: string) => url.replace(/\/+$/, '');
 
 function findStored(config: CardboardConfig, wanted: string, baseUrl?: string): [string, StoredBoard] | undefined {
-  const byAlias = config.boards[wanted];
+  const byAlias = storedBoard(config, wanted);
   if (byAlias) return [wanted, byAlias];
   const byId = Object.entries(config.boards).filter(([, b]) => b.id === wanted);
   if (baseUrl) return byId.find(([, b]) => trimSlash(b.baseUrl) === trimSlash(baseUrl)) ?? byId[0];

@@ -2,6 +2,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { CardboardError } from '../errors.js';
+import { fileError } from '../fs-errors.js';
 
 /** One stored board: where it lives and its secrets (spec 2.4: API Key, POST URL, webhook signing key). */
 export interface StoredBoard {
@@ -14,7 +15,18 @@ export interface StoredBoard {
 /** The config file: board aliases and which one is the default. */
 export interface CardboardConfig {
   defaultBoard?: string;
+  /** A null-prototype record: an alias is a user's string (`toString`, `__proto__`), never a key of Object.prototype. */
   boards: Record<string, StoredBoard>;
+}
+
+/** A config with no board; `boards` has a null prototype. */
+export function emptyConfig(): CardboardConfig {
+  return { boards: Object.create(null) as Record<string, StoredBoard> };
+}
+
+/** The board stored under `alias`, own keys only: `toString` or `constructor` is no stored board. */
+export function storedBoard(config: CardboardConfig, alias: string): StoredBoard | undefined {
+  return Object.hasOwn(config.boards, alias) ? config.boards[alias] : undefined;
 }
 
 type Env = Record<string, string | undefined>;
@@ -37,13 +49,14 @@ function validate(raw: unknown, file: string): CardboardConfig {
   if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw bad();
   const { defaultBoard, boards } = raw as Record<string, unknown>;
   if (boards !== undefined && (typeof boards !== 'object' || boards === null || Array.isArray(boards))) throw bad();
-  const out: CardboardConfig = { boards: {} };
+  const out = emptyConfig();
   if (typeof defaultBoard === 'string') out.defaultBoard = defaultBoard;
   for (const [alias, b] of Object.entries((boards ?? {}) as Record<string, unknown>)) {
     const board = b as Partial<StoredBoard> | null;
     if (!board || typeof board.id !== 'string' || typeof board.baseUrl !== 'string' || typeof board.token !== 'string') throw bad();
-    out.boards[alias] = { id: board.id, baseUrl: board.baseUrl, token: board.token };
-    if (typeof board.signingKey === 'string') out.boards[alias].signingKey = board.signingKey;
+    const stored: StoredBoard = { id: board.id, baseUrl: board.baseUrl, token: board.token };
+    if (typeof board.signingKey === 'string') stored.signingKey = board.signingKey;
+    out.boards[alias] = stored;
   }
   return out;
 }
@@ -54,14 +67,14 @@ function validate(raw: unknown, file: string): CardboardConfig {
  */
 export function readConfig(env: Env): CardboardConfig {
   const file = configPath(env);
-  if (!existsSync(file)) return { boards: {} };
+  if (!existsSync(file)) return emptyConfig();
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
   } catch (err) {
-    throw new CardboardError(`Cannot read the config file ${file}: ${(err as Error).message}`, { cause: err });
+    throw configFileError(err, 'read the config file', file);
   }
-  if (!text.trim()) return { boards: {} };
+  if (!text.trim()) return emptyConfig();
   try {
     return validate(JSON.parse(text), file);
   } catch (err) {
@@ -76,17 +89,40 @@ export function ensurePrivateDir(dir: string): void {
   chmodSync(dir, 0o700);
 }
 
+/**
+ * A file-system error on the config directory or file as a UsageError naming the path and CARDBOARD_CONFIG_DIR
+ * (a directory owned by another user, a path under a regular file, a read-only home); others as they are.
+ */
+function configFileError(err: unknown, action: string, path: string): unknown {
+  const translated = fileError(err, {
+    action,
+    path,
+    hint: 'Set CARDBOARD_CONFIG_DIR to a directory of your own (it holds tokens: created 0700, files 0600).',
+  });
+  if (translated !== err || err instanceof CardboardError) return translated;
+  return new CardboardError(`Cannot ${action} ${path}: ${(err as Error).message}`, { cause: err });
+}
+
 /** Change the config and write it back through conf, file mode 0600, directory 0700. Returns the new config. */
 export async function updateConfig(env: Env, change: (config: CardboardConfig) => void): Promise<CardboardConfig> {
   const config = readConfig(env);
   change(config);
   const dir = configDir(env);
-  ensurePrivateDir(dir);
+  try {
+    ensurePrivateDir(dir);
+  } catch (err) {
+    throw configFileError(err, 'use the config directory', dir);
+  }
   const { default: Conf } = await import('conf');
-  const store = new Conf<Record<string, unknown>>({ cwd: dir, configName: 'config', configFileMode: 0o600, projectName: 'cardboard', projectSuffix: '' });
   const data: Record<string, unknown> = { boards: config.boards };
   if (config.defaultBoard !== undefined) data.defaultBoard = config.defaultBoard;
-  store.store = data;
-  chmodSync(store.path, 0o600);
+  const file = configPath(env);
+  try {
+    const store = new Conf<Record<string, unknown>>({ cwd: dir, configName: 'config', configFileMode: 0o600, projectName: 'cardboard', projectSuffix: '' });
+    store.store = data;
+    chmodSync(store.path, 0o600);
+  } catch (err) {
+    throw configFileError(err, 'write the config file', file);
+  }
   return config;
 }

@@ -29,7 +29,8 @@ export function normalizeBoards(file: unknown): Record<string, BoardSettings> {
   if (typeof file !== 'object' || file === null || Array.isArray(file)) {
     throw new BoardsFileError('the boards file must be a JSON object of board id → settings');
   }
-  const out: Record<string, BoardSettings> = {};
+  // Null prototype: a board id is the file's string (`__proto__`, `toString`), never a key of Object.prototype.
+  const out: Record<string, BoardSettings> = Object.create(null);
   for (const [id, raw] of Object.entries(file)) {
     const where = `board "${id}"`;
     if (id === '') throw new BoardsFileError('a board id is empty');

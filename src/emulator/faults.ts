@@ -20,12 +20,12 @@ export interface FaultSpec {
   delayMs: number;
 }
 
-const KINDS: Record<string, keyof Omit<FaultSpec, 'delayMs'>> = {
-  '503': 'unavailable',
-  '500-after': 'errorAfter',
-  reset: 'reset',
-  'reset-after': 'resetAfter',
-};
+const KINDS = new Map<string, keyof Omit<FaultSpec, 'delayMs'>>([
+  ['503', 'unavailable'],
+  ['500-after', 'errorAfter'],
+  ['reset', 'reset'],
+  ['reset-after', 'resetAfter'],
+]);
 
 /** Parse `503:0.05,500-after:0.02,reset:0.02,reset-after:0.01,delay:200ms` (empty: no faults). */
 export function parseFaults(spec: string): FaultSpec {
@@ -44,7 +44,7 @@ export function parseFaults(spec: string): FaultSpec {
       }
       continue;
     }
-    const key = KINDS[kind];
+    const key = KINDS.get(kind);
     if (!key) throw new FaultSpecError(`unknown fault "${kind}" (known: 503, 500-after, reset, reset-after, delay)`);
     const p = Number(value);
     if (value === '' || !Number.isFinite(p) || p < 0 || p > 1) {

@@ -3,10 +3,12 @@
 // the file's content hash, the board (base URL and id) and the plan (everything that changes what is
 // sent), and deleted once a run reaches the end of its input, so the next run starts afresh.
 import { createHash } from 'node:crypto';
-import { closeSync, createReadStream, mkdirSync, openSync, readdirSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, createReadStream, mkdirSync, readdirSync, rmSync, writeSync } from 'node:fs';
 import { basename, dirname, extname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { UsageError } from '../errors.js';
+import { redactSecrets } from '../redact.js';
+import { openPrivate } from './outputs.js';
 import type { ColumnMapping, FieldType, InputFormat, RowState } from './types.js';
 
 /** What a journal belongs to. `sha256` is absent for stdin (no content hash before reading it). */
@@ -100,6 +102,7 @@ export class Journal {
     readonly path: string,
     fd: number,
     previous: Map<number, JournalEntry>,
+    private readonly secrets: Iterable<string>,
   ) {
     this.fd = fd;
     this.previous = previous;
@@ -108,10 +111,13 @@ export class Journal {
     this.timer.unref();
   }
 
-  /** Open (or create) the journal at `path`; `restart` truncates it. A journal of another file or board is refused. */
-  static async open(path: string, key: JournalKey, restart: boolean): Promise<Journal> {
+  /**
+   * Open (or create, mode 0600) the journal at `path`; `restart` truncates it. A journal of another file or
+   * board is refused. `secrets` (the token, the signing key) are redacted from every line written.
+   */
+  static async open(path: string, key: JournalKey, restart: boolean, secrets: Iterable<string> = []): Promise<Journal> {
     mkdirSync(dirname(path), { recursive: true });
-    const header = JSON.stringify({ [MAGIC]: 2, sha256: key.sha256 ?? null, board: key.board, baseUrl: key.baseUrl, plan: key.plan });
+    const header = redactSecrets(secrets, JSON.stringify({ [MAGIC]: 2, sha256: key.sha256 ?? null, board: key.board, baseUrl: key.baseUrl, plan: key.plan }));
     const previous = new Map<number, JournalEntry>();
     let exists = false;
     if (!restart) {
@@ -137,10 +143,10 @@ export class Journal {
         if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
       }
     }
-    const fd = openSync(path, exists ? 'a' : 'w', 0o600);
+    const fd = openPrivate(path, exists ? 'a' : 'w');
     // On append, a newline first: the last line may have been cut short by kill -9.
     writeSync(fd, exists ? '\n' : `${header}\n`);
-    return new Journal(path, fd, previous);
+    return new Journal(path, fd, previous, secrets);
   }
 
   /** Record a finished row; written at the next flush. */
@@ -172,7 +178,7 @@ export class Journal {
   flush(): void {
     if (this.pending.length === 0 || this.fd === undefined) return;
     // writeSync: the data is in the OS once this returns, so it survives kill -9 of this process.
-    writeSync(this.fd, this.pending.join(''));
+    writeSync(this.fd, redactSecrets(this.secrets, this.pending.join('')));
     this.pending = [];
   }
 

@@ -2,7 +2,7 @@
 // does not match is dropped without an error, so every header must be accounted for before a row is sent).
 import { UsageError } from '../errors.js';
 import { ansiCQuote, terminalText } from '../io/text.js';
-import { suggestField } from '../schema/match.js';
+import { fieldSuggester, suggestField } from '../schema/match.js';
 import { type ColumnMapping, type ColumnTarget, REASON_COLUMN } from './types.js';
 
 /** The mapping flags as plain data. */
@@ -105,6 +105,7 @@ export function resolveMapping(headers: string[], fieldNames: string[], opts: Ma
 
   const columns: ColumnMapping[] = [];
   const unmapped: Unmapped[] = [];
+  let suggest: ((name: string) => string | undefined) | undefined;
   headers.forEach((header, index) => {
     const add = (target: ColumnTarget, how: ColumnMapping['how']) => columns.push({ header, index, target, how });
     // Own keys only: a header named `constructor` or `__proto__` is data, not a key of Object.prototype.
@@ -118,7 +119,8 @@ export function resolveMapping(headers: string[], fieldNames: string[], opts: Ma
     else if (fields.has(header)) add({ kind: 'field', field: header }, 'own name');
     else if (opts.allowUnknown) add({ kind: 'new', field: header }, '--allow-unknown');
     else {
-      const suggestion = suggestField(header, fieldNames);
+      suggest ??= fieldSuggester(fieldNames);
+      const suggestion = suggest(header);
       unmapped.push(suggestion === undefined ? { header, index } : { header, index, suggestion });
     }
   });
@@ -142,29 +144,45 @@ export function checkTargets(columns: ColumnMapping[]): void {
   }
 }
 
+/** How many unmapped columns the refusal lists (and puts in its suggested command) unless --verbose. */
+export const UNMAPPED_SHOWN = 10;
+
 /**
  * The non-interactive refusal (exit 2, nothing sent): one line per unmapped header with the closest
  * field, and the user's own command with the flags to add (`commandWith` rebuilds it, options kept).
+ * Past UNMAPPED_SHOWN columns (a file of 5,000 unknown columns made a 525 KB message) the first ones are
+ * listed and counted, and the hint points at --map-file; `all` (--verbose) lists every one.
  */
-export function unmappedError(unmapped: Unmapped[], commandWith: (flags: string[]) => string): UsageError {
+export function unmappedError(unmapped: Unmapped[], commandWith: (flags: string[]) => string, all = false): UsageError {
+  const n = unmapped.length;
+  const shown = all || n <= UNMAPPED_SHOWN ? unmapped : unmapped.slice(0, UNMAPPED_SHOWN);
   // One line per column: a header or field holding a line break shows it as `\n` (terminalText), and
   // the flags to paste are `$'…'`-quoted (shellQuote), which the shell reads back as the exact name.
-  const lines = unmapped.map((u) =>
+  const lines = shown.map((u) =>
     u.suggestion
       ? `  column '${terminalText(u.header)}': no field of that name; closest is '${terminalText(u.suggestion)}': add --map ${shellQuote(`${u.header}=${u.suggestion}`)}`
       : `  column '${terminalText(u.header)}': no field is close: add --map ${shellQuote(`${u.header}=<Field>`)} or --skip-column ${shellQuote(u.header)}`,
   );
-  const flags = unmapped.flatMap((u) => (u.suggestion ? ['--map', `${u.header}=${u.suggestion}`] : ['--skip-column', u.header]));
-  const n = unmapped.length;
-  return new UsageError(
-    `${n} CSV column${n === 1 ? '' : 's'} match${n === 1 ? 'es' : ''} no board field (names are case-sensitive); nothing was sent:\n${lines.join('\n')}`,
-    { hint: `${commandWith(flags)}   (or --map-file F.json; run on a terminal to map interactively)` },
-  );
+  const more = n - shown.length;
+  if (more > 0) lines.push(`  ... and ${more.toLocaleString('en-US')} more (run with --verbose to list them all)`);
+  const head = `${n.toLocaleString('en-US')} CSV column${n === 1 ? '' : 's'} match${n === 1 ? 'es' : ''} no board field (names are case-sensitive); nothing was sent:`;
+  if (n > UNMAPPED_SHOWN) {
+    return new UsageError(`${head}\n${lines.join('\n')}`, {
+      hint:
+        'So many columns are best mapped in a file: --map-file F.json with {"CSV header": "Field name"} (null skips a column); ' +
+        'or --map / --skip-column for each, or --allow-unknown if the board has Create Fields on. Run on a terminal to map interactively and save the file.',
+    });
+  }
+  const flags = shown.flatMap((u) => (u.suggestion ? ['--map', `${u.header}=${u.suggestion}`] : ['--skip-column', u.header]));
+  return new UsageError(`${head}\n${lines.join('\n')}`, {
+    hint: `${commandWith(flags)}   (or --map-file F.json; run on a terminal to map interactively)`,
+  });
 }
 
 /** The mapping as a `--map-file` object: header → field, null for skipped columns. */
 export function mappingToFile(columns: ColumnMapping[]): Record<string, string | null> {
-  const out: Record<string, string | null> = {};
+  // Null prototype: a header named `__proto__` is saved as a key like any other.
+  const out: Record<string, string | null> = Object.create(null);
   for (const c of columns) {
     out[c.header] = c.target.kind === 'skip' ? null : c.target.kind === 'id' ? '_id' : c.target.field;
   }

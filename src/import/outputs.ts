@@ -1,10 +1,27 @@
 // --results and --rejects: CSV files written as rows finish (issue 4, section 5).
-import { closeSync, openSync, writeSync } from 'node:fs';
-import { UsageError } from '../errors.js';
+import { closeSync, fchmodSync, openSync, writeSync } from 'node:fs';
+import { fileError } from '../fs-errors.js';
 import { csvRow } from '../io/csv.js';
+import { redactValue } from '../redact.js';
 import { REASON_COLUMN, type RowOutcome } from './types.js';
 
-/** A CSV file written in batches with writeSync: bounded memory, and what is written survives a crash. */
+/** Open `path` for writing, owner-only (0600) whatever the umask or the mode of a file it replaces. */
+export function openPrivate(path: string, flags: 'w' | 'a'): number {
+  const fd = openSync(path, flags, 0o600);
+  try {
+    fchmodSync(fd, 0o600);
+  } catch (err) {
+    closeSync(fd);
+    throw err;
+  }
+  return fd;
+}
+
+/**
+ * A CSV file written in batches with writeSync: bounded memory, and what is written survives a crash.
+ * Mode 0600 (it holds the board's data), and every secret of the run (token, signing key) is redacted:
+ * a server may echo them in its messages (issue 11, finding 7).
+ */
 class CsvFile {
   private buffer = '';
   private fd: number;
@@ -12,20 +29,26 @@ class CsvFile {
   constructor(
     readonly path: string,
     flag: string,
+    private readonly secrets: Iterable<string>,
   ) {
     try {
-      this.fd = openSync(path, 'w');
+      this.fd = openPrivate(path, 'w');
     } catch (err) {
-      throw new UsageError(`${flag}: cannot write ${path} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}).`);
+      throw fileError(err, { action: `write the ${flag} file`, path, hint: `Pass ${flag} with a path in a writable directory.` });
     }
   }
 
+  /** Append one CSV row; secrets are redacted in each value, before CSV doubles a quote in one. */
   row(values: readonly unknown[]): void {
-    this.text(csvRow(values));
+    this.write(csvRow(values.map((v) => redactValue(this.secrets, v))));
   }
 
-  /** Append text as it is (an NDJSON line). */
-  text(text: string): void {
+  /** Append one NDJSON record, redacted the same way. */
+  record(value: unknown): void {
+    this.write(`${JSON.stringify(redactValue(this.secrets, value))}\n`);
+  }
+
+  private write(text: string): void {
     this.buffer += text;
     if (this.buffer.length >= 65_536) this.flush();
   }
@@ -50,17 +73,19 @@ export class ImportOutputs {
 
   /** Open the files now (before anything is sent), so a bad path fails with exit 2. */
   /** `json`: the input was JSON, and the rejects file is NDJSON records (the next input as it is). */
+  /** `secrets`: redacted from both files (ctx.secrets: read as rows are written). */
   constructor(
     paths: { results?: string; rejects?: string },
     private readonly headers: string[],
     private readonly json = false,
+    secrets: Iterable<string> = [],
   ) {
     if (paths.results) {
-      this.results = new CsvFile(paths.results, '--results');
+      this.results = new CsvFile(paths.results, '--results', secrets);
       this.results.row(['line', 'state', '_id', 'message']);
     }
     if (paths.rejects) {
-      this.rejects = new CsvFile(paths.rejects, '--rejects');
+      this.rejects = new CsvFile(paths.rejects, '--rejects', secrets);
       // An input that is itself a rejects file keeps one reason column: the new one replaces the old.
       this.reasonAt = headers.indexOf(REASON_COLUMN);
       if (!json) this.rejects.row(this.reasonAt === -1 ? [...headers, REASON_COLUMN] : headers);
@@ -77,7 +102,7 @@ export class ImportOutputs {
         if (o.values[i] !== undefined && h !== REASON_COLUMN) record[h] = o.values[i];
       });
       record[REASON_COLUMN] = `${o.state}: line ${o.line}: ${o.message ?? ''}`;
-      this.rejects.text(`${JSON.stringify(record)}\n`);
+      this.rejects.record(record);
     } else if (this.rejects && (o.state === 'rejected' || o.state === 'uncertain')) {
       const n = this.headers.length;
       const values = o.values.slice(0, n);

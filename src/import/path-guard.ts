@@ -18,12 +18,25 @@ function identity(path: string): string {
   }
 }
 
-/** Refuse (exit 2, before any request) outputs that resolve to the input or to each other. */
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/** Refuse (exit 2, before any request) an output that is a directory, and outputs that resolve to the input or to each other. */
 export function checkOutputPaths(input: string, outputs: { flag: string; path: string | undefined }[]): void {
   const seen = new Map<string, string>();
   if (input !== '-') seen.set(identity(input), `the input ${input}`);
   for (const { flag, path } of outputs) {
     if (path === undefined) continue;
+    if (isDirectory(path)) {
+      throw new UsageError(`${flag} ${path} is a directory; it names the file to write. Nothing was sent.`, {
+        hint: `Pass ${flag} with a file path, e.g. ${flag} ${join(path, flag === '--journal' ? 'import.journal' : `${flag.slice(2)}.csv`)}.`,
+      });
+    }
     const id = identity(path);
     const other = seen.get(id);
     if (other !== undefined) {

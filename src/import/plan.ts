@@ -71,9 +71,11 @@ export async function describeChanges(api: Pick<Api, 'getCard'>, sample: Plan['u
   for (const u of sample) {
     // A card deleted since the index was read: every field shows as new.
     const card = ((await api.getCard(u.id).catch(() => undefined)) ?? {}) as Record<string, unknown>;
+    // Own keys only: a field named `constructor` absent from the card is absent, not Object.prototype's.
+    const was = (f: string) => (Object.hasOwn(card, f) ? card[f] : undefined);
     const changes = Object.keys(u.body)
-      .filter((f) => f !== '_id' && canonicalJson(card[f]) !== canonicalJson(u.body[f]))
-      .map((field) => ({ field, from: text(card[field]), to: text(u.body[field]) }));
+      .filter((f) => f !== '_id' && canonicalJson(was(f)) !== canonicalJson(u.body[f]))
+      .map((field) => ({ field, from: text(was(field)), to: text(u.body[field]) }));
     out.push({ line: u.line, id: u.id, changes });
   }
   return out;

@@ -27,39 +27,119 @@ export async function scanFile(path: string, encoding = 'utf-8'): Promise<FileSc
   let lines = 0;
   let quoted = false;
   let last = 0x0a;
+  // For the line of a bad sequence: every line feed (quoted or not) before the previous chunk, and that chunk.
+  let newlines = 0;
+  let previous: { chunk: Buffer; newlinesBefore: number; offset: number } | undefined;
   for await (const chunk of createReadStream(path) as AsyncIterable<Buffer>) {
     hash.update(chunk);
     if (decoder) {
       try {
         decoder.decode(chunk, { stream: true });
       } catch {
-        throw badUtf8(path, lines + 1);
+        throw badUtf8(path, locateBadUtf8(previous, chunk, { newlinesBefore: newlines, offset: bytes }));
       }
     }
+    const newlinesBefore = newlines;
     if (countable) {
       for (let i = 0; i < chunk.length; i++) {
         const b = chunk[i];
         // A doubled quote toggles twice, so the state stays right for RFC 4180 files.
         if (b === 0x22) quoted = !quoted;
-        else if (b === 0x0a && !quoted) lines++;
+        else if (b === 0x0a) {
+          newlines++;
+          if (!quoted) lines++;
+        }
       }
       if (chunk.length > 0) last = chunk[chunk.length - 1]!;
     }
+    previous = { chunk, newlinesBefore, offset: bytes };
     bytes += chunk.length;
   }
   if (decoder) {
     try {
       decoder.decode();
     } catch {
-      throw badUtf8(path, lines + 1);
+      // A sequence cut short by the end of the file: its bytes are the last ones, after the last line feed.
+      throw badUtf8(path, { line: newlines + 1, offset: bytes - trailingPartial(previous?.chunk) });
     }
   }
   if (last !== 0x0a && bytes > 0) lines++;
   return { sha256: hash.digest('hex'), bytes, records: countable ? Math.max(0, lines - 1) : 0 };
 }
 
-function badUtf8(path: string, line: number): UsageError {
-  return new UsageError(`${path} is not valid UTF-8 (near line ${line}); nothing was sent.`, {
+/** Where a bad sequence starts: its line (1-based, every line feed counted) and byte offset. */
+interface BadAt {
+  line: number;
+  offset: number;
+}
+
+/**
+ * The start of the first invalid UTF-8 sequence in `buf` (WHATWG rules, as TextDecoder's fatal mode), or -1;
+ * a sequence cut short by the end of `buf` is not invalid (the next chunk may complete it).
+ */
+export function firstInvalidUtf8(buf: Uint8Array): number {
+  let i = 0;
+  while (i < buf.length) {
+    const b = buf[i]!;
+    if (b < 0x80) {
+      i++;
+      continue;
+    }
+    let need: number;
+    let lo = 0x80;
+    let hi = 0xbf;
+    if (b >= 0xc2 && b <= 0xdf) need = 1;
+    else if (b >= 0xe0 && b <= 0xef) {
+      need = 2;
+      if (b === 0xe0) lo = 0xa0;
+      else if (b === 0xed) hi = 0x9f;
+    } else if (b >= 0xf0 && b <= 0xf4) {
+      need = 3;
+      if (b === 0xf0) lo = 0x90;
+      else if (b === 0xf4) hi = 0x8f;
+    } else return i;
+    for (let k = 1; k <= need; k++) {
+      if (i + k >= buf.length) return -1;
+      const c = buf[i + k]!;
+      if (c < (k === 1 ? lo : 0x80) || c > (k === 1 ? hi : 0xbf)) return i;
+    }
+    i += need + 1;
+  }
+  return -1;
+}
+
+/** How many bytes at the end of `chunk` start a sequence it does not finish (0 to 3). */
+function trailingPartial(chunk: Buffer | undefined): number {
+  if (!chunk) return 0;
+  for (let back = 1; back <= Math.min(3, chunk.length); back++) {
+    const b = chunk[chunk.length - back]!;
+    if (b < 0x80) return 0;
+    if (b >= 0xc0) return back;
+  }
+  return 0;
+}
+
+/**
+ * Find the bad sequence TextDecoder refused in `chunk`. It may start in the previous chunk (a lead byte
+ * at its end), so the search runs over both; the previous chunk decoded, so only up to three continuation
+ * bytes at its start belong to a sequence begun earlier, and they are skipped.
+ */
+function locateBadUtf8(previous: { chunk: Buffer; newlinesBefore: number; offset: number } | undefined, chunk: Buffer, here: { newlinesBefore: number; offset: number }): BadAt {
+  let skip = 0;
+  if (previous) while (skip < 3 && skip < previous.chunk.length && (previous.chunk[skip]! & 0xc0) === 0x80) skip++;
+  const before = previous ? previous.chunk.subarray(skip) : Buffer.alloc(0);
+  const both = Buffer.concat([before, chunk]);
+  let at = firstInvalidUtf8(both);
+  if (at === -1) at = before.length; // not expected: TextDecoder found one
+  const start = previous ? previous.newlinesBefore : here.newlinesBefore;
+  let line = start + 1;
+  for (let i = both.indexOf(0x0a); i !== -1 && i < at; i = both.indexOf(0x0a, i + 1)) line++;
+  const offset = (previous ? previous.offset + skip : here.offset) + at;
+  return { line, offset };
+}
+
+function badUtf8(path: string, at: BadAt): UsageError {
+  return new UsageError(`${path} is not valid UTF-8 at line ${at.line} (byte ${at.offset}); nothing was sent.`, {
     hint: 'Pass its encoding, e.g. --encoding latin1 or --encoding windows-1252 or --encoding utf-16le.',
   });
 }

@@ -48,8 +48,13 @@ export function detectDelimiter(headerLine: string): string {
 
 function validDelimiter(d: string | undefined): string | undefined {
   if (d === undefined) return undefined;
-  const named: Record<string, string> = { tab: '\t', '\\t': '\t', comma: ',', semicolon: ';' };
-  const value = named[d] ?? d;
+  const named = new Map([
+    ['tab', '\t'],
+    ['\\t', '\t'],
+    ['comma', ','],
+    ['semicolon', ';'],
+  ]);
+  const value = named.get(d) ?? d;
   if (value.length !== 1 || value === '"' || value === '\n' || value === '\r') {
     throw new UsageError(`Invalid --delimiter '${d}'.`, { hint: 'Use one character, e.g. , ; or tab.' });
   }

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { parsePostUrl } from '../../config/resolve.js';
-import { readConfig, updateConfig } from '../../config/store.js';
+import { readConfig, storedBoard, updateConfig } from '../../config/store.js';
 import type { Context } from '../../context.js';
 import { ApiError, AuthError, CardboardError, UsageError } from '../../errors.js';
 import { checkBaseUrl } from '../../http/url.js';
@@ -109,12 +109,12 @@ export async function runBoardAdd(ctx: Context, opts: BoardAddOptions): Promise<
 
   const status = createStatus(ctx);
   const fieldCount = opts.verify ? await verify(ctx, opts, token) : undefined;
-  const previous = readConfig(ctx.env).boards[opts.alias];
+  const previous = storedBoard(readConfig(ctx.env), opts.alias);
   // Re-adding the same board keeps its signing key unless a new one is given.
   const keep = previous && previous.id === opts.id && previous.baseUrl === opts.baseUrl ? previous.signingKey : undefined;
   const config = await updateConfig(ctx.env, (c) => {
     c.boards[opts.alias] = { id: opts.id, baseUrl: opts.baseUrl, token, ...((signingKey ?? keep) ? { signingKey: signingKey ?? keep } : {}) };
-    if (opts.makeDefault || !c.defaultBoard || !c.boards[c.defaultBoard]) c.defaultBoard = opts.alias;
+    if (opts.makeDefault || !c.defaultBoard || !storedBoard(c, c.defaultBoard)) c.defaultBoard = opts.alias;
   });
   const checked = fieldCount === undefined ? 'not verified' : `verified, ${fieldCount} field${fieldCount === 1 ? '' : 's'}`;
   const isDefault = config.defaultBoard === opts.alias ? ', the default board' : '';

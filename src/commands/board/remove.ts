@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { readConfig, updateConfig } from '../../config/store.js';
+import { readConfig, storedBoard, updateConfig } from '../../config/store.js';
 import type { Context } from '../../context.js';
 import { createStatus } from '../../io/status.js';
 import { unknownAlias } from './use.js';
@@ -25,7 +25,7 @@ export function boardRemoveCommand(parent: Command, ctx: Context, run = runBoard
 /** Delete the board from the config; if it was the default, no board is the default any more. */
 export async function runBoardRemove(ctx: Context, opts: BoardRemoveOptions): Promise<void> {
   const config = readConfig(ctx.env);
-  if (!config.boards[opts.alias]) throw unknownAlias(opts.alias, config);
+  if (!storedBoard(config, opts.alias)) throw unknownAlias(opts.alias, config);
   const wasDefault = config.defaultBoard === opts.alias;
   await updateConfig(ctx.env, (c) => {
     delete c.boards[opts.alias];

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { readConfig, updateConfig } from '../../config/store.js';
+import { readConfig, storedBoard, updateConfig } from '../../config/store.js';
 import type { Context } from '../../context.js';
 import { isInteractive } from '../../context.js';
 import { createStatus } from '../../io/status.js';
@@ -34,13 +34,15 @@ export function boardSetSigningKeyCommand(parent: Command, ctx: Context, run = r
 /** Read the key (prompt on a TTY, else stdin) and store it with the board, file mode 0600. */
 export async function runBoardSetSigningKey(ctx: Context, opts: BoardSetSigningKeyOptions): Promise<void> {
   const config = readConfig(ctx.env);
-  if (!config.boards[opts.alias]) throw unknownAlias(opts.alias, config);
+  if (!storedBoard(config, opts.alias)) throw unknownAlias(opts.alias, config);
   const key = isInteractive(ctx)
     ? await promptSecret(ctx, 'Webhook signing key', 'stdin')
     : (await readSecretsFromStdin(ctx, false))[0]!;
   ctx.secrets.add(checkSecret(key, 'signing key'));
   await updateConfig(ctx.env, (c) => {
-    c.boards[opts.alias]!.signingKey = key;
+    const board = storedBoard(c, opts.alias);
+    if (!board) throw unknownAlias(opts.alias, c);
+    board.signingKey = key;
   });
   createStatus(ctx).success(`Stored the webhook signing key of board "${opts.alias}".`);
 }

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { type CardboardConfig, readConfig, updateConfig } from '../../config/store.js';
+import { type CardboardConfig, readConfig, storedBoard, updateConfig } from '../../config/store.js';
 import type { Context } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import { createStatus } from '../../io/status.js';
@@ -32,7 +32,7 @@ export function boardUseCommand(parent: Command, ctx: Context, run = runBoardUse
 /** Set the default board; --board and CARDBOARD_BOARD still win over it. */
 export async function runBoardUse(ctx: Context, opts: BoardUseOptions): Promise<void> {
   const config = readConfig(ctx.env);
-  if (!config.boards[opts.alias]) throw unknownAlias(opts.alias, config);
+  if (!storedBoard(config, opts.alias)) throw unknownAlias(opts.alias, config);
   await updateConfig(ctx.env, (c) => {
     c.defaultBoard = opts.alias;
   });

@@ -3,9 +3,11 @@ import { UsageError } from '../../errors.js';
 /**
  * Parse HTTPie-style field arguments: `Field=value` is a string, `Field:=json` a raw JSON value.
  * Each splits at its FIRST `=`; a `:` just before it makes it `:=`. Names may hold spaces (quoted in the shell).
+ * The result has a null prototype; spread it (`{ ...pairs }`) and every name, `__proto__` too, stays an own key.
  */
 export function parsePairs(args: readonly string[]): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
+  // Null prototype: a field named `__proto__` or `constructor` is a key of the card like any other.
+  const out: Record<string, unknown> = Object.create(null);
   for (const arg of args) {
     const eq = arg.indexOf('=');
     const raw = eq > 0 && arg[eq - 1] === ':';

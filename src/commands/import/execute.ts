@@ -11,6 +11,7 @@ import type { ImportSummary } from '../../import/types.js';
 import { ImportOutputs } from '../../import/outputs.js';
 import { describeChanges, planImport } from '../../import/plan.js';
 import { interruptible } from '../../interrupt.js';
+import { fileError } from '../../fs-errors.js';
 import { createStatus } from '../../io/status.js';
 import { writeJson } from '../../io/write.js';
 import type { ImportOptions } from './options.js';
@@ -55,14 +56,27 @@ function lockAndOpen(ctx: Context, opts: ImportOptions, p: PreparedImport): { lo
   // The lock sits beside the journal: the same command (a CI retry) always meets the same lock.
   const dir = opts.journal !== undefined ? dirname(opts.journal) : journalDir(opts.file);
   const stem = journalStem(opts.file, key);
-  const lock = ImportLock.acquire(join(dir, `${stem}.lock`));
   const path = opts.journal ?? defaultJournalPath(opts.file, key);
+  // A directory that cannot be created or written names the flag that moves it (issue 11, finding 5).
+  const hint =
+    opts.journal === undefined
+      ? `The journal and its lock are kept next to the input; pass --journal <path> (a file in a writable directory) to keep them elsewhere.`
+      : 'Pass --journal with a file path in a writable directory.';
+  const fail = (action: string, at: string) => (err: unknown): never => {
+    throw fileError(err, { action, path: at, hint });
+  };
+  let lock: ImportLock;
+  try {
+    lock = ImportLock.acquire(join(dir, `${stem}.lock`));
+  } catch (err) {
+    return fail('create the import lock in', dir)(err);
+  }
   if (opts.journal === undefined && !opts.restart) {
     for (const other of otherPlanJournals(dir, stem, path)) {
       status.warn(`An unfinished journal of this file and board under another mapping or options is not applied: ${other}`);
     }
   }
-  const journal = Journal.open(path, key, opts.restart).then((j) => {
+  const journal = Journal.open(path, key, opts.restart, ctx.secrets).catch(fail('write the journal', path)).then((j) => {
     if (j.previous.size > 0) status.info(`Resuming: ${j.previous.size} rows already finished (journal ${j.path}).`);
     return j;
   });
@@ -80,7 +94,16 @@ export async function executeImport(ctx: Context, opts: ImportOptions, p: Prepar
     held.lock?.release();
     throw err;
   }
-  const outputs = new ImportOutputs({ results: opts.results, rejects: opts.rejects }, p.headers, p.format === 'ndjson' || p.format === 'json');
+  let outputs: ImportOutputs;
+  try {
+    outputs = new ImportOutputs({ results: opts.results, rejects: opts.rejects }, p.headers, p.format === 'ndjson' || p.format === 'json', ctx.secrets);
+  } catch (err) {
+    // Nothing was sent: the journal and the lock go as if the run had not started.
+    if (journal?.previous.size === 0) journal.discard();
+    else journal?.close();
+    held.lock?.release();
+    throw err;
+  }
   const flushTimer = setInterval(() => outputs.flush(), 1000);
   const stop = interruptible(ctx.signals, () => status.warn('Interrupted: finishing the requests in flight (Ctrl-C again to quit at once)...'));
   const progress = await startProgress(ctx, opts, p.scan?.records);

@@ -112,7 +112,7 @@ export async function prepareImport(ctx: Context, opts: ImportOptions, deps: Imp
   if (resolved.unmapped.length > 0) {
     // Prompts need a terminal on stdin, which stdin input (-) is not (PITFALLS: prompts hang otherwise).
     const interactive = deps.prompter !== undefined || (isInteractive(ctx) && opts.file !== '-');
-    if (!interactive) throw unmappedError(resolved.unmapped, (extra) => importCommandLine(opts, ctx.globals, { extra }));
+    if (!interactive) throw unmappedError(resolved.unmapped, (extra) => importCommandLine(opts, ctx.globals, { extra }), ctx.globals.verbose === true);
     const prompter = terminalSafePrompter(deps.prompter ?? (await inquirerPrompter(ctx)));
     // The first rows are read before the questions: each shows sample values of its column.
     for (let n = await reader.next(); !n.done; n = await reader.next()) {
