@@ -11,11 +11,16 @@ describe('cardboard import: one run per input and board, outputs that cannot hur
     const e = await start({ faults: 'delay:20ms' });
     const file = writeCards(40, 'cc');
     const args = ['import', file, '--match-on', 'Name', '--concurrency', '4'];
-    const runs = [spawnCli(e, args), spawnCli(e, args)];
-    const codes = await Promise.all(runs.map((r) => r.exit));
-    expect([...codes].sort()).toEqual([0, 1]);
-    const loser = runs[codes.indexOf(1)]!;
-    const winner = runs[codes.indexOf(0)]!;
+    // Not a race left to the scheduler (on a loaded machine the first run could end before the second
+    // starts): the first run is stopped (SIGSTOP) once its first card is sent, so it holds the lock
+    // while the second starts, and continued once the second has exited.
+    const winner = spawnCli(e, args);
+    while (!e.requests().some((q) => q.method === 'POST')) await new Promise((r) => setTimeout(r, 5));
+    winner.child.kill('SIGSTOP');
+    const loser = spawnCli(e, args);
+    const loserCode = await loser.exit;
+    winner.child.kill('SIGCONT');
+    expect([await winner.exit, loserCode]).toEqual([0, 1]);
     expect(loser.output().stderr).toMatch(new RegExp(`running: process ${winner.child.pid} on .*Lock: .*\\.cardboard-journal/cc\\.csv\\.[0-9a-f]{16}\\.${BOARD_ID}\\.[0-9a-f]{8}\\.lock`));
     const counts = nameCounts(e);
     expect(counts.size).toBe(40);
