@@ -1,4 +1,4 @@
-import { type Command, InvalidArgumentError, Option } from 'commander';
+import { type Command, Option } from 'commander';
 import type { Api } from '../../api/types.js';
 import type { Context } from '../../context.js';
 import { UsageError } from '../../errors.js';
@@ -7,6 +7,7 @@ import { createStatus } from '../../io/status.js';
 import { isBrokenPipe } from '../../io/write.js';
 import { checkKeysAgainstBoard, unknownKeysError } from '../../schema/check.js';
 import type { Card } from '../../spec-types.js';
+import { parseInteger } from '../../units.js';
 
 /** What `card list` fetches and how it prints it. */
 export interface CardListOptions {
@@ -29,13 +30,6 @@ Examples:
   $ cardboard card list --all --format csv > cards.csv
   $ cardboard card list --all --fields Name,Status --limit 20 --format json`;
 
-function integer(min: number) {
-  return (value: string): number => {
-    if (!/^\d+$/.test(value) || Number(value) < min) throw new InvalidArgumentError(`expected an integer >= ${min}`);
-    return Number(value);
-  };
-}
-
 const splitFields = (value: string, previous: string[] = []) => [...previous, ...value.split(',').map((f) => f.trim()).filter(Boolean)];
 
 /** Define `card list` under `parent`; `run` is replaceable so parse tests can spy on the options. */
@@ -43,11 +37,11 @@ export function cardListCommand(parent: Command, ctx: Context, run = runCardList
   return parent
     .command('list')
     .description('List the cards of the board: one page, or every page with --all')
-    .option('--page <n>', 'zero-based page to show (default 0)', integer(0))
+    .option('--page <n>', 'zero-based page to show (default 0)', (v) => parseInteger(v, '--page', 0))
     .option('--all', 'walk every page from 0 until the service returns an empty page')
     .addOption(new Option('--format <format>', 'output format (default: table on a terminal, ndjson piped)').choices(FORMATS))
     .option('--fields <names>', 'comma-separated field names to show, in this order', splitFields)
-    .option('--limit <n>', 'stop after n cards (and stop fetching pages)', integer(1))
+    .option('--limit <n>', 'stop after n cards (and stop fetching pages)', (v) => parseInteger(v, '--limit', 1))
     .addHelpText('after', EXAMPLES)
     .action(async (flags: { page?: number; all?: boolean; format?: Format; fields?: string[]; limit?: number }) => {
       if (flags.all && flags.page !== undefined) throw new UsageError('--page and --all cannot be used together');
