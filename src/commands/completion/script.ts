@@ -29,36 +29,141 @@ export function renderBash(root: CompletionNode): string {
 _cardboard_table=(
 ${rows}
 )
+# Words from \`cardboard completion --list\` (board aliases, field names) are data from the config and the
+# server: they are read one per line, matched with [[ ]] and quoted for the command line, never passed to
+# compgen -W, eval or an unquoted expansion (a field named $(touch x) must not run).
 _cardboard_row() {
   local row
   for row in "\${_cardboard_table[@]}"; do
-    [[ "\${row%%|*}" == "$1" ]] && { echo "$row"; return; }
+    [[ "\${row%%|*}" == "$1" ]] && { printf '%s\\n' "$row"; return; }
   done
+}
+# The typed word without its quoting (backslashes, '...', "..."), nothing expanded:
+# sets _cardboard_cur to the text and _cardboard_q to the quote still open ('' if none).
+_cardboard_dequote() {
+  local s="$1" out='' q='' c i
+  for ((i = 0; i < \${#s}; i++)); do
+    c="\${s:i:1}"
+    if [[ "$q" == "'" ]]; then
+      if [[ "$c" == "'" ]]; then q=''; else out+="$c"; fi
+    elif [[ "$c" == '\\' ]]; then
+      i=$((i + 1)); out+="\${s:i:1}"
+    elif [[ "$q" == '"' ]]; then
+      if [[ "$c" == '"' ]]; then q=''; else out+="$c"; fi
+    elif [[ "$c" == "'" || "$c" == '"' ]]; then
+      q="$c"
+    else
+      out+="$c"
+    fi
+  done
+  _cardboard_cur="$out"
+  _cardboard_q="$q"
+}
+# $1 quoted for the place the cursor is in: inside '...' or "...", or bare (printf %q), into _cardboard_quoted.
+_cardboard_quote() {
+  local s="$1" out='' c i
+  if [[ -z "$_cardboard_q" ]]; then
+    printf -v _cardboard_quoted '%q' "$s"
+    return
+  fi
+  for ((i = 0; i < \${#s}; i++)); do
+    c="\${s:i:1}"
+    if [[ "$_cardboard_q" == "'" && "$c" == "'" ]]; then
+      out+="'\\\\''"
+    elif [[ "$_cardboard_q" == '"' && ( "$c" == '"' || "$c" == '\\' || "$c" == '$' || "$c" == '\`' ) ]]; then
+      out+="\\\\$c"
+    else
+      out+="$c"
+    fi
+  done
+  _cardboard_quoted="$out"
+}
+# Offer every line of stdin that, after $1 (text already typed, such as "Name," in --fields), starts with
+# the typed word: each its own COMPREPLY element, quoted, with $2 after it ("=" after a field of card put).
+_cardboard_offer() {
+  local w
+  while IFS= read -r w; do
+    [[ -z "$w" || "$1$w" != "$_cardboard_cur"* ]] && continue
+    _cardboard_quote "$1$w"
+    COMPREPLY+=("$_cardboard_quoted$2")
+  done
+}
+# Space-separated words of the table (command names and flags), one per line.
+_cardboard_split() {
+  local s="$1"
+  while [[ -n "$s" ]]; do
+    printf '%s\\n' "\${s%% *}"
+    if [[ "$s" == *' '* ]]; then s="\${s#* }"; else s=''; fi
+  done
+}
+# Board aliases or field names; the fields are those of the board named by -b/--board on the line, if any.
+_cardboard_list() {
+  if [[ -n "$_cardboard_board" ]]; then
+    cardboard --board "$_cardboard_board" completion --list "$1" 2>/dev/null
+  else
+    cardboard completion --list "$1" 2>/dev/null
+  fi
 }
 _cardboard() {
   local cur="\${COMP_WORDS[COMP_CWORD]}" prev="\${COMP_WORDS[COMP_CWORD-1]}"
-  local path="" i w row subs opts
+  local path='' i w row subs opts opt='' eq=''
+  local _cardboard_cur _cardboard_q _cardboard_quoted _cardboard_board=''
+  COMPREPLY=()
   for ((i = 1; i < COMP_CWORD; i++)); do
     w="\${COMP_WORDS[i]}"
+    if [[ "$w" == -b || "$w" == --board ]]; then
+      # -b work, --board work or --board=work (bash splits the last at "=").
+      if ((i + 2 < COMP_CWORD)) && [[ "\${COMP_WORDS[i+1]}" == '=' ]]; then i=$((i + 1)); fi
+      if ((i + 1 < COMP_CWORD)); then
+        i=$((i + 1))
+        _cardboard_dequote "\${COMP_WORDS[i]}"
+        _cardboard_board="$_cardboard_cur"
+      fi
+      continue
+    fi
     [[ "$w" == -* ]] && continue
-    row=$(_cardboard_row "$path"); row="\${row#*|}"; subs="\${row%%|*}"
+    row="$(_cardboard_row "$path")"; row="\${row#*|}"; subs="\${row%%|*}"
     [[ " $subs " == *" $w "* ]] && path="\${path:+$path }$w"
   done
-  row=$(_cardboard_row "$path"); row="\${row#*|}"; subs="\${row%%|*}"; opts="\${row#*|}"
-  local IFS=$'\\n'
-  case "$prev" in
-    ${ALIAS_OPTIONS.join('|')}) COMPREPLY=($(compgen -W "$(cardboard completion --list aliases 2>/dev/null)" -- "$cur")); return ;;
-    ${FIELD_OPTIONS.join('|')}) COMPREPLY=($(compgen -W "$(cardboard completion --list fields 2>/dev/null)" -- "$cur")); return ;;
+  row="$(_cardboard_row "$path")"; row="\${row#*|}"; subs="\${row%%|*}"; opts="\${row#*|}"
+  # The option whose value is being typed: \`--fields Na\`, \`--fields=Na\` (bash splits at "="), \`--map Header=Na\`.
+  if [[ "$cur" == '=' ]]; then
+    cur='' eq=1
+    opt="$prev"
+    [[ "\${COMP_WORDS[COMP_CWORD-2]}" == --map ]] && opt=--map
+  elif [[ "$prev" == '=' ]]; then
+    eq=1
+    opt="\${COMP_WORDS[COMP_CWORD-2]}"
+    [[ "\${COMP_WORDS[COMP_CWORD-3]}" == --map ]] && opt=--map
+  else
+    opt="$prev"
+  fi
+  _cardboard_dequote "$cur"
+  case "$opt" in
+    ${ALIAS_OPTIONS.join('|')})
+      _cardboard_offer '' '' < <(_cardboard_list aliases); return ;;
+    --fields)
+      # Comma-separated: complete the name after the last comma.
+      local head=''
+      [[ "$_cardboard_cur" == *,* ]] && head="\${_cardboard_cur%,*},"
+      _cardboard_offer "$head" '' < <(_cardboard_list fields); return ;;
+    ${FIELD_OPTIONS.filter((o) => o !== '--fields').join('|')})
+      _cardboard_offer '' '' < <(_cardboard_list fields); return ;;
   esac
   if [[ "$cur" == -* ]]; then
-    IFS=' ' COMPREPLY=($(compgen -W "$opts ${globals}" -- "$cur")); return
+    [[ -n "$path" ]] && opts+=" ${globals}"
+    _cardboard_offer '' '' < <(_cardboard_split "$opts"); return
   fi
   if [[ "$path" == "card put" ]]; then
-    COMPREPLY=($(compgen -W "$(cardboard completion --list fields 2>/dev/null | sed 's/$/=/')" -- "$cur"))
+    # Field=value pairs: complete the field and its "=", nothing after the "=".
+    [[ -n "$eq" || "$_cardboard_cur" == *=* ]] && return
+    _cardboard_offer '' '=' < <(_cardboard_list fields)
     compopt -o nospace 2>/dev/null; return
   fi
-  IFS=' ' COMPREPLY=($(compgen -W "$subs" -- "$cur"))
-  [[ \${#COMPREPLY[@]} -eq 0 ]] && COMPREPLY=($(compgen -f -- "$cur"))
+  _cardboard_offer '' '' < <(_cardboard_split "$subs")
+  # Nothing else to offer: file names, completed and quoted by readline itself.
+  ((\${#COMPREPLY[@]} == 0)) && compopt -o default 2>/dev/null
+  return 0
 }
 complete -F _cardboard cardboard
 `;
