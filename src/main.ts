@@ -1,6 +1,7 @@
 import { CommanderError } from 'commander';
 import { type Context, createContext, redact } from './context.js';
 import { CardboardError, ExitCode } from './errors.js';
+import { isBrokenPipe, watchBrokenPipe } from './io/write.js';
 import { buildProgram } from './program.js';
 
 /** Run the CLI with argv (without node and script); returns the exit code and never exits the process. */
@@ -26,6 +27,16 @@ export async function main(argv: string[], ctx: Context = createContext()): Prom
   const stopListening = source.listen((s) => {
     if (s === 'SIGTERM' || claimed === 0) controller.abort();
   });
+  // A reader that went away (`| head -1`) ends the run quietly with exit 0: requests in flight stop and
+  // nothing is reported. On stderr it only means there is no one to tell (src/io/write.ts).
+  let readerGone = false;
+  const stopWatching = [
+    watchBrokenPipe(ctx.stdout, () => {
+      readerGone = true;
+      controller.abort();
+    }),
+    watchBrokenPipe(ctx.stderr, () => {}),
+  ];
   try {
     const program = await buildProgram(ctx, argv);
     if (argv.length === 0) {
@@ -35,8 +46,10 @@ export async function main(argv: string[], ctx: Context = createContext()): Prom
     await program.parseAsync(argv, { from: 'user' });
     return ExitCode.ok;
   } catch (err) {
+    if (readerGone || isBrokenPipe(err)) return ExitCode.ok;
     return report(err, ctx, argv.includes('--verbose') || argv.includes('-v'));
   } finally {
+    for (const stop of stopWatching) stop();
     stopListening();
     ctx.signals = source;
     await ctx.close();
