@@ -1,6 +1,8 @@
 // Issue 11 §1 (and issue 12's bash findings): completion words are data. A board whose field names are
 // shell code, globs and spaces is completed in a REAL bash: nothing runs, every candidate comes back as
 // its own exact word, quoted for where the cursor is, and -b/--board on the line picks the fields.
+// zsh (on a pseudo-terminal, pressing Tab) and fish (complete -C) run too where they are installed;
+// CI has bash only, so those skip there.
 import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -52,8 +54,8 @@ afterAll(async () => {
  * Complete in a real bash: COMP_WORDS as bash would split the line (words given exactly, through the
  * environment, so no quoting of ours is involved), then print each COMPREPLY element NUL-terminated.
  */
-function complete(words: string[]): string[] {
-  const env: NodeJS.ProcessEnv = { ...childEnv({ configDir }), PATH: `${shimDir}:${process.env.PATH}` };
+function complete(words: string[], extraEnv: Record<string, string> = {}): string[] {
+  const env: NodeJS.ProcessEnv = { ...childEnv({ configDir, env: extraEnv }), PATH: `${shimDir}:${process.env.PATH}` };
   words.forEach((w, i) => (env[`W${i}`] = w));
   const line = words.join(' ');
   const program = [
@@ -78,6 +80,10 @@ function unquote(words: string[]): string[] {
 
 describe('bash completion of server words', () => {
   it('runs nothing, and gives back every field as its own word, quoted, at each place fields are completed', () => {
+    // The board from the environment (the way the old script could be reached too): nothing may run.
+    const fromEnv = complete(['cardboard', 'import', 'x.csv', '--match-on', ''], { CARDBOARD_BOARD: 'evil' });
+    expect(readdirSync(trap)).toEqual([]);
+    expect(unquote(fromEnv).sort()).toEqual([...OFFERED].sort());
     const places: string[][] = [
       ['cardboard', '-b', 'evil', 'import', 'x.csv', '--match-on', ''],
       ['cardboard', '-b', 'evil', 'import', 'x.csv', '--skip-column', ''],
@@ -125,5 +131,97 @@ describe('bash completion of server words', () => {
     expect(complete(['cardboard', 'card', 'list', '--f']).sort()).toEqual(['--fields', '--format']);
     expect(complete(['cardboard', '--b']).sort()).toEqual(['--base-url', '--board']);
     expect(complete(['cardboard', 'schema', '--board', '']).sort()).toEqual(['evil', 'plain']);
+  });
+});
+
+const has = (cmd: string) => spawnSync('sh', ['-c', `command -v ${cmd}`]).status === 0;
+
+/**
+ * Types each line into an interactive `zsh -f` on a pseudo-terminal, presses Tab, then a key bound to a
+ * widget that writes $BUFFER to a file: what zsh itself put on the command line.
+ */
+const ZSH_DRIVER = String.raw`
+import json, os, pty, select, sys, time
+script, cases, out = sys.argv[1], json.loads(sys.argv[2]), sys.argv[3]
+pid, fd = pty.fork()
+if pid == 0:
+    os.execvp('zsh', ['zsh', '-f', '-i'])
+def drain(t):
+    while True:
+        r, _, _ = select.select([fd], [], [], t)
+        if not r: return
+        try:
+            if not os.read(fd, 65536): return
+        except OSError: return
+os.write(fd, ("autoload -U compinit && compinit -u -D; source '%s'; _dump() { print -rn -- \"$BUFFER\" > '%s'; }; zle -N _dump; bindkey '^X' _dump\n" % (script, out)).encode())
+drain(0.5)
+results = []
+for line in cases:
+    if os.path.exists(out): os.unlink(out)
+    os.write(fd, (line + '\t\x18').encode())
+    deadline = time.time() + 15
+    while not os.path.exists(out) and time.time() < deadline: drain(0.05)
+    drain(0.05)
+    results.append(open(out).read() if os.path.exists(out) else None)
+    os.write(fd, b'\x15')
+    drain(0.05)
+os.write(fd, b'exit\n')
+drain(0.2)
+print(json.dumps(results))
+`;
+
+function shellEnv(): NodeJS.ProcessEnv {
+  return { ...childEnv({ configDir }), PATH: `${shimDir}:${process.env.PATH}`, HOME: configDir };
+}
+
+describe.skipIf(!has('zsh') || !has('python3'))('zsh completion of server words (real zsh on a pty)', () => {
+  it('quotes every field as zsh does, runs nothing, and takes -b/--board from the line', async () => {
+    const file = join(shimDir, '_cardboard');
+    writeFileSync(file, (await runCli(['completion', 'zsh'], { configDir })).stdout);
+    const cases: Array<[string, string]> = [
+      ['cardboard -b evil card put Due\\ D', 'cardboard -b evil card put Due\\ Date='],
+      ['cardboard -b evil import x.csv --match-on \\$', `cardboard -b evil import x.csv --match-on \\$\\(touch\\ ${trap}/X\\) `],
+      ['cardboard -b evil import x.csv --match-on \\`', `cardboard -b evil import x.csv --match-on \\\`touch\\ ${trap}/Y\\\` `],
+      ['cardboard -b evil import x.csv --match-on \\*', 'cardboard -b evil import x.csv --match-on \\* '],
+      ['cardboard -b evil import x.csv --skip-column "Due D', 'cardboard -b evil import x.csv --skip-column "Due Date" '],
+      ['cardboard -b evil import x.csv --map Title=Due\\ T', 'cardboard -b evil import x.csv --map Title=Due\\ Time '],
+      ['cardboard -b evil card list --fields Status,Due\\ T', 'cardboard -b evil card list --fields Status,Due\\ Time '],
+      ['cardboard --board=evil card put Statu', 'cardboard --board=evil card put Status='],
+      ['cardboard card put Pl', 'cardboard card put Plain\\ '],
+      ['cardboard card l', 'cardboard card list '],
+    ];
+    const out = join(shimDir, 'zsh-buffer');
+    const r = spawnSync('python3', ['-c', ZSH_DRIVER, file, JSON.stringify(cases.map(([typed]) => typed)), out], {
+      env: shellEnv(),
+      encoding: 'utf8',
+      cwd: trap,
+      timeout: 120_000,
+    });
+    expect(r.stderr).toBe('');
+    expect(JSON.parse(r.stdout)).toEqual(cases.map(([, want]) => want));
+    expect(readdirSync(trap)).toEqual([]);
+  });
+});
+
+describe.skipIf(!has('fish'))('fish completion of server words (real fish, complete -C)', () => {
+  it('gives every field as one exact candidate, runs nothing, and takes -b/--board from the line', async () => {
+    const file = join(shimDir, 'cardboard.fish');
+    writeFileSync(file, (await runCli(['completion', 'fish'], { configDir })).stdout);
+    const candidates = (line: string): string[] => {
+      const r = spawnSync('fish', ['--no-config', '-c', `source '${file}'; complete -C"$LINE"`], {
+        env: { ...shellEnv(), LINE: line },
+        encoding: 'utf8',
+        cwd: trap,
+      });
+      expect(r.stderr).toBe('');
+      return r.stdout.split('\n').filter(Boolean).map((l) => l.split('\t')[0]!).sort();
+    };
+    expect(candidates('cardboard -b evil import x.csv --match-on ')).toEqual([...OFFERED].sort());
+    expect(candidates('cardboard --board evil import x.csv --skip-column ')).toEqual([...OFFERED].sort());
+    expect(candidates('cardboard -b evil card put D')).toEqual(['Due Date=', 'Due Time=']);
+    expect(candidates('cardboard --board=evil card list --fields Status,Du')).toEqual(['Status,Due Date', 'Status,Due Time']);
+    expect(candidates('cardboard card put ')).toEqual(['Plain One=', 'Plain Two=']);
+    expect(candidates('cardboard card ')).toEqual(['get', 'list', 'put']);
+    expect(readdirSync(trap)).toEqual([]);
   });
 });
