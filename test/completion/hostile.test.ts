@@ -137,15 +137,16 @@ describe('bash completion of server words', () => {
 const has = (cmd: string) => spawnSync('sh', ['-c', `command -v ${cmd}`]).status === 0;
 
 /**
- * Types each line into an interactive `zsh -f` on a pseudo-terminal, presses Tab, then a key bound to a
- * widget that writes $BUFFER to a file: what zsh itself put on the command line.
+ * Types each line into an interactive zsh or bash on a pseudo-terminal, presses Tab, then a key bound to
+ * a widget that writes the line to a file: what the shell itself put on the command line.
  */
-const ZSH_DRIVER = String.raw`
+const PTY_DRIVER = String.raw`
 import json, os, pty, select, sys, time
-script, cases, out = sys.argv[1], json.loads(sys.argv[2]), sys.argv[3]
+script, cases, out, shell = sys.argv[1], json.loads(sys.argv[2]), sys.argv[3], sys.argv[4]
 pid, fd = pty.fork()
 if pid == 0:
-    os.execvp('zsh', ['zsh', '-f', '-i'])
+    if shell == 'zsh': os.execvp('zsh', ['zsh', '-f', '-i'])
+    os.execvp('bash', ['bash', '--norc', '--noprofile', '-i'])
 def drain(t):
     while True:
         r, _, _ = select.select([fd], [], [], t)
@@ -153,7 +154,11 @@ def drain(t):
         try:
             if not os.read(fd, 65536): return
         except OSError: return
-os.write(fd, ("autoload -U compinit && compinit -u -D; source '%s'; _dump() { print -rn -- \"$BUFFER\" > '%s'; }; zle -N _dump; bindkey '^X' _dump\n" % (script, out)).encode())
+if shell == 'zsh':
+    setup = "autoload -U compinit && compinit -u -D; source '%s'; _dump() { print -rn -- \"$BUFFER\" > '%s'; }; zle -N _dump; bindkey '^X' _dump\n"
+else:
+    setup = "source '%s'; bind -x '\"\\C-x\": printf %%s \"$READLINE_LINE\" > %s'\n"
+os.write(fd, (setup % (script, out)).encode())
 drain(0.5)
 results = []
 for line in cases:
@@ -169,6 +174,19 @@ os.write(fd, b'exit\n')
 drain(0.2)
 print(json.dumps(results))
 `;
+
+/** Press Tab after each typed line in a real shell on a pty; what is on the line afterwards. */
+function onPty(shell: 'bash' | 'zsh', script: string, typed: string[]): unknown {
+  const out = join(shimDir, `${shell}-line`);
+  const r = spawnSync('python3', ['-c', PTY_DRIVER, script, JSON.stringify(typed), out, shell], {
+    env: shellEnv(),
+    encoding: 'utf8',
+    cwd: trap,
+    timeout: 120_000,
+  });
+  expect(r.stderr).toBe('');
+  return JSON.parse(r.stdout);
+}
 
 function shellEnv(): NodeJS.ProcessEnv {
   return { ...childEnv({ configDir }), PATH: `${shimDir}:${process.env.PATH}`, HOME: configDir };
@@ -190,15 +208,7 @@ describe.skipIf(!has('zsh') || !has('python3'))('zsh completion of server words 
       ['cardboard card put Pl', 'cardboard card put Plain\\ '],
       ['cardboard card l', 'cardboard card list '],
     ];
-    const out = join(shimDir, 'zsh-buffer');
-    const r = spawnSync('python3', ['-c', ZSH_DRIVER, file, JSON.stringify(cases.map(([typed]) => typed)), out], {
-      env: shellEnv(),
-      encoding: 'utf8',
-      cwd: trap,
-      timeout: 120_000,
-    });
-    expect(r.stderr).toBe('');
-    expect(JSON.parse(r.stdout)).toEqual(cases.map(([, want]) => want));
+    expect(onPty('zsh', file, cases.map(([typed]) => typed))).toEqual(cases.map(([, want]) => want));
     expect(readdirSync(trap)).toEqual([]);
   });
 });
@@ -222,6 +232,27 @@ describe.skipIf(!has('fish'))('fish completion of server words (real fish, compl
     expect(candidates('cardboard --board=evil card list --fields Status,Du')).toEqual(['Status,Due Date', 'Status,Due Time']);
     expect(candidates('cardboard card put ')).toEqual(['Plain One=', 'Plain Two=']);
     expect(candidates('cardboard card ')).toEqual(['get', 'list', 'put']);
+    expect(readdirSync(trap)).toEqual([]);
+  });
+});
+
+describe.skipIf(!has('python3'))('bash completion on a pty (readline inserts what the script offers)', () => {
+  it('quotes as the user typed: bare, after a backslash, inside single or double quotes; runs nothing', () => {
+    const file = join(shimDir, 'completion.bash');
+    const cases: Array<[string, string]> = [
+      ['cardboard -b evil card put Due\\ D', 'cardboard -b evil card put Due\\ Date='],
+      ['cardboard -b evil import x.csv --match-on \\$', `cardboard -b evil import x.csv --match-on \\$\\(touch\\ ${trap}/X\\) `],
+      ['cardboard -b evil import x.csv --match-on "$', `cardboard -b evil import x.csv --match-on "\\$(touch ${trap}/X)" `],
+      ['cardboard -b evil import x.csv --match-on "Due D', 'cardboard -b evil import x.csv --match-on "Due Date" '],
+      ["cardboard -b evil import x.csv --match-on 'Due D", "cardboard -b evil import x.csv --match-on 'Due Date' "],
+      ["cardboard -b evil import x.csv --match-on 'It", "cardboard -b evil import x.csv --match-on 'It'\\''s' "],
+      ['cardboard -b evil import x.csv --match-on \\*', 'cardboard -b evil import x.csv --match-on \\* '],
+      ['cardboard -b evil import x.csv --map Title=Due\\ T', 'cardboard -b evil import x.csv --map Title=Due\\ Time '],
+      ['cardboard -b evil card list --fields=Statu', 'cardboard -b evil card list --fields=Status '],
+      ['cardboard card put Pl', 'cardboard card put Plain\\ '],
+      ['cardboard card l', 'cardboard card list '],
+    ];
+    expect(onPty('bash', file, cases.map(([typed]) => typed))).toEqual(cases.map(([, want]) => want));
     expect(readdirSync(trap)).toEqual([]);
   });
 });
