@@ -90,3 +90,39 @@ describe('a closed pipe', () => {
     expect(code).toBe(0);
   });
 });
+
+describe('a closed pipe under a long run', () => {
+  it('webhook listen stops as on SIGTERM when its stdout reader goes away: exit 0, no error', { timeout: 15_000 }, async () => {
+    const child = spawn(process.execPath, [BIN, 'webhook', 'listen', '--port', '0', '--no-verify'], {
+      env: childEnv({ configDir, env }),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    const listening = new Promise<string>((resolve) => {
+      child.stderr.on('data', (b: Buffer) => {
+        stderr += b.toString();
+        const m = /Listening on (\S+)/.exec(stderr);
+        if (m) resolve(m[1]!);
+      });
+    });
+    const closed = once(child, 'close');
+    // A listener that does not stop is killed when the test ends, pass or fail.
+    const guard = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    try {
+      const url = await listening;
+      child.stdout.once('data', () => child.stdout.destroy());
+      // Deliveries until the listener has noticed: each one is a line on the closed stdout.
+      for (let i = 0; i < 50 && child.exitCode === null; i++) {
+        await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ _id: `c${i}`, Name: 'x' }) }).catch(() => undefined);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      const [code, signal] = (await closed) as [number | null, NodeJS.Signals | null];
+      expect(stderr).not.toMatch(/error|bug/i);
+      expect(signal).toBeNull();
+      expect(code).toBe(0);
+    } finally {
+      clearTimeout(guard);
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    }
+  });
+});
