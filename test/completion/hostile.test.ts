@@ -231,6 +231,7 @@ describe.skipIf(!has('fish'))('fish completion of server words (real fish, compl
     expect(candidates('cardboard -b evil card put D')).toEqual(['Due Date=', 'Due Time=']);
     expect(candidates('cardboard --board=evil card list --fields Status,Du')).toEqual(['Status,Due Date', 'Status,Due Time']);
     expect(candidates('cardboard card put ')).toEqual(['Plain One=', 'Plain Two=']);
+    expect(candidates('cardboard -b evil import x.csv --map Title=Due')).toEqual(['Title=Due Date', 'Title=Due Time']);
     expect(candidates('cardboard card ')).toEqual(['get', 'list', 'put']);
     expect(readdirSync(trap)).toEqual([]);
   });

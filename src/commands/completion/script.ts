@@ -258,10 +258,10 @@ fi
 /**
  * fish: the words of \`cardboard completion --list\` come back from a command substitution, one element a
  * line, and fish never expands them again; printf writes each as data. The board named on the line
- * (-b, --board, --board=) picks the fields; $2 goes after each word ("=" for card put), and with $3 ","
- * the text up to the last comma of the token (\`--fields Name,St\`) goes before it.
+ * (-b, --board, --board=) picks the fields; $2 goes after each word ("=" for card put), and the token's
+ * text up to the last $3 goes before it (\`--fields Name,St\` with ",", \`--map Header=St\` with "=").
  */
-const FISH_WORDS = `function __cardboard_words --argument-names what suffix comma
+const FISH_WORDS = `function __cardboard_words --argument-names what suffix after
     set -l tokens (commandline -opc)
     set -l board
     for i in (seq (count $tokens))
@@ -275,8 +275,8 @@ const FISH_WORDS = `function __cardboard_words --argument-names what suffix comm
         end
     end
     set -l head
-    if test "$comma" = ,
-        set head (string match -r -- '^.*,' (commandline -ct))
+    if test -n "$after"
+        set head (string match -r -- "^.*$after" (commandline -ct))
     end
     set -l words
     if test -n "$board"
@@ -309,6 +309,7 @@ export function renderFish(root: CompletionNode): string {
       let values = o.takesValue ? ' -r' : '';
       if (o.long && ALIAS_OPTIONS.includes(o.long)) values = " -x -a '(__cardboard_words aliases)'";
       if (o.long === '--fields') values = " -x -a '(__cardboard_words fields \"\" ,)'";
+      else if (o.long === '--map') values = " -x -a '(__cardboard_words fields \"\" =)'";
       else if (o.long && FIELD_OPTIONS.includes(o.long)) values = " -x -a '(__cardboard_words fields)'";
       lines.push(`complete -c cardboard${cond}${names}${values} -d ${fishQuote(o.description)}`);
     }
