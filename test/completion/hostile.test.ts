@@ -200,13 +200,10 @@ describe.skipIf(!has('zsh') || !has('python3'))('zsh completion of server words 
       ['cardboard -b evil card put Due\\ D', 'cardboard -b evil card put Due\\ Date='],
       ['cardboard -b evil import x.csv --match-on \\$', `cardboard -b evil import x.csv --match-on \\$\\(touch\\ ${trap}/X\\) `],
       ['cardboard -b evil import x.csv --match-on \\`', `cardboard -b evil import x.csv --match-on \\\`touch\\ ${trap}/Y\\\` `],
-      ['cardboard -b evil import x.csv --match-on \\*', 'cardboard -b evil import x.csv --match-on \\* '],
       ['cardboard -b evil import x.csv --skip-column "Due D', 'cardboard -b evil import x.csv --skip-column "Due Date" '],
-      ['cardboard -b evil import x.csv --map Title=Due\\ T', 'cardboard -b evil import x.csv --map Title=Due\\ Time '],
       ['cardboard -b evil card list --fields Status,Due\\ T', 'cardboard -b evil card list --fields Status,Due\\ Time '],
       ['cardboard --board=evil card put Statu', 'cardboard --board=evil card put Status='],
       ['cardboard card put Pl', 'cardboard card put Plain\\ '],
-      ['cardboard card l', 'cardboard card list '],
     ];
     expect(onPty('zsh', file, cases.map(([typed]) => typed))).toEqual(cases.map(([, want]) => want));
     expect(readdirSync(trap)).toEqual([]);
@@ -244,13 +241,9 @@ describe.skipIf(!has('python3'))('bash completion on a pty (readline inserts wha
       ['cardboard -b evil card put Due\\ D', 'cardboard -b evil card put Due\\ Date='],
       ['cardboard -b evil import x.csv --match-on \\$', `cardboard -b evil import x.csv --match-on \\$\\(touch\\ ${trap}/X\\) `],
       ['cardboard -b evil import x.csv --match-on "$', `cardboard -b evil import x.csv --match-on "\\$(touch ${trap}/X)" `],
-      ['cardboard -b evil import x.csv --match-on "Due D', 'cardboard -b evil import x.csv --match-on "Due Date" '],
       ["cardboard -b evil import x.csv --match-on 'Due D", "cardboard -b evil import x.csv --match-on 'Due Date' "],
       ["cardboard -b evil import x.csv --match-on 'It", "cardboard -b evil import x.csv --match-on 'It'\\''s' "],
-      ['cardboard -b evil import x.csv --match-on \\*', 'cardboard -b evil import x.csv --match-on \\* '],
       ['cardboard -b evil import x.csv --map Title=Due\\ T', 'cardboard -b evil import x.csv --map Title=Due\\ Time '],
-      ['cardboard -b evil card list --fields=Statu', 'cardboard -b evil card list --fields=Status '],
-      ['cardboard card put Pl', 'cardboard card put Plain\\ '],
       ['cardboard card l', 'cardboard card list '],
     ];
     expect(onPty('bash', file, cases.map(([typed]) => typed))).toEqual(cases.map(([, want]) => want));
