@@ -74,7 +74,7 @@ describe('a closed pipe', () => {
   });
 
   // `true` has left before cardboard writes at all: the first write fails, also a plain stdout.write.
-  it.each([[['schema', '--json']], [['completion', 'bash']], [['board', 'list', '--json']]])('%j | true exits 0 and prints nothing on stderr', async (args) => {
+  it.each([[['schema', '--json']], [['completion', 'bash']], [['board', 'list', '--json']], [['--version']], [['--help']]])('%j | true exits 0 and prints nothing on stderr', async (args) => {
     const r = await piped(args, 'true');
     expect(r.stderr).toBe('');
     expect(r.codes).toBe('0\n'.repeat(RUNS));
