@@ -8,6 +8,9 @@ const argv = process.argv.slice(2);
 if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-V')) {
   // Fast path: `--version` alone needs neither commander (~20 ms to load) nor any command module.
   const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
+  // `cardboard --version | true`: a reader that went away ends it quietly, as in every command (main.ts).
+  const { watchBrokenPipe } = await import('../dist/io/write.js');
+  watchBrokenPipe(process.stdout, () => {});
   process.stdout.write(`${pkg.version}\n`);
 } else {
   const [{ main }, { findNoun }, { planTuning, applyTuning }] = await Promise.all([import('../dist/main.js'), import('../dist/program.js'), import('../dist/tuning.js')]);

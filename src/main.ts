@@ -2,6 +2,8 @@ import { CommanderError } from 'commander';
 import { type Context, createContext, redact } from './context.js';
 import { CardboardError, ExitCode } from './errors.js';
 import { terminalText } from './io/text.js';
+import type { StopSignal } from './interrupt.js';
+import { isBrokenPipe, watchBrokenPipe } from './io/write.js';
 import { buildProgram } from './program.js';
 
 /** Run the CLI with argv (without node and script); returns the exit code and never exits the process. */
@@ -13,12 +15,15 @@ export async function main(argv: string[], ctx: Context = createContext()): Prom
   // import reading its file, the schema or the board) a Ctrl-C must not be swallowed.
   const source = ctx.signals;
   let claimed = 0;
+  const runs = new Set<(signal: StopSignal) => void>();
   ctx.signals = {
     listen(listener) {
       claimed++;
+      runs.add(listener);
       const stop = source.listen(listener);
       return () => {
         claimed--;
+        runs.delete(listener);
         stop();
       };
     },
@@ -27,6 +32,18 @@ export async function main(argv: string[], ctx: Context = createContext()): Prom
   const stopListening = source.listen((s) => {
     if (s === 'SIGTERM' || claimed === 0) controller.abort();
   });
+  // A reader that went away (`| head -1`) ends the run quietly with exit 0: it stops as on SIGTERM (requests
+  // in flight end, a long run such as `webhook listen` winds down) and nothing is reported. On stderr it
+  // only means there is no one to tell (src/io/write.ts).
+  let readerGone = false;
+  const stopWatching = [
+    watchBrokenPipe(ctx.stdout, () => {
+      readerGone = true;
+      controller.abort();
+      for (const run of [...runs]) run('SIGTERM');
+    }),
+    watchBrokenPipe(ctx.stderr, () => {}),
+  ];
   try {
     const program = await buildProgram(ctx, argv);
     if (argv.length === 0) {
@@ -36,8 +53,10 @@ export async function main(argv: string[], ctx: Context = createContext()): Prom
     await program.parseAsync(argv, { from: 'user' });
     return ExitCode.ok;
   } catch (err) {
+    if (readerGone || isBrokenPipe(err)) return ExitCode.ok;
     return report(err, ctx, argv.includes('--verbose') || argv.includes('-v'));
   } finally {
+    for (const stop of stopWatching) stop();
     stopListening();
     ctx.signals = source;
     await ctx.close();

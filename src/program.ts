@@ -1,6 +1,7 @@
 // The command tree: global options, and the noun groups, each loaded only when it runs.
 import { Command } from 'commander';
 import type { Context } from './context.js';
+import { UsageError } from './errors.js';
 import { terminalText } from './io/text.js';
 import { parseDuration, parseRate } from './units.js';
 import { VERSION } from './version.js';
@@ -31,11 +32,18 @@ const VALUE_OPTIONS = new Set(['-b', '--board', '--base-url', '--timeout', '--ra
 
 /** The command word of argv (`import` in `cardboard -b x import f.csv`), found without parsing it. */
 export function findNoun(argv: string[]): string | undefined {
+  // After `--` every word is an operand, and commander still takes the first one as the command
+  // (`cardboard -- schema` runs schema, `cardboard -- crad` is an unknown command): find it the same way.
+  let operands = false;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
-    if (arg === '--') return undefined;
-    if (arg.startsWith('-')) {
-      if (VALUE_OPTIONS.has(arg)) i++;
+    if (arg === '--' && !operands) {
+      operands = true;
+      continue;
+    }
+    if (arg.startsWith('-') && !operands) {
+      // A cluster of short flags ending in one that takes a value (`-qb work`) takes the next word too.
+      if (VALUE_OPTIONS.has(arg) || /^-[A-Za-z]*b$/.test(arg)) i++;
       continue;
     }
     if (arg === 'help') return argv.slice(i + 1).find((a) => !a.startsWith('-'));
@@ -90,7 +98,18 @@ CARDBOARD_CONFIG_DIR, NO_COLOR, CI (never prompt). Flags beat environment; envir
       (await noun.load()).register(program, ctx, () => buildProgram(ctx, [], true));
     } else {
       // Listed for help only; running it loads the real module instead.
-      program.command(noun.name).description(noun.summary).helpOption(false).allowUnknownOption();
+      // Should findNoun ever miss the word commander picks, the placeholder refuses instead of doing nothing.
+      program
+        .command(noun.name)
+        .description(noun.summary)
+        .helpOption(false)
+        .allowUnknownOption()
+        .allowExcessArguments()
+        .action(() => {
+          throw new UsageError(`could not tell the command "${noun.name}" from the rest of the command line`, {
+            hint: `Put the command first, then its flags: cardboard ${noun.name} [flags] (global flags such as -b may go before it).`,
+          });
+        });
     }
   }
   return program;

@@ -120,6 +120,21 @@ export function parseSize(text: string, flag: string): number {
   return bytes;
 }
 
+/**
+ * Parse a whole number from `min` to `max` (both safe integers): decimal digits only, so `1e3`, `1.5`,
+ * `-1`, `0x10` and anything past Number.MAX_SAFE_INTEGER (which would be sent as `1e+23`) are refused
+ * with the flag and its range. The one parser of every integer flag.
+ */
+export function parseInteger(text: string, flag: string, min = 0, max = Number.MAX_SAFE_INTEGER): number {
+  const trimmed = text.trim();
+  const n = /^\d+$/.test(trimmed) ? Number(trimmed) : Number.NaN;
+  if (!Number.isSafeInteger(n) || n < min || n > max) {
+    const range = max === Number.MAX_SAFE_INTEGER ? `${min} or more` : `from ${min} to ${max}`;
+    throw new UsageError(`${flag} must be a whole number ${range}, got ${shown(text)}`);
+  }
+  return n;
+}
+
 /** Parse a TCP port, 0 to 65535 (0 = any free port). */
 export function parsePort(text: string, flag = '--port'): number {
   const port = Number(text);

@@ -4,6 +4,7 @@ import { runCardList } from '../../src/commands/card/list.js';
 import { runCardPut } from '../../src/commands/card/put.js';
 import { runComment } from '../../src/commands/comment/comment.js';
 import { runSchema } from '../../src/commands/schema/schema.js';
+import { main } from '../../src/main.js';
 import { tempDir } from '../helpers/cli.js';
 import { BOARD_ID, type RunningEmulator, startTestEmulator, TOKEN } from '../helpers/emulator.js';
 import { testContext } from '../io/buffers.js';
@@ -91,7 +92,7 @@ describe('card list', () => {
     expect(lines(stdout.text).map((l) => JSON.parse(l).Name)).toEqual(['Fix login', 'Second', 'Third']);
   });
   it('stops quietly when the reader goes away (EPIPE), without fetching further pages', async () => {
-    const { ctx, stdout } = io(false);
+    const { ctx, stdout, stderr } = io(false);
     emu.resetRequests();
     const write = stdout.write.bind(stdout);
     let calls = 0;
@@ -103,7 +104,9 @@ describe('card list', () => {
       }
       return write(chunk);
     }) as typeof stdout.write;
-    await runCardList(ctx, { page: 0, all: true });
+    // The closed pipe is handled where the run is driven (main.ts, src/io/write.ts): exit 0, nothing said.
+    expect(await main(['card', 'list', '--all'], ctx)).toBe(0);
+    expect(stderr.text).toBe('');
     expect(emu.requests().filter((r) => r.path.includes('?page='))).toHaveLength(1);
   });
 });

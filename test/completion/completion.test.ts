@@ -60,7 +60,7 @@ describe('cardboard completion', () => {
     const script = (await runCli(['completion', 'bash'], { configDir })).stdout;
     expect(complete(script, ['cardboard', 'schema', '--board', ''], configDir).sort()).toEqual(['home', 'work']);
     expect(complete(script, ['cardboard', 'card', 'put', 'St'], configDir)).toEqual(['Status=']);
-    expect(complete(script, ['cardboard', 'import', 'x.csv', '--match-on', 'D'], configDir)).toEqual(['Due Date']);
+    expect(complete(script, ['cardboard', 'import', 'x.csv', '--match-on', 'D'], configDir)).toEqual(['Due\\ Date']);
   });
 
   it('prints zsh and fish scripts, and rejects an unknown shell with exit 2', async () => {

@@ -1,12 +1,12 @@
-import { type Command, InvalidArgumentError, Option } from 'commander';
+import { type Command, Option } from 'commander';
 import type { Api } from '../../api/types.js';
 import type { Context } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import { createRecordWriter, defaultFormat, FORMATS, type Format } from '../../io/records.js';
 import { createStatus } from '../../io/status.js';
-import { isBrokenPipe } from '../../io/write.js';
 import { checkKeysAgainstBoard, unknownKeysError } from '../../schema/check.js';
 import type { Card } from '../../spec-types.js';
+import { parseInteger } from '../../units.js';
 
 /** What `card list` fetches and how it prints it. */
 export interface CardListOptions {
@@ -29,13 +29,6 @@ Examples:
   $ cardboard card list --all --format csv > cards.csv
   $ cardboard card list --all --fields Name,Status --limit 20 --format json`;
 
-function integer(min: number) {
-  return (value: string): number => {
-    if (!/^\d+$/.test(value) || Number(value) < min) throw new InvalidArgumentError(`expected an integer >= ${min}`);
-    return Number(value);
-  };
-}
-
 const splitFields = (value: string, previous: string[] = []) => [...previous, ...value.split(',').map((f) => f.trim()).filter(Boolean)];
 
 /** Define `card list` under `parent`; `run` is replaceable so parse tests can spy on the options. */
@@ -43,11 +36,11 @@ export function cardListCommand(parent: Command, ctx: Context, run = runCardList
   return parent
     .command('list')
     .description('List the cards of the board: one page, or every page with --all')
-    .option('--page <n>', 'zero-based page to show (default 0)', integer(0))
+    .option('--page <n>', 'zero-based page to show (default 0)', (v) => parseInteger(v, '--page', 0))
     .option('--all', 'walk every page from 0 until the service returns an empty page')
     .addOption(new Option('--format <format>', 'output format (default: table on a terminal, ndjson piped)').choices(FORMATS))
     .option('--fields <names>', 'comma-separated field names to show, in this order', splitFields)
-    .option('--limit <n>', 'stop after n cards (and stop fetching pages)', integer(1))
+    .option('--limit <n>', 'stop after n cards (and stop fetching pages)', (v) => parseInteger(v, '--limit', 1))
     .addHelpText('after', EXAMPLES)
     .action(async (flags: { page?: number; all?: boolean; format?: Format; fields?: string[]; limit?: number }) => {
       if (flags.all && flags.page !== undefined) throw new UsageError('--page and --all cannot be used together');
@@ -73,41 +66,30 @@ export async function runCardList(ctx: Context, opts: CardListOptions): Promise<
   const format = opts.format ?? defaultFormat(ctx);
   const status = createStatus(ctx);
   const api = await ctx.api();
-  // The reader may go away (`| head`): remember the EPIPE instead of crashing, and stop fetching.
-  let broken: unknown;
-  const onError = (err: unknown) => {
-    broken = err;
-  };
-  ctx.stdout.on('error', onError);
-  try {
-    // json/ndjson without --fields print cards whole: no schema request needed.
-    const needColumns = opts.fields !== undefined || format === 'table' || format === 'csv';
-    const columns = needColumns ? await resolveColumns(api, opts.fields) : [];
-    const writer = createRecordWriter(ctx, { format, columns, project: opts.fields !== undefined });
-    const known = new Set(columns);
-    const leftOut = new Set<string>();
-    const pages = opts.all ? api.cardPages({ signal: ctx.signal }) : onePage(api, opts.page, ctx.signal);
-    let count = 0;
-    walk: for await (const page of pages) {
-      for (const card of page) {
-        if (broken !== undefined) break walk;
-        if (needColumns && opts.fields === undefined) for (const k of Object.keys(card)) if (!known.has(k)) leftOut.add(k);
-        await writer.write(card);
-        count++;
-        // Break inside the page so the iterator is closed before it fetches the next one.
-        if (broken !== undefined || (opts.limit !== undefined && count >= opts.limit)) break walk;
-      }
-      await writer.flush();
-      // Checked before the iterator asks for the next page: a reader that went away gets no more fetches.
-      if (broken !== undefined) break walk;
+  // A reader that goes away (`| head`) stops the run in main.ts: the signal aborts the next fetch and the
+  // next write rejects (src/io/write.ts).
+  // json/ndjson without --fields print cards whole: no schema request needed.
+  const needColumns = opts.fields !== undefined || format === 'table' || format === 'csv';
+  const columns = needColumns ? await resolveColumns(api, opts.fields) : [];
+  const writer = createRecordWriter(ctx, { format, columns, project: opts.fields !== undefined });
+  const known = new Set(columns);
+  const leftOut = new Set<string>();
+  const pages = opts.all ? api.cardPages({ signal: ctx.signal }) : onePage(api, opts.page, ctx.signal);
+  let count = 0;
+  walk: for await (const page of pages) {
+    for (const card of page) {
+      if (needColumns && opts.fields === undefined) for (const k of Object.keys(card)) if (!known.has(k)) leftOut.add(k);
+      await writer.write(card);
+      count++;
+      // Break inside the page so the iterator is closed before it fetches the next one.
+      if (opts.limit !== undefined && count >= opts.limit) break walk;
     }
-    if (broken === undefined) await writer.end();
-    if (leftOut.size > 0) {
-      // Spec 2.2: a card record may hold keys that are not fields (createdAt...), so this is a note, not a warning.
-      status.info(`not shown (not fields of the board): ${[...leftOut].join(', ')}; use --format json to see them, or \`cardboard schema --refresh\` if a field was just added`);
-    }
-    if (count === 0 && format === 'table' && ctx.stdout.isTTY) status.info('No cards.');
-  } catch (err) {
-    if (!isBrokenPipe(err) && !isBrokenPipe(broken)) throw err;
+    await writer.flush();
   }
+  await writer.end();
+  if (leftOut.size > 0) {
+    // Spec 2.2: a card record may hold keys that are not fields (createdAt...), so this is a note, not a warning.
+    status.info(`not shown (not fields of the board): ${[...leftOut].join(', ')}; use --format json to see them, or \`cardboard schema --refresh\` if a field was just added`);
+  }
+  if (count === 0 && format === 'table' && ctx.stdout.isTTY) status.info('No cards.');
 }

@@ -54,7 +54,7 @@ export async function runCompletion(ctx: Context, shell: 'bash' | 'zsh' | 'fish'
 export async function runCompletionList(ctx: Context, what: 'aliases' | 'fields'): Promise<void> {
   const config = readConfig(ctx.env);
   if (what === 'aliases') {
-    for (const alias of Object.keys(config.boards)) ctx.stdout.write(`${alias}\n`);
+    for (const alias of Object.keys(config.boards)) if (listable(alias)) ctx.stdout.write(`${alias}\n`);
     return;
   }
   const sel = resolveSelection(ctx, config);
@@ -63,10 +63,20 @@ export async function runCompletionList(ctx: Context, what: 'aliases' | 'fields'
     const cached = JSON.parse(readFileSync(schemaCachePath(ctx.env, sel.baseUrl.value, sel.id.value), 'utf8')) as {
       fields?: { name?: unknown }[];
     };
-    for (const field of cached.fields ?? []) if (typeof field.name === 'string') ctx.stdout.write(`${field.name}\n`);
+    for (const field of cached.fields ?? []) if (typeof field.name === 'string' && listable(field.name)) ctx.stdout.write(`${field.name}\n`);
   } catch {
     // No cached schema yet: `cardboard schema` fills it. Completion stays silent.
   }
+}
+
+/**
+ * Whether a word can be a completion candidate: the scripts read one word a line, and a shell lists the
+ * candidates raw on the terminal, so a name holding a line break, another control character or a bidi
+ * override is left out (it could not be typed anyway). Everything else is offered as it is; the scripts
+ * quote it and never let the shell expand it.
+ */
+function listable(word: string): boolean {
+  return word !== '' && !/[\p{Cc}\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/u.test(word);
 }
 
 function describe(cmd: Command): CompletionNode {

@@ -3,7 +3,7 @@ import type { Context } from '../../context.js';
 import { CardboardError, UsageError } from '../../errors.js';
 import { FaultSpecError, parseFaults } from '../../emulator/faults.js';
 import { interruptible } from '../../interrupt.js';
-import { parsePort, parseRate } from '../../units.js';
+import { parseInteger, parsePort, parseRate } from '../../units.js';
 
 /** Options of `cardboard emulator`, as plain data. */
 export interface EmulatorRunOptions {
@@ -21,11 +21,7 @@ export interface EmulatorRunOptions {
 
 const DEFAULT_BURST = 10;
 
-function integer(flag: string, value: string, min: number, max: number): number {
-  const n = Number(value);
-  if (!/^\d+$/.test(value) || n < min || n > max) throw new UsageError(`${flag} must be an integer from ${min} to ${max}, got "${value}"`);
-  return n;
-}
+const integer = (flag: string, value: string, min: number, max: number): number => parseInteger(value, flag, min, max);
 
 /** Flags → options; throws UsageError on a bad value (exit 2, nothing started). */
 export function toOptions(flags: Record<string, string | boolean | undefined>): EmulatorRunOptions {

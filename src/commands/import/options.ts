@@ -1,4 +1,4 @@
-import { parseDuration } from '../../units.js';
+import { parseDuration, parseInteger } from '../../units.js';
 import { UsageError } from '../../errors.js';
 import { parseMapFlag } from '../../import/mapping.js';
 import type { FieldType, InputFormat } from '../../import/types.js';
@@ -61,10 +61,7 @@ function parseTypes(values: string[]): Map<string, FieldType> {
 
 /** Commander flags → ImportOptions; bad values are UsageErrors (exit 2, nothing sent). */
 export function toOptions(file: string, f: Record<string, unknown>): ImportOptions {
-  const concurrency = Number(f.concurrency);
-  if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 64) {
-    throw new UsageError(`Invalid --concurrency '${f.concurrency}'.`, { hint: 'Use a whole number from 1 to 64.' });
-  }
+  const concurrency = parseInteger(String(f.concurrency), '--concurrency', 1, 64);
   if (f.empty !== 'omit' && f.empty !== 'send') {
     throw new UsageError(`Invalid --empty '${f.empty}'.`, { hint: 'Use --empty omit or --empty send.' });
   }

@@ -11,6 +11,7 @@ import { readDeliveries } from '../../webhook/record-file.js';
 import { loadSigningKey, NO_KEY_HINT } from './key.js';
 import { answerText } from './render.js';
 import { httpUrl } from './url.js';
+import { parseInteger } from '../../units.js';
 
 /** Options of `webhook replay`, as plain data. */
 export interface WebhookReplayOptions {
@@ -44,7 +45,6 @@ Examples:
   $ cardboard webhook replay hooks.jsonl --to http://localhost:3000/hooks
   $ cardboard webhook replay hooks.jsonl --to http://localhost:3000/hooks --from 42 --filter Status=Done`)
     .action(async (file: string, o: { to: string; from: string; filter: string[]; signingKeyStdin?: boolean; json?: boolean }) => {
-      if (!/^\d+$/.test(o.from)) throw new UsageError(`--from: not a sequence number: ${o.from}`);
       const filters = o.filter.map((f): [string, string] => {
         const at = f.indexOf('=');
         if (at < 1) throw new UsageError(`--filter: expected Field=value, got "${f}"`);
@@ -53,7 +53,7 @@ Examples:
       await run(ctx, {
         file,
         to: httpUrl(o.to, '--to'),
-        from: Number(o.from),
+        from: parseInteger(o.from, '--from', 0),
         filters,
         signingKeyStdin: o.signingKeyStdin === true,
         json: o.json === true,

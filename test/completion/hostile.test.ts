@@ -1,0 +1,252 @@
+// Issue 11 §1 (and issue 12's bash findings): completion words are data. A board whose field names are
+// shell code, globs and spaces is completed in a REAL bash: nothing runs, every candidate comes back as
+// its own exact word, quoted for where the cursor is, and -b/--board on the line picks the fields.
+// zsh (on a pseudo-terminal, pressing Tab) and fish (complete -C) run too where they are installed;
+// CI has bash only, so those skip there.
+import { spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BIN, childEnv, runCli, runMain, tempDir } from '../helpers/cli.js';
+import { type HostileServer, startHostileServer } from '../helpers/hostile-server.js';
+
+const trap = tempDir('cardboard-trap-');
+const RUN_X = `$(touch ${trap}/X)`;
+const RUN_Y = `\`touch ${trap}/Y\``;
+const FIELDS = [RUN_X, RUN_Y, '*', 'Due Date', 'Due Time', "It's", 'Status', 'Stage', 'line\nbreak', 'esc\u001b]0;pwned\u0007'];
+const OFFERED = FIELDS.filter((f) => !/[\n\u001b]/.test(f));
+
+let hostile: HostileServer;
+let plain: HostileServer;
+let configDir: string;
+let script: string;
+let shimDir: string;
+
+beforeAll(async () => {
+  hostile = await startHostileServer({ mode: 'plain', fields: FIELDS, boardId: 'hostileBoard0001' });
+  plain = await startHostileServer({ mode: 'plain', fields: ['Plain One', 'Plain Two'], boardId: 'plainBoard000001' });
+  configDir = tempDir();
+  writeFileSync(
+    join(configDir, 'config.json'),
+    JSON.stringify({
+      defaultBoard: 'plain',
+      boards: {
+        plain: { id: plain.boardId, baseUrl: plain.url, token: plain.token },
+        evil: { id: hostile.boardId, baseUrl: hostile.url, token: hostile.token },
+      },
+    }),
+    { mode: 0o600 },
+  );
+  // Completion reads the cached schemas (offline, instant): fill them.
+  for (const board of ['plain', 'evil']) expect((await runMain(['schema', '-b', board], { configDir })).code).toBe(0);
+  script = (await runCli(['completion', 'bash'], { configDir })).stdout;
+  shimDir = tempDir('cardboard-shim-');
+  writeFileSync(join(shimDir, 'cardboard'), `#!/bin/sh\nexec "${process.execPath}" "${BIN}" "$@"\n`);
+  chmodSync(join(shimDir, 'cardboard'), 0o755);
+  writeFileSync(join(shimDir, 'completion.bash'), script);
+});
+afterAll(async () => {
+  await hostile.close();
+  await plain.close();
+});
+
+/**
+ * Complete in a real bash: COMP_WORDS as bash would split the line (words given exactly, through the
+ * environment, so no quoting of ours is involved), then print each COMPREPLY element NUL-terminated.
+ */
+function complete(words: string[], extraEnv: Record<string, string> = {}): string[] {
+  const env: NodeJS.ProcessEnv = { ...childEnv({ configDir, env: extraEnv }), PATH: `${shimDir}:${process.env.PATH}` };
+  words.forEach((w, i) => (env[`W${i}`] = w));
+  const line = words.join(' ');
+  const program = [
+    `source '${join(shimDir, 'completion.bash')}'`,
+    `COMP_WORDS=(); for ((i = 0; i < ${words.length}; i++)); do v=W$i; COMP_WORDS+=("\${!v}"); done`,
+    `COMP_CWORD=${words.length - 1}; COMP_LINE="$LINE"; COMP_POINT=\${#COMP_LINE}`,
+    '_cardboard',
+    `((\${#COMPREPLY[@]})) && printf '%s\\0' "\${COMPREPLY[@]}"`,
+    'exit 0',
+  ].join('\n');
+  const r = spawnSync('bash', ['-c', program], { env: { ...env, LINE: line }, encoding: 'utf8', cwd: trap });
+  expect(r.stderr).toBe('');
+  expect(r.status).toBe(0);
+  return r.stdout.split('\0').slice(0, -1);
+}
+
+/** What bash makes of a word on a command line (no expansion other than quote removal is possible here). */
+function unquote(words: string[]): string[] {
+  const r = spawnSync('bash', ['-c', `for w in ${words.join(' ')}; do printf '%s\\0' "$w"; done`], { encoding: 'utf8', cwd: trap });
+  return r.stdout.split('\0').slice(0, -1);
+}
+
+describe('bash completion of server words', () => {
+  it('runs nothing, and gives back every field as its own word, quoted, at each place fields are completed', () => {
+    // The board from the environment (the way the old script could be reached too): nothing may run.
+    const fromEnv = complete(['cardboard', 'import', 'x.csv', '--match-on', ''], { CARDBOARD_BOARD: 'evil' });
+    expect(readdirSync(trap)).toEqual([]);
+    expect(unquote(fromEnv).sort()).toEqual([...OFFERED].sort());
+    const places: string[][] = [
+      ['cardboard', '-b', 'evil', 'import', 'x.csv', '--match-on', ''],
+      ['cardboard', '-b', 'evil', 'import', 'x.csv', '--skip-column', ''],
+      ['cardboard', '-b', 'evil', 'import', 'x.csv', '--map', ''],
+      ['cardboard', '-b', 'evil', 'card', 'list', '--fields', ''],
+      ['cardboard', '--board', 'evil', 'card', 'list', '--fields', ''],
+      ['cardboard', '--board', '=', 'evil', 'card', 'list', '--fields', ''],
+    ];
+    for (const words of places) {
+      const got = complete(words);
+      expect(got.length, words.join(' ')).toBe(OFFERED.length);
+      expect(unquote(got).sort()).toEqual([...OFFERED].sort());
+    }
+    const put = complete(['cardboard', '-b', 'evil', 'card', 'put', '']);
+    expect(unquote(put).sort()).toEqual(OFFERED.map((f) => `${f}=`).sort());
+    expect(readdirSync(trap)).toEqual([]);
+    expect(existsSync(join(trap, 'X'))).toBe(false);
+  });
+
+  it('completes a name with a space as one quoted word, bare, after a backslash, inside quotes', () => {
+    expect(complete(['cardboard', '-b', 'evil', 'import', 'x.csv', '--match-on', 'Due D'.slice(0, 3)])).toEqual(['Due\\ Date', 'Due\\ Time']);
+    expect(complete(['cardboard', '-b', 'evil', 'import', 'x.csv', '--match-on', 'Due\\ D'])).toEqual(['Due\\ Date']);
+    // Inside an open quote readline inserts the text after the quote, and closes it.
+    expect(complete(['cardboard', '-b', 'evil', 'import', 'x.csv', '--match-on', "'Due D"])).toEqual(['Due Date']);
+    expect(complete(['cardboard', '-b', 'evil', 'import', 'x.csv', '--match-on', '"Due D'])).toEqual(['Due Date']);
+    expect(complete(['cardboard', '-b', 'evil', 'import', 'x.csv', '--match-on', "'It"])).toEqual(["It'\\''s"]);
+    expect(complete(['cardboard', '-b', 'evil', 'import', 'x.csv', '--match-on', '"$'])).toEqual([`\\${RUN_X}`]);
+    expect(complete(['cardboard', '-b', 'evil', 'card', 'put', 'Due'])).toEqual(['Due\\ Date=', 'Due\\ Time=']);
+    expect(complete(['cardboard', '-b', 'evil', 'card', 'put', 'St'])).toEqual(['Status=', 'Stage=']);
+    expect(unquote(complete(['cardboard', '-b', 'evil', 'card', 'list', '--fields', 'Status,Due']))).toEqual(['Status,Due Date', 'Status,Due Time']);
+    expect(complete(['cardboard', '-b', 'evil', 'import', 'x.csv', '--map', 'Title', '=', 'Sta'])).toEqual(['Status', 'Stage']);
+    expect(complete(['cardboard', '-b', 'evil', 'card', 'put', 'Status', '=', ''])).toEqual([]);
+    expect(readdirSync(trap)).toEqual([]);
+  });
+
+  it('takes the fields of the board named on the line, else of the default board', () => {
+    expect(complete(['cardboard', 'card', 'put', 'Pl'])).toEqual(['Plain\\ One=', 'Plain\\ Two=']);
+    expect(complete(['cardboard', '-b', 'plain', 'card', 'put', 'Pl'])).toEqual(['Plain\\ One=', 'Plain\\ Two=']);
+    expect(complete(['cardboard', '-b', 'evil', 'card', 'put', 'Pl'])).toEqual([]);
+    expect(complete(['cardboard', 'card', 'put', '--board', 'evil', 'St'])).toEqual(['Status=', 'Stage=']);
+  });
+
+  it('gives several commands and flags as separate words (get⏎put⏎list went into the line)', () => {
+    expect(complete(['cardboard', 'card', '']).sort()).toEqual(['get', 'list', 'put']);
+    expect(complete(['cardboard', 'card', 'list', '--f']).sort()).toEqual(['--fields', '--format']);
+    expect(complete(['cardboard', '--b']).sort()).toEqual(['--base-url', '--board']);
+    expect(complete(['cardboard', 'schema', '--board', '']).sort()).toEqual(['evil', 'plain']);
+  });
+});
+
+const has = (cmd: string) => spawnSync('sh', ['-c', `command -v ${cmd}`]).status === 0;
+
+/**
+ * Types each line into an interactive zsh or bash on a pseudo-terminal, presses Tab, then a key bound to
+ * a widget that writes the line to a file: what the shell itself put on the command line.
+ */
+const PTY_DRIVER = String.raw`
+import json, os, pty, select, sys, time
+script, cases, out, shell = sys.argv[1], json.loads(sys.argv[2]), sys.argv[3], sys.argv[4]
+pid, fd = pty.fork()
+if pid == 0:
+    if shell == 'zsh': os.execvp('zsh', ['zsh', '-f', '-i'])
+    os.execvp('bash', ['bash', '--norc', '--noprofile', '-i'])
+def drain(t):
+    while True:
+        r, _, _ = select.select([fd], [], [], t)
+        if not r: return
+        try:
+            if not os.read(fd, 65536): return
+        except OSError: return
+if shell == 'zsh':
+    setup = "autoload -U compinit && compinit -u -D; source '%s'; _dump() { print -rn -- \"$BUFFER\" > '%s'; }; zle -N _dump; bindkey '^X' _dump\n"
+else:
+    setup = "source '%s'; bind -x '\"\\C-x\": printf %%s \"$READLINE_LINE\" > %s'\n"
+os.write(fd, (setup % (script, out)).encode())
+drain(0.5)
+results = []
+for line in cases:
+    if os.path.exists(out): os.unlink(out)
+    os.write(fd, (line + '\t\x18').encode())
+    deadline = time.time() + 15
+    while not os.path.exists(out) and time.time() < deadline: drain(0.05)
+    drain(0.05)
+    results.append(open(out).read() if os.path.exists(out) else None)
+    os.write(fd, b'\x15')
+    drain(0.05)
+os.write(fd, b'exit\n')
+drain(0.2)
+print(json.dumps(results))
+`;
+
+/** Press Tab after each typed line in a real shell on a pty; what is on the line afterwards. */
+function onPty(shell: 'bash' | 'zsh', script: string, typed: string[]): unknown {
+  const out = join(shimDir, `${shell}-line`);
+  const r = spawnSync('python3', ['-c', PTY_DRIVER, script, JSON.stringify(typed), out, shell], {
+    env: shellEnv(),
+    encoding: 'utf8',
+    cwd: trap,
+    timeout: 120_000,
+  });
+  expect(r.stderr).toBe('');
+  return JSON.parse(r.stdout);
+}
+
+function shellEnv(): NodeJS.ProcessEnv {
+  return { ...childEnv({ configDir }), PATH: `${shimDir}:${process.env.PATH}`, HOME: configDir };
+}
+
+describe.skipIf(!has('zsh') || !has('python3'))('zsh completion of server words (real zsh on a pty)', () => {
+  it('quotes every field as zsh does, runs nothing, and takes -b/--board from the line', async () => {
+    const file = join(shimDir, '_cardboard');
+    writeFileSync(file, (await runCli(['completion', 'zsh'], { configDir })).stdout);
+    const cases: Array<[string, string]> = [
+      ['cardboard -b evil card put Due\\ D', 'cardboard -b evil card put Due\\ Date='],
+      ['cardboard -b evil import x.csv --match-on \\$', `cardboard -b evil import x.csv --match-on \\$\\(touch\\ ${trap}/X\\) `],
+      ['cardboard -b evil import x.csv --match-on \\`', `cardboard -b evil import x.csv --match-on \\\`touch\\ ${trap}/Y\\\` `],
+      ['cardboard -b evil import x.csv --skip-column "Due D', 'cardboard -b evil import x.csv --skip-column "Due Date" '],
+      ['cardboard -b evil card list --fields Status,Due\\ T', 'cardboard -b evil card list --fields Status,Due\\ Time '],
+      ['cardboard --board=evil card put Statu', 'cardboard --board=evil card put Status='],
+      ['cardboard card put Pl', 'cardboard card put Plain\\ '],
+    ];
+    expect(onPty('zsh', file, cases.map(([typed]) => typed))).toEqual(cases.map(([, want]) => want));
+    expect(readdirSync(trap)).toEqual([]);
+  });
+});
+
+describe.skipIf(!has('fish'))('fish completion of server words (real fish, complete -C)', () => {
+  it('gives every field as one exact candidate, runs nothing, and takes -b/--board from the line', async () => {
+    const file = join(shimDir, 'cardboard.fish');
+    writeFileSync(file, (await runCli(['completion', 'fish'], { configDir })).stdout);
+    const candidates = (line: string): string[] => {
+      const r = spawnSync('fish', ['--no-config', '-c', `source '${file}'; complete -C"$LINE"`], {
+        env: { ...shellEnv(), LINE: line },
+        encoding: 'utf8',
+        cwd: trap,
+      });
+      expect(r.stderr).toBe('');
+      return r.stdout.split('\n').filter(Boolean).map((l) => l.split('\t')[0]!).sort();
+    };
+    expect(candidates('cardboard -b evil import x.csv --match-on ')).toEqual([...OFFERED].sort());
+    expect(candidates('cardboard --board evil import x.csv --skip-column ')).toEqual([...OFFERED].sort());
+    expect(candidates('cardboard -b evil card put D')).toEqual(['Due Date=', 'Due Time=']);
+    expect(candidates('cardboard --board=evil card list --fields Status,Du')).toEqual(['Status,Due Date', 'Status,Due Time']);
+    expect(candidates('cardboard card put ')).toEqual(['Plain One=', 'Plain Two=']);
+    expect(candidates('cardboard -b evil import x.csv --map Title=Due')).toEqual(['Title=Due Date', 'Title=Due Time']);
+    expect(candidates('cardboard card ')).toEqual(['get', 'list', 'put']);
+    expect(readdirSync(trap)).toEqual([]);
+  });
+});
+
+describe.skipIf(!has('python3'))('bash completion on a pty (readline inserts what the script offers)', () => {
+  it('quotes as the user typed: bare, after a backslash, inside single or double quotes; runs nothing', () => {
+    const file = join(shimDir, 'completion.bash');
+    const cases: Array<[string, string]> = [
+      ['cardboard -b evil card put Due\\ D', 'cardboard -b evil card put Due\\ Date='],
+      ['cardboard -b evil import x.csv --match-on \\$', `cardboard -b evil import x.csv --match-on \\$\\(touch\\ ${trap}/X\\) `],
+      ['cardboard -b evil import x.csv --match-on "$', `cardboard -b evil import x.csv --match-on "\\$(touch ${trap}/X)" `],
+      ["cardboard -b evil import x.csv --match-on 'Due D", "cardboard -b evil import x.csv --match-on 'Due Date' "],
+      ["cardboard -b evil import x.csv --match-on 'It", "cardboard -b evil import x.csv --match-on 'It'\\''s' "],
+      ['cardboard -b evil import x.csv --map Title=Due\\ T', 'cardboard -b evil import x.csv --map Title=Due\\ Time '],
+      ['cardboard card l', 'cardboard card list '],
+    ];
+    expect(onPty('bash', file, cases.map(([typed]) => typed))).toEqual(cases.map(([, want]) => want));
+    expect(readdirSync(trap)).toEqual([]);
+  });
+});
