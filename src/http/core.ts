@@ -94,11 +94,20 @@ function statusError(method: string, url: string, status: number, text: string, 
   return new ApiError(message, { method, url, status, serverMessage, retryAfter }, { hint });
 }
 
+/** Where a Location points, resolved against the request's URL; an unparsable one (`http://[::1`) as sent, on one line. */
+function redirectTarget(location: string, base: string): string {
+  try {
+    return displayUrl(new URL(location, base).toString());
+  } catch {
+    return `${JSON.stringify(oneLine(location, 120))} (not a valid URL)`;
+  }
+}
+
 function redirectError(method: string, url: string, status: number, headers: HttpResponse['headers'], token: string): ApiError {
   const raw = headers.location;
   const location = Array.isArray(raw) ? raw[0] : raw;
   // A Location is the server's text too: it may carry the token it was sent (in a query, say).
-  const target = location ? scrubSecret(displayUrl(new URL(location, url).toString()), token) : '(no Location header)';
+  const target = location ? scrubSecret(redirectTarget(location, url), token) : '(no Location header)';
   // PITFALLS: undici's redirect handling and fetch forward x-token to any origin; we never follow.
   return new ApiError(
     `${status} redirect from ${method} ${url} to ${target}; cardboard does not follow redirects, so the token is never sent to another address`,

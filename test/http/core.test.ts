@@ -108,6 +108,19 @@ describe('HTTP core against a real server', () => {
     expect(srv.seen).toHaveLength(1);
   });
 
+  it('a redirect whose Location is not a URL (`http://[::1`) is a clear error, not a crash', async () => {
+    const srv = await serve((_req, res) => {
+      res.writeHead(301, { location: 'http://[::1' });
+      res.end();
+    });
+    const http = await client(srv.url);
+    const err = (await http.get('/api/aptlet/b').catch((e) => e)) as ApiError;
+    expect(err).toBeInstanceOf(ApiError);
+    expect([err.status, err.exitCode]).toEqual([301, 1]);
+    expect(err.message).toContain('to "http://[::1" (not a valid URL); cardboard does not follow redirects');
+    expect(srv.seen).toHaveLength(1);
+  });
+
   it('retries a GET after 503 with Retry-After, and never a plain POST the server may have applied (500)', async () => {
     let n = 0;
     const srv = await serve((req, res) => {
