@@ -37,6 +37,13 @@ export interface ReadOptions {
   signal?: AbortSignal;
 }
 
+/** How far a walk of the pages has got: the page just read, pages read, distinct cards seen. */
+export interface PagesRead {
+  page: number;
+  pages: number;
+  cards: number;
+}
+
 /** One typed function per endpoint of the spec (section 4), over the shared HTTP core. */
 export interface Api {
   readonly board: ResolvedBoard;
@@ -50,8 +57,12 @@ export interface Api {
   getCard(id: string, opts?: ReadOptions): Promise<Card>;
   /** GET /api/aptlet/{board}?page=N (spec 4.5): one zero-based page; [] past the end. */
   listCards(page: number, opts?: ReadOptions): Promise<Card[]>;
-  /** Pages from `startPage` until the first empty array, streamed one page at a time. */
-  cardPages(opts?: { startPage?: number; signal?: AbortSignal; maxTries?: number }): AsyncIterable<Card[]>;
+  /**
+   * Pages from `startPage` until the first empty array, streamed one page at a time. A non-empty page made
+   * only of cards seen on earlier pages ends the walk with an error (the server repeats itself); `onPage`
+   * hears of each page read (for progress).
+   */
+  cardPages(opts?: { startPage?: number; signal?: AbortSignal; maxTries?: number; onPage?: (read: PagesRead) => void }): AsyncIterable<Card[]>;
   /** POST /api/card/{cardId}/comment (spec 4.1). */
   postComment(cardId: string, content: string, opts?: WriteOptions): Promise<Comment>;
 }

@@ -1,0 +1,64 @@
+// The card ids a listing has seen, so that a page made only of cards seen on earlier pages (a server
+// repeating a page) ends the listing instead of looping (issue 11). A whole-board read may pass a million
+// cards: each id is kept as a 64-bit fingerprint in one typed array (8 bytes a slot, 16 MB for 1,000,000
+// ids), not as a string in a Set (~70 bytes each).
+
+/** Slots in use at most: 3 in 4, so linear probing stays short. */
+const LOAD = 0.75;
+
+/** A set of string ids by 64-bit fingerprint: two ids meet by chance with odds about n / 2^64. */
+export class SeenIds {
+  /** Pairs of 32-bit halves; (0, 0) is an empty slot (a fingerprint's second half is never 0). */
+  private slots = new Uint32Array(2 * 1024);
+  /** Ids held. */
+  size = 0;
+
+  /** Add `id`; true when it was already there. */
+  add(id: string): boolean {
+    // Two independent 32-bit hashes of the UTF-16 units (FNV-1a and a multiply-xorshift), each finalised
+    // with murmur3's mixer: fast in JS, no Buffer or string made per id.
+    let a = 0x811c9dc5;
+    let b = 0x9747b28c ^ id.length;
+    for (let i = 0; i < id.length; i++) {
+      const c = id.charCodeAt(i);
+      a = Math.imul(a ^ c, 0x01000193);
+      b = Math.imul(b ^ c, 0x5bd1e995);
+      b ^= b >>> 13;
+    }
+    a = SeenIds.mix(a);
+    b = SeenIds.mix(b) | 1;
+    return this.insert(a >>> 0, b >>> 0);
+  }
+
+  private static mix(h: number): number {
+    h ^= h >>> 16;
+    h = Math.imul(h, 0x85ebca6b);
+    h ^= h >>> 13;
+    h = Math.imul(h, 0xc2b2ae35);
+    return h ^ (h >>> 16);
+  }
+
+  private insert(a: number, b: number): boolean {
+    const slots = this.slots;
+    const mask = slots.length / 2 - 1;
+    for (let s = a & mask; ; s = (s + 1) & mask) {
+      const x = slots[2 * s]!;
+      const y = slots[2 * s + 1]!;
+      if (y === 0) {
+        slots[2 * s] = a;
+        slots[2 * s + 1] = b;
+        this.size++;
+        if (this.size > (slots.length / 2) * LOAD) this.grow();
+        return false;
+      }
+      if (x === a && y === b) return true;
+    }
+  }
+
+  private grow(): void {
+    const old = this.slots;
+    this.slots = new Uint32Array(old.length * 2);
+    this.size = 0;
+    for (let i = 0; i < old.length; i += 2) if (old[i + 1] !== 0) this.insert(old[i]!, old[i + 1]!);
+  }
+}
