@@ -40,7 +40,7 @@ function notACard(value: unknown, page: number, index: number, url: string): Car
 function repeatedPage(page: number, count: number, url: string): CardboardError {
   return new CardboardError(
     `Page ${page} of ${url} repeats ${count === 1 ? 'a card' : `${count} cards`} already seen on earlier pages; the listing stopped (the server's paging would never end).`,
-    { hint: 'Check the service: pages end with an empty one (spec 4.5). Cards listed before the stop are complete and were written.' },
+    { hint: 'Check the service: pages end with an empty one (spec 4.5).' },
   );
 }
 

@@ -91,3 +91,9 @@ function plainProgress(ctx: Context, intervalMs: number, okMark: string, failMar
     },
   };
 }
+
+/** The progress text of a board read: `Reading the board: 12 pages, 600 cards`. */
+export function pagesText(read: { pages: number; cards: number }): string {
+  const n = (x: number, one: string) => `${x.toLocaleString('en-US')} ${one}${x === 1 ? '' : 's'}`;
+  return `Reading the board: ${n(read.pages, 'page')}, ${n(read.cards, 'card')}`;
+}
