@@ -5,7 +5,7 @@ import { formatDuration } from '../units.js';
 import { MIN_SUBSTRING_SECRET, scrubSecret, scrubValue } from '../redact.js';
 import { VERSION } from '../version.js';
 import { decodeBody } from './body.js';
-import { dispatchRequest, type RawResponse } from './dispatch.js';
+import { ANSWER_TIMEOUT, dispatchRequest, type RawResponse } from './dispatch.js';
 import { extractServerMessage, oneLine, parseRetryAfter } from './message.js';
 import { displayUrl, joinUrl } from './url.js';
 
@@ -118,7 +118,10 @@ function redirectError(method: string, url: string, status: number, headers: Htt
 
 function networkError(method: string, url: string, err: unknown, timeoutMs: number, token: string): ApiError {
   const code = networkCode(err) ?? 'ENETWORK';
-  const what = NETWORK_TEXT[code] ?? scrubSecret(oneLine(err instanceof Error ? err.message : String(err)), token);
+  const what =
+    code === ANSWER_TIMEOUT
+      ? `no complete answer within ${formatDuration(timeoutMs)}`
+      : (NETWORK_TEXT[code] ?? scrubSecret(oneLine(err instanceof Error ? err.message : String(err)), token));
   const timedOut = code.endsWith('_TIMEOUT');
   const hint = timedOut
     ? `Waited ${formatDuration(timeoutMs)}. Check the base URL, or allow longer with --timeout, e.g. --timeout 2m.`
@@ -184,6 +187,7 @@ export function createCore(opts: CoreOptions): Send {
         body,
         headersTimeout: opts.headersTimeoutMs,
         bodyTimeout: opts.bodyTimeoutMs,
+        deadlineMs: opts.headersTimeoutMs,
         signal: req.signal,
       });
       text = decodeBody(res.body, res.headers['content-encoding']);
