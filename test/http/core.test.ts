@@ -144,12 +144,13 @@ describe('HTTP core against a real server', () => {
     expect(srv.seen).toHaveLength(3);
   });
 
-  it('fails a silent server with a headers timeout and a --timeout hint', async () => {
+  it('fails a silent server at the answer deadline with a --timeout hint', async () => {
     const srv = await serve(() => {});
     const http = await client(srv.url, { timeoutMs: 300, retry: { maxTries: 1 } });
     const err = (await http.get('/x').catch((e) => e)) as ApiError;
     expect(err.status).toBeUndefined();
-    expect(err.code).toBe('UND_ERR_HEADERS_TIMEOUT');
+    expect(err.code).toBe('ERR_ANSWER_TIMEOUT');
+    expect(err.message).toBe(`GET ${srv.url}/x failed: no complete answer within 300ms (ERR_ANSWER_TIMEOUT)`);
     expect(err.hint).toContain('--timeout');
     expect(err.cause).toBeInstanceOf(Error);
   });
