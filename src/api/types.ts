@@ -27,6 +27,8 @@ export interface WriteOptions {
   /** Skip every automatic retry (the import engine applies its own policy). */
   noRetry?: boolean;
   signal?: AbortSignal;
+  /** Ends a wait for the rate gate (the request is then not sent); unlike `signal`, a request sent is awaited. */
+  waitSignal?: AbortSignal;
 }
 
 export interface ReadOptions {

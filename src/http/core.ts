@@ -23,6 +23,8 @@ export interface HttpRequest {
   /** Tries in all for this request, when it differs from the client's policy (a long board read). */
   maxTries?: number;
   signal?: AbortSignal;
+  /** Ends a wait for the rate gate only (the request is then not sent, CancelledError); a request sent is awaited. */
+  waitSignal?: AbortSignal;
 }
 
 /** A 2xx answer, decoded by content type (JSON → value, anything else → text). */
