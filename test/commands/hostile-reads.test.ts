@@ -103,3 +103,23 @@ describe('card list --all as a terminal table', () => {
     expect(r.stdout.trim().split('\n')).toHaveLength(2600);
   });
 });
+
+describe('a 2xx create answer without `_id` (no-id)', () => {
+  it('card put: exit 1 saying the card may have been stored, no crash', async () => {
+    const s = await hostile('no-id');
+    const r = await runMain(['card', 'put', 'Title=x'], { env: env(s) });
+    expect(r.code, r.stderr).toBe(1);
+    expect(r.stderr).toContain('with success but no card `_id`: the card may have been stored');
+    expect(r.stderr).not.toMatch(/This is a bug|\n\s+at /);
+    expect(s.requests.filter((q) => q.method === 'POST')).toHaveLength(1);
+  });
+
+  it('import: each row is uncertain (not re-sent), the run goes on, exit 3', async () => {
+    const s = await hostile('no-id');
+    const r = await runMain(['import', csv('Title,Status\na,Open\nb,Open\n')], { env: env(s) });
+    expect(r.code, r.stderr).toBe(3);
+    expect(r.stderr).toMatch(/uncertain\s+2/);
+    expect(r.stderr).not.toMatch(/This is a bug|\n\s+at /);
+    expect(s.requests.filter((q) => q.method === 'POST')).toHaveLength(2);
+  });
+});
