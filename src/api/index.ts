@@ -103,16 +103,21 @@ export function apiOver(http: Http, board: ResolvedBoard, ctx: ApiContext, token
       // Spec 4.5: no total or next link; the end is the first empty page. Pages may shift while cards
       // change, so a page with some cards seen before is normal; one with only cards seen before is a
       // server repeating itself, and the listing would never end.
-      const seen = new SeenIds();
+      // The caller may know which cards it has seen already (the --match-on index): no second set then.
+      const own = opts.seen ? undefined : new SeenIds();
+      const seenBefore = opts.seen;
       let pages = 0;
+      let read = 0;
       for (let page = opts.startPage ?? 0; ; page++) {
         const cards = await api.listCards(page, { signal: opts.signal, maxTries: opts.maxTries });
         if (cards.length === 0) return;
         let fresh = false;
-        for (const card of cards) if (!seen.add(card._id)) fresh = true;
+        if (own) for (const card of cards) fresh = !own.add(card._id) || fresh;
+        else fresh = cards.some((card) => !seenBefore!(card));
         if (!fresh) throw repeatedPage(page, cards.length, url(boardPath));
         pages++;
-        opts.onPage?.({ page, pages, cards: seen.size });
+        read += cards.length;
+        opts.onPage?.({ page, pages, cards: read });
         yield cards;
       }
     },

@@ -15,6 +15,21 @@ export class SeenIds {
 
   /** Add `id`; true when it was already there. */
   add(id: string): boolean {
+    this.fingerprint(id);
+    return this.insert(this.fa, this.fb, true);
+  }
+
+  /** Whether `id` is there (nothing added). */
+  has(id: string): boolean {
+    this.fingerprint(id);
+    return this.insert(this.fa, this.fb, false);
+  }
+
+  /** The halves of the last fingerprint made (fields, not a tuple: no array per id). */
+  private fa = 0;
+  private fb = 0;
+
+  private fingerprint(id: string): void {
     // Two independent 32-bit hashes of the UTF-16 units (FNV-1a and a multiply-xorshift), each finalised
     // with murmur3's mixer: fast in JS, no Buffer or string made per id.
     let a = 0x811c9dc5;
@@ -25,9 +40,8 @@ export class SeenIds {
       b = Math.imul(b ^ c, 0x5bd1e995);
       b ^= b >>> 13;
     }
-    a = SeenIds.mix(a);
-    b = SeenIds.mix(b) | 1;
-    return this.insert(a >>> 0, b >>> 0);
+    this.fa = SeenIds.mix(a) >>> 0;
+    this.fb = (SeenIds.mix(b) | 1) >>> 0;
   }
 
   private static mix(h: number): number {
@@ -38,13 +52,15 @@ export class SeenIds {
     return h ^ (h >>> 16);
   }
 
-  private insert(a: number, b: number): boolean {
+  /** True when (a, b) is there; else adds it when `add` and returns false. */
+  private insert(a: number, b: number, add: boolean): boolean {
     const slots = this.slots;
     const mask = slots.length / 2 - 1;
     for (let s = a & mask; ; s = (s + 1) & mask) {
       const x = slots[2 * s]!;
       const y = slots[2 * s + 1]!;
       if (y === 0) {
+        if (!add) return false;
         slots[2 * s] = a;
         slots[2 * s + 1] = b;
         this.size++;
@@ -59,6 +75,6 @@ export class SeenIds {
     const old = this.slots;
     this.slots = new Uint32Array(old.length * 2);
     this.size = 0;
-    for (let i = 0; i < old.length; i += 2) if (old[i + 1] !== 0) this.insert(old[i]!, old[i + 1]!);
+    for (let i = 0; i < old.length; i += 2) if (old[i + 1] !== 0) this.insert(old[i]!, old[i + 1]!, true);
   }
 }

@@ -55,15 +55,15 @@ describe('the page walk', () => {
     expect(asked).toEqual([0, 1, 2, 3]);
   });
 
-  it('reads a well-behaved board to its empty page and reports pages and distinct cards as it goes', async () => {
+  it('reads a well-behaved board to its empty page and reports pages and cards read as it goes', async () => {
     const pages = [[card('a'), card('b')], [card('b'), card('c')], [card('d')]];
     const { api } = pagedApi((n) => pages[n] ?? []);
     const seen: PagesRead[] = [];
     expect(await walk(api, (r) => seen.push(r))).toEqual(['a', 'b', 'b', 'c', 'd']);
     expect(seen).toEqual([
       { page: 0, pages: 1, cards: 2 },
-      { page: 1, pages: 2, cards: 3 },
-      { page: 2, pages: 3, cards: 4 },
+      { page: 1, pages: 2, cards: 4 },
+      { page: 2, pages: 3, cards: 5 },
     ]);
   });
 
@@ -87,6 +87,24 @@ describe('the page walk', () => {
   });
 });
 
+describe('--match-on: the index is the seen set', () => {
+  it('stops on a page of cards already in the index, keyed or not, and not on a card whose key changed', async () => {
+    const keyless = (id: string) => ({ _id: id });
+    // Page 2 repeats a keyed and a keyless card; page 1's `a` was edited (new key) between the reads.
+    const pages = [[card('a'), keyless('k1')], [{ _id: 'a', Name: 'A2' }, card('b')], [card('b'), keyless('k1')]];
+    const { api, asked } = pagedApi((n) => pages[n] ?? []);
+    await expect(loadKeyIndex(api, 'Name', ['Name'])).rejects.toThrow(/^Page 2 of .* repeats 2 cards already seen on earlier pages/);
+    expect(asked).toEqual([0, 1, 2]);
+  });
+
+  it('a page that only overlaps the index goes through, and a card on two pages counts once', async () => {
+    const pages = [[card('a'), { _id: 'k1' }], [{ _id: 'k1' }, card('a'), card('b')]];
+    const { api } = pagedApi((n) => pages[n] ?? []);
+    const index = await loadKeyIndex(api, 'Name', ['Name']);
+    expect(index.cards).toBe(3);
+  });
+});
+
 describe('SeenIds', () => {
   it('tells seen from new across growth, for 200,000 ids', () => {
     const seen = new SeenIds();
@@ -99,7 +117,9 @@ describe('SeenIds', () => {
     let fresh = 0;
     for (let i = 200_000; i < 400_000; i++) if (!seen.add(`id${i}`)) fresh++;
     expect(fresh).toBe(200_000);
+    expect(seen.has('')).toBe(false);
     expect(seen.add('')).toBe(false);
     expect(seen.add('')).toBe(true);
+    expect(seen.has('id399999')).toBe(true);
   });
 });
