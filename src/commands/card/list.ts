@@ -2,7 +2,7 @@ import { type Command, InvalidArgumentError, Option } from 'commander';
 import type { Api, PagesRead } from '../../api/types.js';
 import type { Context } from '../../context.js';
 import { PartialError, UsageError } from '../../errors.js';
-import { canAnimate, createProgress, pagesText } from '../../io/progress.js';
+import { canAnimate, createProgress, groupDigits, pagesText } from '../../io/progress.js';
 import { createRecordWriter, defaultFormat, FORMATS, type Format } from '../../io/records.js';
 import { createStatus } from '../../io/status.js';
 import { isBrokenPipe } from '../../io/write.js';
@@ -120,7 +120,7 @@ export async function runCardList(ctx: Context, opts: CardListOptions): Promise<
     }
     if (count === 0 && format === 'table' && ctx.stdout.isTTY) status.info('No cards.');
     if (cut) {
-      const max = MAX_TABLE_ROWS.toLocaleString('en-US');
+      const max = groupDigits(MAX_TABLE_ROWS);
       throw new PartialError(`The terminal table stops at ${max} cards, and the board has more; the first ${max} are shown.`, {
         hint: 'List every card with --format ndjson, csv or json (they stream; e.g. `cardboard card list --all --format csv > cards.csv`), or show fewer with --limit.',
       });

@@ -142,7 +142,7 @@ async function readKeyIndex(ctx: Context, api: ApiClient, opts: ImportOptions, f
   try {
     const index = await loadKeyIndex(api, field, fields, ctx.signal, (r) => {
       read = r;
-      progress.update(pagesText(r));
+      if (!opts.json && !ctx.globals.quiet) progress.update(pagesText(r));
     });
     progress.succeed(pagesText(read).replace(/^Reading/, 'Read'));
     return index;
