@@ -1,15 +1,21 @@
 // The card ids a listing has seen, so that a page made only of cards seen on earlier pages (a server
 // repeating a page) ends the listing instead of looping (issue 11). A whole-board read may pass a million
-// cards: each id is kept as a 64-bit fingerprint in one typed array (8 bytes a slot, 16 MB for 1,000,000
-// ids), not as a string in a Set (~70 bytes each).
+// cards: each id is kept as a 64-bit fingerprint in typed arrays (8 bytes a slot, 16 MB of slots for
+// 1,000,000 ids), not as a string in a Set (~70 bytes each).
 
 /** Slots in use at most: 3 in 4, so linear probing stays short. */
 const LOAD = 0.75;
+/**
+ * Tables, each growing on its own: one growing table held its old copy beside the new one, 8 MB more
+ * at the peak for a million ids; a shard's copy is 1/64 of that.
+ */
+const SHARDS = 64;
 
 /** A set of string ids by 64-bit fingerprint: two ids meet by chance with odds about n / 2^64. */
 export class SeenIds {
-  /** Pairs of 32-bit halves; (0, 0) is an empty slot (a fingerprint's second half is never 0). */
-  private slots = new Uint32Array(2 * 1024);
+  /** Per shard, pairs of 32-bit halves; (0, 0) is an empty slot (a fingerprint's second half is never 0). */
+  private shards = Array.from({ length: SHARDS }, () => new Uint32Array(2 * 16));
+  private counts = new Uint32Array(SHARDS);
   /** Ids held. */
   size = 0;
 
@@ -54,7 +60,8 @@ export class SeenIds {
 
   /** True when (a, b) is there; else adds it when `add` and returns false. */
   private insert(a: number, b: number, add: boolean): boolean {
-    const slots = this.slots;
+    const shard = b >>> 26; // the top bits pick the shard, the low bits of `a` the slot: independent
+    const slots = this.shards[shard]!;
     const mask = slots.length / 2 - 1;
     for (let s = a & mask; ; s = (s + 1) & mask) {
       const x = slots[2 * s]!;
@@ -64,17 +71,24 @@ export class SeenIds {
         slots[2 * s] = a;
         slots[2 * s + 1] = b;
         this.size++;
-        if (this.size > (slots.length / 2) * LOAD) this.grow();
+        if (++this.counts[shard]! > (slots.length / 2) * LOAD) this.grow(shard);
         return false;
       }
       if (x === a && y === b) return true;
     }
   }
 
-  private grow(): void {
-    const old = this.slots;
-    this.slots = new Uint32Array(old.length * 2);
-    this.size = 0;
-    for (let i = 0; i < old.length; i += 2) if (old[i + 1] !== 0) this.insert(old[i]!, old[i + 1]!, true);
+  private grow(shard: number): void {
+    const old = this.shards[shard]!;
+    const slots = new Uint32Array(old.length * 2);
+    const mask = slots.length / 2 - 1;
+    for (let i = 0; i < old.length; i += 2) {
+      if (old[i + 1] === 0) continue;
+      let s = old[i]! & mask;
+      while (slots[2 * s + 1] !== 0) s = (s + 1) & mask;
+      slots[2 * s] = old[i]!;
+      slots[2 * s + 1] = old[i + 1]!;
+    }
+    this.shards[shard] = slots;
   }
 }
