@@ -17,10 +17,19 @@ export interface KeyIndex {
   /** The fields digested: those this run's mapping sends, `_id` excluded, sorted. */
   fields: readonly string[];
   table: CardTable;
-  ambiguous: Map<string, string[]>;
+  ambiguous: Map<string, AmbiguousKey>;
   /** Cards read (a card seen twice under its key counts once). */
   cards: number;
 }
+
+/** A key held by several cards: how many, and the first few `_id`s (to name in the row's rejection). */
+export interface AmbiguousKey {
+  ids: string[];
+  count: number;
+}
+
+/** `_id`s an ambiguous key keeps to show: a key shared by half the board must not hold half its ids. */
+const SHOWN_IDS = 5;
 
 /** A key as the index holds it: strings as they are, other values as JSON; none for empty values. */
 export function keyText(v: unknown): string | undefined {
@@ -88,29 +97,30 @@ export async function scanCards(
 export async function loadKeyIndex(api: Api, field: string, fields: readonly string[], signal?: AbortSignal, onPage?: (read: PagesRead) => void): Promise<KeyIndex> {
   const sorted = [...new Set(fields)].filter((f) => f !== '_id').sort();
   const index: KeyIndex = { field, fields: sorted, table: new CardTable(), ambiguous: new Map(), cards: 0 };
-  // Whether a card was read before, for the page walk's repeated-page check: the index holds every keyed
-  // card already (a second set of a million ids cost ~24 MB of peak RSS); only cards without a key are kept apart.
-  const keyless = new SeenIds();
+  // Whether a card was read before, for the page walk's repeated-page check: the table holds every card of
+  // a unique key already (a second set of a million ids cost ~24 MB of peak RSS); cards without a key, or
+  // of a key several cards hold, are kept apart (8-byte fingerprints, no list to search per card).
+  const apart = new SeenIds();
   const seen = (card: Card): boolean => {
     const key = cardKey(card, field);
-    if (key === undefined) return keyless.has(card._id);
-    const held = index.table.get(key);
-    return held ? held.id === card._id : (index.ambiguous.get(key)?.includes(card._id) ?? false);
+    if (key === undefined || index.ambiguous.has(key)) return apart.has(card._id);
+    return index.table.get(key)?.id === card._id;
   };
   await scanCards(
     api,
     (card) => {
       const key = cardKey(card, field);
       if (key === undefined) {
-        if (!keyless.add(card._id)) index.cards++;
+        if (!apart.add(card._id)) index.cards++;
         return undefined;
       }
       const id = card._id;
       const many = index.ambiguous.get(key);
       if (many) {
         // A card seen twice (the pages shifted under the read) is still one card.
-        if (!many.includes(id)) {
-          many.push(id);
+        if (!apart.add(id)) {
+          many.count++;
+          if (many.ids.length < SHOWN_IDS) many.ids.push(id);
           index.cards++;
         }
         return undefined;
@@ -122,7 +132,9 @@ export async function loadKeyIndex(api: Api, field: string, fields: readonly str
         index.table.set(key, id, digestOf(card, sorted));
         return undefined;
       } else if (held !== null) {
-        index.ambiguous.set(key, [held.id, id]);
+        index.ambiguous.set(key, { ids: [held.id, id], count: 2 });
+        apart.add(held.id);
+        apart.add(id);
         index.table.markAmbiguous(key);
       }
       index.cards++;

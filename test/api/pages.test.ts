@@ -105,6 +105,18 @@ describe('--match-on: the index is the seen set', () => {
   });
 });
 
+describe('--match-on: a key many cards share', () => {
+  it('200,000 cards under one key: read in linear time, counted, five ids kept; a repeated page of them still stops', async () => {
+    const page = (n: number) => Array.from({ length: 1000 }, (_, i) => ({ _id: `c${n * 1000 + i}`, Name: 'SAME' }));
+    const { api } = pagedApi((n) => (n < 200 ? page(n) : []));
+    const index = await loadKeyIndex(api, 'Name', ['Name']);
+    expect(index.cards).toBe(200_000);
+    expect(index.ambiguous.get('SAME')).toEqual({ ids: ['c0', 'c1', 'c2', 'c3', 'c4'], count: 200_000 });
+    const again = pagedApi((n) => (n < 3 ? page(n) : page(1)));
+    await expect(loadKeyIndex(again.api, 'Name', ['Name'])).rejects.toThrow(/^Page 3 of .* repeats 1000 cards already seen/);
+  });
+});
+
 describe('SeenIds', () => {
   it('tells seen from new across growth, for 200,000 ids', () => {
     const seen = new SeenIds();

@@ -1,6 +1,6 @@
 // Issue 11, findings 3 and 5 (page side): listings and board reads against a hostile service end, with
 // a clear error naming the page, and a terminal table of --all holds a bounded number of rows.
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MAX_TABLE_ROWS, runCardList } from '../../src/commands/card/list.js';
@@ -67,6 +67,18 @@ describe('a page holding null', () => {
     const r = await runMain(['import', csv('Title,Status\nnew,Open\n'), '--match-on', 'Title'], { env: env(s) });
     expect(r.code, r.stderr).toBe(1);
     expect(r.stderr).toContain('with null at index 1');
+    expect(posts(s)).toBe(0);
+  });
+});
+
+describe('--match-on: a key several cards hold', () => {
+  it('the row is rejected naming how many cards and the first five ids', async () => {
+    const cards = Array.from({ length: 7 }, (_, i) => ({ _id: `dup${i}`, Title: 'same', Status: 'Open' }));
+    const s = await hostile('plain', { cards });
+    const rejects = join(tempDir(), 'rejects.csv');
+    const r = await runMain(['import', csv('Title,Status\nsame,Done\n'), '--match-on', 'Title', '--rejects', rejects], { env: env(s) });
+    expect(r.code, r.stderr).toBe(3);
+    expect(readFileSync(rejects, 'utf8')).toContain("Title 'same' matches 7 cards (dup0, dup1, dup2, dup3, dup4, …); not sent");
     expect(posts(s)).toBe(0);
   });
 });

@@ -63,6 +63,6 @@ describe('--match-on: the board read', () => {
     expect(index.ambiguous.size).toBe(0);
     expect(lookupCard(index, 'B')?.id).toBe('b');
     const twoCards = await loadKeyIndex(pagedApi([[a, { ...b, _id: 'b2', Name: 'A' }]]), 'Name', ['Name']);
-    expect(twoCards.ambiguous.get('A')).toEqual(['a', 'b2']);
+    expect(twoCards.ambiguous.get('A')).toEqual({ ids: ['a', 'b2'], count: 2 });
   });
 });
