@@ -80,7 +80,6 @@ export async function runCardList(ctx: Context, opts: CardListOptions): Promise<
     broken = err;
   };
   ctx.stdout.on('error', onError);
-  let progress: Awaited<ReturnType<typeof boardProgress>>;
   try {
     // json/ndjson without --fields print cards whole: no schema request needed.
     const needColumns = opts.fields !== undefined || format === 'table' || format === 'csv';
@@ -88,20 +87,11 @@ export async function runCardList(ctx: Context, opts: CardListOptions): Promise<
     const writer = createRecordWriter(ctx, { format, columns, project: opts.fields !== undefined });
     const known = new Set(columns);
     const leftOut = new Set<string>();
-    // A terminal table holds every row until the end (its widths depend on them all): --all stops it at
-    // MAX_TABLE_ROWS, and a spinner shows the read meanwhile. Every other format streams.
-    const buffered = format === 'table' && Boolean(ctx.stdout.isTTY) && opts.all;
-    progress = buffered ? await boardProgress(ctx) : undefined;
-    const pages = opts.all ? api.cardPages({ signal: ctx.signal, onPage: progress?.onPage }) : onePage(api, opts.page, ctx.signal);
+    const { pages, finish } = await listPages(ctx, api, format, opts);
     let count = 0;
-    let cut = false;
     walk: for await (const page of pages) {
       for (const card of page) {
         if (broken !== undefined) break walk;
-        if (buffered && count >= MAX_TABLE_ROWS && (opts.limit === undefined || opts.limit > count)) {
-          cut = true;
-          break walk;
-        }
         if (needColumns && opts.fields === undefined) for (const k of Object.keys(card)) if (!known.has(k)) leftOut.add(k);
         await writer.write(card);
         count++;
@@ -112,36 +102,58 @@ export async function runCardList(ctx: Context, opts: CardListOptions): Promise<
       // Checked before the iterator asks for the next page: a reader that went away gets no more fetches.
       if (broken !== undefined) break walk;
     }
-    progress?.stop();
     if (broken === undefined) await writer.end();
     if (leftOut.size > 0) {
       // Spec 2.2: a card record may hold keys that are not fields (createdAt...), so this is a note, not a warning.
       status.info(`not shown (not fields of the board): ${[...leftOut].join(', ')}; use --format json to see them, or \`cardboard schema --refresh\` if a field was just added`);
     }
     if (count === 0 && format === 'table' && ctx.stdout.isTTY) status.info('No cards.');
-    if (cut) {
-      const max = groupDigits(MAX_TABLE_ROWS);
-      throw new PartialError(`The terminal table stops at ${max} cards, and the board has more; the first ${max} are shown.`, {
-        hint: 'List every card with --format ndjson, csv or json (they stream; e.g. `cardboard card list --all --format csv > cards.csv`), or show fewer with --limit.',
-      });
-    }
+    finish();
   } catch (err) {
     if (!isBrokenPipe(err) && !isBrokenPipe(broken)) throw err;
-  } finally {
-    progress?.stop();
   }
 }
 
 /** Rows a terminal table of `--all` holds at most: beyond, it stops and points to the streaming formats. */
 export const MAX_TABLE_ROWS = 2000;
 
-/** A spinner on stderr (terminal only) counting the pages and cards read; stop() clears it. */
-async function boardProgress(ctx: Context): Promise<{ onPage: (read: PagesRead) => void; stop: () => void } | undefined> {
-  if (!canAnimate(ctx)) return undefined;
-  const progress = await createProgress(ctx);
-  progress.start('Reading the board…');
+/**
+ * The pages to list: one, or every page (the api's page walk stops a server that repeats itself). A table
+ * on a terminal holds every row until the end (its widths depend on them all), so with --all it gets at
+ * most MAX_TABLE_ROWS cards and a spinner while they are read; `finish()`, once the table is written,
+ * says whether it was cut (PartialError, exit 3). Every other format streams, uncut.
+ */
+async function listPages(ctx: Context, api: Api, format: Format, opts: CardListOptions): Promise<{ pages: AsyncIterable<Card[]>; finish: () => void }> {
+  if (!opts.all) return { pages: onePage(api, opts.page, ctx.signal), finish: () => {} };
+  if (format !== 'table' || !ctx.stdout.isTTY) return { pages: api.cardPages({ signal: ctx.signal }), finish: () => {} };
+  let cut = false;
+  const progress = canAnimate(ctx) ? await createProgress(ctx) : undefined;
+  async function* capped(): AsyncIterable<Card[]> {
+    progress?.start('Reading the board…');
+    try {
+      let count = 0;
+      for await (const page of api.cardPages({ signal: ctx.signal, onPage: (read: PagesRead) => progress?.update(pagesText(read)) })) {
+        if (count + page.length > MAX_TABLE_ROWS) {
+          cut = true;
+          if (count < MAX_TABLE_ROWS) yield page.slice(0, MAX_TABLE_ROWS - count);
+          return;
+        }
+        count += page.length;
+        yield page;
+      }
+    } finally {
+      // Before the table is written: the spinner's line must not mix with it.
+      progress?.stop();
+    }
+  }
   return {
-    onPage: (read) => progress.update(pagesText(read)),
-    stop: () => progress.stop(),
+    pages: capped(),
+    finish: () => {
+      if (!cut) return;
+      const max = groupDigits(MAX_TABLE_ROWS);
+      throw new PartialError(`The terminal table stops at ${max} cards, and the board has more; the first ${max} are shown.`, {
+        hint: 'List every card with --format ndjson, csv or json (they stream; e.g. `cardboard card list --all --format csv > cards.csv`), or show fewer with --limit.',
+      });
+    },
   };
 }
