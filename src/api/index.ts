@@ -2,6 +2,7 @@ import { readSchemaCache, writeSchemaCache } from '../config/schema-cache.js';
 import { ApiError, CardboardError } from '../errors.js';
 import { type Http, path } from '../http/index.js';
 import type { Card, Comment, Field } from '../spec-types.js';
+import { SeenIds } from './seen-ids.js';
 import type { ApiClient, ApiContext, ResolvedBoard } from './types.js';
 
 function unexpected(what: string, url: string): CardboardError {
@@ -21,6 +22,26 @@ export function toFields(body: unknown, url: string): Field[] {
     throw unexpected('a schema that is not a list of named fields', url);
   }
   return list as Field[];
+}
+
+function describeEntry(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value !== 'object') return `a ${typeof value}`;
+  return 'an object without a string `_id`';
+}
+
+function notACard(value: unknown, page: number, index: number, url: string): CardboardError {
+  return new CardboardError(`The service answered page ${page} of ${url} with ${describeEntry(value)} at index ${index}, not a card with a string \`_id\`; the listing stopped.`, {
+    hint: 'The spec answers a page with an array of cards (4.5): check the base URL, or the service.',
+  });
+}
+
+function repeatedPage(page: number, count: number, url: string): CardboardError {
+  return new CardboardError(
+    `Page ${page} of ${url} repeats ${count === 1 ? 'a card' : `${count} cards`} already seen on earlier pages; the listing stopped (the server's paging would never end).`,
+    { hint: 'Check the service: pages end with an empty one (spec 4.5).' },
+  );
 }
 
 function toCard(body: unknown, url: string): Card {
@@ -71,13 +92,32 @@ export function apiOver(http: Http, board: ResolvedBoard, ctx: ApiContext, token
     async listCards(page, opts = {}) {
       const body = await http.get(boardPath, { page }, opts);
       if (!Array.isArray(body)) throw unexpected('a page that is not an array', url(boardPath));
+      // Every entry must be a card with an `_id` (spec 4.5): a null or a number would crash the first reader.
+      for (let i = 0; i < body.length; i++) {
+        const card: unknown = body[i];
+        if (!isObject(card) || typeof card._id !== 'string') throw notACard(card, page, i, url(boardPath));
+      }
       return body as Card[];
     },
     async *cardPages(opts = {}) {
-      // Spec 4.5: no total or next link; the end is the first empty page.
+      // Spec 4.5: no total or next link; the end is the first empty page. Pages may shift while cards
+      // change, so a page with some cards seen before is normal; one with only cards seen before is a
+      // server repeating itself, and the listing would never end.
+      // The caller may know which cards it has seen already (the --match-on index): no second set then.
+      const own = opts.seen ? undefined : new SeenIds();
+      const seenBefore = opts.seen;
+      let pages = 0;
+      let read = 0;
       for (let page = opts.startPage ?? 0; ; page++) {
         const cards = await api.listCards(page, { signal: opts.signal, maxTries: opts.maxTries });
         if (cards.length === 0) return;
+        let fresh = false;
+        if (own) for (const card of cards) fresh = !own.add(card._id) || fresh;
+        else fresh = cards.some((card) => !seenBefore!(card));
+        if (!fresh) throw repeatedPage(page, cards.length, url(boardPath));
+        pages++;
+        read += cards.length;
+        opts.onPage?.({ page, pages, cards: read });
         yield cards;
       }
     },

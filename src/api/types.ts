@@ -27,6 +27,8 @@ export interface WriteOptions {
   /** Skip every automatic retry (the import engine applies its own policy). */
   noRetry?: boolean;
   signal?: AbortSignal;
+  /** Ends a wait for the rate gate (the request is then not sent); unlike `signal`, a request sent is awaited. */
+  waitSignal?: AbortSignal;
 }
 
 export interface ReadOptions {
@@ -35,6 +37,13 @@ export interface ReadOptions {
   /** Tries in all, when a read needs more patience than the client's default (a whole-board scan). */
   maxTries?: number;
   signal?: AbortSignal;
+}
+
+/** How far a walk of the pages has got: the page just read, pages read, cards read (a card on two pages twice). */
+export interface PagesRead {
+  page: number;
+  pages: number;
+  cards: number;
 }
 
 /** One typed function per endpoint of the spec (section 4), over the shared HTTP core. */
@@ -50,8 +59,13 @@ export interface Api {
   getCard(id: string, opts?: ReadOptions): Promise<Card>;
   /** GET /api/aptlet/{board}?page=N (spec 4.5): one zero-based page; [] past the end. */
   listCards(page: number, opts?: ReadOptions): Promise<Card[]>;
-  /** Pages from `startPage` until the first empty array, streamed one page at a time. */
-  cardPages(opts?: { startPage?: number; signal?: AbortSignal; maxTries?: number }): AsyncIterable<Card[]>;
+  /**
+   * Pages from `startPage` until the first empty array, streamed one page at a time. A non-empty page made
+   * only of cards seen on earlier pages ends the walk with an error (the server repeats itself); `onPage`
+   * hears of each page read (for progress). `seen` says whether a card was on an earlier page of this walk,
+   * for a caller that keeps its cards anyway; without it the walk keeps a set of the ids (8 bytes each).
+   */
+  cardPages(opts?: { startPage?: number; signal?: AbortSignal; maxTries?: number; onPage?: (read: PagesRead) => void; seen?: (card: Card) => boolean }): AsyncIterable<Card[]>;
   /** POST /api/card/{cardId}/comment (spec 4.1). */
   postComment(cardId: string, content: string, opts?: WriteOptions): Promise<Comment>;
 }

@@ -5,7 +5,7 @@ import { formatDuration } from '../units.js';
 import { MIN_SUBSTRING_SECRET, scrubSecret, scrubValue } from '../redact.js';
 import { VERSION } from '../version.js';
 import { decodeBody } from './body.js';
-import { dispatchRequest, type RawResponse } from './dispatch.js';
+import { ANSWER_TIMEOUT, dispatchRequest, type RawResponse } from './dispatch.js';
 import { extractServerMessage, oneLine, parseRetryAfter } from './message.js';
 import { displayUrl, joinUrl } from './url.js';
 
@@ -23,6 +23,8 @@ export interface HttpRequest {
   /** Tries in all for this request, when it differs from the client's policy (a long board read). */
   maxTries?: number;
   signal?: AbortSignal;
+  /** Ends a wait for the rate gate only (the request is then not sent, CancelledError); a request sent is awaited. */
+  waitSignal?: AbortSignal;
 }
 
 /** A 2xx answer, decoded by content type (JSON → value, anything else → text). */
@@ -94,11 +96,20 @@ function statusError(method: string, url: string, status: number, text: string, 
   return new ApiError(message, { method, url, status, serverMessage, retryAfter }, { hint });
 }
 
+/** Where a Location points, resolved against the request's URL; an unparsable one (`http://[::1`) as sent, on one line. */
+function redirectTarget(location: string, base: string): string {
+  try {
+    return displayUrl(new URL(location, base).toString());
+  } catch {
+    return `${JSON.stringify(oneLine(location, 120))} (not a valid URL)`;
+  }
+}
+
 function redirectError(method: string, url: string, status: number, headers: HttpResponse['headers'], token: string): ApiError {
   const raw = headers.location;
   const location = Array.isArray(raw) ? raw[0] : raw;
   // A Location is the server's text too: it may carry the token it was sent (in a query, say).
-  const target = location ? scrubSecret(displayUrl(new URL(location, url).toString()), token) : '(no Location header)';
+  const target = location ? scrubSecret(redirectTarget(location, url), token) : '(no Location header)';
   // PITFALLS: undici's redirect handling and fetch forward x-token to any origin; we never follow.
   return new ApiError(
     `${status} redirect from ${method} ${url} to ${target}; cardboard does not follow redirects, so the token is never sent to another address`,
@@ -109,7 +120,10 @@ function redirectError(method: string, url: string, status: number, headers: Htt
 
 function networkError(method: string, url: string, err: unknown, timeoutMs: number, token: string): ApiError {
   const code = networkCode(err) ?? 'ENETWORK';
-  const what = NETWORK_TEXT[code] ?? scrubSecret(oneLine(err instanceof Error ? err.message : String(err)), token);
+  const what =
+    code === ANSWER_TIMEOUT
+      ? `no complete answer within ${formatDuration(timeoutMs)}`
+      : (NETWORK_TEXT[code] ?? scrubSecret(oneLine(err instanceof Error ? err.message : String(err)), token));
   const timedOut = code.endsWith('_TIMEOUT');
   const hint = timedOut
     ? `Waited ${formatDuration(timeoutMs)}. Check the base URL, or allow longer with --timeout, e.g. --timeout 2m.`
@@ -175,6 +189,7 @@ export function createCore(opts: CoreOptions): Send {
         body,
         headersTimeout: opts.headersTimeoutMs,
         bodyTimeout: opts.bodyTimeoutMs,
+        deadlineMs: opts.headersTimeoutMs,
         signal: req.signal,
       });
       text = decodeBody(res.body, res.headers['content-encoding']);

@@ -16,8 +16,16 @@ export interface RawRequest {
   body?: string;
   headersTimeout: number;
   bodyTimeout: number;
+  /**
+   * The whole answer's deadline, from this call: connect, headers and every byte of the body. undici's
+   * bodyTimeout is between chunks, so a body trickled a byte a second would otherwise never time out.
+   */
+  deadlineMs?: number;
   signal?: AbortSignal;
 }
+
+/** The code of an answer that was not complete by its deadline (networkError names it). */
+export const ANSWER_TIMEOUT = 'ERR_ANSWER_TIMEOUT';
 
 /** A whole response: status, headers by lower-case name (repeats as arrays), body bytes. */
 export interface RawResponse {
@@ -40,13 +48,24 @@ export function dispatchRequest(dispatcher: Dispatcher, req: RawRequest): Promis
     let statusCode = 0;
     let headers: RawResponse['headers'] = {};
     const chunks: Buffer[] = [];
+    let late: Error | undefined;
     const onAbort = () => {
       controller?.abort(signal!.reason);
       finish(() => reject(signal!.reason));
     };
+    const onDeadline = () => {
+      // No controller yet: the request never got a connection, so it was not sent (failure.ts: not-sent).
+      const code = controller === undefined ? 'UND_ERR_CONNECT_TIMEOUT' : ANSWER_TIMEOUT;
+      late = Object.assign(new Error(`no complete answer within ${req.deadlineMs} ms`), { code });
+      // Aborting destroys the request and its socket: nothing more of this body is read.
+      controller?.abort(late);
+      finish(() => reject(late));
+    };
+    const timer = req.deadlineMs === undefined ? undefined : setTimeout(onDeadline, req.deadlineMs);
     const finish = (settle: () => void) => {
       if (settled) return;
       settled = true;
+      if (timer) clearTimeout(timer);
       signal?.removeEventListener('abort', onAbort);
       settle();
     };
@@ -56,6 +75,7 @@ export function dispatchRequest(dispatcher: Dispatcher, req: RawRequest): Promis
         controller = ctl;
         // Aborted while it waited for a socket: the promise is already rejected, stop it here.
         if (signal?.aborted) ctl.abort(signal.reason);
+        else if (late) ctl.abort(late);
       },
       // undici hands headers already parsed: lower-case names, a repeated header as an array.
       onResponseStart(_ctl, status, parsed) {

@@ -2,6 +2,7 @@
 // applied? will trying again help?) and how long to back off. The HTTP retry wrapper, the import's row
 // sender and the --match-on board reads all decide from these two functions, so they cannot disagree.
 import type { ApiError } from '../errors.js';
+import { formatDuration } from '../units.js';
 
 /** What a failed request means for repeating it. */
 export type FailureKind =
@@ -64,4 +65,11 @@ export function backoffMs(attempt: number, bounds: Backoff, random: () => number
 export function mayRepeat(f: Failure, idempotent: boolean): boolean {
   if (!f.heals || f.kind === 'refused') return false;
   return f.kind !== 'maybe-applied' || idempotent;
+}
+
+/** A server's wait for people: `11d 13h` from a day on (Retry-After: 999999), else `1h30m`, `45s`. */
+export function waitText(ms: number): string {
+  const s = Math.ceil(ms / 1000);
+  if (s >= 86_400) return `${Math.floor(s / 86_400)}d ${Math.floor((s % 86_400) / 3600)}h`;
+  return formatDuration(s * 1000);
 }

@@ -1,7 +1,7 @@
 import { realClock, type Clock } from '../clock.js';
 import { ApiError, CancelledError } from '../errors.js';
 import type { HttpRequest, Send } from './core.js';
-import { backoffMs, classify, mayRepeat } from './failure.js';
+import { backoffMs, classify, mayRepeat, waitText } from './failure.js';
 
 /** How hard to retry: tries in all (first included), exponential backoff bounds, longest Retry-After we wait. */
 export interface RetryPolicy {
@@ -28,6 +28,22 @@ export function retryDelay(err: unknown, req: HttpRequest, attempt: number, poli
   return backoffMs(attempt, { baseMs: policy.baseDelayMs, maxMs: policy.maxDelayMs }, random);
 }
 
+/**
+ * The error of a request whose server asks to wait (Retry-After) longer than a command waits: it stops
+ * at once, saying so, instead of sleeping for days; undefined for any other failure.
+ */
+function tooLongToWait(err: unknown, policy: RetryPolicy): ApiError | undefined {
+  if (!(err instanceof ApiError)) return undefined;
+  const asked = classify(err).retryAfterMs;
+  if (asked === undefined || asked <= policy.maxRetryAfterMs) return undefined;
+  const { method, url, status, serverMessage, retryAfter } = err;
+  return new ApiError(
+    `${err.message}; the server asks to wait ${waitText(asked)} (Retry-After), longer than the ${waitText(policy.maxRetryAfterMs)} a command waits: stopped.`,
+    { method, url, status, serverMessage, retryAfter },
+    { hint: err.hint ?? 'Try again later.', cause: err },
+  );
+}
+
 /** Hooks and the clock of the retry wrapper; tests inject a simulated clock. */
 export interface RetryOptions {
   policy?: Partial<RetryPolicy>;
@@ -46,7 +62,7 @@ export function withRetry(next: Send, options: RetryOptions = {}): Send {
         return await next(req);
       } catch (err) {
         const wait = retryDelay(err, req, attempt, policy, clock.random);
-        if (wait === undefined) throw err;
+        if (wait === undefined) throw tooLongToWait(err, policy) ?? err;
         options.onRetry?.({ err: err as ApiError, attempt, delayMs: wait, req });
         await clock.sleep(wait, req.signal);
         if (req.signal?.aborted) throw new CancelledError('Interrupted.', { cause: req.signal.reason });

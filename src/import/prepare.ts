@@ -48,7 +48,7 @@ export function prepareRow(st: PrepareState, line: number, values: readonly unkn
   if (first !== undefined) return { kind: 'reject', message: `duplicate ${field} '${key}' (first on line ${first}); not sent` };
   st.seenKeys.set(key, line);
   const many = st.match.ambiguous.get(key);
-  if (many) return { kind: 'reject', message: `${field} '${key}' matches ${many.length} cards (${many.join(', ')}); not sent` };
+  if (many) return { kind: 'reject', message: `${field} '${key}' matches ${many.count} cards (${many.ids.join(', ')}${many.count > many.ids.length ? ', …' : ''}); not sent` };
   const card = lookupCard(st.match, key);
   if (card === undefined) return { kind: 'send', body, key, idFromIndex: false };
   const { id } = card;

@@ -3,8 +3,8 @@
 // otherwise call the row uncertain rather than risk a duplicate.
 import type { Api } from '../api/types.js';
 import type { Clock } from '../clock.js';
-import { ApiError } from '../errors.js';
-import { type Backoff, backoffMs, classify } from '../http/failure.js';
+import { ApiError, CancelledError } from '../errors.js';
+import { type Backoff, backoffMs, classify, waitText } from '../http/failure.js';
 import type { Card } from '../spec-types.js';
 import { formatDuration } from '../units.js';
 
@@ -57,6 +57,18 @@ function stillThrottled(err: ApiError, ms: number): ApiError {
   );
 }
 
+/** The error that stops a run at once when the server's Retry-After outlasts what --give-up-after leaves. */
+function waitBeyondGiveUp(err: ApiError, askedMs: number, throttledFor: number, giveUpAfterMs: number): ApiError {
+  const since = throttledFor >= 1000 ? `answered nothing but 429 for ${formatDuration(Math.round(throttledFor / 1000) * 1000)} and ` : '';
+  const leftMs = giveUpAfterMs - throttledFor;
+  const left = formatDuration(leftMs >= 1000 ? Math.floor(leftMs / 1000) * 1000 : leftMs);
+  return new ApiError(
+    `The service ${since}asks to wait ${waitText(askedMs)} (Retry-After); --give-up-after ${formatDuration(giveUpAfterMs)} leaves ${left}: stopped (${err.status} from ${err.method} ${err.url}).`,
+    { method: err.method, url: err.url, status: err.status, serverMessage: err.serverMessage, retryAfter: err.retryAfter },
+    { hint: 'Finished rows are in the journal: run the same command later to resume (once that wait is over), with a longer --give-up-after, or another token.' },
+  );
+}
+
 /** The error that stops a run whose service cannot be reached: rows not sent keep no state. */
 function unreachable(err: ApiError, ms: number): ApiError {
   const base = err.url.replace(/^(\w+:\/\/[^/]+).*$/, '$1');
@@ -82,16 +94,24 @@ export async function sendRow(sc: SendContext, body: Record<string, unknown>, ke
     try {
       // noRetry: this policy, not the client's, decides what may be sent again. No signal either:
       // a try that has left is awaited on Ctrl-C, or its outcome would be unknown.
-      const card = await sc.api.putCard(body, { noRetry: true });
+      // waitSignal: a try still waiting for the rate gate (a long 429 pause) is dropped when the run stops.
+      const card = await sc.api.putCard(body, { noRetry: true, waitSignal: sc.stop });
       return recovered === undefined ? { kind: 'ok', card } : { kind: 'ok', card, recovered };
     } catch (err) {
+      if (err instanceof CancelledError && sc.stop.aborted) return { kind: 'stopped' }; // never sent
       if (!(err instanceof ApiError)) throw err;
       const reason = describe(err);
       const failure = classify(err);
       if (err.status === 429) {
         // Nothing was applied; the pacer has paused every worker for the Retry-After (issue 4, section 4).
         throttledSince ??= sc.clock.now();
-        if (sc.clock.now() - throttledSince >= sc.giveUpAfterMs) return { kind: 'rejected', message: `${reason} (not applied)`, fatal: stillThrottled(err, sc.giveUpAfterMs) };
+        const throttledFor = sc.clock.now() - throttledSince;
+        if (throttledFor >= sc.giveUpAfterMs) return { kind: 'rejected', message: `${reason} (not applied)`, fatal: stillThrottled(err, sc.giveUpAfterMs) };
+        // A wait longer than what --give-up-after leaves cannot end in time: stop now, not days later.
+        const left = sc.giveUpAfterMs - throttledFor;
+        if (failure.retryAfterMs !== undefined && failure.retryAfterMs > left) {
+          return { kind: 'rejected', message: `${reason} (not applied)`, fatal: waitBeyondGiveUp(err, failure.retryAfterMs, throttledFor, sc.giveUpAfterMs) };
+        }
         sc.onRetry('429', attempt);
         attempt--; // a 429 is the pacing working, not a failing row
         continue;

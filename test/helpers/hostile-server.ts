@@ -36,6 +36,8 @@ export interface HostileOptions {
   pageSize?: number;
   trickleMs?: number;
   retryAfter?: string;
+  /** Mode 'huge-retry-after': only these methods are answered 429 (default: every request). */
+  retryAfterMethods?: string[];
 }
 
 /** Hostile text used by mode 'escapes': OSC retitle, cursor up + erase line, RTL override, CR, LF. */
@@ -130,7 +132,7 @@ export async function startHostileServer(options: HostileOptions): Promise<Hosti
       const url = new URL(req.url ?? '/', 'http://hostile');
       requests.push({ method, url: url.pathname + url.search, headers: req.headers, body });
       if (req.headers['x-token'] !== token) return send(res, 401, { error: 'Unauthorized' });
-      if (mode === 'huge-retry-after') return send(res, 429, { error: 'Too Many Requests' }, { 'retry-after': options.retryAfter ?? '999999' });
+      if (mode === 'huge-retry-after' && (options.retryAfterMethods?.includes(method) ?? true)) return send(res, 429, { error: 'Too Many Requests' }, { 'retry-after': options.retryAfter ?? '999999' });
       const path = url.pathname;
       const board = `/api/aptlet/${boardId}`;
       if (method === 'GET' && (path === `${board}/schema` || path === `/api/schema/${boardId}`)) return send(res, 200, schema());

@@ -108,6 +108,19 @@ describe('HTTP core against a real server', () => {
     expect(srv.seen).toHaveLength(1);
   });
 
+  it('a redirect whose Location is not a URL (`http://[::1`) is a clear error, not a crash', async () => {
+    const srv = await serve((_req, res) => {
+      res.writeHead(301, { location: 'http://[::1' });
+      res.end();
+    });
+    const http = await client(srv.url);
+    const err = (await http.get('/api/aptlet/b').catch((e) => e)) as ApiError;
+    expect(err).toBeInstanceOf(ApiError);
+    expect([err.status, err.exitCode]).toEqual([301, 1]);
+    expect(err.message).toContain('to "http://[::1" (not a valid URL); cardboard does not follow redirects');
+    expect(srv.seen).toHaveLength(1);
+  });
+
   it('retries a GET after 503 with Retry-After, and never a plain POST the server may have applied (500)', async () => {
     let n = 0;
     const srv = await serve((req, res) => {
@@ -131,12 +144,13 @@ describe('HTTP core against a real server', () => {
     expect(srv.seen).toHaveLength(3);
   });
 
-  it('fails a silent server with a headers timeout and a --timeout hint', async () => {
+  it('fails a silent server at the answer deadline with a --timeout hint', async () => {
     const srv = await serve(() => {});
     const http = await client(srv.url, { timeoutMs: 300, retry: { maxTries: 1 } });
     const err = (await http.get('/x').catch((e) => e)) as ApiError;
     expect(err.status).toBeUndefined();
-    expect(err.code).toBe('UND_ERR_HEADERS_TIMEOUT');
+    expect(err.code).toBe('ERR_ANSWER_TIMEOUT');
+    expect(err.message).toBe(`GET ${srv.url}/x failed: no complete answer within 300ms (ERR_ANSWER_TIMEOUT)`);
     expect(err.hint).toContain('--timeout');
     expect(err.cause).toBeInstanceOf(Error);
   });

@@ -120,6 +120,44 @@ describe('dispatchRequest (undici controller handler)', () => {
     expect(srv.seen).toEqual(['GET /x']);
   });
 
+  it('a deadline bounds the whole answer: a body trickled within bodyTimeout still ends, and the connection closes', async () => {
+    let closed: Promise<void> | undefined;
+    let bytes = 0;
+    const srv = await serve((_req, res) => {
+      closed = new Promise((r) => res.on('close', () => r()));
+      res.writeHead(200, { 'content-type': 'text/plain', 'content-length': '1000' });
+      // One byte every 10 ms: each gap far below bodyTimeout, the whole body 10 s.
+      const timer = setInterval(() => {
+        if (res.destroyed) return clearInterval(timer);
+        bytes++;
+        res.write('x');
+      }, 10);
+      res.on('close', () => clearInterval(timer));
+    });
+    const err = await dispatchRequest(agent(), request(srv.origin, { bodyTimeout: 5000, deadlineMs: 150 })).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'ERR_ANSWER_TIMEOUT' });
+    await closed;
+    expect(bytes).toBeLessThan(1000);
+    expect(srv.seen).toEqual(['GET /x']);
+  });
+
+  it('a deadline passed while waiting for a connection: not sent (a connect timeout), and never sent later', async () => {
+    let release: (() => void) | undefined;
+    const srv = await serve((req, res) => {
+      if (req.url === '/hold') release = () => res.end('held');
+      else res.end('ok');
+    });
+    const pool = new Pool(srv.origin, { connections: 1, pipelining: 1 });
+    dispatchers.push(pool);
+    const first = dispatchRequest(pool, request(srv.origin, { path: '/hold' }));
+    while (!release) await new Promise((r) => setTimeout(r, 5));
+    await expect(dispatchRequest(pool, request(srv.origin, { path: '/queued', deadlineMs: 30 }))).rejects.toMatchObject({ code: 'UND_ERR_CONNECT_TIMEOUT' });
+    release();
+    expect((await first).body.toString()).toBe('held');
+    await dispatchRequest(pool, request(srv.origin, { path: '/after' }));
+    expect(srv.seen).toEqual(['GET /hold', 'GET /after']);
+  });
+
   it("keeps undici's error codes: refused connection and headers timeout", async () => {
     const srv = await serve(() => {});
     await expect(dispatchRequest(agent(), request(srv.origin, { headersTimeout: 100 }))).rejects.toMatchObject({ code: 'UND_ERR_HEADERS_TIMEOUT' });

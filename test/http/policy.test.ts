@@ -53,7 +53,7 @@ describe('retry decisions', () => {
   it('classifies every failure once: not sent, retryable, maybe applied, refused', () => {
     const kind = (e: ApiError) => classify(e).kind;
     for (const c of ['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT', 'CERT_HAS_EXPIRED']) expect(kind(network(c))).toBe('not-sent');
-    for (const c of ['ECONNRESET', 'UND_ERR_SOCKET', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']) expect(kind(network(c))).toBe('maybe-applied');
+    for (const c of ['ECONNRESET', 'UND_ERR_SOCKET', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ERR_ANSWER_TIMEOUT']) expect(kind(network(c))).toBe('maybe-applied');
     for (const s of [200, 500, 502, 504]) expect(kind(status(s))).toBe('maybe-applied');
     for (const s of [429, 503]) expect(kind(status(s))).toBe('retryable');
     for (const s of [301, 400, 401, 403, 404, 409, 501]) expect(kind(status(s))).toBe('refused');

@@ -148,15 +148,27 @@ describe('import engine in simulated time', () => {
     expect(service.cards.every((c) => c.Status === 'Done')).toBe(true);
   });
 
+  it('stops at once when a 429 asks to wait longer than --give-up-after leaves (Retry-After: 999999, 11.6 days)', async () => {
+    const r = await simulate(named(20, 'h'), { always429: 999_999, giveUpAfterMs: 5000 });
+    expect(r.result.fatal?.message).toMatch(/^The service asks to wait 11d 13h \(Retry-After\); --give-up-after 5s leaves 5s: stopped \(429 from POST /);
+    expect(r.result.fatal?.exitCode).toBe(1);
+    expect(r.result.summary.stopped).toBe('fatal');
+    // No wait in simulated time (one answer's latency): every worker, the others paused by the gate, ended at once.
+    expect(r.clock.now()).toBeLessThan(1000);
+    // Only the first tries, sent before any answer came back (8 workers); nothing stored.
+    expect(r.service.log.filter((l) => l.method === 'POST').length).toBeLessThanOrEqual(8);
+    expect(r.service.cards).toHaveLength(0);
+  });
+
   it('stops after --give-up-after when the service answers nothing but 429, with exit 1 and a resume hint', async () => {
     const r = await simulate(named(20, 'g'), { always429: 30, giveUpAfterMs: 15 * 60_000 });
-    expect(r.result.fatal?.message).toMatch(/nothing but 429 for 15m/);
+    // It stops once a Retry-After (30 s) outlasts what --give-up-after leaves: waiting could not end in time.
+    expect(r.result.fatal?.message).toMatch(/nothing but 429 for 14m\d+s and asks to wait 30s \(Retry-After\); --give-up-after 15m leaves \d+s: stopped/);
     expect(r.result.fatal?.exitCode).toBe(1);
     expect(r.result.fatal?.hint).toMatch(/resume/);
-    // Stopped soon after the limit, not hours later. A row notices only when its next 429 arrives, and the
-    // gate has slowed to its floor by then (one request per 5 s, after 30 s pauses): a few minutes late.
-    expect(r.clock.now()).toBeGreaterThanOrEqual(15 * 60_000);
-    expect(r.clock.now()).toBeLessThan(20 * 60_000);
+    // Stopped within the limit, not hours later: at the first 429 whose 30 s wait would end past it.
+    expect(r.clock.now()).toBeGreaterThanOrEqual(15 * 60_000 - 30_000);
+    expect(r.clock.now()).toBeLessThan(15 * 60_000);
     expect(r.service.cards).toHaveLength(0);
   });
 

@@ -1,7 +1,8 @@
 import { type Command, Option } from 'commander';
-import type { Api } from '../../api/types.js';
+import type { Api, PagesRead } from '../../api/types.js';
 import type { Context } from '../../context.js';
-import { UsageError } from '../../errors.js';
+import { PartialError, UsageError } from '../../errors.js';
+import { canAnimate, createProgress, groupDigits, pagesText } from '../../io/progress.js';
 import { createRecordWriter, defaultFormat, FORMATS, type Format } from '../../io/records.js';
 import { createStatus } from '../../io/status.js';
 import { checkKeysAgainstBoard, unknownKeysError } from '../../schema/check.js';
@@ -74,7 +75,7 @@ export async function runCardList(ctx: Context, opts: CardListOptions): Promise<
   const writer = createRecordWriter(ctx, { format, columns, project: opts.fields !== undefined });
   const known = new Set(columns);
   const leftOut = new Set<string>();
-  const pages = opts.all ? api.cardPages({ signal: ctx.signal }) : onePage(api, opts.page, ctx.signal);
+  const { pages, finish } = await listPages(ctx, api, format, opts);
   let count = 0;
   walk: for await (const page of pages) {
     for (const card of page) {
@@ -92,4 +93,49 @@ export async function runCardList(ctx: Context, opts: CardListOptions): Promise<
     status.info(`not shown (not fields of the board): ${[...leftOut].join(', ')}; use --format json to see them, or \`cardboard schema --refresh\` if a field was just added`);
   }
   if (count === 0 && format === 'table' && ctx.stdout.isTTY) status.info('No cards.');
+  finish();
+}
+
+/** Rows a terminal table of `--all` holds at most: beyond, it stops and points to the streaming formats. */
+export const MAX_TABLE_ROWS = 2000;
+
+/**
+ * The pages to list: one, or every page (the api's page walk stops a server that repeats itself). A table
+ * on a terminal holds every row until the end (its widths depend on them all), so with --all it gets at
+ * most MAX_TABLE_ROWS cards and a spinner while they are read; `finish()`, once the table is written,
+ * says whether it was cut (PartialError, exit 3). Every other format streams, uncut.
+ */
+async function listPages(ctx: Context, api: Api, format: Format, opts: CardListOptions): Promise<{ pages: AsyncIterable<Card[]>; finish: () => void }> {
+  if (!opts.all) return { pages: onePage(api, opts.page, ctx.signal), finish: () => {} };
+  if (format !== 'table' || !ctx.stdout.isTTY) return { pages: api.cardPages({ signal: ctx.signal }), finish: () => {} };
+  let cut = false;
+  const progress = canAnimate(ctx) ? await createProgress(ctx) : undefined;
+  async function* capped(): AsyncIterable<Card[]> {
+    progress?.start('Reading the board…');
+    try {
+      let count = 0;
+      for await (const page of api.cardPages({ signal: ctx.signal, onPage: (read: PagesRead) => progress?.update(pagesText(read)) })) {
+        if (count + page.length > MAX_TABLE_ROWS) {
+          cut = true;
+          if (count < MAX_TABLE_ROWS) yield page.slice(0, MAX_TABLE_ROWS - count);
+          return;
+        }
+        count += page.length;
+        yield page;
+      }
+    } finally {
+      // Before the table is written: the spinner's line must not mix with it.
+      progress?.stop();
+    }
+  }
+  return {
+    pages: capped(),
+    finish: () => {
+      if (!cut) return;
+      const max = groupDigits(MAX_TABLE_ROWS);
+      throw new PartialError(`The terminal table stops at ${max} cards, and the board has more; the first ${max} are shown.`, {
+        hint: 'List every card with --format ndjson, csv or json (they stream; e.g. `cardboard card list --all --format csv > cards.csv`), or show fewer with --limit.',
+      });
+    },
+  };
 }

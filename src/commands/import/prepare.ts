@@ -8,6 +8,7 @@ import { readTextFile } from '../../io/input.js';
 import { importCommandLine } from '../../import/command-line.js';
 import { parseMapFile, resolveMapping, unmappedError } from '../../import/mapping.js';
 import { type KeyIndex, loadKeyIndex } from '../../import/match-index.js';
+import { createProgress, pagesText } from '../../io/progress.js';
 import { type FileScan, scanFile } from '../../import/scan.js';
 import { makeDecoder, readCsv } from '../../import/source.js';
 import { ndjsonKeys, readJsonArray, readNdjson } from '../../import/json-source.js';
@@ -127,8 +128,26 @@ export async function prepareImport(ctx: Context, opts: ImportOptions, deps: Imp
   if (opts.matchOn !== undefined && !sentFields(columns).includes(opts.matchOn)) {
     throw new UsageError(`--match-on ${opts.matchOn}: no column is sent as that field.`, { hint: `Fields sent: ${sentFields(columns).join(', ')}.` });
   }
-  const match = opts.matchOn ? await loadKeyIndex(api, opts.matchOn, sentFields(columns), ctx.signal) : undefined;
+  const match = opts.matchOn ? await readKeyIndex(ctx, api, opts, opts.matchOn, sentFields(columns)) : undefined;
   // Without rows read ahead for the preview, the reader itself: one async generator less per row.
   const items = buffered.length > 0 ? chain(buffered, reader) : { [Symbol.asyncIterator]: () => reader };
   return { api, scan, headers, columns, match, items, format, sendEmpty };
+}
+
+/** Read the board for --match-on with progress on stderr (pages, cards): a large board takes a while. */
+async function readKeyIndex(ctx: Context, api: ApiClient, opts: ImportOptions, field: string, fields: string[]): Promise<KeyIndex> {
+  const progress = await createProgress(ctx, { silent: opts.json });
+  progress.start(`Reading the board for --match-on ${field}…`);
+  let read = { pages: 0, cards: 0 };
+  try {
+    const index = await loadKeyIndex(api, field, fields, ctx.signal, (r) => {
+      read = r;
+      if (!opts.json && !ctx.globals.quiet) progress.update(pagesText(r));
+    });
+    progress.succeed(pagesText(read).replace(/^Reading/, 'Read'));
+    return index;
+  } catch (err) {
+    progress.stop();
+    throw err;
+  }
 }
