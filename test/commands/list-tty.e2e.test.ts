@@ -36,9 +36,10 @@ function onPty(args: string[], env: Record<string, string | undefined>): Promise
     env: { ...childEnv({ env, configDir: tempDir() }), PTY_ARGS: JSON.stringify([process.execPath, BIN, ...args]), TERM: 'xterm' },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
-  let screen = '';
-  child.stdout.on('data', (b: Buffer) => (screen += b.toString('utf8')));
-  return new Promise((resolve) => child.on('close', (code) => resolve({ code, screen })));
+  // Decoded once at the end: a chunk boundary may fall inside a multi-byte character such as '│'.
+  const chunks: Buffer[] = [];
+  child.stdout.on('data', (b: Buffer) => chunks.push(b));
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code, screen: Buffer.concat(chunks).toString('utf8') })));
 }
 
 describe('card list --all on a terminal', () => {

@@ -47,8 +47,10 @@ export function spawnCli(emu: RunningEmulator, args: string[]): { child: ChildPr
   });
   let stdout = '';
   let stderr = '';
-  child.stdout!.on('data', (b: Buffer) => (stdout += b.toString()));
-  child.stderr!.on('data', (b: Buffer) => (stderr += b.toString()));
+  child.stdout!.setEncoding('utf8');
+  child.stderr!.setEncoding('utf8');
+  child.stdout!.on('data', (b: string) => (stdout += b));
+  child.stderr!.on('data', (b: string) => (stderr += b));
   const exit = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
   return { child, output: () => ({ stdout, stderr }), exit };
 }

@@ -73,8 +73,10 @@ function onTerminal(args: string[], env: Record<string, string | undefined>): Te
   let screen = '';
   let exited = false;
   const listeners = new Set<() => void>();
-  child.stdout!.on('data', (b: Buffer) => {
-    screen += b.toString('utf8');
+  // setEncoding: a chunk boundary inside a multi-byte character (spinner, '…') is decoded whole.
+  child.stdout!.setEncoding('utf8');
+  child.stdout!.on('data', (b: string) => {
+    screen += b;
     for (const l of listeners) l();
   });
   const exit = new Promise<number | null>((resolve) => {

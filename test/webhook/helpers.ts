@@ -25,12 +25,15 @@ export function startListener(args: string[], opts: RunOptions = {}): Promise<Ru
   const poke = () => {
     for (const w of waiters.splice(0)) w();
   };
-  child.stdout.on('data', (b: Buffer) => {
-    out += b.toString('utf8');
+  // setEncoding: a chunk boundary inside a multi-byte character ('↳', '…') is decoded whole.
+  child.stdout.setEncoding('utf8');
+  child.stderr.setEncoding('utf8');
+  child.stdout.on('data', (b: string) => {
+    out += b;
     poke();
   });
-  child.stderr.on('data', (b: Buffer) => {
-    err += b.toString('utf8');
+  child.stderr.on('data', (b: string) => {
+    err += b;
     poke();
   });
   const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
