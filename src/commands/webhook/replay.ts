@@ -51,7 +51,7 @@ Examples:
       });
       await run(ctx, {
         file,
-        to: httpUrl(o.to, '--to'),
+        to: httpUrl(o.to, '--to', { insecure: ctx.globals.insecure }),
         from: Number(o.from),
         filters,
         signingKeyStdin: o.signingKeyStdin === true,

@@ -41,7 +41,7 @@ Examples:
       if (o.data !== undefined && o.card !== undefined) throw new UsageError('--data and --card cannot be used together');
       if (o.data === '-' && o.signingKeyStdin) throw new UsageError('--data - and --signing-key-stdin both want stdin; put the data in a file (--data @file)');
       await run(ctx, {
-        to: httpUrl(o.to, '--to'),
+        to: httpUrl(o.to, '--to', { insecure: ctx.globals.insecure }),
         data: o.data,
         card: o.card,
         signingKeyStdin: o.signingKeyStdin === true,
