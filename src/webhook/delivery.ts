@@ -1,7 +1,45 @@
+import { MIN_SUBSTRING_SECRET, scrubSecret } from '../redact.js';
+
 /** The header that carries the webhook signing key (spec 6), spelled as the service sends it. */
 export const SIGNING_HEADER = 'x-signingKey';
 /** What stands in for the signing key wherever a delivery is printed or recorded. */
 export const REDACTED = '[redacted]';
+
+/** What stands in for a secret found in a delivery's body or headers (issue 11 §7). */
+const MASK = Buffer.from('***');
+
+/**
+ * The body with every occurrence of each secret (8 characters or more: a shorter one could match data by
+ * chance) replaced by `***`; the same Buffer, uncopied, when none occurs (the usual case).
+ */
+export function scrubBody(body: Buffer, secrets: readonly string[]): Buffer {
+  let out = body;
+  for (const secret of secrets) {
+    if (secret.length < MIN_SUBSTRING_SECRET) continue;
+    const needle = Buffer.from(secret, 'utf8');
+    let at = out.indexOf(needle);
+    if (at === -1) continue;
+    const parts: Buffer[] = [];
+    let from = 0;
+    for (; at !== -1; at = out.indexOf(needle, from)) {
+      parts.push(out.subarray(from, at), MASK);
+      from = at + needle.length;
+    }
+    parts.push(out.subarray(from));
+    out = Buffer.concat(parts);
+  }
+  return out;
+}
+
+/** Header values with the secrets scrubbed (a receiver may be sent the token in another header). */
+export function scrubHeaders(headers: Record<string, string>, secrets: readonly string[]): Record<string, string> {
+  for (const [name, value] of Object.entries(headers)) {
+    let v = value;
+    for (const secret of secrets) v = scrubSecret(v, secret);
+    if (v !== value) headers[name] = v;
+  }
+  return headers;
+}
 
 /** One verified webhook request as received: exact body bytes, headers with the signing key redacted. */
 export interface Delivery {

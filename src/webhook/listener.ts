@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { keyMatcher } from './compare.js';
-import { type Delivery, headersFromRaw, rawHeader } from './delivery.js';
+import { type Delivery, headersFromRaw, rawHeader, scrubBody, scrubHeaders } from './delivery.js';
 import { type ForwardEvent, Forwarder } from './forwarder.js';
 import { type ConnectionLimits, DEFAULT_LIMITS, FORWARDED_HEADER, hasForwarded, reachesListener } from './limits.js';
 import type { RecordFile } from './record-file.js';
@@ -28,6 +28,8 @@ export interface ListenerOptions {
   path: string;
   /** The expected x-signingKey; undefined: no verification (--no-verify). */
   key: string | undefined;
+  /** Secrets (the key, the token) replaced by `***` wherever they occur in a delivery, before it is kept anywhere. */
+  secrets?: readonly string[];
   maxBody: number;
   /** Each verified delivery is appended here before its 200 (issue 5 §2). */
   record?: RecordFile;
@@ -72,12 +74,15 @@ export class Listener {
   private seq = 0;
   private readonly keyMatches: ((header: string | undefined) => boolean) | undefined;
   private accepted: Accepted[] = [];
+  private stopping: Promise<void> | undefined;
+  private readonly secrets: string[];
 
   constructor(private readonly opts: ListenerOptions) {
     if (opts.forward && !opts.record) throw new Error('forwarding needs a record file');
     this.forwarder = opts.forward && opts.record ? new Forwarder({ ...opts.forward, key: opts.key, record: opts.record, onEvent: opts.onEvent, forwardedBy: this.id }) : undefined;
     this.seq = opts.record?.lastSeq ?? 0;
     this.keyMatches = opts.key === undefined ? undefined : keyMatcher(opts.key);
+    this.secrets = [...new Set([...(opts.key === undefined ? [] : [opts.key]), ...(opts.secrets ?? [])])].filter((k) => k !== '');
     const limits = { ...DEFAULT_LIMITS, ...opts.limits };
     this.limits = limits;
     this.server = createServer(
@@ -125,8 +130,13 @@ export class Listener {
     return url;
   }
 
-  /** Stop accepting, let requests in flight finish, flush the record file, stop forwarding. */
-  async stop(): Promise<void> {
+  /** Stop accepting, let requests in flight finish, flush the record file, stop forwarding. Idempotent. */
+  stop(): Promise<void> {
+    this.stopping ??= this.shutdown();
+    return this.stopping;
+  }
+
+  private async shutdown(): Promise<void> {
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
     this.server.closeIdleConnections();
     // Requests in flight get to finish (their senders may already hold a 200), but a sender that stalls
@@ -225,7 +235,10 @@ export class Listener {
       this.opts.onEvent({ type: 'looped', path });
       return;
     }
-    const delivery = { receivedAt: new Date().toISOString(), method, path, headers: headersFromRaw(req.rawHeaders), body };
+    // The key and the token never reach the record file, the spool, the screen or the app (issue 11 §7):
+    // x-signingKey is redacted by name, any other place they occur by value.
+    const secrets = this.secrets;
+    const delivery = { receivedAt: new Date().toISOString(), method, path, headers: scrubHeaders(headersFromRaw(req.rawHeaders), secrets), body: scrubBody(body, secrets) };
     // Answered at the end of this event-loop turn, with every other delivery that arrived in it: one write
     // to the record file for all of them instead of one each. setImmediate runs right after this turn's
     // I/O, so the wait is only for deliveries that are already here.

@@ -1,4 +1,4 @@
-import { closeSync, fdatasync, fstatSync, openSync, readSync, writeSync } from 'node:fs';
+import { closeSync, fchmodSync, fdatasync, fstatSync, openSync, readSync, writeSync } from 'node:fs';
 import { type Delivery, parseRecordLine, toRecordLine } from './delivery.js';
 
 const CHUNK = 64 * 1024;
@@ -89,7 +89,11 @@ export class RecordFile {
 
   constructor(readonly path: string) {
     this.fd = openSync(path, 'a', 0o600);
-    this.size = fstatSync(this.fd).size;
+    const stat = fstatSync(this.fd);
+    // The mode only applies to a new file: one made earlier (by hand, an older version) is closed to others
+    // too, since it holds the board's cards.
+    if ((stat.mode & 0o077) !== 0 && stat.uid === process.getuid?.()) fchmodSync(this.fd, stat.mode & 0o700);
+    this.size = stat.size;
     if (this.size > 0) this.recover();
   }
 

@@ -2,6 +2,7 @@ import { existsSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { Command } from 'commander';
+import { resolveSelection } from '../../config/index.js';
 import type { Context } from '../../context.js';
 import { AuthError, CardboardError, UsageError } from '../../errors.js';
 import { ImportLock } from '../../import/lock.js';
@@ -121,6 +122,7 @@ export async function runWebhookListen(ctx: Context, opts: WebhookListenOptions)
     port: opts.port,
     path: opts.path,
     key: opts.verify ? signing?.key : undefined,
+    secrets: [...(signing ? [signing.key] : []), ...ctx.secrets, ...boardToken(ctx)],
     maxBody: opts.maxBody,
     limits,
     record,
@@ -166,6 +168,16 @@ export async function runWebhookListen(ctx: Context, opts: WebhookListenOptions)
     rmSync(cursorPath(spool), { force: true });
   } else if (spool) {
     status.warn(`${pending} deliveries were not forwarded; they are kept in ${spool}. Resume with --record ${spool}.`);
+  }
+}
+
+/** The selected board's token, if one is configured: a delivery carrying it must not be recorded with it. */
+function boardToken(ctx: Context): string[] {
+  try {
+    const token = resolveSelection(ctx).token?.value;
+    return token ? [token] : [];
+  } catch {
+    return [];
   }
 }
 
