@@ -1,4 +1,5 @@
 import { MIN_SUBSTRING_SECRET, scrubSecret } from '../redact.js';
+import { LARGE_BODY, type Piece, recordPieces, viewPieces } from './pieces.js';
 
 /** The header that carries the webhook signing key (spec 6), spelled as the service sends it. */
 export const SIGNING_HEADER = 'x-signingKey';
@@ -144,6 +145,7 @@ const viewJsonCache = new WeakMap<Delivery, string>();
  * both need it, and it is most of the per-delivery work.
  */
 export function viewJson(d: Delivery): string {
+  if (d.body.length >= LARGE_BODY) return joinPieces(viewPieces(d));
   let json = viewJsonCache.get(d);
   if (json === undefined) {
     const head = JSON.stringify({ seq: d.seq, receivedAt: d.receivedAt, method: d.method, path: d.path, headers: d.headers });
@@ -155,7 +157,24 @@ export function viewJson(d: Delivery): string {
 
 /** Serialise a delivery as one record-file line (with its newline): the `--json` line plus the exact bytes. */
 export function toRecordLine(d: Delivery): string {
+  if (d.body.length >= LARGE_BODY) return joinPieces(recordPieces(d));
   return `${viewJson(d).slice(0, -1)},"bodyBase64":"${d.body.toString('base64')}"}\n`;
+}
+
+function joinPieces(pieces: Iterable<Piece>): string {
+  let out = '';
+  for (const p of pieces) out += typeof p === 'string' ? p : p.toString('utf8');
+  return out;
+}
+
+/** The `--json` line of a delivery (without newline) in pieces: a large body is never made one string. */
+export function viewLinePieces(d: Delivery): Iterable<Piece> {
+  return d.body.length >= LARGE_BODY ? viewPieces(d) : [viewJson(d)];
+}
+
+/** The record line of a delivery (with its newline) in pieces; see viewLinePieces. */
+export function recordLinePieces(d: Delivery): Iterable<Piece> {
+  return d.body.length >= LARGE_BODY ? recordPieces(d) : [toRecordLine(d)];
 }
 
 /** Read one record-file line back; throws on a line that is not a delivery (e.g. cut short by a crash). */

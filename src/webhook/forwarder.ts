@@ -112,7 +112,9 @@ export class Forwarder {
 
   /** Queue a delivery just recorded at `offset` in the record file. */
   enqueue(d: Delivery, offset: number): void {
-    const fits = this.queue.length < (this.opts.memoryCount ?? 1000) && this.queueBytes + d.body.length <= (this.opts.memoryBytes ?? 32 * 1024 * 1024);
+    // A body larger than the byte bound is kept when nothing else waits: it is in memory already, and
+    // reading its record line back would cost several times its size (issue 11 §8).
+    const fits = this.queue.length === 0 || (this.queue.length < (this.opts.memoryCount ?? 1000) && this.queueBytes + d.body.length <= (this.opts.memoryBytes ?? 32 * 1024 * 1024));
     if (this.spillFrom === undefined && fits) {
       this.queue.push(d);
       this.queueBytes += d.body.length;

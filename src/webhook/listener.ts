@@ -5,6 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { keyMatcher } from './compare.js';
 import { type Delivery, headersFromRaw, rawHeader, scrubBody, scrubHeaders } from './delivery.js';
 import { type ForwardEvent, Forwarder } from './forwarder.js';
+import { LARGE_BODY } from './pieces.js';
 import { type ConnectionLimits, DEFAULT_LIMITS, FORWARDED_HEADER, hasForwarded, reachesListener } from './limits.js';
 import type { RecordFile } from './record-file.js';
 
@@ -198,17 +199,26 @@ export class Listener {
     const chunks: Buffer[] = [];
     let size = 0;
     let over = false;
+    // A large body with its length announced is copied into one Buffer as it arrives: collecting the
+    // chunks and joining them at the end held it twice (issue 11 §8).
+    const declared = Number(rawHeader(req.rawHeaders, 'content-length'));
+    let whole = declared >= LARGE_BODY && declared <= maxBody ? Buffer.allocUnsafe(declared) : undefined;
     req.on('data', (chunk: Buffer) => {
       size += chunk.length;
       if (size > maxBody && !over) {
         over = true;
         this.reject(req, res, 413, `body over ${maxBody} bytes`);
       }
-      if (!over) chunks.push(chunk);
+      if (over) return;
+      if (whole && size <= whole.length) chunk.copy(whole, size - chunk.length);
+      else chunks.push(chunk);
     });
     req.on('end', () => {
+      if (over) return;
       // One chunk (the usual card) is already a buffer of its own: node:http copies each body chunk.
-      if (!over) this.accept(req, res, method, target, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+      const body = whole && chunks.length === 0 ? whole.subarray(0, size) : chunks.length === 1 ? chunks[0]! : Buffer.concat(whole ? [whole, ...chunks] : chunks, size);
+      whole = undefined;
+      this.accept(req, res, method, target, body);
     });
   }
 

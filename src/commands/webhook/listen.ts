@@ -8,7 +8,8 @@ import { AuthError, CardboardError, UsageError } from '../../errors.js';
 import { ImportLock } from '../../import/lock.js';
 import { interruptible } from '../../interrupt.js';
 import { createStatus } from '../../io/status.js';
-import { viewJson } from '../../webhook/delivery.js';
+import { viewJson, viewLinePieces } from '../../webhook/delivery.js';
+import { LARGE_BODY } from '../../webhook/pieces.js';
 import { cursorPath } from '../../webhook/forwarder.js';
 import { reachesListener, TIMEOUTS_ENV, timeoutsFromEnv } from '../../webhook/limits.js';
 import { Listener, type ListenerEvent, SelfForwardError } from '../../webhook/listener.js';
@@ -111,7 +112,12 @@ export async function runWebhookListen(ctx: Context, opts: WebhookListenOptions)
   const stdout = batchedOutput(ctx.stdout);
   const out = stdout.line;
   const onEvent = (e: ListenerEvent) => {
-    if (e.type === 'delivery') out(json ? viewJson(e.delivery) : deliveryLine(e.delivery));
+    if (e.type === 'delivery' && json && e.delivery.body.length >= LARGE_BODY) {
+      // A large delivery is written in pieces, never made one string (issue 11 §8), after the lines before it.
+      stdout.flush();
+      for (const piece of viewLinePieces(e.delivery)) ctx.stdout.write(piece);
+      ctx.stdout.write('\n');
+    } else if (e.type === 'delivery') out(json ? viewJson(e.delivery) : deliveryLine(e.delivery));
     else if (e.type === 'forward') (json ? status.info : out)(forwardLine(e));
     else if (e.type === 'rejected') status.info(rejectLine(e));
     else if (e.type === 'error') status.warn(e.message);
