@@ -9,15 +9,15 @@ export const REDACTED = '[redacted]';
 /** What stands in for a secret found in a delivery's body or headers (issue 11 §7). */
 const MASK = Buffer.from('***');
 
-/**
- * The body with every occurrence of each secret (8 characters or more: a shorter one could match data by
- * chance) replaced by `***`; the same Buffer, uncopied, when none occurs (the usual case).
- */
-export function scrubBody(body: Buffer, secrets: readonly string[]): Buffer {
+/** The secrets to look for in bodies, as bytes: those of 8 characters or more (a shorter one could match data by chance). */
+export function secretNeedles(secrets: readonly string[]): Buffer[] {
+  return secrets.filter((s) => s.length >= MIN_SUBSTRING_SECRET).map((s) => Buffer.from(s, 'utf8'));
+}
+
+/** The body with every occurrence of each needle (secretNeedles) replaced by `***`; the same Buffer, uncopied, when none occurs (the usual case). */
+export function scrubBody(body: Buffer, needles: readonly Buffer[]): Buffer {
   let out = body;
-  for (const secret of secrets) {
-    if (secret.length < MIN_SUBSTRING_SECRET) continue;
-    const needle = Buffer.from(secret, 'utf8');
+  for (const needle of needles) {
     let at = out.indexOf(needle);
     if (at === -1) continue;
     const parts: Buffer[] = [];

@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { keyMatcher } from './compare.js';
-import { type Delivery, headersFromRaw, rawHeader, scrubBody, scrubHeaders } from './delivery.js';
+import { type Delivery, headersFromRaw, rawHeader, scrubBody, scrubHeaders, secretNeedles } from './delivery.js';
 import { type ForwardEvent, Forwarder } from './forwarder.js';
 import { LARGE_BODY } from './pieces.js';
 import { type ConnectionLimits, DEFAULT_LIMITS, FORWARDED_HEADER, hasForwarded, reachesListener } from './limits.js';
@@ -77,6 +77,7 @@ export class Listener {
   private accepted: Accepted[] = [];
   private stopping: Promise<void> | undefined;
   private readonly secrets: string[];
+  private readonly needles: Buffer[];
 
   constructor(private readonly opts: ListenerOptions) {
     if (opts.forward && !opts.record) throw new Error('forwarding needs a record file');
@@ -84,6 +85,7 @@ export class Listener {
     this.seq = opts.record?.lastSeq ?? 0;
     this.keyMatches = opts.key === undefined ? undefined : keyMatcher(opts.key);
     this.secrets = [...new Set([...(opts.key === undefined ? [] : [opts.key]), ...(opts.secrets ?? [])])].filter((k) => k !== '');
+    this.needles = secretNeedles(this.secrets);
     const limits = { ...DEFAULT_LIMITS, ...opts.limits };
     this.limits = limits;
     this.server = createServer(
@@ -247,8 +249,7 @@ export class Listener {
     }
     // The key and the token never reach the record file, the spool, the screen or the app (issue 11 §7):
     // x-signingKey is redacted by name, any other place they occur by value.
-    const secrets = this.secrets;
-    const delivery = { receivedAt: new Date().toISOString(), method, path, headers: scrubHeaders(headersFromRaw(req.rawHeaders), secrets), body: scrubBody(body, secrets) };
+    const delivery = { receivedAt: new Date().toISOString(), method, path, headers: scrubHeaders(headersFromRaw(req.rawHeaders), this.secrets), body: scrubBody(body, this.needles) };
     // Answered at the end of this event-loop turn, with every other delivery that arrived in it: one write
     // to the record file for all of them instead of one each. setImmediate runs right after this turn's
     // I/O, so the wait is only for deliveries that are already here.
