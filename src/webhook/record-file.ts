@@ -3,6 +3,8 @@ import { type Delivery, parseRecordLine, recordLinePieces } from './delivery.js'
 import type { Piece } from './pieces.js';
 
 const CHUNK = 64 * 1024;
+/** Text of record lines is gathered up to this many bytes per write. */
+const SCRATCH = 1024 * 1024;
 const NEWLINE = 0x0a;
 
 /**
@@ -95,6 +97,7 @@ export class RecordFile {
   /** A failed write left part of a line behind: the next write starts on a new line. */
   private torn = false;
   private syncing: Promise<void> | undefined;
+  private scratch: Buffer | undefined;
 
   constructor(readonly path: string) {
     this.fd = openSync(path, 'a', 0o600);
@@ -129,8 +132,9 @@ export class RecordFile {
   private writeLines(lines: Iterable<Iterable<Piece>>): number[] {
     const starts: number[] = [];
     const before = this.size;
-    let text: string[] = this.torn ? ['\n'] : [];
-    let textBytes = text.length;
+    // Text is gathered in one reused buffer: a large line's many pieces leave no Buffers behind for the GC.
+    const scratch = (this.scratch ??= Buffer.allocUnsafe(SCRATCH));
+    let textBytes = 0;
     const writeAll = (bytes: Buffer) => {
       let done = 0;
       try {
@@ -141,19 +145,23 @@ export class RecordFile {
     };
     const flush = () => {
       if (textBytes === 0) return;
-      const bytes = Buffer.from(text.join(''), 'utf8');
-      text = [];
+      const n = textBytes;
       textBytes = 0;
-      writeAll(bytes);
+      writeAll(scratch.subarray(0, n));
+    };
+    const add = (text: string) => {
+      const n = Buffer.byteLength(text);
+      if (textBytes + n > scratch.length) flush();
+      if (n > scratch.length) writeAll(Buffer.from(text, 'utf8'));
+      else textBytes += scratch.write(text, textBytes, 'utf8');
     };
     try {
+      if (this.torn) add('\n');
       for (const line of lines) {
         starts.push(this.size + textBytes);
         for (const piece of line) {
           if (typeof piece === 'string') {
-            text.push(piece);
-            textBytes += Buffer.byteLength(piece);
-            if (textBytes >= 1024 * 1024) flush();
+            add(piece);
           } else {
             flush();
             writeAll(piece);
