@@ -36,6 +36,10 @@ export function timeoutsFromEnv(value: string | undefined, base: ConnectionLimit
     else if (name === 'request') out.requestMs = ms;
     else throw new UsageError(`${TIMEOUTS_ENV}: unknown timeout "${name}"`, { hint: 'Use idle=, headers= and request=, e.g. idle=10s,headers=15s,request=30s.' });
   }
+  // node:http refuses a headers timeout longer than the whole request's: a shorter request shortens the
+  // default headers timeout with it; an explicit pair that contradicts itself is refused.
+  if (!/(^|,)\s*headers\s*=/.test(value ?? '')) out.headersMs = Math.min(out.headersMs, out.requestMs);
+  if (out.headersMs > out.requestMs) throw new UsageError(`${TIMEOUTS_ENV}: headers (${out.headersMs} ms) cannot be longer than request (${out.requestMs} ms)`);
   return out;
 }
 

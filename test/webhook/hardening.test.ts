@@ -130,10 +130,11 @@ describe('connection cap and timeouts', () => {
   });
 
   it('reads its timeouts from CARDBOARD_WEBHOOK_TIMEOUTS over the defaults, and refuses a bad one', () => {
-    expect(timeoutsFromEnv('idle=200ms, request=2s')).toEqual({ ...DEFAULT_LIMITS, idleMs: 200, requestMs: 2000 });
+    expect(timeoutsFromEnv('idle=200ms, request=2s')).toEqual({ ...DEFAULT_LIMITS, idleMs: 200, headersMs: 2000, requestMs: 2000 });
     expect(timeoutsFromEnv(undefined)).toEqual(DEFAULT_LIMITS);
     expect(() => timeoutsFromEnv('idle=5')).toThrow(/has no unit/);
     expect(() => timeoutsFromEnv('nap=5s')).toThrow(/unknown timeout "nap"/);
+    expect(() => timeoutsFromEnv('headers=40s')).toThrow(/cannot be longer than request/);
     expect(DEFAULT_LIMITS.requestMs).toBeLessThan(60_000);
   });
 });
