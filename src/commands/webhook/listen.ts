@@ -52,6 +52,10 @@ export function webhookListenCommand(parent: Command, ctx: Context, run = runWeb
     .option('--max-connections <n>', 'open connections at most; at the cap the oldest idle one is closed', '128')
     .option('--no-verify', 'accept deliveries without checking x-signingKey (unsafe)')
     .addHelpText('after', `
+Only POST is a delivery (else 405). Idle connections close after 10 s, a request must be in within 30 s
+(CARDBOARD_WEBHOOK_TIMEOUTS=idle=10s,headers=15s,request=30s). --forward-to the listener itself is refused.
+The signing key goes over plain http:// only to loopback; another host needs https:// or --insecure.
+
 Examples:
   $ CARDBOARD_SIGNING_KEY="$SIGNING_KEY" cardboard webhook listen --forward-to http://localhost:3000/hooks --record hooks.jsonl
   $ cardboard webhook listen --signing-key-stdin --port 9000 --json < signing-key.txt`)

@@ -33,6 +33,7 @@ export function webhookSendCommand(parent: Command, ctx: Context, run = runWebho
     .addHelpText('after', `
 Exit 0 when the receiver answers 200 (spec 6: only a 200 is delivered), 4 on 401/403, 1 otherwise.
 With --wrong-key the expected answer is 403: exit 0 on 403, 1 if the receiver accepted the wrong key.
+The signing key goes over plain http:// only to loopback; another host needs https:// or --insecure.
 
 Examples:
   $ cardboard webhook send --to http://localhost:8787/ --data '{"Name":"Fix login","Status":"Open"}'
