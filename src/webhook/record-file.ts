@@ -1,6 +1,6 @@
 import { closeSync, fchmodSync, fdatasync, fstatSync, openSync, readSync, writeSync } from 'node:fs';
 import { type Delivery, parseRecordLine, recordLinePieces } from './delivery.js';
-import type { Piece } from './pieces.js';
+import { LARGE_BODY, parseLargeRecordLine, type Piece } from './pieces.js';
 
 const CHUNK = 64 * 1024;
 /** Text of record lines is gathered up to this many bytes per write. */
@@ -69,7 +69,7 @@ export function readDeliveries(path: string, from: number, afterSeq: number, max
     const seq = lineSeq(line);
     if (seq > afterSeq) {
       try {
-        deliveries.push(parseRecordLine(line.toString('utf8')));
+        deliveries.push((line.length >= LARGE_BODY ? parseLargeRecordLine(line) : undefined) ?? parseRecordLine(line.toString('utf8')));
         bytes += line.length;
       } catch {
         // A line cut short by a crash was never acknowledged (it is written before the 200): skip it.
