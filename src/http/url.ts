@@ -44,6 +44,19 @@ export function isLoopbackHost(hostname: string): boolean {
   return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
 }
 
+/**
+ * The one rule for secrets over plain http (issue 11 §7): a secret (the token, spec 5; the signing key,
+ * spec 6) goes over http:// only to loopback, where it never leaves the machine, unless `insecure`
+ * (--insecure). Throws a UsageError (exit 2) naming `what` would cross the network; nothing is sent.
+ */
+export function refusePlainHttp(url: URL, insecure: boolean | undefined, what: string, flag?: string): void {
+  if (url.protocol === 'http:' && !insecure && !isLoopbackHost(url.hostname)) {
+    throw new UsageError(`Refusing plain http:// to ${url.host}${flag ? ` (${flag})` : ''}: ${what} would cross the network unencrypted.`, {
+      hint: 'Use https://, or pass --insecure if you really mean it.',
+    });
+  }
+}
+
 /** A URL as typed, for an error message: without user:password, query or fragment, parsable or not. */
 function shownAsTyped(raw: string): string {
   return raw.replace(/^([a-z][a-z\d+.-]*:\/\/)[^/?#]*@/i, '$1').replace(/[?#].*$/s, '');
@@ -71,10 +84,6 @@ export function checkBaseUrl(raw: string, insecure = false): string {
       hint: 'Use an https:// URL.',
     });
   }
-  if (url.protocol === 'http:' && !insecure && !isLoopbackHost(url.hostname)) {
-    throw new UsageError(`Refusing plain http:// to ${url.host}: the token would cross the network unencrypted.`, {
-      hint: 'Use https://, or pass --insecure if you really mean it.',
-    });
-  }
+  refusePlainHttp(url, insecure, 'the token');
   return url.toString().replace(/\/+$/, '');
 }

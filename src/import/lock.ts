@@ -1,5 +1,6 @@
 // One import per input and board at a time (issue 10, point 1): two runs of the same file (a CI retry
-// while the first still runs) would each create every card. The lock is a file created with O_EXCL that
+// while the first still runs) would each create every card. `webhook listen --record` takes the same
+// kind of lock on its record file (issue 11 §8: two listeners wrote duplicate sequence numbers). The lock is a file created with O_EXCL that
 // holds the owner's pid, host and start time; a lock whose pid is dead (kill -9) is taken over.
 import { closeSync, linkSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { hostname } from 'node:os';
@@ -33,11 +34,16 @@ function alive(owner: LockOwner | undefined): boolean {
   }
 }
 
-function busy(path: string, owner: LockOwner | undefined): CardboardError {
-  const who = owner ? `process ${owner.pid} on ${owner.host} (since ${owner.started})` : 'another process';
-  return new CardboardError(`Another import of this file into this board is running: ${who}. Lock: ${path}`, {
+/** The error for a lock held by `who` (a description of the live owner) at `path`. */
+export type LockRefusal = (who: string, path: string) => CardboardError;
+
+const importBusy: LockRefusal = (who, path) =>
+  new CardboardError(`Another import of this file into this board is running: ${who}. Lock: ${path}`, {
     hint: 'Wait for it to finish. If that process is gone, delete the lock file and run again.',
   });
+
+function busy(path: string, owner: LockOwner | undefined, refuse: LockRefusal): CardboardError {
+  return refuse(owner ? `process ${owner.pid} on ${owner.host} (since ${owner.started})` : 'another process', path);
 }
 
 /** A held lock; release() is idempotent and also runs on process exit (a second Ctrl-C exits at once). */
@@ -58,7 +64,7 @@ export class ImportLock {
    * rename finds it), then re-read: if what we moved is a live lock (another process took over first),
    * it is linked back and we refuse; else it is deleted and we create ours with O_EXCL again.
    */
-  static acquire(path: string, now = new Date()): ImportLock {
+  static acquire(path: string, now = new Date(), refuse: LockRefusal = importBusy): ImportLock {
     mkdirSync(dirname(path), { recursive: true });
     const owner: LockOwner = { pid: process.pid, host: hostname(), started: now.toISOString() };
     for (let attempt = 0; attempt < 5; attempt++) {
@@ -73,15 +79,15 @@ export class ImportLock {
           Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 50);
           continue;
         }
-        if (current !== undefined && alive(current)) throw busy(path, current);
-        takeOver(path);
+        if (current !== undefined && alive(current)) throw busy(path, current, refuse);
+        takeOver(path, refuse);
         continue;
       }
       writeSync(fd, JSON.stringify(owner));
       closeSync(fd);
       return new ImportLock(path, owner);
     }
-    throw busy(path, readOwner(path));
+    throw busy(path, readOwner(path), refuse);
   }
 
   /** Delete the lock if it is still ours. */
@@ -95,7 +101,7 @@ export class ImportLock {
 }
 
 /** Move a stale lock out of the way; put it back if what was moved turns out to be a live one. */
-function takeOver(path: string): void {
+function takeOver(path: string, refuse: LockRefusal): void {
   const mine = `${path}.${process.pid}.stale`;
   try {
     renameSync(path, mine);
@@ -111,7 +117,7 @@ function takeOver(path: string): void {
       // A third process created a lock meanwhile: it holds the lock now; ours goes.
     }
     rmSync(mine, { force: true });
-    throw busy(path, moved);
+    throw busy(path, moved, refuse);
   }
   rmSync(mine, { force: true });
 }

@@ -1,7 +1,46 @@
+import { MIN_SUBSTRING_SECRET, scrubSecret } from '../redact.js';
+import { LARGE_BODY, type Piece, recordPieces, viewPieces } from './pieces.js';
+
 /** The header that carries the webhook signing key (spec 6), spelled as the service sends it. */
 export const SIGNING_HEADER = 'x-signingKey';
 /** What stands in for the signing key wherever a delivery is printed or recorded. */
 export const REDACTED = '[redacted]';
+
+/** What stands in for a secret found in a delivery's body or headers (issue 11 §7). */
+const MASK = Buffer.from('***');
+
+/** The secrets to look for in bodies, as bytes: those of 8 characters or more (a shorter one could match data by chance). */
+export function secretNeedles(secrets: readonly string[]): Buffer[] {
+  return secrets.filter((s) => s.length >= MIN_SUBSTRING_SECRET).map((s) => Buffer.from(s, 'utf8'));
+}
+
+/** The body with every occurrence of each needle (secretNeedles) replaced by `***`; the same Buffer, uncopied, when none occurs (the usual case). */
+export function scrubBody(body: Buffer, needles: readonly Buffer[]): Buffer {
+  let out = body;
+  for (const needle of needles) {
+    let at = out.indexOf(needle);
+    if (at === -1) continue;
+    const parts: Buffer[] = [];
+    let from = 0;
+    for (; at !== -1; at = out.indexOf(needle, from)) {
+      parts.push(out.subarray(from, at), MASK);
+      from = at + needle.length;
+    }
+    parts.push(out.subarray(from));
+    out = Buffer.concat(parts);
+  }
+  return out;
+}
+
+/** Header values with the secrets scrubbed (a receiver may be sent the token in another header). */
+export function scrubHeaders(headers: Record<string, string>, secrets: readonly string[]): Record<string, string> {
+  for (const [name, value] of Object.entries(headers)) {
+    let v = value;
+    for (const secret of secrets) v = scrubSecret(v, secret);
+    if (v !== value) headers[name] = v;
+  }
+  return headers;
+}
 
 /** One verified webhook request as received: exact body bytes, headers with the signing key redacted. */
 export interface Delivery {
@@ -106,6 +145,7 @@ const viewJsonCache = new WeakMap<Delivery, string>();
  * both need it, and it is most of the per-delivery work.
  */
 export function viewJson(d: Delivery): string {
+  if (d.body.length >= LARGE_BODY) return joinPieces(viewPieces(d));
   let json = viewJsonCache.get(d);
   if (json === undefined) {
     const head = JSON.stringify({ seq: d.seq, receivedAt: d.receivedAt, method: d.method, path: d.path, headers: d.headers });
@@ -117,7 +157,24 @@ export function viewJson(d: Delivery): string {
 
 /** Serialise a delivery as one record-file line (with its newline): the `--json` line plus the exact bytes. */
 export function toRecordLine(d: Delivery): string {
+  if (d.body.length >= LARGE_BODY) return joinPieces(recordPieces(d));
   return `${viewJson(d).slice(0, -1)},"bodyBase64":"${d.body.toString('base64')}"}\n`;
+}
+
+function joinPieces(pieces: Iterable<Piece>): string {
+  let out = '';
+  for (const p of pieces) out += typeof p === 'string' ? p : p.toString('utf8');
+  return out;
+}
+
+/** The `--json` line of a delivery (without newline) in pieces: a large body is never made one string. */
+export function viewLinePieces(d: Delivery): Iterable<Piece> {
+  return d.body.length >= LARGE_BODY ? viewPieces(d) : [viewJson(d)];
+}
+
+/** The record line of a delivery (with its newline) in pieces; see viewLinePieces. */
+export function recordLinePieces(d: Delivery): Iterable<Piece> {
+  return d.body.length >= LARGE_BODY ? recordPieces(d) : [toRecordLine(d)];
 }
 
 /** Read one record-file line back; throws on a line that is not a delivery (e.g. cut short by a crash). */

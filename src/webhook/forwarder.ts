@@ -3,6 +3,7 @@ import { type Clock, realClock } from '../clock.js';
 import { backoffMs } from '../http/failure.js';
 import { type Answer, DeliveryClient } from './client.js';
 import { type Delivery, outgoingHeaders } from './delivery.js';
+import { FORWARDED_HEADER } from './limits.js';
 import { type RecordFile, readDeliveries } from './record-file.js';
 
 /** The result of one try to forward a delivery to the app. */
@@ -27,6 +28,8 @@ export interface ForwarderOptions {
   /** The source of truth: every delivery to forward is in it (issue 5 §2). */
   record: RecordFile;
   onEvent: (e: ForwardEvent) => void;
+  /** The listener's id, added to x-cardboard-forwarded so that a delivery coming back is known (issue 11 §8). */
+  forwardedBy?: string;
   /** Deliveries kept in memory; past it they are read back from the record file (default 1000). */
   memoryCount?: number;
   /** Body bytes kept in memory (default 32 MiB). */
@@ -109,7 +112,9 @@ export class Forwarder {
 
   /** Queue a delivery just recorded at `offset` in the record file. */
   enqueue(d: Delivery, offset: number): void {
-    const fits = this.queue.length < (this.opts.memoryCount ?? 1000) && this.queueBytes + d.body.length <= (this.opts.memoryBytes ?? 32 * 1024 * 1024);
+    // A body larger than the byte bound is kept when nothing else waits: it is in memory already, and
+    // reading its record line back would cost several times its size (issue 11 §8).
+    const fits = this.queue.length === 0 || (this.queue.length < (this.opts.memoryCount ?? 1000) && this.queueBytes + d.body.length <= (this.opts.memoryBytes ?? 32 * 1024 * 1024));
     if (this.spillFrom === undefined && fits) {
       this.queue.push(d);
       this.queueBytes += d.body.length;
@@ -161,6 +166,11 @@ export class Forwarder {
   private async forward(d: Delivery): Promise<boolean> {
     const o = this.opts;
     const headers = outgoingHeaders(d.headers, o.key);
+    if (o.forwardedBy !== undefined) {
+      // Appended to the ids of the listeners it already went through, so a chain of listeners cannot loop either.
+      const name = Object.keys(headers).find((h) => h.toLowerCase() === FORWARDED_HEADER) ?? FORWARDED_HEADER;
+      headers[name] = headers[name] === undefined ? o.forwardedBy : `${headers[name]}, ${o.forwardedBy}`;
+    }
     for (let attempt = 1; ; attempt++) {
       const answer = await this.client.send({ url: o.url, method: d.method, headers, body: d.body, timeoutMs: o.timeoutMs, signal: this.stopper.signal });
       const ok = answer.status !== undefined && answer.status >= 200 && answer.status < 300;

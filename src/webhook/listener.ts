@@ -1,13 +1,16 @@
+import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { keyMatcher } from './compare.js';
-import { type Delivery, headersFromRaw, rawHeader } from './delivery.js';
+import { type Delivery, headersFromRaw, rawHeader, scrubBody, scrubHeaders, secretNeedles } from './delivery.js';
 import { type ForwardEvent, Forwarder } from './forwarder.js';
+import { LARGE_BODY } from './pieces.js';
+import { type ConnectionLimits, DEFAULT_LIMITS, FORWARDED_HEADER, hasForwarded, reachesListener } from './limits.js';
 import type { RecordFile } from './record-file.js';
 
-/** Why a request got no 200: not our path, no/wrong key, too big, or the record file could not be written. */
-export type RejectStatus = 404 | 403 | 413 | 500;
+/** Why a request got no 200: not our path, not a POST, no/wrong key, too big, or the record file could not be written. */
+export type RejectStatus = 404 | 405 | 403 | 413 | 500;
 
 /** What the listener reports; it never prints (STYLE: webhook/ engine, rendered by the command). */
 export type ListenerEvent =
@@ -15,6 +18,8 @@ export type ListenerEvent =
   | { type: 'delivery'; delivery: Delivery }
   | { type: 'rejected'; status: RejectStatus; reason: string; method: string; path: string; total: number }
   | { type: 'error'; message: string }
+  /** A verified delivery that this listener forwarded itself and that came back: answered 200, not recorded again. */
+  | { type: 'looped'; path: string }
   | ForwardEvent;
 
 export interface ListenerOptions {
@@ -24,11 +29,15 @@ export interface ListenerOptions {
   path: string;
   /** The expected x-signingKey; undefined: no verification (--no-verify). */
   key: string | undefined;
+  /** Secrets (the key, the token) replaced by `***` wherever they occur in a delivery, before it is kept anywhere. */
+  secrets?: readonly string[];
   maxBody: number;
   /** Each verified delivery is appended here before its 200 (issue 5 §2). */
   record?: RecordFile;
   /** Forward every verified delivery to the app; needs `record`. */
-  forward?: { url: string; timeoutMs: number; retryCapMs?: number; memoryCount?: number };
+  forward?: { url: string; timeoutMs: number; retryCapMs?: number; memoryCount?: number; memoryBytes?: number };
+  /** Connection cap and timeouts (default DEFAULT_LIMITS). */
+  limits?: Partial<ConnectionLimits>;
   onEvent: (e: ListenerEvent) => void;
 }
 
@@ -53,21 +62,46 @@ export interface ListenerStats {
 
 /** A webhook receiver on node:http: verify, record, answer 200 at once, then hand over to the forwarder. */
 export class Listener {
-  readonly stats: ListenerStats = { delivered: 0, rejected: { 403: 0, 404: 0, 413: 0, 500: 0 } };
+  readonly stats: ListenerStats = { delivered: 0, rejected: { 403: 0, 404: 0, 405: 0, 413: 0, 500: 0 } };
   readonly forwarder: Forwarder | undefined;
+  /** This listener's id in x-cardboard-forwarded: what it forwards carries it, so it knows it if it comes back. */
+  readonly id = randomBytes(8).toString('hex');
   private readonly server: Server;
+  private readonly limits: ConnectionLimits;
+  /** Open connections, oldest first, each with the number of its requests in progress (0: idle). */
+  private readonly sockets = new Map<Socket, number>();
   private inFlight = 0;
   private drained: (() => void) | undefined;
   private seq = 0;
   private readonly keyMatches: ((header: string | undefined) => boolean) | undefined;
   private accepted: Accepted[] = [];
+  private stopping: Promise<void> | undefined;
+  private readonly secrets: string[];
+  private readonly needles: Buffer[];
 
   constructor(private readonly opts: ListenerOptions) {
     if (opts.forward && !opts.record) throw new Error('forwarding needs a record file');
-    this.forwarder = opts.forward && opts.record ? new Forwarder({ ...opts.forward, key: opts.key, record: opts.record, onEvent: opts.onEvent }) : undefined;
+    this.forwarder = opts.forward && opts.record ? new Forwarder({ ...opts.forward, key: opts.key, record: opts.record, onEvent: opts.onEvent, forwardedBy: this.id }) : undefined;
     this.seq = opts.record?.lastSeq ?? 0;
     this.keyMatches = opts.key === undefined ? undefined : keyMatcher(opts.key);
-    this.server = createServer((req, res) => this.handle(req, res));
+    this.secrets = [...new Set([...(opts.key === undefined ? [] : [opts.key]), ...(opts.secrets ?? [])])].filter((k) => k !== '');
+    this.needles = secretNeedles(this.secrets);
+    const limits = { ...DEFAULT_LIMITS, ...opts.limits };
+    this.limits = limits;
+    this.server = createServer(
+      {
+        // Node's defaults (60 s for headers, 300 s for a request, checked every 30 s) let a silent or trickling
+        // connection live 88-330 s (issue 11 §8); these bounds are checked often enough to hold.
+        headersTimeout: limits.headersMs,
+        requestTimeout: limits.requestMs,
+        keepAliveTimeout: limits.idleMs,
+        connectionsCheckingInterval: Math.max(10, Math.min(1000, Math.floor(limits.headersMs / 4))),
+      },
+      (req, res) => this.handle(req, res),
+    );
+    // No activity for idleMs closes the socket (no 'timeout' listener: Node destroys it).
+    this.server.setTimeout(limits.idleMs);
+    this.server.on('connection', (socket: Socket) => this.admit(socket));
     // `Expect: 100-continue`: refuse (403/404/413) before the client sends the body, else invite it.
     this.server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
       if (!this.check(req)) res.writeContinue();
@@ -75,7 +109,10 @@ export class Listener {
     });
   }
 
-  /** Start listening; resolves with the URL to paste into Card Sources (spec 2.4, Webhook URL). */
+  /**
+   * Start listening; resolves with the URL to paste into Card Sources (spec 2.4, Webhook URL). Throws a
+   * SelfForwardError, listening no more, when --forward-to reaches this very listener (known only now with --port 0).
+   */
   async start(): Promise<string> {
     await new Promise<void>((resolve, reject) => {
       this.server.once('error', reject);
@@ -85,6 +122,10 @@ export class Listener {
       });
     });
     const { port } = this.server.address() as AddressInfo;
+    if (this.opts.forward && reachesListener(this.opts.forward.url, this.opts.host, port)) {
+      await new Promise<void>((resolve) => this.server.close(() => resolve()));
+      throw new SelfForwardError(this.opts.forward.url, port);
+    }
     const host = this.opts.host.includes(':') ? `[${this.opts.host}]` : this.opts.host;
     const url = `http://${host}:${port}${this.opts.path}`;
     this.opts.onEvent({ type: 'listening', url });
@@ -92,8 +133,13 @@ export class Listener {
     return url;
   }
 
-  /** Stop accepting, let requests in flight finish, flush the record file, stop forwarding. */
-  async stop(): Promise<void> {
+  /** Stop accepting, let requests in flight finish, flush the record file, stop forwarding. Idempotent. */
+  stop(): Promise<void> {
+    this.stopping ??= this.shutdown();
+    return this.stopping;
+  }
+
+  private async shutdown(): Promise<void> {
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
     this.server.closeIdleConnections();
     // Requests in flight get to finish (their senders may already hold a 200), but a sender that stalls
@@ -106,9 +152,42 @@ export class Listener {
     await this.opts.record?.close();
   }
 
+  /**
+   * A new connection, counted against the cap. At the cap the oldest idle connection (none of its requests
+   * in progress) makes room: idle sockets cannot starve deliveries. If every one is busy, the new one is
+   * closed at once (the service retries it), never left hanging.
+   */
+  private admit(socket: Socket): void {
+    if (this.sockets.size >= this.limits.maxConnections) {
+      let idle: Socket | undefined;
+      for (const [s, busy] of this.sockets) {
+        if (busy === 0) {
+          idle = s;
+          break;
+        }
+      }
+      if (idle === undefined) {
+        socket.destroy();
+        return;
+      }
+      this.sockets.delete(idle);
+      idle.destroy();
+    }
+    this.sockets.set(socket, 0);
+    socket.once('close', () => this.sockets.delete(socket));
+  }
+
   private handle(req: IncomingMessage, res: ServerResponse): void {
     this.inFlight++;
+    const socket = req.socket;
+    // Busy while a request is in progress; back to the end of the line (youngest) when it is answered.
+    if (this.sockets.has(socket)) this.sockets.set(socket, this.sockets.get(socket)! + 1);
     res.once('close', () => {
+      const busy = this.sockets.get(socket);
+      if (busy !== undefined) {
+        this.sockets.delete(socket);
+        if (!socket.destroyed) this.sockets.set(socket, busy - 1);
+      }
       if (--this.inFlight === 0) this.drained?.();
     });
     const target = req.url ?? '/';
@@ -122,17 +201,26 @@ export class Listener {
     const chunks: Buffer[] = [];
     let size = 0;
     let over = false;
+    // A large body with its length announced is copied into one Buffer as it arrives: collecting the
+    // chunks and joining them at the end held it twice (issue 11 §8).
+    const declared = Number(rawHeader(req.rawHeaders, 'content-length'));
+    let whole = declared >= LARGE_BODY && declared <= maxBody ? Buffer.allocUnsafe(declared) : undefined;
     req.on('data', (chunk: Buffer) => {
       size += chunk.length;
       if (size > maxBody && !over) {
         over = true;
         this.reject(req, res, 413, `body over ${maxBody} bytes`);
       }
-      if (!over) chunks.push(chunk);
+      if (over) return;
+      if (whole && size <= whole.length) chunk.copy(whole, size - chunk.length);
+      else chunks.push(chunk);
     });
     req.on('end', () => {
+      if (over) return;
       // One chunk (the usual card) is already a buffer of its own: node:http copies each body chunk.
-      if (!over) this.accept(req, res, method, target, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+      const body = whole && chunks.length === 0 ? whole.subarray(0, size) : chunks.length === 1 ? chunks[0]! : Buffer.concat(whole ? [whole, ...chunks] : chunks, size);
+      whole = undefined;
+      this.accept(req, res, method, target, body);
     });
   }
 
@@ -142,6 +230,8 @@ export class Listener {
     const target = req.url ?? '/';
     const query = target.indexOf('?');
     if ((query === -1 ? target : target.slice(0, query)) !== path) return [404, 'not the webhook path'];
+    // Spec 6: the service only ever POSTs a delivery; anything else is not one (issue 11 §8).
+    if (req.method !== 'POST') return [405, 'only POST is a delivery'];
     const header = rawHeader(req.rawHeaders, 'x-signingkey');
     // Spec 6 / 7: a mismatch is answered 403; nothing of it is printed, recorded or forwarded.
     if (this.keyMatches && !this.keyMatches(header)) return [403, header === undefined ? 'no x-signingKey header' : 'wrong x-signingKey'];
@@ -150,7 +240,16 @@ export class Listener {
   }
 
   private accept(req: IncomingMessage, res: ServerResponse, method: string, path: string, body: Buffer): void {
-    const delivery = { receivedAt: new Date().toISOString(), method, path, headers: headersFromRaw(req.rawHeaders), body };
+    if (hasForwarded(rawHeader(req.rawHeaders, FORWARDED_HEADER), this.id)) {
+      // Our own forward came back (a proxy chain, a name that resolves here): it was recorded when it first
+      // arrived. 200 so the sender stops; recording or forwarding it again would loop for ever.
+      res.writeHead(200, OK_HEADERS).end(OK_BODY);
+      this.opts.onEvent({ type: 'looped', path });
+      return;
+    }
+    // The key and the token never reach the record file, the spool, the screen or the app (issue 11 §7):
+    // x-signingKey is redacted by name, any other place they occur by value.
+    const delivery = { receivedAt: new Date().toISOString(), method, path, headers: scrubHeaders(headersFromRaw(req.rawHeaders), this.secrets), body: scrubBody(body, this.needles) };
     // Answered at the end of this event-loop turn, with every other delivery that arrived in it: one write
     // to the record file for all of them instead of one each. setImmediate runs right after this turn's
     // I/O, so the wait is only for deliveries that are already here.
@@ -183,10 +282,20 @@ export class Listener {
 
   private reject(req: IncomingMessage, res: ServerResponse, status: RejectStatus, reason: string): void {
     const total = ++this.stats.rejected[status];
-    // A 413 body may be huge: close the connection instead of reading the rest.
-    const headers: Record<string, string> = { 'content-type': 'text/plain', ...(status === 413 ? { connection: 'close' } : {}) };
+    // A 413 body may be huge, and a 405 one was never bounded: close the connection instead of reading the rest.
+    const headers: Record<string, string> = { 'content-type': 'text/plain', ...(status === 413 || status === 405 ? { connection: 'close' } : {}), ...(status === 405 ? { allow: 'POST' } : {}) };
     res.writeHead(status, headers).end(`${reason}\n`);
     req.resume();
     this.opts.onEvent({ type: 'rejected', status, reason, method: req.method ?? '', path: req.url ?? '', total });
+  }
+}
+
+/** --forward-to names the listener itself: every delivery would come back and be forwarded again. */
+export class SelfForwardError extends Error {
+  constructor(
+    readonly url: string,
+    readonly port: number,
+  ) {
+    super(`--forward-to ${url} is this listener itself (port ${port})`);
   }
 }

@@ -23,14 +23,14 @@ describe('webhook listen parsing', () => {
   it('turns flags into plain options with the documented defaults', async () => {
     const { run, done } = parse((p, r) => webhookListenCommand(p, ctx, r), ['listen']);
     await done;
-    expect(run).toHaveBeenCalledWith(ctx, { port: 8787, host: '127.0.0.1', path: '/', signingKeyStdin: false, forwardTo: undefined, forwardTimeoutMs: 30_000, record: undefined, json: false, maxBody: 1024 * 1024, verify: true });
+    expect(run).toHaveBeenCalledWith(ctx, { port: 8787, host: '127.0.0.1', path: '/', signingKeyStdin: false, forwardTo: undefined, forwardTimeoutMs: 30_000, record: undefined, json: false, maxBody: 1024 * 1024, maxConnections: 128, verify: true });
   });
 
   it('reads every flag', async () => {
-    const args = ['listen', '--port', '0', '--host', '0.0.0.0', '--path', '/hooks', '--signing-key-stdin', '--forward-to', 'http://localhost:3000/x', '--forward-timeout', '2m', '--record', 'r.jsonl', '--json', '--max-body', '64kb', '--no-verify'];
+    const args = ['listen', '--port', '0', '--host', '0.0.0.0', '--path', '/hooks', '--signing-key-stdin', '--forward-to', 'http://localhost:3000/x', '--forward-timeout', '2m', '--record', 'r.jsonl', '--json', '--max-body', '64kb', '--max-connections', '16', '--no-verify'];
     const { run, done } = parse((p, r) => webhookListenCommand(p, ctx, r), args);
     await done;
-    expect(run.mock.calls[0]![1]).toEqual({ port: 0, host: '0.0.0.0', path: '/hooks', signingKeyStdin: true, forwardTo: 'http://localhost:3000/x', forwardTimeoutMs: 120_000, record: 'r.jsonl', json: true, maxBody: 65_536, verify: false });
+    expect(run.mock.calls[0]![1]).toEqual({ port: 0, host: '0.0.0.0', path: '/hooks', signingKeyStdin: true, forwardTo: 'http://localhost:3000/x', forwardTimeoutMs: 120_000, record: 'r.jsonl', json: true, maxBody: 65_536, maxConnections: 16, verify: false });
   });
 
   it('refuses a bad --forward-to before running', async () => {
@@ -42,9 +42,9 @@ describe('webhook listen parsing', () => {
 
 describe('webhook replay and send parsing', () => {
   it('replay collects repeated --filter pairs and --from', async () => {
-    const { run, done } = parse((p, r) => webhookReplayCommand(p, ctx, r), ['replay', 'f.jsonl', '--to', 'http://h/', '--from', '3', '--filter', 'Status=Done', '--filter', 'Name=a=b']);
+    const { run, done } = parse((p, r) => webhookReplayCommand(p, ctx, r), ['replay', 'f.jsonl', '--to', 'http://localhost/', '--from', '3', '--filter', 'Status=Done', '--filter', 'Name=a=b']);
     await done;
-    expect(run.mock.calls[0]![1]).toMatchObject({ file: 'f.jsonl', to: 'http://h/', from: 3, filters: [['Status', 'Done'], ['Name', 'a=b']], timeoutMs: 60_000 });
+    expect(run.mock.calls[0]![1]).toMatchObject({ file: 'f.jsonl', to: 'http://localhost/', from: 3, filters: [['Status', 'Done'], ['Name', 'a=b']], timeoutMs: 60_000 });
   });
 
   it('replay refuses a filter without a field name', async () => {
@@ -73,7 +73,7 @@ describe('rendering and filters', () => {
     expect(forwardLine({ type: 'forward', seq: 3, attempt: 1, answer, ok: true, pending: 0 })).toBe('  ↳ #3 forward: 200 OK in 12 ms  {"ok":true}');
     const failed = { ms: 1, body: Buffer.alloc(0), error: 'ECONNREFUSED' };
     expect(forwardLine({ type: 'forward', seq: 3, attempt: 2, answer: failed, ok: false, retryInMs: 400, pending: 5 })).toBe('  ↳ #3 forward (try 2): no answer (ECONNREFUSED) after 1.0 ms  → retry in 400 ms, 5 waiting');
-    expect(summaryLine({ delivered: 4, rejected: { 403: 2, 404: 0, 413: 1, 500: 0 } }, 1)).toBe('stopped: 4 delivered, 3 refused (403: 2, 413: 1), 1 waiting to be forwarded');
+    expect(summaryLine({ delivered: 4, rejected: { 403: 2, 404: 0, 405: 0, 413: 1, 500: 0 } }, 1)).toBe('stopped: 4 delivered, 3 refused (403: 2, 413: 1), 1 waiting to be forwarded');
   });
 
   it('filters on exact, case-sensitive field names', () => {

@@ -7,6 +7,7 @@ import { type Delivery, headersFromRaw, outgoingHeaders, parseRecordLine, rawHea
 /** The `--json` view of a delivery built the plain way: what viewJson's faster line must equal. */
 const toView = (d: Delivery): DeliveryView => ({ seq: d.seq, receivedAt: d.receivedAt, method: d.method, path: d.path, headers: d.headers, body: bodyValue(d.body) });
 import { readDeliveries, RecordFile } from '../../src/webhook/record-file.js';
+import { isJsonText, parseLargeRecordLine, recordPieces } from '../../src/webhook/pieces.js';
 import { tempDir } from '../helpers/cli.js';
 
 function delivery(seq: number, body: string | Buffer, headers: Record<string, string> = { 'content-type': 'application/json' }): Delivery {
@@ -114,5 +115,78 @@ describe('RecordFile', () => {
     const rest = readDeliveries(path, batch.next, 1, 10, 1e9);
     expect(rest.deliveries.map((d) => d.seq)).toEqual([4, 5]);
     expect(readDeliveries(path, 0, 0, 10, 1).deliveries.map((d) => d.seq)).toEqual([1]);
+  });
+});
+
+describe('large deliveries, written in pieces', () => {
+  const parses = (text: string) => {
+    try {
+      JSON.parse(text);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+
+  it('checks JSON text exactly as JSON.parse does, without parsing it', () => {
+    const cases = ['', ' ', '01', '-', '-0', '1.', '1.5e', '1e+5', '.5', '+1', '"\u0001"', '"\\x"', '"\\u12g4"', '"\\u12aF"', '[1,]', '[,1]', '{"a":1,}', '{"a" 1}', '{1:2}', 'nul', 'true false', 'true', ' [ ] ', '{}', '{"a":[{"b":null}],"c":"\\""}', '"unterminated', '[1 2]', '\ufeff{}', '[[]', '[]]', '{"a":1}}'];
+    for (const text of cases) expect(isJsonText(Buffer.from(text)), JSON.stringify(text)).toBe(parses(text));
+    expect(isJsonText(Buffer.from('['.repeat(200_000) + ']'.repeat(200_000)))).toBe(true);
+    fc.assert(
+      fc.property(fc.jsonValue(), fc.constantFrom(undefined, 2, '\t'), fc.nat(), fc.string({ maxLength: 2 }), (value, indent, at, insert) => {
+        const text = JSON.stringify(value, null, indent);
+        expect(isJsonText(Buffer.from(text))).toBe(true);
+        const mutated = text.slice(0, at % (text.length + 1)) + insert + text.slice((at % (text.length + 1)) + (insert === '' ? 1 : 0));
+        expect(isJsonText(Buffer.from(mutated))).toBe(parses(mutated));
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('give the same record line value as the one-string path: exact bytes, body parsed when JSON, one line', () => {
+    fc.assert(
+      fc.property(fc.oneof(fc.jsonValue().map((v) => Buffer.from(JSON.stringify(v, null, '\r\n'))), fc.uint8Array({ maxLength: 200 }).map((b) => Buffer.from(b)), fc.string().map((s) => Buffer.from(s))), (body) => {
+        const d = delivery(3, body);
+        const line = [...recordPieces(d)].map((p) => (typeof p === 'string' ? p : p.toString('utf8'))).join('');
+        expect(line.slice(0, -1)).not.toMatch(/[\n\r]/);
+        const back = JSON.parse(line) as Record<string, unknown>;
+        expect(Buffer.from(back.bodyBase64 as string, 'base64').equals(body)).toBe(true);
+        expect(back.body).toEqual(bodyValue(body));
+        expect(back.headers).toEqual(d.headers);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('a body over 64 KiB goes through the file and back exactly, between small ones, at the offsets given', async () => {
+    const path = join(tempDir(), 'big.jsonl');
+    const file = new RecordFile(path);
+    const big = Buffer.from(JSON.stringify({ _id: 'big', Notes: 'é'.repeat(200_000) }, null, 2));
+    const batch = file.appendAll([Buffer.from('{"a":1}'), big, Buffer.from('x'.repeat(70_000))].map((body) => ({ receivedAt: 't', method: 'POST', path: '/', headers: {}, body })));
+    await file.close();
+    const bytes = readFileSync(path);
+    for (const { delivery: d, offset } of batch) expect(bytes.subarray(offset, offset + Buffer.byteLength(toRecordLine(d))).toString()).toBe(toRecordLine(d));
+    const back = readDeliveries(path, 0, 0, 10, 1e9).deliveries;
+    expect(back.map((d) => d.body.length)).toEqual([7, big.length, 70_000]);
+    expect(back[1]!.body.equals(big)).toBe(true);
+    expect(JSON.parse(toRecordLine(back[1]!)).body).toEqual({ _id: 'big', Notes: 'é'.repeat(200_000) });
+  });
+});
+
+describe('large record lines read back', () => {
+  it('without a string of the line: head parsed alone (a header named body too), body from bodyBase64; another shape falls back', () => {
+    const body = Buffer.from(JSON.stringify({ _id: 'x', Notes: ',"body":{"a":1},"bodyBase64":"'.repeat(5000) }));
+    const d = delivery(9, body, { body: 'h,"body":1', 'x-a': 'v' });
+    const line = Buffer.from(toRecordLine(d).slice(0, -1));
+    const back = parseLargeRecordLine(line)!;
+    expect(back.seq).toBe(9);
+    expect(back.headers).toEqual({ body: 'h,"body":1', 'x-a': 'v' });
+    expect(back.body.equals(body)).toBe(true);
+    expect(back.path).toBe('/hooks?x=1');
+    const reordered = Buffer.from(JSON.stringify({ seq: 8, bodyBase64: body.toString('base64'), method: 'POST', headers: {} }));
+    expect(parseLargeRecordLine(reordered)).toBeUndefined();
+    const path = join(tempDir(), 'r.jsonl');
+    writeFileSync(path, `${reordered.toString()}\n${toRecordLine(d)}`);
+    expect(readDeliveries(path, 0, 0, 10, 1e9).deliveries.map((x) => [x.seq, x.body.equals(body)])).toEqual([[8, true], [9, true]]);
   });
 });

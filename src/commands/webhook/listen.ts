@@ -1,16 +1,20 @@
-import { rmSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { Command } from 'commander';
+import { resolveSelection } from '../../config/index.js';
 import type { Context } from '../../context.js';
 import { AuthError, CardboardError, UsageError } from '../../errors.js';
+import { ImportLock } from '../../import/lock.js';
 import { interruptible } from '../../interrupt.js';
 import { createStatus } from '../../io/status.js';
-import { viewJson } from '../../webhook/delivery.js';
+import { viewJson, viewLinePieces } from '../../webhook/delivery.js';
+import { LARGE_BODY } from '../../webhook/pieces.js';
 import { cursorPath } from '../../webhook/forwarder.js';
-import { Listener, type ListenerEvent } from '../../webhook/listener.js';
+import { reachesListener, TIMEOUTS_ENV, timeoutsFromEnv } from '../../webhook/limits.js';
+import { Listener, type ListenerEvent, SelfForwardError } from '../../webhook/listener.js';
 import { RecordFile } from '../../webhook/record-file.js';
-import { formatDuration, parseDuration, parsePort, parseSize } from '../../units.js';
+import { formatDuration, parseDuration, parseInteger, parsePort, parseSize } from '../../units.js';
 import { loadSigningKey, NO_KEY_HINT } from './key.js';
 import { batchedOutput } from './batched-output.js';
 import { deliveryLine, forwardLine, rejectLine, summaryLine } from './render.js';
@@ -27,6 +31,7 @@ export interface WebhookListenOptions {
   record?: string;
   json: boolean;
   maxBody: number;
+  maxConnections: number;
   verify: boolean;
 }
 
@@ -44,8 +49,13 @@ export function webhookListenCommand(parent: Command, ctx: Context, run = runWeb
     .option('--record <file.jsonl>', 'append every verified delivery to this file before answering 200')
     .option('--json', 'print one JSON object per delivery (also when stdout is not a terminal)')
     .option('--max-body <size>', 'largest body accepted; bigger gets 413', '1mb')
+    .option('--max-connections <n>', 'open connections at most; at the cap the oldest idle one is closed', '128')
     .option('--no-verify', 'accept deliveries without checking x-signingKey (unsafe)')
     .addHelpText('after', `
+Only POST is a delivery (else 405). Idle connections close after 10 s, a request must be in within 30 s
+(CARDBOARD_WEBHOOK_TIMEOUTS=idle=10s,headers=15s,request=30s). --forward-to the listener itself is refused.
+The signing key goes over plain http:// only to loopback; another host needs https:// or --insecure.
+
 Examples:
   $ CARDBOARD_SIGNING_KEY="$SIGNING_KEY" cardboard webhook listen --forward-to http://localhost:3000/hooks --record hooks.jsonl
   $ cardboard webhook listen --signing-key-stdin --port 9000 --json < signing-key.txt`)
@@ -57,19 +67,30 @@ Examples:
         host: String(o.host),
         path,
         signingKeyStdin: o.signingKeyStdin === true,
-        forwardTo: o.forwardTo === undefined ? undefined : httpUrl(String(o.forwardTo), '--forward-to'),
+        // The forwarder signs each forward with the key: plain http:// only to loopback unless --insecure.
+        forwardTo: o.forwardTo === undefined ? undefined : httpUrl(String(o.forwardTo), '--forward-to', { insecure: ctx.globals.insecure }),
         forwardTimeoutMs: parseDuration(String(o.forwardTimeout), '--forward-timeout'),
         record: o.record === undefined ? undefined : String(o.record),
         json: o.json === true,
         maxBody: parseSize(String(o.maxBody), '--max-body'),
+        maxConnections: parseInteger(String(o.maxConnections), '--max-connections', 1),
         verify: o.verify !== false,
       });
     });
 }
 
+function selfForward(url: string, port: number): UsageError {
+  return new UsageError(`--forward-to ${url} is this listener itself (port ${port}): every delivery would be forwarded back to it for ever.`, {
+    hint: "Point --forward-to at your app's address, or listen on another --port.",
+  });
+}
+
 /** Run the listener until SIGINT/SIGTERM, then finish requests in flight, flush and return (exit 0). */
 export async function runWebhookListen(ctx: Context, opts: WebhookListenOptions): Promise<void> {
   const status = createStatus(ctx);
+  // Refused before anything is opened when the port is known; with --port 0 the listener checks once bound.
+  if (opts.forwardTo && opts.port !== 0 && reachesListener(opts.forwardTo, opts.host, opts.port)) throw selfForward(opts.forwardTo, opts.port);
+  const limits = { ...timeoutsFromEnv(ctx.env[TIMEOUTS_ENV]), maxConnections: opts.maxConnections };
   const signing = await loadSigningKey(ctx, opts.signingKeyStdin);
   if (opts.verify && !signing) {
     throw new AuthError('no webhook signing key: refusing to accept unverified deliveries (spec 6)', { hint: `${NO_KEY_HINT} Or pass --no-verify to accept anything.` });
@@ -77,22 +98,38 @@ export async function runWebhookListen(ctx: Context, opts: WebhookListenOptions)
   // Forwarding always goes through a file so nothing acknowledged waits only in memory (issue 5 §2).
   const spool = opts.forwardTo && !opts.record ? join(tmpdir(), `cardboard-webhook-${process.pid}-${Date.now()}.jsonl`) : undefined;
   const recordPath = opts.record ?? spool;
-  const record = recordPath === undefined ? undefined : openRecord(recordPath);
+  // One listener per record file: two would number their deliveries alike and interleave their lines.
+  const lock = opts.record === undefined ? undefined : lockRecord(opts.record);
+  let record: RecordFile | undefined;
+  try {
+    record = recordPath === undefined ? undefined : openRecord(recordPath);
+  } catch (err) {
+    lock?.release();
+    throw err;
+  }
   const json = opts.json || !ctx.stdout.isTTY;
   const stdout = batchedOutput(ctx.stdout);
   const out = stdout.line;
   const onEvent = (e: ListenerEvent) => {
-    if (e.type === 'delivery') out(json ? viewJson(e.delivery) : deliveryLine(e.delivery));
+    if (e.type === 'delivery' && json && e.delivery.body.length >= LARGE_BODY) {
+      // A large delivery is written in pieces, never made one string (issue 11 §8), after the lines before it.
+      stdout.flush();
+      for (const piece of viewLinePieces(e.delivery)) ctx.stdout.write(piece);
+      ctx.stdout.write('\n');
+    } else if (e.type === 'delivery') out(json ? viewJson(e.delivery) : deliveryLine(e.delivery));
     else if (e.type === 'forward') (json ? status.info : out)(forwardLine(e));
     else if (e.type === 'rejected') status.info(rejectLine(e));
     else if (e.type === 'error') status.warn(e.message);
+    else if (e.type === 'looped') status.warn(`a delivery to ${e.path} came back from this listener's own forward: answered 200, not recorded or forwarded again (check --forward-to)`);
   };
   const listener = new Listener({
     host: opts.host,
     port: opts.port,
     path: opts.path,
     key: opts.verify ? signing?.key : undefined,
+    secrets: [...(signing ? [signing.key] : []), ...ctx.secrets, ...boardToken(ctx)],
     maxBody: opts.maxBody,
+    limits,
     record,
     forward: opts.forwardTo ? { url: opts.forwardTo, timeoutMs: opts.forwardTimeoutMs } : undefined,
     onEvent,
@@ -102,6 +139,8 @@ export async function runWebhookListen(ctx: Context, opts: WebhookListenOptions)
     url = await listener.start();
   } catch (err) {
     await record?.close();
+    lock?.release();
+    if (err instanceof SelfForwardError) throw selfForward(err.url, err.port);
     const code = (err as NodeJS.ErrnoException).code;
     throw new CardboardError(`cannot listen on ${opts.host}:${opts.port} (${code ?? (err as Error).message})`, { hint: code === 'EADDRINUSE' ? 'Pick another --port (0: any free port).' : undefined, cause: err });
   }
@@ -124,6 +163,7 @@ export async function runWebhookListen(ctx: Context, opts: WebhookListenOptions)
     await listener.stop();
   } finally {
     stop.dispose();
+    lock?.release();
   }
   stdout.flush();
   const pending = fwd?.pending;
@@ -134,6 +174,25 @@ export async function runWebhookListen(ctx: Context, opts: WebhookListenOptions)
   } else if (spool) {
     status.warn(`${pending} deliveries were not forwarded; they are kept in ${spool}. Resume with --record ${spool}.`);
   }
+}
+
+/** The selected board's token, if one is configured: a delivery carrying it must not be recorded with it. */
+function boardToken(ctx: Context): string[] {
+  try {
+    const token = resolveSelection(ctx).token?.value;
+    return token ? [token] : [];
+  } catch {
+    return [];
+  }
+}
+
+function lockRecord(path: string): ImportLock {
+  if (!existsSync(dirname(path))) throw new UsageError(`--record: cannot open ${path} (ENOENT)`);
+  return ImportLock.acquire(`${path}.lock`, new Date(), (who, lockPath) =>
+    new UsageError(`--record ${path} is in use by another webhook listener: ${who}.`, {
+      hint: `Give this listener its own --record file. If that process is gone, delete ${lockPath} and start again.`,
+    }),
+  );
 }
 
 function openRecord(path: string): RecordFile {

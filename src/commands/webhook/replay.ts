@@ -40,6 +40,7 @@ export function webhookReplayCommand(parent: Command, ctx: Context, run = runWeb
     .addHelpText('after', `
 Every answer other than 200 counts as failed (spec 6: only a 200 is delivered); exit 1 if any failed,
 4 if the receiver refused the key (401/403).
+The signing key goes over plain http:// only to loopback; another host needs https:// or --insecure.
 
 Examples:
   $ cardboard webhook replay hooks.jsonl --to http://localhost:3000/hooks
@@ -52,7 +53,7 @@ Examples:
       });
       await run(ctx, {
         file,
-        to: httpUrl(o.to, '--to'),
+        to: httpUrl(o.to, '--to', { insecure: ctx.globals.insecure }),
         from: parseInteger(o.from, '--from', 0),
         filters,
         signingKeyStdin: o.signingKeyStdin === true,

@@ -34,6 +34,7 @@ export function webhookSendCommand(parent: Command, ctx: Context, run = runWebho
     .addHelpText('after', `
 Exit 0 when the receiver answers 200 (spec 6: only a 200 is delivered), 4 on 401/403, 1 otherwise.
 With --wrong-key the expected answer is 403: exit 0 on 403, 1 if the receiver accepted the wrong key.
+The signing key goes over plain http:// only to loopback; another host needs https:// or --insecure.
 
 Examples:
   $ cardboard webhook send --to http://localhost:8787/ --data '{"Name":"Fix login","Status":"Open"}'
@@ -42,7 +43,7 @@ Examples:
       if (o.data !== undefined && o.card !== undefined) throw new UsageError('--data and --card cannot be used together');
       if (o.data === '-' && o.signingKeyStdin) throw new UsageError('--data - and --signing-key-stdin both want stdin; put the data in a file (--data @file)');
       await run(ctx, {
-        to: httpUrl(o.to, '--to'),
+        to: httpUrl(o.to, '--to', { insecure: ctx.globals.insecure }),
         data: o.data,
         card: o.card,
         signingKeyStdin: o.signingKeyStdin === true,

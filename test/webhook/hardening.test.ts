@@ -1,0 +1,214 @@
+import { once } from 'node:events';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { createServer, request as httpRequest } from 'node:http';
+import { connect, type Socket } from 'node:net';
+import { join } from 'node:path';
+import { request } from 'undici';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type ConnectionLimits, DEFAULT_LIMITS, reachesListener, timeoutsFromEnv } from '../../src/webhook/limits.js';
+import { Listener, type ListenerEvent } from '../../src/webhook/listener.js';
+import { RecordFile } from '../../src/webhook/record-file.js';
+import { tempDir } from '../helpers/cli.js';
+import { post, TestApp } from './helpers.js';
+
+const KEY = 'sk-hardening-0123456789';
+let cleanup: Array<() => Promise<unknown>> = [];
+afterEach(async () => {
+  for (const c of cleanup.reverse()) await c();
+  cleanup = [];
+});
+
+interface Started {
+  listener: Listener;
+  url: string;
+  port: number;
+  events: ListenerEvent[];
+  record: RecordFile;
+  recordPath: string;
+}
+
+async function start(opts: { limits?: Partial<ConnectionLimits>; forward?: string; secrets?: string[]; recordPath?: string } = {}): Promise<Started> {
+  const events: ListenerEvent[] = [];
+  const recordPath = opts.recordPath ?? join(tempDir(), 'r.jsonl');
+  const record = new RecordFile(recordPath);
+  const listener = new Listener({
+    host: '127.0.0.1',
+    port: 0,
+    path: '/',
+    key: KEY,
+    secrets: opts.secrets,
+    maxBody: 1024 * 1024,
+    record,
+    limits: opts.limits,
+    forward: opts.forward ? { url: opts.forward, timeoutMs: 2000, retryCapMs: 20 } : undefined,
+    onEvent: (e) => events.push(e),
+  });
+  const url = await listener.start();
+  cleanup.push(() => listener.stop());
+  return { listener, url, port: Number(new URL(url).port), events, record, recordPath };
+}
+
+function lines(path: string): Array<Record<string, unknown>> {
+  return readFileSync(path, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+}
+
+/** A raw TCP connection to the listener; `closed` resolves when the server closes it. */
+async function rawSocket(port: number): Promise<{ socket: Socket; closed: Promise<void> }> {
+  const socket = connect(port, '127.0.0.1');
+  socket.on('error', () => {});
+  const closed = once(socket, 'close').then(() => undefined);
+  await once(socket, 'connect');
+  cleanup.push(async () => {
+    socket.destroy();
+  });
+  return { socket, closed };
+}
+
+async function until(cond: () => boolean): Promise<void> {
+  while (!cond()) await new Promise((r) => setTimeout(r, 5));
+}
+
+describe('only POST is a delivery', () => {
+  it('answers 405 with Allow: POST to GET, HEAD, PUT, DELETE, OPTIONS and PATCH, even with the right key; nothing is recorded or forwarded', async () => {
+    const app = new TestApp();
+    await app.up();
+    cleanup.push(() => app.down());
+    const s = await start({ forward: app.url });
+    for (const method of ['GET', 'HEAD', 'PUT', 'DELETE', 'OPTIONS', 'PATCH']) {
+      const res = await request(s.url, { method: method as 'GET', headers: { 'x-signingKey': KEY }, body: method === 'GET' || method === 'HEAD' ? undefined : '{"_id":"x"}' });
+      await res.body.dump();
+      expect(res.statusCode, method).toBe(405);
+      expect(res.headers.allow, method).toBe('POST');
+    }
+    expect(await post(s.url, '{"_id":"real"}', KEY)).toBe(200);
+    await app.waitForCompleted(1);
+    expect(s.events.filter((e) => e.type === 'delivery')).toHaveLength(1);
+    expect(s.listener.stats.rejected[405]).toBe(6);
+    expect(lines(s.recordPath).map((l) => l.body)).toEqual([{ _id: 'real' }]);
+    expect(app.received.map((r) => r.method)).toEqual(['POST']);
+  });
+});
+
+describe('connection cap and timeouts', () => {
+  it('at the cap, a new connection closes the oldest idle one: idle sockets cannot starve a delivery', async () => {
+    // Timeouts left at their defaults (10-30 s): only the cap can make room here.
+    const s = await start({ limits: { maxConnections: 4 } });
+    const idle = [];
+    for (let i = 0; i < 6; i++) idle.push(await rawSocket(s.port));
+    // 6 idle sockets against a cap of 4: the two oldest were closed by the server.
+    await Promise.all([idle[0]!.closed, idle[1]!.closed]);
+    expect(await post(s.url, '{"_id":"through"}', KEY)).toBe(200);
+    expect(lines(s.recordPath).map((l) => l.body)).toEqual([{ _id: 'through' }]);
+  });
+
+  it('when every connection is busy, a new one is closed at once, not left hanging', async () => {
+    const s = await start({ limits: { maxConnections: 2 } });
+    const busy = [await rawSocket(s.port), await rawSocket(s.port)];
+    // Each holds a request in progress: headers in, body still to come.
+    for (const b of busy) b.socket.write(`POST / HTTP/1.1\r\nHost: x\r\nx-signingKey: ${KEY}\r\nContent-Length: 10\r\n\r\n{`);
+    await until(() => s.listener['sockets'].size === 2 && [...s.listener['sockets'].values()].every((n) => n === 1));
+    const extra = await rawSocket(s.port);
+    await extra.closed;
+    for (const b of busy) b.socket.end('"a":1}   ');
+  });
+
+  it('closes a connection that sends nothing (idle), and one that trickles its body past the request timeout', async () => {
+    const s = await start({ limits: { idleMs: 100, headersMs: 150, requestMs: 300 } });
+    const silent = await rawSocket(s.port);
+    const trickle = await rawSocket(s.port);
+    trickle.socket.write(`POST / HTTP/1.1\r\nHost: x\r\nx-signingKey: ${KEY}\r\nContent-Length: 1000\r\n\r\n`);
+    const drip = setInterval(() => trickle.socket.write('x'), 20);
+    cleanup.push(async () => clearInterval(drip));
+    let answer = '';
+    trickle.socket.on('data', (b: Buffer) => (answer += b.toString()));
+    await silent.closed;
+    await trickle.closed;
+    clearInterval(drip);
+    // Node answers 408 when the request timeout expires; nothing was recorded.
+    expect(answer === '' || answer.startsWith('HTTP/1.1 408')).toBe(true);
+    expect(readFileSync(s.recordPath, 'utf8')).toBe('');
+  });
+
+  it('reads its timeouts from CARDBOARD_WEBHOOK_TIMEOUTS over the defaults, and refuses a bad one', () => {
+    expect(timeoutsFromEnv('idle=200ms, request=2s')).toEqual({ ...DEFAULT_LIMITS, idleMs: 200, headersMs: 2000, requestMs: 2000 });
+    expect(timeoutsFromEnv(undefined)).toEqual(DEFAULT_LIMITS);
+    expect(() => timeoutsFromEnv('idle=5')).toThrow(/has no unit/);
+    expect(() => timeoutsFromEnv('nap=5s')).toThrow(/unknown timeout "nap"/);
+    expect(() => timeoutsFromEnv('headers=40s')).toThrow(/cannot be longer than request/);
+    expect(DEFAULT_LIMITS.requestMs).toBeLessThan(60_000);
+  });
+});
+
+describe('forwarding to itself', () => {
+  it('knows its own address: loopback names, 0.0.0.0 and the wildcard are the same place, other ports and hosts are not', () => {
+    expect(reachesListener('http://localhost:8787/', '127.0.0.1', 8787)).toBe(true);
+    expect(reachesListener('http://127.0.0.1:8787/hooks', '127.0.0.1', 8787)).toBe(true);
+    expect(reachesListener('http://[::1]:8787/', '127.0.0.1', 8787)).toBe(true);
+    expect(reachesListener('http://0.0.0.0:8787/', '127.0.0.1', 8787)).toBe(true);
+    expect(reachesListener('http://127.0.0.1:8787/', '0.0.0.0', 8787)).toBe(true);
+    expect(reachesListener('http://localhost:8787/', '::', 8787)).toBe(true);
+    expect(reachesListener('http://localhost:80/', 'localhost', 80)).toBe(true);
+    expect(reachesListener('http://localhost/', '127.0.0.1', 80)).toBe(true);
+    expect(reachesListener('http://localhost:3000/', '127.0.0.1', 8787)).toBe(false);
+    expect(reachesListener('http://example.com:8787/', '127.0.0.1', 8787)).toBe(false);
+    expect(reachesListener('http://127.0.0.1:8787/', '192.0.2.7', 8787)).toBe(false);
+  });
+
+  it('a delivery that comes back through a proxy is answered 200, recorded once, forwarded once, and warned about', async () => {
+    let proxied = 0;
+    let listenerUrl = '';
+    // A proxy in front of the "app" that is in fact pointed back at the listener.
+    const proxy = createServer((req, res) => {
+      proxied++;
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const headers = { ...req.headers };
+        delete headers.host;
+        const back = httpRequest(listenerUrl, { method: req.method, headers }, (r) => {
+          r.resume();
+          r.on('end', () => res.writeHead(r.statusCode ?? 502).end());
+        });
+        back.end(Buffer.concat(chunks));
+      });
+    });
+    proxy.listen(0, '127.0.0.1');
+    await once(proxy, 'listening');
+    cleanup.push(() => new Promise((r) => proxy.close(r)));
+    const s = await start({ forward: `http://127.0.0.1:${(proxy.address() as { port: number }).port}/` });
+    listenerUrl = s.url;
+    expect(await post(s.url, '{"_id":"once"}', KEY)).toBe(200);
+    await until(() => s.events.some((e) => e.type === 'looped') && s.events.some((e) => e.type === 'forward'));
+    await s.listener.stop();
+    expect(proxied).toBe(1);
+    expect(lines(s.recordPath).map((l) => l.seq)).toEqual([1]);
+    expect(s.events.filter((e) => e.type === 'delivery')).toHaveLength(1);
+    expect(s.events.find((e) => e.type === 'forward')).toMatchObject({ ok: true, seq: 1 });
+  });
+});
+
+describe('secrets in the record file', () => {
+  it('holds neither the signing key nor the token, in headers or body; the file is 0600 even if it existed 0644', async () => {
+    const token = 'tok-0123456789-secret';
+    const recordPath = join(tempDir(), 'r.jsonl');
+    writeFileSync(recordPath, '', { mode: 0o644 });
+    const app = new TestApp();
+    await app.up();
+    cleanup.push(() => app.down());
+    const s = await start({ recordPath, secrets: [token], forward: app.url });
+    const body = JSON.stringify({ _id: 'leak', Notes: `key ${KEY} and token ${token}` });
+    expect(await post(s.url, body, KEY, { authorization: `Bearer ${token}`, 'x-echo': KEY })).toBe(200);
+    await app.waitForCompleted(1);
+    await s.listener.stop();
+    const text = readFileSync(recordPath, 'utf8');
+    const [line] = lines(recordPath);
+    expect(text).not.toContain(KEY);
+    expect(text).not.toContain(token);
+    expect(Buffer.from(String(line!.bodyBase64), 'base64').toString()).toBe(JSON.stringify({ _id: 'leak', Notes: 'key *** and token ***' }));
+    expect(line!.headers).toMatchObject({ 'x-signingKey': '[redacted]', authorization: 'Bearer ***', 'x-echo': '***' });
+    expect(statSync(recordPath).mode & 0o777).toBe(0o600);
+    // The app gets the key it needs in x-signingKey, but the body as recorded.
+    expect(app.received[0]!.headers['x-signingkey']).toBe(KEY);
+    expect(app.received[0]!.body.toString()).not.toContain(token);
+  });
+});
