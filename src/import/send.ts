@@ -40,8 +40,6 @@ export interface SendContext {
 
 /** Backoff between tries of one row: 200 ms, doubling, at most 8 s (full jitter, failure.ts). */
 export const ROW_BACKOFF: Backoff = { baseMs: 200, maxMs: 8000 };
-/** The longest Retry-After of a 503 one row waits; a 429's pauses the whole run instead (the pacer). */
-const MAX_ROW_RETRY_AFTER_MS = 30_000;
 
 function describe(err: ApiError): string {
   if (err.status === undefined) return err.message;
@@ -70,11 +68,12 @@ function waitBeyondGiveUp(err: ApiError, askedMs: number, throttledFor: number, 
 }
 
 /** The error that stops a run whose service cannot be reached: rows not sent keep no state. */
-function unreachable(err: ApiError, ms: number): ApiError {
+function unreachable(err: ApiError, ms: number, asked?: { ms: number; graceMs: number }): ApiError {
   const base = err.url.replace(/^(\w+:\/\/[^/]+).*$/, '$1');
   const since = ms >= 1000 ? ` for ${formatDuration(Math.round(ms / 1000) * 1000)}` : '';
+  const asks = asked === undefined ? '' : ` and asks to wait ${waitText(asked.ms)} (Retry-After), past the ${formatDuration(asked.graceMs)} an import waits for it`;
   return new ApiError(
-    `The service at ${base} could not be reached${since} (${describe(err)}); stopped. Rows not sent keep no state.`,
+    `The service at ${base} could not be reached${since} (${describe(err)})${asks}; stopped. Rows not sent keep no state.`,
     { method: err.method, url: err.url, status: err.status, serverMessage: err.serverMessage, code: err.code },
   );
 }
@@ -127,6 +126,10 @@ export async function sendRow(sc: SendContext, body: Record<string, unknown>, ke
         unreachableSince ??= sc.clock.now();
         const away = sc.clock.now() - unreachableSince;
         if (!failure.heals || away >= sc.unreachableAfterMs) return { kind: 'unreachable', fatal: unreachable(err, away) };
+        // A 503 whose Retry-After outlasts the grace cannot end in time either: stop now with its wait.
+        if (failure.retryAfterMs !== undefined && failure.retryAfterMs > sc.unreachableAfterMs - away) {
+          return { kind: 'unreachable', fatal: unreachable(err, away, { ms: failure.retryAfterMs, graceMs: sc.unreachableAfterMs }) };
+        }
       } else unreachableSince = undefined;
       if (!notApplied && (attempt >= sc.maxTries || !failure.heals)) {
         return { kind: 'uncertain', message: `gave up after ${attempt} tries: ${reason}` };
@@ -135,7 +138,7 @@ export async function sendRow(sc: SendContext, body: Record<string, unknown>, ke
         // A 503 holds only this row for its Retry-After: unlike a 429 it says nothing about our rate.
         const retryAfter = failure.retryAfterMs;
         sc.onRetry(reason, attempt);
-        await wait(retryAfter !== undefined ? Math.min(MAX_ROW_RETRY_AFTER_MS, retryAfter) : backoffMs(attempt, ROW_BACKOFF, sc.clock.random));
+        await wait(retryAfter !== undefined ? retryAfter : backoffMs(attempt, ROW_BACKOFF, sc.clock.random));
         continue;
       }
       // Maybe applied (500, 502, 504, a reset or a timeout after sending): the card may exist now.

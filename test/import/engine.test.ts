@@ -177,14 +177,15 @@ describe('import engine in simulated time', () => {
     ['503', { unavailable: 1 }],
   ] as const)('a service that cannot be reached (%s) stops the run after the grace; rows not sent keep no state', async (_, faults) => {
     const r = await simulate(named(40, 'u'), { faults });
-    expect(r.result.fatal?.message).toMatch(/could not be reached for 3\ds .*; stopped\. Rows not sent keep no state\./);
+    // A 503's Retry-After (1 s) that would end past the grace stops the run then, with that wait named.
+    expect(r.result.fatal?.message).toMatch(/could not be reached for (29|3\d)s .*; stopped\. Rows not sent keep no state\./);
     expect(r.result.fatal?.exitCode).toBe(1);
     expect(r.result.summary.stopped).toBe('fatal');
     // Nothing was refused by the server: no row is `rejected`, and none is journalled or reported at all.
     expect(r.outcomes).toEqual([]);
     expect(r.result.summary.rejected).toBe(0);
-    // Stopped after the 30 s grace, not after minutes of rows each giving up.
-    expect(r.clock.now()).toBeGreaterThanOrEqual(30_000);
+    // Stopped at the 30 s grace (or the last wait before it), not after minutes of rows each giving up.
+    expect(r.clock.now()).toBeGreaterThanOrEqual(29_000);
     expect(r.clock.now()).toBeLessThan(45_000);
     expect(r.service.cards).toHaveLength(0);
   });
@@ -197,6 +198,17 @@ describe('import engine in simulated time', () => {
     expect(r.result.fatal).toBeUndefined();
     expect(r.result.summary.created).toBe(40);
     expectAccounted(r, named(40, 'b'));
+  });
+
+  it('stops at once when a 503 asks to wait longer than the grace (Retry-After: 999999), naming the wait', async () => {
+    const clock = simClock();
+    const service = new SimService(clock, { faults: { unavailable: 1 }, retryAfter: 999_999 });
+    const r = await simulate(named(10, 'w'), { service, clock });
+    expect(r.result.fatal?.message).toMatch(/could not be reached \(503.*\) and asks to wait 11d 13h \(Retry-After\), past the 30s an import waits for it; stopped/);
+    expect(r.result.fatal?.exitCode).toBe(1);
+    // One answer's latency, not 30 s of grace nor 11 days.
+    expect(r.clock.now()).toBeLessThan(1000);
+    expect(r.service.cards).toHaveLength(0);
   });
 
   it('Ctrl-C ends waits at once: a row backing off for a 30 s Retry-After does not hold the run', async () => {
