@@ -37,9 +37,9 @@ export function keyText(v: unknown): string | undefined {
   return typeof v === 'string' ? v : JSON.stringify(v);
 }
 
-/** The key of a card. */
+/** The key of a card: its own value only (a field named `constructor` is not Object's). */
 export function cardKey(card: Card, field: string): string | undefined {
-  return keyText(card[field]);
+  return Object.hasOwn(card, field) ? keyText(card[field]) : undefined;
 }
 
 /** JSON with object keys sorted at every depth: equal values give equal text, and 3 differs from "3". */

@@ -42,7 +42,7 @@ export function prepareRow(st: PrepareState, line: number, values: readonly unkn
   if (Object.keys(body).every((k) => k === '_id')) return { kind: 'reject', message: 'no values to send' };
   if (!st.match) return { kind: 'send', body, idFromIndex: false };
   const field = st.match.field;
-  const key = keyText(body[field]);
+  const key = Object.hasOwn(body, field) ? keyText(body[field]) : undefined;
   if (key === undefined) return { kind: 'reject', message: `empty --match-on value (${field})` };
   const first = st.seenKeys.get(key);
   if (first !== undefined) return { kind: 'reject', message: `duplicate ${field} '${key}' (first on line ${first}); not sent` };

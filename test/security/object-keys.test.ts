@@ -10,6 +10,7 @@ import { resolveSelection } from '../../src/config/resolve.js';
 import { createContext } from '../../src/context.js';
 import { normalizeBoards } from '../../src/emulator/boards.js';
 import { parseFaults } from '../../src/emulator/faults.js';
+import { cardKey } from '../../src/import/match-index.js';
 import { mappingToFile } from '../../src/import/mapping.js';
 import { runMain, tempDir } from '../helpers/cli.js';
 import { type RunningEmulator, startTestEmulator } from '../helpers/emulator.js';
@@ -194,5 +195,16 @@ describe('the emulator', () => {
     } finally {
       await e.close();
     }
+  });
+});
+
+describe('--match-on keys are own values only', () => {
+  it('a card without its own __proto__/constructor has no key for those fields; one with it keeps its value', () => {
+    // JSON.parse makes "__proto__" an own key, as a page from the service would.
+    const own = JSON.parse('{"_id":"a","__proto__":"P","constructor":"C"}') as { _id: string };
+    const bare = { _id: 'b' };
+    expect([cardKey(own, '__proto__'), cardKey(own, 'constructor')]).toEqual(['P', 'C']);
+    // Before: Object.prototype read as the key "{}", so every card without the field shared one key.
+    expect([cardKey(bare, '__proto__'), cardKey(bare, 'constructor'), cardKey(bare, 'toString')]).toEqual([undefined, undefined, undefined]);
   });
 });
