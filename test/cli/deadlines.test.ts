@@ -4,20 +4,10 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runMain, tempDir } from '../helpers/cli.js';
-import { type HostileMode, type HostileOptions, type HostileServer, startHostileServer } from '../helpers/hostile-server.js';
+import { hostileEnv, useHostileServer } from '../helpers/hostile-server.js';
 
-let server: HostileServer | undefined;
-afterEach(async () => {
-  await server?.close();
-  server = undefined;
-});
-
-async function hostile(mode: HostileMode, extra: Partial<HostileOptions> = {}): Promise<HostileServer> {
-  server = await startHostileServer({ mode, ...extra });
-  return server;
-}
-
-const env = (s: HostileServer) => ({ CARDBOARD_BASE_URL: s.url, CARDBOARD_BOARD: s.boardId, CARDBOARD_TOKEN: s.token });
+const hostile = useHostileServer(afterEach);
+const env = hostileEnv;
 
 describe('--timeout bounds the whole answer', () => {
   it('schema --refresh against a body trickled a byte every 50 ms: each try ends at the deadline, tries as the retry policy says', async () => {

@@ -1,50 +1,16 @@
 // Issue 11 §2 end to end: the built binary against a server whose names, values and ids carry
 // `ESC]0;pwned BEL`, `ESC[1A ESC[2K`, U+202E, CR, LF and a C1 CSI. On a real pseudo-terminal nothing of
 // it reaches the screen raw; piped machine output keeps it exact; errors quoting it stay escaped.
-import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BIN, childEnv, runCli, tempDir } from '../helpers/cli.js';
+import { runCli, tempDir } from '../helpers/cli.js';
 import { HOSTILE, type HostileServer, startHostileServer } from '../helpers/hostile-server.js';
-
-// A relay to a pseudo-terminal (python3's pty, as in test/import/tty.e2e.test.ts): the command's
-// stdin, stdout and stderr are the pty; what it shows comes out on the relay's stdout.
-const PTY_RELAY = `
-import fcntl, json, os, pty, struct, sys, termios
-args = json.loads(os.environ['PTY_ARGS'])
-pid, fd = pty.fork()
-if pid == 0:
-    os.execvp(args[0], args)
-fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack('HHHH', 40, 100, 0, 0))
-while True:
-    try:
-        data = os.read(fd, 65536)
-    except OSError:
-        data = b''
-    if not data:
-        break
-    sys.stdout.buffer.write(data)
-    sys.stdout.buffer.flush()
-_, status = os.waitpid(pid, 0)
-sys.exit(os.waitstatus_to_exitcode(status))
-`;
+import { runOnPty } from '../helpers/pty.js';
 
 /** Run the built CLI on a pseudo-terminal; the screen bytes as text and the exit code. */
 function onTerminal(args: string[], env: Record<string, string>): Promise<{ code: number | null; screen: string }> {
-  const childenv = childEnv({ configDir: env.CARDBOARD_CONFIG_DIR, env: { CI: '1', TERM: 'xterm', NO_COLOR: '1', ...env } });
-  childenv.PTY_ARGS = JSON.stringify([process.execPath, BIN, ...args]);
-  return new Promise((resolve, reject) => {
-    const child = spawn('python3', ['-c', PTY_RELAY], { env: childenv, stdio: ['ignore', 'pipe', 'inherit'] });
-    const out: Buffer[] = [];
-    const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
-    child.stdout.on('data', (b: Buffer) => out.push(b));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, screen: Buffer.concat(out).toString('utf8') });
-    });
-  });
+  return runOnPty(args, { CI: '1', NO_COLOR: '1', ...env });
 }
 
 /** What the terminal would act on. The pty turns each LF into CR LF, so only a CR not before LF counts. */

@@ -6,21 +6,11 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { MAX_TABLE_ROWS, runCardList } from '../../src/commands/card/list.js';
 import { PartialError } from '../../src/errors.js';
 import { runMain, tempDir } from '../helpers/cli.js';
-import { type HostileMode, type HostileOptions, type HostileServer, startHostileServer } from '../helpers/hostile-server.js';
+import { type HostileServer, hostileEnv, useHostileServer } from '../helpers/hostile-server.js';
 import { testContext } from '../io/buffers.js';
 
-let server: HostileServer | undefined;
-afterEach(async () => {
-  await server?.close();
-  server = undefined;
-});
-
-async function hostile(mode: HostileMode, extra: Partial<HostileOptions> = {}): Promise<HostileServer> {
-  server = await startHostileServer({ mode, ...extra });
-  return server;
-}
-
-const env = (s: HostileServer) => ({ CARDBOARD_BASE_URL: s.url, CARDBOARD_BOARD: s.boardId, CARDBOARD_TOKEN: s.token });
+const hostile = useHostileServer(afterEach);
+const env = hostileEnv;
 const pageReads = (s: HostileServer) => s.requests.filter((r) => r.method === 'GET' && /\?page=/.test(r.url)).length;
 const posts = (s: HostileServer) => s.requests.filter((r) => r.method === 'POST').length;
 

@@ -189,3 +189,21 @@ export async function startHostileServer(options: HostileOptions): Promise<Hosti
       }),
   };
 }
+
+/** The environment that points the CLI at `s`. */
+export function hostileEnv(s: HostileServer): Record<string, string> {
+  return { CARDBOARD_BASE_URL: s.url, CARDBOARD_BOARD: s.boardId, CARDBOARD_TOKEN: s.token };
+}
+
+/** For a test file: `hostile(mode)` starts a server that is closed after each test. */
+export function useHostileServer(afterEach: (fn: () => Promise<void>) => void): (mode: HostileMode, extra?: Partial<HostileOptions>) => Promise<HostileServer> {
+  let server: HostileServer | undefined;
+  afterEach(async () => {
+    await server?.close();
+    server = undefined;
+  });
+  return async (mode, extra = {}) => {
+    server = await startHostileServer({ ...extra, mode });
+    return server;
+  };
+}
