@@ -2,6 +2,7 @@
 // the clients over them. Built lazily so that commands that make no request never load undici.
 import type { Dispatcher } from 'undici';
 import { resolveCredentials } from '../config/resolve.js';
+import { terminalText } from '../io/text.js';
 import { redactSecrets } from '../redact.js';
 import { createDispatcher, createHttp, Pacer } from '../http/index.js';
 import { checkBaseUrl } from '../http/url.js';
@@ -25,7 +26,7 @@ export function openSession(ctx: ApiContext): ApiSession {
   const pacer = new Pacer({ fixedRate: g.rate, clock: ctx.clock });
   // Created with the first client: a missing board or a refused base URL fails before undici loads.
   let dispatcher: Promise<Dispatcher> | undefined;
-  const log = g.verbose ? (line: string) => ctx.stderr.write(`${redactSecrets(ctx.secrets, `[http] ${line}`)}\n`) : undefined;
+  const log = g.verbose ? (line: string) => ctx.stderr.write(`${terminalText(redactSecrets(ctx.secrets, `[http] ${line}`))}\n`) : undefined;
   const client = async (target: ApiTarget, board: Parameters<typeof apiOver>[1], cacheToken?: string): Promise<ApiClient> => {
     ctx.secrets.add(target.token);
     checkBaseUrl(target.baseUrl, g.insecure);

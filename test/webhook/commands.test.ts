@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { describe, expect, it, vi } from 'vitest';
-import { deliveryLine, forwardLine, summaryLine } from '../../src/commands/webhook/render.js';
+import { deliveryLine, forwardLine, LINE_PARSE_MAX_BYTES, summaryLine } from '../../src/commands/webhook/render.js';
+import { formatBytes } from '../../src/units.js';
 import { webhookListenCommand } from '../../src/commands/webhook/listen.js';
 import { matchesFilters, webhookReplayCommand } from '../../src/commands/webhook/replay.js';
 import { webhookSendCommand } from '../../src/commands/webhook/send.js';
@@ -66,6 +67,11 @@ describe('rendering and filters', () => {
       '03:04:05.678  #3  POST /  card c1  Name=Fix login  Status=Open  Owner=ana  74 B',
     );
     expect(deliveryLine(d('hello'))).toBe('03:04:05.678  #3  POST /  text "hello"  5 B');
+  });
+
+  it('does not parse a body over 1 MB for a terminal line (it would hold more copies of it)', () => {
+    const big = `{"_id":"c1","Name":"${'x'.repeat(LINE_PARSE_MAX_BYTES)}"}`;
+    expect(deliveryLine(d(big))).toBe(`03:04:05.678  #3  POST /  body not parsed for this line (over ${formatBytes(LINE_PARSE_MAX_BYTES)}; --json shows it)  ${formatBytes(big.length)}`);
   });
 
   it('shows a forward with its status, time and the start of the answer, or its retry', () => {

@@ -18,9 +18,17 @@ function short(value: unknown, max = 24): string {
 // Every line here shows what a sender wrote (ids, field names, values, paths, the app's answer): each is
 // returned through terminalText, so it is one line with no control character, whoever posted it.
 
+/** Bodies larger than this are not parsed to show their first fields on a terminal line. */
+export const LINE_PARSE_MAX_BYTES = 1024 * 1024;
+
 /** One readable line for a delivery: time, seq, card `_id` and its first few fields, size. */
 export function deliveryLine(d: Delivery, fields = 3): string {
   const time = d.receivedAt.slice(11, 23);
+  // A line shows a few fields: a body past this is not decoded and parsed for it, which would hold two or
+  // three more copies of it at once (issue 11: a large body costs at most about twice its size).
+  if (d.body.length > LINE_PARSE_MAX_BYTES) {
+    return terminalText(`${time}  #${d.seq}  ${d.method} ${d.path}  body not parsed for this line (over ${formatBytes(LINE_PARSE_MAX_BYTES)}; --json shows it)  ${formatBytes(d.body.length)}`);
+  }
   const body = bodyValue(d.body);
   let what: string;
   if (typeof body === 'object' && body !== null && !Array.isArray(body)) {
