@@ -1,7 +1,7 @@
 // Issue 11, finding 5: file-system errors a user can fix end in one message naming the path and the flag or
 // variable that moves the file (exit 2), never a stack trace. Root ignores permission bits, so the tests
 // provoke ENOTDIR (a parent that is a regular file), EISDIR (a directory where a file goes) and EEXIST.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -118,9 +118,22 @@ describe('import files', () => {
  * as any other user it runs directly. EACCES on a config directory of another user and on the journal
  * directory next to an input in a read-only directory.
  */
+/** A temp dir others may enter (mkdtemp makes it 0700). */
+function openDir(): string {
+  const dir = tempDir();
+  chmodSync(dir, 0o755);
+  return dir;
+}
+
 describe('permission denied, as an unprivileged user', () => {
   const root = process.getuid?.() === 0;
-  const canDrop = !root || existsSync('/usr/sbin/runuser');
+  // As root, only where `nobody` can run node and reach this checkout and the temp dir (a clone under a
+  // 0700 home could not be read by it: then these tests would prove nothing and are skipped).
+  const canDrop =
+    !root ||
+    (existsSync('/usr/sbin/runuser') &&
+      spawnSync('/usr/sbin/runuser', ['-u', 'nobody', '--', process.execPath, BIN, '--version'], { stdio: 'ignore' }).status === 0 &&
+      spawnSync('/usr/sbin/runuser', ['-u', 'nobody', '--', 'test', '-x', openDir()], { stdio: 'ignore' }).status === 0);
   let emu: RunningEmulator;
   beforeAll(async () => {
     emu = await startTestEmulator();
@@ -142,9 +155,7 @@ describe('permission denied, as an unprivileged user', () => {
     });
   /** A directory the test's user owns and the CLI's user can enter and read, but not write. */
   const readOnlyDir = () => {
-    const dir = tempDir();
-    chmodSync(dir, 0o755);
-    const ro = join(dir, 'ro');
+    const ro = join(openDir(), 'ro');
     mkdirSync(ro, { mode: 0o755 });
     writeFileSync(join(ro, 'in.csv'), 'Name\nperm-a\n', { mode: 0o644 });
     writeFileSync(join(ro, 'config.json'), '{"boards":{}}', { mode: 0o600 });
