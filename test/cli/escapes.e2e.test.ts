@@ -5,7 +5,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli, tempDir } from '../helpers/cli.js';
-import { HOSTILE, type HostileServer, startHostileServer } from '../helpers/hostile-server.js';
+import { HOSTILE, type HostileServer, hostileEnv, RAW_CONTROL, startHostileServer } from '../helpers/hostile-server.js';
 import { runOnPty } from '../helpers/pty.js';
 
 /** Run the built CLI on a pseudo-terminal; the screen bytes as text and the exit code. */
@@ -18,14 +18,12 @@ function rawControls(screen: string): string[] {
   return [...screen.matchAll(/\r(?!\n)|[\u0000-\u0009\u000b\u000c\u000e-\u001f\u007f-\u009f\u2028\u2029]|(?!\u200d)\p{Cf}/gu)].map((m) => m[0]);
 }
 
-const RAW = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u2028\u2029]|(?!\u200d)\p{Cf}/u;
-
 let server: HostileServer;
 let env: Record<string, string>;
 
 beforeAll(async () => {
   server = await startHostileServer({ mode: 'escapes' });
-  env = { CARDBOARD_BASE_URL: server.url, CARDBOARD_BOARD: server.boardId, CARDBOARD_TOKEN: server.token, CARDBOARD_CONFIG_DIR: tempDir() };
+  env = { ...hostileEnv(server), CARDBOARD_CONFIG_DIR: tempDir() };
 });
 afterAll(async () => {
   await server.close();
@@ -63,13 +61,13 @@ describe('errors quoting hostile field names', () => {
     const put = await runCli(['card', 'put', 'eviltxt.exe=x', 'onetwo=y'], { env, configDir: env.CARDBOARD_CONFIG_DIR });
     expect(put.code).toBe(2);
     expect(put.stderr).toMatch(/^error: unknown fields 'eviltxt\.exe' \(did you mean 'evil\\u202etxt\.exe'\?\), 'onetwo' \(did you mean 'one\\ntwo'\?\); .*\nhint: .*\n$/);
-    expect(put.stderr).not.toMatch(RAW);
+    expect(put.stderr).not.toMatch(RAW_CONTROL);
 
     const file = join(tempDir(), 'in.csv');
     writeFileSync(file, 'Title,Statu\u0073\u001b[1A,onetwo\nx,y,z\n');
     const imp = await runCli(['import', file], { env, configDir: env.CARDBOARD_CONFIG_DIR });
     expect(imp.code).toBe(2);
-    expect(imp.stderr).not.toMatch(RAW);
+    expect(imp.stderr).not.toMatch(RAW_CONTROL);
     expect(imp.stderr).toContain("add --map $'onetwo=one\\ntwo'");
     expect(imp.stderr).toContain("column 'Status\\e[1A': no field of that name; closest is 'Status\\e[1A\\e[2K'");
     // The message, one line per column, the hint.

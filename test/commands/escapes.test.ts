@@ -15,18 +15,15 @@ import type { Choice, Prompter } from '../../src/commands/import/interactive.js'
 import { toOptions } from '../../src/commands/import/options.js';
 import { runSchema } from '../../src/commands/schema/schema.js';
 import { runMain, tempDir } from '../helpers/cli.js';
-import { HOSTILE, HOSTILE_FIELDS, type HostileServer, startHostileServer } from '../helpers/hostile-server.js';
+import { HOSTILE, HOSTILE_FIELDS, type HostileServer, hostileEnv, RAW_CONTROL, startHostileServer } from '../helpers/hostile-server.js';
 import { testContext } from '../io/buffers.js';
-
-/** What a terminal would act on (LF aside: checked per output), bidi and other format characters but ZWJ. */
-const RAW = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u2028\u2029]|(?!\u200d)\p{Cf}/u;
 
 let server: HostileServer;
 let env: Record<string, string>;
 
 beforeAll(async () => {
   server = await startHostileServer({ mode: 'escapes' });
-  env = { CARDBOARD_BASE_URL: server.url, CARDBOARD_BOARD: server.boardId, CARDBOARD_TOKEN: server.token, CARDBOARD_CONFIG_DIR: tempDir() };
+  env = { ...hostileEnv(server), CARDBOARD_CONFIG_DIR: tempDir() };
 });
 afterAll(async () => {
   await server.close();
@@ -39,7 +36,7 @@ describe('schema', () => {
   it('TTY: the table shows hostile field names escaped, one row each', async () => {
     const { ctx, stdout } = io(true);
     await runSchema(ctx, { json: false, refresh: true });
-    expect(stdout.text).not.toMatch(RAW);
+    expect(stdout.text).not.toMatch(RAW_CONTROL);
     expect(stdout.text).toContain('│ Title\\e]0;pwned\\a ');
     expect(stdout.text).toContain('│ Status\\e[1A\\e[2K ');
     expect(stdout.text).toContain('│ evil\\u202etxt.exe ');
@@ -61,7 +58,7 @@ describe('card list and card get', () => {
   it('TTY: headers and cells escaped, one line per card', async () => {
     const { ctx, stdout } = io(true);
     await runCardList(ctx, { page: 0, all: false });
-    expect(stdout.text).not.toMatch(RAW);
+    expect(stdout.text).not.toMatch(RAW_CONTROL);
     // Cells are cut to fit 100 columns.
     expect(stdout.text).toContain('│ Title\\e]0;p… │ Status\\e[1A… │ evil\\u202etx… │ one\\ntwo ');
     expect(stdout.text).toContain('│ id\\e]0;pwne… │ \\e[1A\\e[2K │');
@@ -93,13 +90,13 @@ describe('card list and card get', () => {
     const { ctx, stderr } = io(true, { CARDBOARD_CONFIG_DIR: configDir });
     await runCardList(ctx, { page: 0, all: false });
     expect(stderr.text).toContain('not shown (not fields of the board): evil\\u202etxt.exe, one\\ntwo;');
-    expect(stderr.text).not.toMatch(RAW);
+    expect(stderr.text).not.toMatch(RAW_CONTROL);
     expect(rows(stderr.text)).toHaveLength(1);
   });
   it('card get on a TTY: every value escaped', async () => {
     const { ctx, stdout } = io(true);
     await runCardGet(ctx, { cardId: 'x', json: false });
-    expect(stdout.text).not.toMatch(RAW);
+    expect(stdout.text).not.toMatch(RAW_CONTROL);
     expect(stdout.text).toContain('safe\\roverwritten');
   });
 });
@@ -110,7 +107,7 @@ describe('card put and comment print the id the server chose', () => {
     await runCardPut(ctx, { fields: { Title: 'x' }, id: 'mine', allowUnknown: false, json: false });
     expect(stdout.text).toBe('new\\e]0;pwned\\aevil\\u202etxt.exe\n');
     expect(stderr.text).toContain('the board created a new card (new\\e]0;pwned\\aevil\\u202etxt.exe) instead of updating mine');
-    expect(stderr.text).not.toMatch(RAW);
+    expect(stderr.text).not.toMatch(RAW_CONTROL);
   });
   it('exact when piped (a script takes the id) and in --json', async () => {
     const piped = io(false);
@@ -132,7 +129,7 @@ describe('errors quoting hostile names', () => {
     const r = await runMain(['card', 'put', 'eviltxt.exe=x', 'onetwo=y'], { env });
     expect(r.code).toBe(2);
     expect(r.stderr).toContain("'eviltxt.exe' (did you mean 'evil\\u202etxt.exe'?), 'onetwo' (did you mean 'one\\ntwo'?)");
-    expect(r.stderr).not.toMatch(RAW);
+    expect(r.stderr).not.toMatch(RAW_CONTROL);
     expect(rows(r.stderr)).toHaveLength(2);
   });
   it('an unmapped CSV column: the suggestion and the --map to paste are escaped and stay on their line', async () => {
@@ -141,7 +138,7 @@ describe('errors quoting hostile names', () => {
     const r = await runMain(['import', file], { env });
     expect(r.code).toBe(2);
     expect(r.stderr).toContain("column 'onetwo': no field of that name; closest is 'one\\ntwo': add --map $'onetwo=one\\ntwo'");
-    expect(r.stderr).not.toMatch(RAW);
+    expect(r.stderr).not.toMatch(RAW_CONTROL);
     // The message, its one column line, the hint.
     expect(rows(r.stderr)).toHaveLength(3);
   });
@@ -152,7 +149,7 @@ describe('argument errors', () => {
     const r = await runMain(['card', 'get', 'x', `--bad${HOSTILE.retitle}`], { env });
     expect(r.code).toBe(2);
     expect(r.stderr).toContain("unknown option '--bad\\e]0;pwned\\a'");
-    expect(r.stderr).not.toMatch(RAW);
+    expect(r.stderr).not.toMatch(RAW_CONTROL);
   });
 });
 
@@ -168,7 +165,7 @@ describe("the server's own error text", () => {
       expect(r.code).toBe(1);
       // http/message.ts already drops C0/C1 from a server message; the bidi override is escaped here.
       expect(r.stderr).toContain(': bad evil\\u202etxt.exe safe overwritten csi31m\n');
-      expect(r.stderr).not.toMatch(RAW);
+      expect(r.stderr).not.toMatch(RAW_CONTROL);
     } finally {
       await new Promise<void>((r) => bad.close(() => r()));
     }
@@ -199,11 +196,11 @@ describe('import on a terminal', () => {
     const before = posts();
     await runImport(ctx, toOptions(file, { map: [], skipColumn: [], concurrency: '1', empty: 'omit', dryRun: true }), { prompter });
     expect(asked.join('\n')).toContain('evil\\u202etxt.exe  (closest)');
-    for (const q of asked) expect(q).not.toMatch(RAW);
+    for (const q of asked) expect(q).not.toMatch(RAW_CONTROL);
     expect(stdout.text).toContain('eviltxt.exe -> evil\\u202etxt.exe   [prompt]');
     expect(stdout.text).toContain('"evil\\u202etxt.exe":"\\u001b[1A\\u001b[2K"');
-    expect(stdout.text).not.toMatch(RAW);
-    expect(stderr.text).not.toMatch(RAW);
+    expect(stdout.text).not.toMatch(RAW_CONTROL);
+    expect(stderr.text).not.toMatch(RAW_CONTROL);
     expect(posts()).toBe(before);
   });
 });

@@ -207,3 +207,9 @@ export function useHostileServer(afterEach: (fn: () => Promise<void>) => void): 
     return server;
   };
 }
+
+/**
+ * A character a terminal would act on or hide, LF aside (each test checks line breaks for its output): C0
+ * and C1 controls, DEL, U+2028/9, bidi and other format characters but the emoji joiner.
+ */
+export const RAW_CONTROL = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u2028\u2029]|(?!\u200d)\p{Cf}/u;
