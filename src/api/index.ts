@@ -1,6 +1,8 @@
 import { readSchemaCache, writeSchemaCache } from '../config/schema-cache.js';
 import { ApiError, CardboardError } from '../errors.js';
 import { type Http, path } from '../http/index.js';
+import { terminalText } from '../io/text.js';
+import { redactSecrets } from '../redact.js';
 import type { Card, Comment, Field } from '../spec-types.js';
 import { SeenIds } from './seen-ids.js';
 import type { ApiClient, ApiContext, ResolvedBoard } from './types.js';
@@ -71,7 +73,9 @@ export function apiOver(http: Http, board: ResolvedBoard, ctx: ApiContext, token
         if (cached) return cached;
       }
       const fields = await api.getSchema({ signal: ctx.signal });
-      if (token !== undefined) writeSchemaCache(ctx.env, http.baseUrl, board.id, token, fields, nowMs);
+      const problem = token === undefined ? undefined : writeSchemaCache(ctx.env, http.baseUrl, board.id, token, fields, nowMs);
+      // A cache that cannot be written costs a request next time, nothing more: said only with --verbose.
+      if (problem && ctx.globals.verbose) ctx.stderr.write(`${terminalText(redactSecrets(ctx.secrets, `[cache] ${problem}`))}\n`);
       return fields;
     },
     async putCard(body, opts = {}) {

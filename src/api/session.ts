@@ -1,7 +1,7 @@
 // What ctx.api() builds on first use: one keep-alive dispatcher and one rate gate for the whole run, and
 // the clients over them. Built lazily so that commands that make no request never load undici.
 import type { Dispatcher } from 'undici';
-import { resolveCredentials } from '../config/resolve.js';
+import { resolveCredentials, tokenHints } from '../config/resolve.js';
 import { terminalText } from '../io/text.js';
 import { redactSecrets } from '../redact.js';
 import { createDispatcher, createHttp, Pacer } from '../http/index.js';
@@ -31,7 +31,7 @@ export function openSession(ctx: ApiContext): ApiSession {
     ctx.secrets.add(target.token);
     checkBaseUrl(target.baseUrl, g.insecure);
     dispatcher ??= createDispatcher(timeoutMs);
-    const http = createHttp({ baseUrl: target.baseUrl, token: target.token, dispatcher: await dispatcher, pacer, insecure: Boolean(g.insecure), timeoutMs, clock: ctx.clock, log });
+    const http = createHttp({ baseUrl: target.baseUrl, token: target.token, dispatcher: await dispatcher, pacer, insecure: Boolean(g.insecure), timeoutMs, clock: ctx.clock, log, hints: tokenHints(board) });
     return apiOver(http, { ...board, baseUrl: http.baseUrl }, ctx, cacheToken);
   };
   return {

@@ -39,6 +39,18 @@ export function configDir(env: Env): string {
   return join(homedir(), '.config', 'cardboard');
 }
 
+/**
+ * The cache directory, apart from the config as gh keeps it (a CI run with only CARDBOARD_* variables writes
+ * nothing under the config directory): CARDBOARD_CACHE_DIR, else $XDG_CACHE_HOME/cardboard, else
+ * ~/.cache/cardboard (%LOCALAPPDATA%\\cardboard\\cache on Windows).
+ */
+export function cacheDir(env: Env): string {
+  if (env.CARDBOARD_CACHE_DIR) return env.CARDBOARD_CACHE_DIR;
+  if (env.XDG_CACHE_HOME) return join(env.XDG_CACHE_HOME, 'cardboard');
+  if (process.platform === 'win32' && env.LOCALAPPDATA) return join(env.LOCALAPPDATA, 'cardboard', 'cache');
+  return join(homedir(), '.cache', 'cardboard');
+}
+
 /** The config file path: `<configDir>/config.json`. */
 export function configPath(env: Env): string {
   return join(configDir(env), 'config.json');

@@ -47,6 +47,8 @@ export interface CoreOptions {
   headersTimeoutMs: number;
   bodyTimeoutMs: number;
   now?: () => number;
+  /** Hints that replace the generic ones for a refused token, naming where it came from (config/resolve.ts tokenHints). */
+  hints?: { 401?: string; 403?: string };
 }
 
 /** `cardboard/0.1.0 node/20.20.2`: names the client in the server's logs. */
@@ -86,13 +88,14 @@ export function networkCode(err: unknown): string | undefined {
   return e.cause ? networkCode(e.cause) : undefined;
 }
 
-function statusError(method: string, url: string, status: number, text: string, headers: HttpResponse['headers'], nowMs: number): ApiError {
+function statusError(method: string, url: string, status: number, text: string, headers: HttpResponse['headers'], nowMs: number, hints: CoreOptions['hints']): ApiError {
   const contentType = String(headers['content-type'] ?? '');
   const serverMessage = extractServerMessage(text, contentType);
   const retryAfter = parseRetryAfter(headers['retry-after'], nowMs);
   const reason = STATUS_CODES[status] ?? 'Error';
   const message = `${status} ${reason} from ${method} ${url}${serverMessage ? `: ${serverMessage}` : ''}`;
-  const hint = HINTS[status] ?? (status >= 500 ? 'The service failed on its side; try again later.' : undefined);
+  const own = status === 401 || status === 403 ? hints?.[status] : undefined;
+  const hint = own ?? HINTS[status] ?? (status >= 500 ? 'The service failed on its side; try again later.' : undefined);
   return new ApiError(message, { method, url, status, serverMessage, retryAfter }, { hint });
 }
 
@@ -202,7 +205,7 @@ export function createCore(opts: CoreOptions): Send {
     if (status >= 300 && status < 400) throw redirectError(req.method, shown, status, resHeaders, opts.token);
     // The server's message is scrubbed of our token here, where the error is built, so the message, the
     // import's --results and --rejects files and every later reader get the clean text.
-    if (status >= 400 || status < 200) throw statusError(req.method, shown, status, scrubSecret(text, opts.token), resHeaders, now());
+    if (status >= 400 || status < 200) throw statusError(req.method, shown, status, scrubSecret(text, opts.token), resHeaders, now(), opts.hints);
     const contentType = String(resHeaders['content-type'] ?? '');
     const value = decode(text, contentType, req.method, shown, status, opts.token);
     // Data that echoes a real token (8+ characters) loses it too; includes() keeps the usual answer at one scan.

@@ -1,6 +1,6 @@
 import type { Dispatcher } from 'undici';
 import { type Clock, realClock } from '../clock.js';
-import { createCore, type HttpRequest, type Send } from './core.js';
+import { type CoreOptions, createCore, type HttpRequest, type Send } from './core.js';
 import { withDebugLog } from './debug-log.js';
 import { loadUndici } from './load-undici.js';
 import { type Pacer, withPacer } from './pacer.js';
@@ -38,6 +38,8 @@ export interface HttpOptions {
   clock?: Clock;
   /** Receives one line per try and per retry (only with --verbose). */
   log?: (line: string) => void;
+  /** Hints for a refused token (401/403) naming where it came from. */
+  hints?: CoreOptions['hints'];
 }
 
 /** A configured client: `send` through every wrapper, JSON helpers, and its rate gate. */
@@ -57,7 +59,7 @@ export function createHttp(opts: HttpOptions): Http {
   const baseUrl = checkBaseUrl(opts.baseUrl, opts.insecure);
   const timeout = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const clock = opts.clock ?? realClock;
-  let send: Send = createCore({ baseUrl, token: opts.token, dispatcher: opts.dispatcher, headersTimeoutMs: timeout, bodyTimeoutMs: timeout, now: clock.now });
+  let send: Send = createCore({ baseUrl, token: opts.token, dispatcher: opts.dispatcher, headersTimeoutMs: timeout, bodyTimeoutMs: timeout, now: clock.now, hints: opts.hints });
   if (opts.log) send = withDebugLog(send, opts.log, clock.now);
   send = withPacer(send, opts.pacer);
   send = withRetry(send, {

@@ -47,7 +47,7 @@ describe('cardboard completion', () => {
       { mode: 0o600 },
     );
     const { schemaCachePath } = await import('../../src/config/index.js');
-    const cache = schemaCachePath({ CARDBOARD_CONFIG_DIR: configDir }, 'http://127.0.0.1:9', 'b1');
+    const cache = schemaCachePath(childEnv({ configDir }), 'http://127.0.0.1:9', 'b1');
     mkdirSync(join(cache, '..'), { recursive: true });
     writeFileSync(
       cache,

@@ -37,11 +37,15 @@ export function tempDir(prefix = 'cardboard-test-'): string {
   return mkdtempSync(join(tmpdir(), prefix));
 }
 
-/** Environment for a child run: the outer env without CARDBOARD_*, CI on, colour off. */
+/**
+ * Environment for a child run: the outer env without CARDBOARD_*, CI on, colour off, a fresh config dir,
+ * and an XDG_CACHE_HOME of its own so no test writes the schema cache under the real home: `<configDir>-xdg-cache`
+ * beside the config dir (runs sharing a config dir share a cache, as on one machine), else a fresh directory.
+ */
 export function childEnv(opts: RunOptions = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('CARDBOARD_')) env[k] = v;
-  Object.assign(env, { CI: '1', NO_COLOR: '1', CARDBOARD_CONFIG_DIR: opts.configDir ?? tempDir() }, opts.env);
+  Object.assign(env, { CI: '1', NO_COLOR: '1', CARDBOARD_CONFIG_DIR: opts.configDir ?? tempDir(), XDG_CACHE_HOME: opts.configDir ? `${opts.configDir}-xdg-cache` : tempDir('cardboard-cache-') }, opts.env);
   for (const [k, v] of Object.entries(env)) if (v === undefined) delete env[k];
   return env;
 }

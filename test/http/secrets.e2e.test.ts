@@ -6,7 +6,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type CliResult, runMain, tempDir } from '../helpers/cli.js';
+import { childEnv, type CliResult, runMain, tempDir } from '../helpers/cli.js';
 
 const TOKEN = 'echo-me-0123456789abcdef';
 const BOARD = 'b1';
@@ -106,8 +106,9 @@ describe('a server that echoes x-token', () => {
     // The run reached the end of its file: its journal is closed and deleted (issue 10), so none is left
     // to leak; the ids it held are the ones in --results, checked above.
     expect(filesUnder(join(dir, '.cardboard-journal'))).toHaveLength(0);
-    const config = filesUnder(configDir);
-    expect(config.some(([path]) => path.includes('cache'))).toBe(true);
+    // The schema cache lives apart from the config (XDG_CACHE_HOME), and an env-only run leaves the config dir empty.
+    const config = [...filesUnder(configDir), ...filesUnder(childEnv({ configDir }).XDG_CACHE_HOME!)];
+    expect(config.some(([path]) => path.includes('schema-'))).toBe(true);
     for (const [path, text] of [...filesUnder(dir), ...config]) expect(text, path).not.toContain(TOKEN);
     expect(schema.stdout + schema.stderr + r.stdout + r.stderr).not.toContain(TOKEN);
   });

@@ -1,3 +1,6 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { type Context, createContext } from '../../src/context.js';
 
@@ -36,6 +39,8 @@ export class BufferStream extends Writable {
   }
 }
 
+let cacheHome: string | undefined;
+
 /** A test context: buffer stdout/stderr (TTY or not), given env and stdin text, globals set by hand. */
 export function testContext(opts: { tty?: boolean; errTty?: boolean; env?: Record<string, string | undefined>; stdin?: string; quiet?: boolean } = {}): {
   ctx: Context;
@@ -48,7 +53,8 @@ export function testContext(opts: { tty?: boolean; errTty?: boolean; env?: Recor
     stdout,
     stderr,
     stdin: Readable.from([Buffer.from(opts.stdin ?? '')]),
-    env: { NO_COLOR: '1', ...opts.env },
+    // A temporary cache home: a test that fetches a schema never writes the real ~/.cache.
+    env: { NO_COLOR: '1', XDG_CACHE_HOME: (cacheHome ??= mkdtempSync(join(tmpdir(), 'cardboard-cache-'))), ...opts.env },
   });
   ctx.globals = { quiet: opts.quiet };
   return { ctx, stdout, stderr };
