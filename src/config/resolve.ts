@@ -115,7 +115,7 @@ export function describeOrigin(origin: Origin): string {
     case 'stored':
       return `stored board "${origin.name}"`;
     case 'default':
-      return `the default board "${origin.name}" (board use)`;
+      return `the default board "${origin.name}"`;
     default:
       return origin.name;
   }

@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
-import type { Source } from '../../config/resolve.js';
-import { resolveSelection } from '../../config/resolve.js';
-import { configPath, readConfig } from '../../config/store.js';
+import { describeOrigin, type Origin, resolveSelection } from '../../config/resolve.js';
+import { cacheDir, configPath, readConfig } from '../../config/store.js';
 import type { Context } from '../../context.js';
 import { createStatus } from '../../io/status.js';
+import { terminalText } from '../../io/text.js';
 import { writeChunk, writeJson } from '../../io/write.js';
 
 /** How `board show` prints. */
@@ -11,19 +11,33 @@ export interface BoardShowOptions {
   json: boolean;
 }
 
-/** What a command would use, and where each part came from; secrets only as present/absent. */
+/** Where a part came from, in `board show --json`: `from` is the flag, the variable or the stored board's alias. */
+export interface ShownSource {
+  source: Origin['kind'] | null;
+  from: string | null;
+}
+
+/**
+ * `board show --json` (README, "Boards and credentials"): every key always present with one type, in every
+ * state (nothing set, env only, stored). Secrets only as `set`, never their value.
+ */
 export interface BoardShowResult {
+  /** The stored board in use, or null (an id from flags/env, or nothing). */
   alias: string | null;
-  id: { value: string; source: Source } | null;
-  baseUrl: { value: string; source: Source } | null;
-  token: { present: boolean; source: Source | null };
-  signingKey: { present: boolean; source: Source | null };
+  id: { value: string | null } & ShownSource;
+  baseUrl: { value: string | null } & ShownSource;
+  token: { set: boolean } & ShownSource;
+  signingKey: { set: boolean } & ShownSource;
+  /** Board, base URL and token are all known: a command that calls the service can run. */
+  ready: boolean;
   configFile: string;
+  cacheDir: string;
 }
 
 const EXAMPLES = `
-Precedence: flags > CARDBOARD_* environment > config. Sources: flag, env, config. Never prints
-the token or the signing key, only whether one is present and where it came from.
+Each part comes from a flag, a CARDBOARD_* variable, a stored board or the default board (\`board use\`);
+a board named with --board or CARDBOARD_BOARD keeps its own base URL and token (README: "Boards and
+credentials"). Never prints the token or the signing key, only whether one is set and where from.
 
 Examples:
   $ cardboard board show
@@ -33,7 +47,7 @@ Examples:
 export function boardShowCommand(parent: Command, ctx: Context, run = runBoardShow): Command {
   return parent
     .command('show')
-    .description('Show the board, base URL and secrets a command would use, and their source')
+    .description('Show the board, base URL and secrets a command would use, and where each came from')
     .option('--json', 'print a JSON object')
     .addHelpText('after', EXAMPLES)
     .action(async (flags: { json?: boolean }) => {
@@ -41,28 +55,39 @@ export function boardShowCommand(parent: Command, ctx: Context, run = runBoardSh
     });
 }
 
-/** Resolve like every API command does (without failing on missing parts) and describe the result. */
-export async function runBoardShow(ctx: Context, opts: BoardShowOptions): Promise<void> {
+const shown = (origin: Origin | undefined): ShownSource => ({ source: origin?.kind ?? null, from: origin?.name ?? null });
+
+/** What a command would use, resolved exactly as an API command resolves it, without failing on missing parts. */
+export function boardShowResult(ctx: Context): BoardShowResult {
   const sel = resolveSelection(ctx, readConfig(ctx.env));
-  const result: BoardShowResult = {
+  return {
     alias: sel.alias ?? null,
-    id: sel.id ?? null,
-    baseUrl: sel.baseUrl ?? null,
-    token: { present: Boolean(sel.token), source: sel.token?.source ?? null },
-    signingKey: { present: Boolean(sel.signingKey), source: sel.signingKey?.source ?? null },
+    id: { value: sel.id?.value ?? null, ...shown(sel.id?.origin) },
+    baseUrl: { value: sel.baseUrl?.value ?? null, ...shown(sel.baseUrl?.origin) },
+    token: { set: sel.token !== undefined, ...shown(sel.token?.origin) },
+    signingKey: { set: sel.signingKey !== undefined, ...shown(sel.signingKey?.origin) },
+    ready: Boolean(sel.id && sel.baseUrl && sel.token),
     configFile: configPath(ctx.env),
+    cacheDir: cacheDir(ctx.env),
   };
+}
+
+const from = (part: ShownSource) => (part.source && part.from ? `  (from ${describeOrigin({ kind: part.source, name: part.from })})` : '');
+
+/** Print the result: `--json` exact, otherwise one line a part, escaped for the terminal. */
+export async function runBoardShow(ctx: Context, opts: BoardShowOptions): Promise<void> {
+  const result = boardShowResult(ctx);
   if (opts.json) return writeJson(ctx.stdout, result);
-  const from = (source: Source | null | undefined) => (source ? `  (from ${source})` : '');
   const lines = [
-    `board:        ${result.id ? result.id.value : '(none)'}${result.alias ? ` (alias ${result.alias})` : ''}${from(result.id?.source)}`,
-    `base URL:     ${result.baseUrl ? result.baseUrl.value : '(none)'}${from(result.baseUrl?.source)}`,
-    `token:        ${result.token.present ? 'present' : 'absent'}${from(result.token.source)}`,
-    `signing key:  ${result.signingKey.present ? 'present' : 'absent'}${from(result.signingKey.source)}`,
+    `board:        ${result.id.value ?? '(none)'}${result.alias && result.alias !== result.id.value ? ` (alias ${result.alias})` : ''}${from(result.id)}`,
+    `base URL:     ${result.baseUrl.value ?? '(none)'}${from(result.baseUrl)}`,
+    `token:        ${result.token.set ? 'set' : 'not set'}${from(result.token)}`,
+    `signing key:  ${result.signingKey.set ? 'set' : 'not set'}${from(result.signingKey)}`,
     `config file:  ${result.configFile}`,
+    `cache dir:    ${result.cacheDir}`,
   ];
-  await writeChunk(ctx.stdout, `${lines.join('\n')}\n`);
-  if (!result.id || !result.baseUrl || !result.token.present) {
+  await writeChunk(ctx.stdout, `${lines.map((line) => terminalText(line)).join('\n')}\n`);
+  if (!result.ready) {
     createStatus(ctx).info('Incomplete: set what is missing with --board/--base-url, CARDBOARD_* variables, or `cardboard board add`.');
   }
 }
