@@ -120,20 +120,23 @@ describe('board list, use, remove, show', () => {
   it('shows what a command would use and where each part came from, never the secrets', async () => {
     const configDir = await twoBoards();
     const plain = await runMain(['board', 'show'], { configDir });
-    expect(plain.stdout).toContain(`board:        ${BOARD_ID} (alias work)  (from config)`);
-    expect(plain.stdout).toContain('token:        present  (from config)');
-    expect(plain.stdout).toContain('signing key:  absent');
+    expect(plain.stdout).toContain(`board:        ${BOARD_ID} (alias work)  (from the default board "work")`);
+    expect(plain.stdout).toContain('token:        set  (from stored board "work")');
+    expect(plain.stdout).toContain('signing key:  not set\n');
     const env = { CARDBOARD_TOKEN: 'tok-from-env', CARDBOARD_BASE_URL: 'https://env.example', CARDBOARD_SIGNING_KEY: 'sk-env' };
     const before = await runMain(['--board', 'other', 'board', 'show', '--json'], { configDir, env });
     const after = await runMain(['board', 'show', '--json', '--board', 'other'], { configDir, env });
     expect(before.stdout).toBe(after.stdout);
+    // A board named with --board keeps its own URL and token; only the signing key it lacks comes from the environment.
     expect(JSON.parse(after.stdout)).toEqual({
       alias: 'other',
-      id: { value: CREATE_NEW_BOARD_ID, source: 'flag' },
-      baseUrl: { value: 'https://env.example', source: 'env' },
-      token: { present: true, source: 'env' },
-      signingKey: { present: true, source: 'env' },
+      id: { value: CREATE_NEW_BOARD_ID, source: 'flag', from: '--board' },
+      baseUrl: { value: emu.url, source: 'stored', from: 'other' },
+      token: { set: true, source: 'stored', from: 'other' },
+      signingKey: { set: true, source: 'env', from: 'CARDBOARD_SIGNING_KEY' },
+      ready: true,
       configFile: configFile(configDir),
+      cacheDir: join(`${configDir}-xdg-cache`, 'cardboard'),
     });
     for (const out of [plain.stdout, after.stdout]) {
       for (const secret of [TOKEN, CREATE_NEW_TOKEN, 'tok-from-env', 'sk-env']) expect(out).not.toContain(secret);
@@ -147,7 +150,7 @@ describe('board list, use, remove, show', () => {
     expect(r.stderr).not.toContain('sk-stored');
     expect(JSON.parse(readFileSync(configFile(configDir), 'utf8')).boards.work.signingKey).toBe('sk-stored');
     const show = await runMain(['board', 'show', '--json'], { configDir });
-    expect(JSON.parse(show.stdout).signingKey).toEqual({ present: true, source: 'config' });
+    expect(JSON.parse(show.stdout).signingKey).toEqual({ set: true, source: 'stored', from: 'work' });
   });
 });
 
@@ -164,7 +167,7 @@ describe('credentials in use', () => {
   it('exits 4 with a `board add` hint when there is no token', async () => {
     const r = await runMain(['schema'], { env: { CARDBOARD_BASE_URL: emu.url, CARDBOARD_BOARD: BOARD_ID } });
     expect(r.code).toBe(4);
-    expect(r.stderr).toContain(`error: No token for board ${BOARD_ID}.`);
+    expect(r.stderr).toContain(`error: No token for board ${BOARD_ID} (from CARDBOARD_BOARD).`);
     expect(r.stderr).toContain('cardboard board add');
   });
 

@@ -1,9 +1,10 @@
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { homedir } from 'node:os';
+import { join, sep } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parsePostUrl, resolveCredentials, resolveSelection, resolveSigningKey } from '../../src/config/resolve.js';
 import { readSchemaCache, schemaCachePath, writeSchemaCache } from '../../src/config/schema-cache.js';
-import { type CardboardConfig, configPath, readConfig, updateConfig } from '../../src/config/store.js';
+import { cacheDir, type CardboardConfig, configPath, readConfig, updateConfig } from '../../src/config/store.js';
 import { type Context, createContext, type GlobalOptions } from '../../src/context.js';
 import { AuthError, UsageError } from '../../src/errors.js';
 import { tempDir } from '../helpers/cli.js';
@@ -35,7 +36,13 @@ describe('POST URL parsing', () => {
 describe('precedence: flags > env > config', () => {
   it('uses the default board from config', () => {
     const { board, token } = resolveCredentials(ctxWith(), CONFIG);
-    expect(board).toEqual({ id: 'b-work', baseUrl: 'https://work.example', alias: 'work', sources: { id: 'config', baseUrl: 'config', token: 'config' } });
+    expect(board).toEqual({
+      id: 'b-work',
+      baseUrl: 'https://work.example',
+      alias: 'work',
+      sources: { id: 'config', baseUrl: 'config', token: 'config' },
+      origins: { id: { kind: 'default', name: 'work' }, baseUrl: { kind: 'stored', name: 'work' }, token: { kind: 'stored', name: 'work' } },
+    });
     expect(token).toBe('tok-work');
   });
 
@@ -61,7 +68,8 @@ describe('precedence: flags > env > config', () => {
   it('works in CI with env only and no config file, and creates none', () => {
     const ctx = ctxWith({ CARDBOARD_BASE_URL: 'https://ci.example', CARDBOARD_BOARD: 'b-ci', CARDBOARD_TOKEN: 'tok-ci' });
     const r = resolveCredentials(ctx);
-    expect(r.board).toEqual({ id: 'b-ci', baseUrl: 'https://ci.example', alias: undefined, sources: { id: 'env', baseUrl: 'env', token: 'env' } });
+    expect(r.board).toMatchObject({ id: 'b-ci', baseUrl: 'https://ci.example', alias: undefined, sources: { id: 'env', baseUrl: 'env', token: 'env' } });
+    expect(r.board.origins?.token).toEqual({ kind: 'env', name: 'CARDBOARD_TOKEN' });
     expect(ctx.secrets.has('tok-ci')).toBe(true);
     expect(existsSync(configPath(ctx.env))).toBe(false);
   });
@@ -76,14 +84,14 @@ describe('precedence: flags > env > config', () => {
 
   it('reports sources without failing on missing parts', () => {
     const sel = resolveSelection(ctxWith({ CARDBOARD_SIGNING_KEY: 'sk-env' }), CONFIG);
-    expect(sel.signingKey).toEqual({ value: 'sk-env', source: 'env' });
+    expect(sel.signingKey).toEqual({ value: 'sk-env', source: 'env', origin: { kind: 'env', name: 'CARDBOARD_SIGNING_KEY' } });
     expect(resolveSelection(ctxWith(), { boards: {} })).toEqual({ alias: undefined, baseUrl: undefined });
   });
 
   it('resolves the signing key from env, else the selected board, and marks it secret', async () => {
     const ctx = ctxWith();
     writeFileSync(configPath(ctx.env), JSON.stringify(CONFIG));
-    expect(await resolveSigningKey(ctx)).toEqual({ key: 'sk-work', source: 'config' });
+    expect(await resolveSigningKey(ctx)).toEqual({ key: 'sk-work', source: 'config', origin: { kind: 'stored', name: 'work' }, from: 'stored board "work"' });
     expect(ctx.secrets.has('sk-work')).toBe(true);
     ctx.globals = { board: 'side' };
     expect(await resolveSigningKey(ctx)).toBeUndefined();
@@ -116,7 +124,7 @@ describe('config store', () => {
   });
 
   it('caches a schema per board and token for the TTL, 0600, without the token', () => {
-    const env = { CARDBOARD_CONFIG_DIR: tempDir() };
+    const env = { CARDBOARD_CONFIG_DIR: tempDir(), XDG_CACHE_HOME: tempDir() };
     const fields = [{ name: 'Name', uuid: 'u1' }];
     const token = 'tok-cache-SECRET-123';
     writeSchemaCache(env, 'https://h.example', 'b', token, fields, 1_000_000);
@@ -127,5 +135,26 @@ describe('config store', () => {
     expect(readSchemaCache(env, 'https://h.example', 'b', token, 1_000_000 + 300_000)).toBeUndefined();
     expect(readSchemaCache(env, 'https://other.example', 'b', token, 1_000_000)).toBeUndefined();
     expect(readSchemaCache(env, 'https://h.example', 'b', 'another-token', 1_000_000)).toBeUndefined();
+  });
+
+  it('keeps the cache apart from the config: CARDBOARD_CACHE_DIR, else $XDG_CACHE_HOME/cardboard, else ~/.cache/cardboard', () => {
+    const config = join(tempDir(), 'cfg');
+    const xdg = tempDir();
+    expect(cacheDir({ CARDBOARD_CONFIG_DIR: config, XDG_CACHE_HOME: xdg })).toBe(join(xdg, 'cardboard'));
+    expect(cacheDir({ CARDBOARD_CACHE_DIR: '/c', XDG_CACHE_HOME: xdg })).toBe('/c');
+    if (process.platform !== 'win32') expect(cacheDir({})).toBe(join(homedir(), '.cache', 'cardboard'));
+    const env = { CARDBOARD_CONFIG_DIR: config, XDG_CACHE_HOME: xdg };
+    expect(writeSchemaCache(env, 'https://h.example', 'b', 'tok', [], 1)).toBeUndefined();
+    expect(schemaCachePath(env, 'https://h.example', 'b').startsWith(join(xdg, 'cardboard') + sep)).toBe(true);
+    expect(statSync(join(xdg, 'cardboard')).mode & 0o777).toBe(0o700);
+    expect(existsSync(config)).toBe(false);
+  });
+
+  it('an unwritable cache is a reason returned, never a throw', () => {
+    const blocker = join(tempDir(), 'file');
+    writeFileSync(blocker, 'not a directory');
+    const reason = writeSchemaCache({ CARDBOARD_CACHE_DIR: join(blocker, 'cache') }, 'https://h.example', 'b', 'tok-SECRET-1', [], 1);
+    expect(reason).toMatch(/^Cannot write the schema cache .*: (a part of the path is not a directory \(ENOTDIR\)|a file of that name is in the way \(EEXIST\)); the schema is not cached/);
+    expect(reason).not.toContain('tok-SECRET-1');
   });
 });

@@ -118,7 +118,7 @@ const CASES: Case[] = [
     args: () => ['board', 'list'],
     data: () => `alias\tid\tbaseUrl\tdefault\nold\t${BOARD_ID}\t${emu.url}\t\nwork\t${BOARD_ID}\t${emu.url}\tdefault\n`,
   },
-  { name: 'board show, incomplete', config: true, args: () => ['board', 'show'], env: () => ({ CARDBOARD_BOARD: 'nowhere' }), data: () => /^board: {8}nowhere {2}\(from env\)\n/, chatter: /^Incomplete:/ },
+  { name: 'board show, incomplete', config: true, args: () => ['board', 'show'], env: () => ({ CARDBOARD_BOARD: 'nowhere' }), data: () => /^board: {8}nowhere {2}\(from CARDBOARD_BOARD\)\n/, chatter: /^Incomplete:/ },
   { name: 'schema', args: () => ['schema'], data: () => /^name\tuuid\nName\t[-0-9a-f]{36}\nStatus\t[-0-9a-f]{36}\nOwner\t[-0-9a-f]{36}\nPriority\t[-0-9a-f]{36}\n$/ },
   { name: 'card put', args: () => ['card', 'put', 'Name=Quiet'], data: () => /^[^\s]+\n$/ },
   {
