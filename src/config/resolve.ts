@@ -133,8 +133,9 @@ export function tokenHints(board: ResolvedBoard): { 401: string; 403: string } |
       ? `check ${o.token.name} (it must be the API Key of board ${board.id})`
       : `store the current one with \`cardboard board add ${o.token.name} --url <POST URL>\``;
   const where = `the token from ${describeOrigin(o.token)}`;
-  const mixed =
-    o.baseUrl.kind !== o.token.kind || o.baseUrl.name !== o.token.name ? ` The base URL came from ${describeOrigin(o.baseUrl)}: is it the right service?` : '';
+  // Both from the environment, or both from one stored board, belong together; anything else may be a mix-up.
+  const together = o.baseUrl.kind === o.token.kind && (o.token.kind === 'env' || o.baseUrl.name === o.token.name);
+  const mixed = together ? '' : ` The base URL came from ${describeOrigin(o.baseUrl)}: is it the right service?`;
   return {
     401: `The service refused ${where}: ${fix}.${mixed}`,
     403: `The service does not allow ${where} here: ${fix}, and check that the REST API is switched on in Card Sources.${mixed}`,
