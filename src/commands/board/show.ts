@@ -47,7 +47,7 @@ Examples:
 export function boardShowCommand(parent: Command, ctx: Context, run = runBoardShow): Command {
   return parent
     .command('show')
-    .description('Show the board, base URL and secrets a command would use, and where each came from')
+    .description('Show the board, base URL and secrets a command would use, and their source')
     .option('--json', 'print a JSON object')
     .addHelpText('after', EXAMPLES)
     .action(async (flags: { json?: boolean }) => {
