@@ -47,6 +47,7 @@ describe('board add', () => {
     expect(r.code).toBe(4);
     expect(r.stderr).toContain('refused the token');
     expect(r.stderr).toContain('nothing was saved');
+    expect(r.stderr).toContain('hint: Copy the API Key of this board again (Card Sources → API)');
     expect(r.stderr).not.toContain('wrong-token-987');
     expect(existsSync(configFile(configDir))).toBe(false);
   });

@@ -137,6 +137,17 @@ describe('board show --json: one shape in every state', () => {
       'signing key:  set  (from CARDBOARD_SIGNING_KEY)',
     ]);
     expect(r.stdout).not.toMatch(/tok-env-2|sk-env-2/);
+    expect(r.stderr).toBe('');
+  });
+
+  it('the plain form says what is missing and how to give it', async () => {
+    const none = await runMain(['board', 'show']);
+    expect(none.stdout).toContain('token:        not set\n');
+    expect(none.stderr).toContain('Incomplete: no board: pass --board <alias-or-id>, set CARDBOARD_BOARD');
+    const noUrl = await runMain(['board', 'show'], { env: { CARDBOARD_BOARD: 'b-x' } });
+    expect(noUrl.stderr).toContain('Incomplete: no base URL for board b-x: pass --base-url or set CARDBOARD_BASE_URL.');
+    const noToken = await runMain(['--base-url', emu.url, 'board', 'show'], { env: { CARDBOARD_BOARD: 'b-x' } });
+    expect(noToken.stderr).toContain('Incomplete: no token for board b-x: set CARDBOARD_TOKEN');
   });
 });
 

@@ -85,7 +85,10 @@ async function verify(ctx: Context, opts: BoardAddOptions, token: string): Promi
     return (await api.getSchema({ signal: ctx.signal })).length;
   } catch (err) {
     if (err instanceof ApiError && (err.status === 401 || err.status === 403)) {
-      throw new AuthError(`The service refused the token for board ${opts.id} (${err.status}); nothing was saved.`, { cause: err });
+      throw new AuthError(`The service refused the token for board ${opts.id} (${err.status}); nothing was saved.`, {
+        hint: 'Copy the API Key of this board again (Card Sources → API), and check that the POST URL is of the same board.',
+        cause: err,
+      });
     }
     if (err instanceof CardboardError && !(err instanceof UsageError)) {
       throw new CardboardError(`Could not verify board ${opts.id}: ${err.message}. Nothing was saved.`, {

@@ -74,6 +74,13 @@ export function boardShowResult(ctx: Context): BoardShowResult {
 
 const from = (part: ShownSource) => (part.source && part.from ? `  (from ${describeOrigin({ kind: part.source, name: part.from })})` : '');
 
+/** What a command would still need, and where to give it. */
+function missing(r: BoardShowResult): string {
+  if (!r.id.value) return 'no board: pass --board <alias-or-id>, set CARDBOARD_BOARD, or store one with `cardboard board add`.';
+  if (!r.baseUrl.value) return `no base URL for board ${r.id.value}: pass --base-url or set CARDBOARD_BASE_URL.`;
+  return `no token for board ${r.id.value}: set CARDBOARD_TOKEN, or store the board with \`cardboard board add\`.`;
+}
+
 /** Print the result: `--json` exact, otherwise one line a part, escaped for the terminal. */
 export async function runBoardShow(ctx: Context, opts: BoardShowOptions): Promise<void> {
   const result = boardShowResult(ctx);
@@ -87,7 +94,5 @@ export async function runBoardShow(ctx: Context, opts: BoardShowOptions): Promis
     `cache dir:    ${result.cacheDir}`,
   ];
   await writeChunk(ctx.stdout, `${lines.map((line) => terminalText(line)).join('\n')}\n`);
-  if (!result.ready) {
-    createStatus(ctx).info('Incomplete: set what is missing with --board/--base-url, CARDBOARD_* variables, or `cardboard board add`.');
-  }
+  if (!result.ready) createStatus(ctx).info(`Incomplete: ${missing(result)}`);
 }
