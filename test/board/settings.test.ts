@@ -128,6 +128,20 @@ describe('board show --json: one shape in every state', () => {
     expect(r.stdout).not.toContain(TOKEN);
   });
 
+  it("the README's example has the same keys and types as a real answer", async () => {
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const after = readme.slice(readme.indexOf('`board show --json` always has every key below'));
+    const example = JSON.parse(/```json\n([\s\S]*?)```/.exec(after)![1]!);
+    // The state the example describes: "work" stored and the default, the token from CARDBOARD_TOKEN.
+    const configDir = join(tempDir(), 'cfg');
+    mkdirSync(configDir);
+    const work = { id: '64f1c2e8', baseUrl: 'https://cards.example.com', token: 'tok-work-1' };
+    writeFileSync(join(configDir, 'config.json'), JSON.stringify({ defaultBoard: 'work', boards: { work } }));
+    const real = JSON.parse((await runMain(['board', 'show', '--json'], { configDir, env: { CARDBOARD_TOKEN: 'tok-env-3' } })).stdout);
+    expect(typeOf(example)).toEqual(typeOf(real));
+    expect({ ...example, configFile: real.configFile, cacheDir: real.cacheDir }).toEqual(real);
+  });
+
   it('the plain form names each source', async () => {
     const r = await runMain(['board', 'show'], { configDir: configWithBoards(), env: { CARDBOARD_TOKEN: 'tok-env-2', CARDBOARD_SIGNING_KEY: 'sk-env-2' } });
     expect(r.stdout.split('\n').slice(0, 4)).toEqual([
