@@ -70,7 +70,7 @@ const part = (value: string, kind: Origin['kind'], name: string): Resolved => ({
 });
 
 /** The first part that is set, in order of precedence. */
-const first = (...parts: (Resolved | false | undefined)[]): Resolved | undefined => parts.find((p): p is Resolved => Boolean(p));
+const first = (...parts: (Resolved | undefined)[]): Resolved | undefined => parts.find((p) => p !== undefined);
 
 /**
  * Resolve the board, base URL, token and signing key (README, "Boards and credentials", the precedence table):
