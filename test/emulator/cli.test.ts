@@ -78,7 +78,7 @@ describe('cardboard emulator (built binary)', () => {
   it('--print-tokens shows a file’s tokens', async () => {
     const cli = startCli(['--port', '0', '--boards', DEMO_BOARDS_FILE, '--print-tokens']);
     await cli.ready;
-    expect(cli.stderr()).toContain('CARDBOARD_BOARD=demo CARDBOARD_TOKEN=demo-token-not-secret');
+    expect(cli.stderr()).toContain(`CARDBOARD_BOARD=${DEMO_BOARD_ID} CARDBOARD_TOKEN=${DEMO_TOKEN}`);
     cli.proc.kill('SIGTERM');
     expect(await cli.exited).toBe(0);
   });
@@ -113,5 +113,13 @@ describe('cardboard emulator (built binary)', () => {
 describe('fixtures', () => {
   it('fixtures/boards.json holds the test helper’s boards', () => {
     expect(JSON.parse(readFileSync(BOARDS_FILE, 'utf8'))).toEqual(TEST_BOARDS);
+  });
+
+  it('fixtures/demo-boards.json starts with the built-in demo board, so one stored alias works with both', () => {
+    const [first, second] = Object.entries(JSON.parse(readFileSync(DEMO_BOARDS_FILE, 'utf8')) as Record<string, { token: string; signingKey: string; updateMode: string }>);
+    expect(first![0]).toBe(DEMO_BOARD_ID);
+    expect(first![1]).toMatchObject({ token: DEMO_TOKEN, signingKey: DEMO_SIGNING_KEY, updateMode: 'Update if exists' });
+    expect(second![0]).toMatch(/^[23456789ABCDEFGHJKLMNPQRSTWXYZabcdefghijkmnopqrstuvwxyz]{17}$/);
+    expect(second![1].updateMode).toBe('Always Create New');
   });
 });
