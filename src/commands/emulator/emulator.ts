@@ -49,7 +49,7 @@ export function toOptions(flags: Record<string, string | boolean | undefined>): 
   // The fixed demo credentials are in the README: off loopback, anyone who can reach the port could use them.
   if (boardsFile === undefined && demoSeed === undefined && !isLoopbackHost(host)) {
     throw new UsageError(`--host ${host} is not loopback, and the demo board's token is public (it is in the README)`, {
-      hint: 'Pass --demo-seed <secret> for credentials only you know, or --boards FILE with your own tokens.',
+      hint: 'Pass --boards FILE with your own tokens (never printed), or --demo-seed S for credentials derived from a hard-to-guess S.',
     });
   }
   return {
