@@ -33,7 +33,7 @@ const FIXTURES = fileURLToPath(new URL('../../fixtures', import.meta.url));
 /** Lines that cannot run as written, and why. */
 const SKIP: Array<[RegExp, string]> = [
   [/^(npm|node) /, 'a development command (install, test suite, benchmarks), not a cardboard example'],
-  [/cards\.example\.com/, 'names a placeholder service (cards.example.com); the interactive form is typed on a pty in test/help/examples.test.ts'],
+  [/cards\.example\.com/, 'names a placeholder service (cards.example.com) the reader replaces with theirs'],
   [/=(sk-)?\.\.\.(\s|$)/, 'a placeholder value (`...`) the reader fills in'],
   [/--board src\b/, 'needs two stored boards, src and other'],
   [/\bbig\.csv\b/, "the reader's own large file, stopped with Ctrl-C (resume is tested in test/import)"],
