@@ -61,6 +61,10 @@ describe('the demo board', () => {
 });
 
 describe('cardboard emulator options', () => {
+  it('binds loopback by default', () => {
+    expect(toOptions({}).host).toBe('127.0.0.1');
+  });
+
   it('--burst defaults to the service’s 20 under --rate-limit', () => {
     expect(toOptions({ rateLimit: '120/min' }).rateLimit).toEqual({ perMinute: 120, burst: 20 });
     expect(toOptions({ rateLimit: '120/min', burst: '5' }).rateLimit).toEqual({ perMinute: 120, burst: 5 });

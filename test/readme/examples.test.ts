@@ -231,6 +231,23 @@ describe('README examples, run as written against `cardboard emulator`', () => {
     for (const value of [emulator.board, emulator.token, emulator.signingKey]) expect(readme).toContain(`\`${value}\``);
   });
 
+  it('reads the convention: sh lines, console `$ ` lines with `echo $?`, continuations, skip markers', () => {
+    const md = [
+      '```sh', '# a comment', 'cardboard schema   # trailing comment', 'cardboard card list \\', '  --all', 'cardboard board x   # exit 4', '```',
+      '```console', '$ cardboard import a.csv', 'error: ...', '$ echo $?', '2', '$ cardboard import a.csv --map A=B', 'created 1', '```',
+      '```text', '$ cardboard card put status=Open', '```',
+      '<!-- examples: skip needs a terminal -->', '', '```sh', 'cardboard board add work', '```',
+    ].join('\n');
+    expect(extractExamples(md)).toEqual([
+      { line: 3, command: 'cardboard schema   # trailing comment', exit: 0, skip: undefined },
+      { line: 4, command: 'cardboard card list  --all', exit: 0, skip: undefined },
+      { line: 6, command: 'cardboard board x   # exit 4', exit: 4, skip: undefined },
+      { line: 9, command: 'cardboard import a.csv', exit: 2, skip: undefined },
+      { line: 13, command: 'cardboard import a.csv --map A=B', exit: 0, skip: undefined },
+      { line: 22, command: 'cardboard board add work', exit: 0, skip: 'needs a terminal' },
+    ]);
+  });
+
   it('runs the examples of every command the issue names (none of them skipped)', () => {
     const run = examples.filter((e) => !e.skip).map((e) => e.command);
     for (const wanted of [
