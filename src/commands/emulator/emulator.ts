@@ -27,6 +27,17 @@ const DEFAULT_BURST = 20;
 
 const integer = (flag: string, value: string, min: number, max: number): number => parseInteger(value, flag, min, max);
 
+/** Where the demo board's credentials come from, and whether they may be served on `host`. */
+function checkCredentials(host: string, boardsFile: string | undefined, demoSeed: string | undefined): void {
+  if (demoSeed === '') throw new UsageError('--demo-seed needs a non-empty value');
+  if (demoSeed !== undefined && boardsFile !== undefined) throw new UsageError('--demo-seed and --boards cannot be combined: the seed makes the demo board, the file replaces it');
+  // The fixed demo credentials are in the README: off loopback, anyone who can reach the port could use them.
+  if (boardsFile !== undefined || demoSeed !== undefined || isLoopbackHost(host)) return;
+  throw new UsageError(`--host ${host} is not loopback, and the demo board's token is public (it is in the README)`, {
+    hint: 'Pass --boards FILE with your own tokens (never printed), or --demo-seed S for credentials derived from a hard-to-guess S.',
+  });
+}
+
 /** Flags → options; throws UsageError on a bad value (exit 2, nothing started). */
 export function toOptions(flags: Record<string, string | boolean | undefined>): EmulatorRunOptions {
   const str = (k: string) => flags[k] as string | undefined;
@@ -44,14 +55,7 @@ export function toOptions(flags: Record<string, string | boolean | undefined>): 
   const host = str('host') ?? '127.0.0.1';
   const boardsFile = str('boards');
   const demoSeed = str('demoSeed');
-  if (demoSeed !== undefined && boardsFile !== undefined) throw new UsageError('--demo-seed and --boards cannot be combined: the seed makes the demo board, the file replaces it');
-  if (demoSeed === '') throw new UsageError('--demo-seed needs a non-empty value');
-  // The fixed demo credentials are in the README: off loopback, anyone who can reach the port could use them.
-  if (boardsFile === undefined && demoSeed === undefined && !isLoopbackHost(host)) {
-    throw new UsageError(`--host ${host} is not loopback, and the demo board's token is public (it is in the README)`, {
-      hint: 'Pass --boards FILE with your own tokens (never printed), or --demo-seed S for credentials derived from a hard-to-guess S.',
-    });
-  }
+  checkCredentials(host, boardsFile, demoSeed);
   return {
     port: parsePort(str('port') ?? '4010'),
     host,
