@@ -1,6 +1,6 @@
-import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import type { UpdateMode } from '../spec-types.js';
+import { derivedId, randomId } from './ids.js';
 import type { BoardSettings, BoardsFile } from './types.js';
 
 /** A boards file that cannot be used: its message names the board and the setting. */
@@ -13,14 +13,23 @@ const UPDATE_MODES: readonly UpdateMode[] = ['Update if exists', 'Always Create 
 /** Fields of the demo board (issue 2: Name, Status, Owner, Priority). */
 export const DEMO_FIELDS = ['Name', 'Status', 'Owner', 'Priority'];
 
-function hex(bytes: number): string {
-  return randomBytes(bytes).toString('hex');
-}
+/**
+ * The demo board's fixed credentials (README): the same after every restart, so a stored alias keeps
+ * working. Public, so only for an emulator on loopback (`cardboard emulator` refuses anything else).
+ */
+export const DEMO_BOARD_ID = 'DemoBoardK7fR2mQx';
+export const DEMO_TOKEN = 'demo-token-loopback-only';
+export const DEMO_SIGNING_KEY = 'demo-signing-key-loopback-only';
 
-/** One demo board with fresh id, token and signing key (printed by `cardboard emulator`). */
-export function demoBoards(): BoardsFile {
+/**
+ * The demo board (printed by `cardboard emulator`): the fixed credentials above, or, given a seed,
+ * an id, token and signing key derived from it (the same for the same seed, unguessable without it).
+ */
+export function demoBoards(seed?: string): BoardsFile {
+  const fields = [...DEMO_FIELDS];
+  if (seed === undefined) return { [DEMO_BOARD_ID]: { token: DEMO_TOKEN, fields, signingKey: DEMO_SIGNING_KEY } };
   return {
-    [`demo-${hex(4)}`]: { token: `demo-tok-${hex(12)}`, fields: [...DEMO_FIELDS], signingKey: `demo-sk-${hex(12)}` },
+    [derivedId(seed, 'board')]: { token: derivedId(seed, 'token', 32), fields, signingKey: derivedId(seed, 'signing-key', 32) },
   };
 }
 
@@ -63,7 +72,7 @@ export function normalizeBoards(file: unknown): Record<string, BoardSettings> {
       updateMode: updateMode as UpdateMode,
       createFields: b.createFields === true,
       webhookUrl: webhookUrl as string | null,
-      signingKey: (b.signingKey as string | undefined) ?? `sk-${hex(12)}`,
+      signingKey: (b.signingKey as string | undefined) ?? randomId(32),
     };
   }
   if (Object.keys(out).length === 0) throw new BoardsFileError('the boards file defines no board');

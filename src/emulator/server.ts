@@ -3,11 +3,12 @@ import { Api, type ApiRequest, BAD_BODY, type Reply } from './api.js';
 import { demoBoards, normalizeBoards } from './boards.js';
 import { type FaultSpec, parseFaults, seededRandom } from './faults.js';
 import { RateLimiter } from './rate-limit.js';
-import { BoardStore, idSource } from './store.js';
+import { idSource } from './ids.js';
+import { BoardStore } from './store.js';
 import type { EmulatorOptions, EmulatorState, RecordedRequest, RunningEmulator } from './types.js';
 import { WebhookSender } from './webhooks.js';
 
-export { BoardsFileError, readBoardsFile } from './boards.js';
+export { BoardsFileError, DEMO_BOARD_ID, DEMO_SIGNING_KEY, DEMO_TOKEN, readBoardsFile } from './boards.js';
 export { FaultSpecError, parseFaults } from './faults.js';
 export type * from './types.js';
 
@@ -41,8 +42,8 @@ function send(res: http.ServerResponse, reply: Reply): void {
 
 /** Start the local Card Board Service (issue 2 §3) and resolve once it listens. */
 export async function startEmulator(opts: EmulatorOptions = {}): Promise<RunningEmulator> {
-  const settings = normalizeBoards(opts.boards ?? demoBoards());
-  const newId = idSource();
+  const settings = normalizeBoards(opts.boards ?? demoBoards(opts.demoSeed));
+  const newId = idSource(opts.idSeed);
   const stores = new Map(Object.entries(settings).map(([id, s]) => [id, new BoardStore(id, s, newId)]));
   const webhooks = new WebhookSender(
     (boardId) => ({ url: settings[boardId]!.webhookUrl, signingKey: settings[boardId]!.signingKey }),

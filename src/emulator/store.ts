@@ -1,13 +1,6 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { Card, Comment, Field } from '../spec-types.js';
 import type { BoardSettings, BoardState, WebhookStats } from './types.js';
-
-/** Makes 24-hex-digit ids like Mongo's: a random prefix per emulator and a counter (cheap, unique). */
-export function idSource(): () => string {
-  const prefix = randomBytes(5).toString('hex');
-  let n = 0;
-  return () => prefix + (n++).toString(16).padStart(14, '0');
-}
 
 /** The outcome of a create-or-update (spec 4.3). */
 export interface PutResult {
@@ -42,7 +35,7 @@ export class BoardStore {
       // A fresh id even when an unknown `_id` was sent, so a client can see that a new card was made.
       // Null prototype: a field named "__proto__" must stay a plain key.
       card = Object.create(null) as Card;
-      card._id = this.newId();
+      card._id = this.freshId();
       this.cards.push(card);
       this.byId.set(card._id, card);
     }
@@ -57,6 +50,13 @@ export class BoardStore {
       card[key] = body[key];
     }
     return { card, created };
+  }
+
+  /** A new id no card of this board has (a clash is ~2^-98 likely, but two cards must never share one). */
+  private freshId(): string {
+    let id = this.newId();
+    while (this.byId.has(id)) id = this.newId();
+    return id;
   }
 
   /** The card with this `_id` (spec 4.4). */

@@ -34,8 +34,12 @@ export interface EmulatorOptions {
   port?: number;
   /** Default 127.0.0.1. */
   host?: string;
-  /** Default: one demo board with fields Name, Status, Owner, Priority. */
+  /** Default: one demo board with fields Name, Status, Owner, Priority (fixed credentials, see demoSeed). */
   boards?: BoardsFile;
+  /** Derive the demo board's id, token and signing key from this seed instead of the fixed ones (ignored with `boards`). */
+  demoSeed?: string;
+  /** Seed of card and comment ids: the same sequence for the same seed (default: the CSPRNG). */
+  idSeed?: string;
   /** Cards per page of GET /api/aptlet/{id} (default 50). */
   pageSize?: number;
   /** Per-token token bucket; no limit when absent. */

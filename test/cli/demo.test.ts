@@ -19,7 +19,8 @@ describe('npm run demo', () => {
     const header = stdout.split(/\r?\n/).find((l) => l.startsWith('_id,'));
     expect(header).toBe('_id,Name,Status,Owner,Priority');
     // 25 demo rows, each listed once with the Assignee column landed in Owner.
-    expect(stdout.match(/^[0-9a-f]{24},/gm)).toHaveLength(25);
+    // Service-shaped ids (17 letters and digits), as the emulator makes them.
+    expect(stdout.match(/^[23456789ABCDEFGHJKLMNPQRSTWXYZabcdefghijkmnopqrstuvwxyz]{17},/gm)).toHaveLength(25);
     expect(stdout).toContain('Fix login redirect loop,Open,Alice Martin,High');
   });
 });

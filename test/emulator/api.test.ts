@@ -44,7 +44,7 @@ describe('create and update (spec 4.3)', () => {
     const r = await put({ Name: 'A', status: 'lower', STATUS: 'upper', Owner: 'Ada', Nope: 1 });
     expect(r.status).toBe(200);
     const card = r.json as Record<string, unknown>;
-    expect(card).toEqual({ _id: expect.stringMatching(/^[0-9a-f]{24}$/), Name: 'A', Owner: 'Ada' });
+    expect(card).toEqual({ _id: expect.stringMatching(/^[23456789ABCDEFGHJKLMNPQRSTWXYZabcdefghijkmnopqrstuvwxyz]{17}$/), Name: 'A', Owner: 'Ada' });
     expect(emu.state()[BOARD_ID]!.cards).toEqual([card]);
     expect(emu.state()[BOARD_ID]!.fields.map((f) => f.name)).toEqual(FIELDS);
   });

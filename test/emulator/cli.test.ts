@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BIN, childEnv, runCli } from '../helpers/cli.js';
+import { DEMO_BOARD_ID, DEMO_SIGNING_KEY, DEMO_TOKEN } from '../../src/emulator/boards.js';
 import { BOARD_ID, TEST_BOARDS, TOKEN } from '../helpers/emulator.js';
 
 const BOARDS_FILE = fileURLToPath(new URL('../../fixtures/boards.json', import.meta.url));
@@ -64,8 +65,10 @@ describe('cardboard emulator (built binary)', () => {
     const url = await cli.ready;
     const m = /export CARDBOARD_BASE_URL=(\S+) CARDBOARD_BOARD=(\S+) CARDBOARD_TOKEN=(\S+) CARDBOARD_SIGNING_KEY=(\S+)/.exec(cli.stderr());
     expect(m).not.toBeNull();
-    const [, base, board, token] = m!;
+    const [, base, board, token, key] = m!;
     expect(base).toBe(url);
+    // The fixed demo credentials of the README, the same after every restart.
+    expect([board, token, key]).toEqual([DEMO_BOARD_ID, DEMO_TOKEN, DEMO_SIGNING_KEY]);
     const r = await fetch(`${url}/api/aptlet/${board}`, { headers: { 'x-token': token! } });
     expect(((await r.json()) as unknown[]).length).toBe(3);
     cli.proc.kill('SIGINT');
@@ -75,7 +78,7 @@ describe('cardboard emulator (built binary)', () => {
   it('--print-tokens shows a file’s tokens', async () => {
     const cli = startCli(['--port', '0', '--boards', DEMO_BOARDS_FILE, '--print-tokens']);
     await cli.ready;
-    expect(cli.stderr()).toContain('CARDBOARD_BOARD=demo CARDBOARD_TOKEN=demo-token-not-secret');
+    expect(cli.stderr()).toContain(`CARDBOARD_BOARD=${DEMO_BOARD_ID} CARDBOARD_TOKEN=${DEMO_TOKEN}`);
     cli.proc.kill('SIGTERM');
     expect(await cli.exited).toBe(0);
   });
@@ -89,6 +92,7 @@ describe('cardboard emulator (built binary)', () => {
     [['--port', '70000'], '--port'],
     [['--boards', '/nonexistent/boards.json'], '--boards'],
     [['--boards', BIN], 'not valid JSON'],
+    [['--host', '0.0.0.0'], 'not loopback'],
   ])('exits 2 on %j', async (args, message) => {
     const r = await runCli(['emulator', ...args]);
     expect(r.code).toBe(2);
@@ -109,5 +113,13 @@ describe('cardboard emulator (built binary)', () => {
 describe('fixtures', () => {
   it('fixtures/boards.json holds the test helper’s boards', () => {
     expect(JSON.parse(readFileSync(BOARDS_FILE, 'utf8'))).toEqual(TEST_BOARDS);
+  });
+
+  it('fixtures/demo-boards.json starts with the built-in demo board, so one stored alias works with both', () => {
+    const [first, second] = Object.entries(JSON.parse(readFileSync(DEMO_BOARDS_FILE, 'utf8')) as Record<string, { token: string; signingKey: string; updateMode: string }>);
+    expect(first![0]).toBe(DEMO_BOARD_ID);
+    expect(first![1]).toMatchObject({ token: DEMO_TOKEN, signingKey: DEMO_SIGNING_KEY, updateMode: 'Update if exists' });
+    expect(second![0]).toMatch(/^[23456789ABCDEFGHJKLMNPQRSTWXYZabcdefghijkmnopqrstuvwxyz]{17}$/);
+    expect(second![1].updateMode).toBe('Always Create New');
   });
 });

@@ -15,3 +15,35 @@ export async function startKeyReceiver(signingKey: string): Promise<{ server: Se
   await once(server, 'listening');
   return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
 }
+
+/**
+ * A real record file: `webhook listen --port 0 --record <file>` (the built binary) receives `count`
+ * signed deliveries (cards `card-1`…, Status alternating Done/Open), then stops on Ctrl-C. Resolves
+ * with the file once the listener exited 0.
+ */
+export async function recordDeliveries(file: string, signingKey: string, count: number): Promise<string> {
+  const { spawn } = await import('node:child_process');
+  const { BIN, childEnv } = await import('./cli.js');
+  const child = spawn(process.execPath, [BIN, 'webhook', 'listen', '--port', '0', '--record', file, '--quiet'], {
+    env: childEnv({ env: { CARDBOARD_SIGNING_KEY: signingKey } }),
+  });
+  const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+  let err = '';
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stderr.on('data', (b: Buffer) => {
+      err += b.toString();
+      const m = /Listening on (http:\/\/\S+)/.exec(err);
+      if (m) resolve(m[1]!);
+    });
+    void exited.then(() => reject(new Error(`webhook listen exited before it listened: ${err}`)));
+  });
+  for (let i = 1; i <= count; i++) {
+    const body = JSON.stringify({ _id: `card-${i}`, Name: `Card ${i}`, Status: i % 2 ? 'Done' : 'Open' });
+    const r = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-signingKey': signingKey }, body });
+    if (r.status !== 200) throw new Error(`delivery ${i} answered ${r.status}`);
+  }
+  child.kill('SIGINT');
+  const code = await exited;
+  if (code !== 0) throw new Error(`webhook listen exited ${code}: ${err}`);
+  return file;
+}

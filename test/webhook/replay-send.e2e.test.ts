@@ -91,7 +91,7 @@ describe('webhook send', () => {
     await receiver.stop();
     const lines = recorded(sink);
     expect(lines.length).toBe(1);
-    expect(lines[0]!.body).toEqual({ _id: expect.stringMatching(/^[0-9a-f]{24}$/), Name: 'Sent' });
+    expect(lines[0]!.body).toEqual({ _id: expect.stringMatching(/^[23456789ABCDEFGHJKLMNPQRSTWXYZabcdefghijkmnopqrstuvwxyz]{17}$/), Name: 'Sent' });
   });
 
   it('exits 1 when a receiver accepts a wrong key, and sends a real card with --card', async () => {

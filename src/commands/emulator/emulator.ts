@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import type { Context } from '../../context.js';
 import { CardboardError, UsageError } from '../../errors.js';
 import { FaultSpecError, parseFaults } from '../../emulator/faults.js';
+import { isLoopbackHost } from '../../http/url.js';
 import { interruptible } from '../../interrupt.js';
 import { parseInteger, parsePort, parseRate } from '../../units.js';
 
@@ -10,6 +11,8 @@ export interface EmulatorRunOptions {
   port: number;
   host: string;
   boardsFile?: string;
+  /** Derive the demo board's credentials and the card ids from this seed (not with boardsFile). */
+  demoSeed?: string;
   pageSize: number;
   rateLimit?: { perMinute: number; burst: number };
   faults?: string;
@@ -19,9 +22,21 @@ export interface EmulatorRunOptions {
   printTokens: boolean;
 }
 
-const DEFAULT_BURST = 10;
+/** The service lets a key burst to 20 requests at once (120/min, 20 a second). */
+const DEFAULT_BURST = 20;
 
 const integer = (flag: string, value: string, min: number, max: number): number => parseInteger(value, flag, min, max);
+
+/** Where the demo board's credentials come from, and whether they may be served on `host`. */
+function checkCredentials(host: string, boardsFile: string | undefined, demoSeed: string | undefined): void {
+  if (demoSeed === '') throw new UsageError('--demo-seed needs a non-empty value');
+  if (demoSeed !== undefined && boardsFile !== undefined) throw new UsageError('--demo-seed and --boards cannot be combined: the seed makes the demo board, the file replaces it');
+  // The fixed demo credentials are in the README: off loopback, anyone who can reach the port could use them.
+  if (boardsFile !== undefined || demoSeed !== undefined || isLoopbackHost(host)) return;
+  throw new UsageError(`--host ${host} is not loopback, and the demo board's token is public (it is in the README)`, {
+    hint: 'Pass --boards FILE with your own tokens (never printed), or --demo-seed S for credentials derived from a hard-to-guess S.',
+  });
+}
 
 /** Flags → options; throws UsageError on a bad value (exit 2, nothing started). */
 export function toOptions(flags: Record<string, string | boolean | undefined>): EmulatorRunOptions {
@@ -37,10 +52,15 @@ export function toOptions(flags: Record<string, string | boolean | undefined>): 
     }
   }
   const rate = str('rateLimit');
+  const host = str('host') ?? '127.0.0.1';
+  const boardsFile = str('boards');
+  const demoSeed = str('demoSeed');
+  checkCredentials(host, boardsFile, demoSeed);
   return {
     port: parsePort(str('port') ?? '4010'),
-    host: str('host') ?? '127.0.0.1',
-    boardsFile: str('boards'),
+    host,
+    boardsFile,
+    demoSeed,
     pageSize: integer('--page-size', str('pageSize') ?? '50', 1, 100_000),
     rateLimit: rate === undefined ? undefined : {
       perMinute: parseRate(rate, '--rate-limit') * 60,
@@ -61,9 +81,10 @@ export function emulatorCommand(parent: Command, ctx: Context, run = runEmulator
     .option('--port <n>', 'port to listen on; 0 picks a free one', '4010')
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .option('--boards <file>', 'boards file (JSON: id → token, fields, updateMode, createFields, webhookUrl, signingKey)')
+    .option('--demo-seed <seed>', 'derive the demo board\'s id, token and signing key (and the card ids) from a seed instead of the fixed, public ones')
     .option('--page-size <n>', 'cards per page of a list', '50')
     .option('--rate-limit <rate>', 'per-token limit, e.g. 120/min, 2/s or 7200/h; over it: 429 with Retry-After')
-    .option('--burst <n>', `requests a token may send at once under --rate-limit (default ${DEFAULT_BURST})`)
+    .option('--burst <n>', `requests a token may send at once under --rate-limit (default: ${DEFAULT_BURST}, as the service)`)
     .option('--faults <spec>', 'inject faults, e.g. 503:0.05,500-after:0.02,reset:0.02,reset-after:0.01,delay:200ms')
     .option('--fault-seed <n>', 'seed of the fault dice, for a repeatable run')
     .option('--seed-cards <n>', 'insert N demo cards into the first board', '0')
@@ -72,9 +93,9 @@ export function emulatorCommand(parent: Command, ctx: Context, run = runEmulator
       'after',
       `
 Examples:
-  $ cardboard emulator                       # demo board; prints the export lines to paste
+  $ cardboard emulator                       # the demo board (fixed credentials); prints the export lines to paste
   $ cardboard emulator --port 0 --boards fixtures/demo-boards.json --page-size 2
-  $ cardboard emulator --rate-limit 120/min --burst 20 --faults 503:0.05,delay:200ms`,
+  $ cardboard emulator --rate-limit 120/min --faults 503:0.05,delay:200ms   # as the service: 120/min, bursts of 20`,
     )
     .action(async (flags: Record<string, string | boolean | undefined>) => run(ctx, toOptions(flags)));
 }
@@ -98,7 +119,7 @@ export async function runEmulator(ctx: Context, opts: EmulatorRunOptions): Promi
   }
   let running: Awaited<ReturnType<typeof emulator.startEmulator>>;
   try {
-    running = await emulator.startEmulator({ ...opts, boards });
+    running = await emulator.startEmulator({ ...opts, boards, idSeed: opts.demoSeed });
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL') {

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomInt } from 'node:crypto';
 import type { Command } from 'commander';
 import type { Context } from '../../context.js';
 import { AuthError, CardboardError, UsageError } from '../../errors.js';
@@ -53,13 +53,19 @@ Examples:
     });
 }
 
+/** 17 letters and digits, the shape of the service's ids (`JShpBxEFgRmZnivTf`), so a receiver sees a realistic `_id`. */
+function serviceShapedId(): string {
+  const alphabet = '23456789ABCDEFGHJKLMNPQRSTWXYZabcdefghijkmnopqrstuvwxyz';
+  return Array.from({ length: 17 }, () => alphabet[randomInt(alphabet.length)]).join('');
+}
+
 /** The card to send: --data parsed as an object, --card fetched, or a sample card. */
 async function cardFor(ctx: Context, opts: WebhookSendOptions): Promise<Record<string, unknown>> {
   if (opts.card !== undefined) {
     const api = await ctx.api();
     return await api.getCard(opts.card);
   }
-  const card: Record<string, unknown> = { _id: randomBytes(12).toString('hex') };
+  const card: Record<string, unknown> = { _id: serviceShapedId() };
   if (opts.data === undefined) return { ...card, Name: 'Test delivery from cardboard webhook send' };
   let parsed: unknown;
   try {

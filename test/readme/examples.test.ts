@@ -1,0 +1,285 @@
+// Issue 12: the README's examples run as written against `cardboard emulator` started with its defaults.
+//
+// Which lines run (the convention; a new example joins in by being written in one of these blocks):
+// - every ```sh block: each line that is not blank or a `#` comment is a command (a line ending in `\`
+//   continues on the next); a trailing `# exit N` says the documented exit code (default 0);
+// - every ```console block: each `$ ` line is a command; `$ echo $?` followed by a number gives the
+//   exit code of the command before it; the other lines are output and are not compared;
+// - ```text and other blocks are never run; `<!-- examples: skip REASON -->` just before a block skips
+//   it whole; a line that cannot run as written is listed in SKIP below with the reason.
+//
+// The session is one reader following the README from top to bottom: one working directory (holding a
+// copy of fixtures/ and a git repository with one commit), one config dir and HOME, `cardboard` on PATH
+// (the built bin/cardboard.js). Variables carry from line to line (`id=$(cardboard card put …)` then
+// `"$id"`; `export`). What the reader is assumed to have, and the only rewrites made:
+// - $TOKEN, $SIGNING_KEY and $POST_URL: those of the emulator's demo board (as it prints them);
+// - port 4010 (the emulator's default) is rewritten to the port of this test's emulator, started with
+//   `cardboard emulator --port 0` so parallel runs never collide; port 3000 ("your app") to a receiver
+//   that answers 200 to the demo board's signing key and 403 to any other;
+// - hooks.jsonl, "the recorded deliveries", is a file recorded by `webhook listen --record` (45 deliveries);
+// - the completion directories exist under HOME.
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { chmodSync, cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import type { Server } from 'node:http';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BIN, childEnv, tempDir } from '../helpers/cli.js';
+import { recordDeliveries, startKeyReceiver } from '../helpers/receiver.js';
+
+const README = fileURLToPath(new URL('../../README.md', import.meta.url));
+const FIXTURES = fileURLToPath(new URL('../../fixtures', import.meta.url));
+
+/** Lines that cannot run as written, and why. */
+const SKIP: Array<[RegExp, string]> = [
+  [/^(npm|node) /, 'a development command (install, test suite, benchmarks), not a cardboard example'],
+  [/cards\.example\.com/, 'names a placeholder service (cards.example.com) the reader replaces with theirs'],
+  [/=(sk-)?\.\.\.(\s|$)/, 'a placeholder value (`...`) the reader fills in'],
+  [/--board src\b/, 'needs two stored boards, src and other'],
+  [/\bbig\.csv\b/, "the reader's own large file, stopped with Ctrl-C (resume is tested in test/import)"],
+];
+/** Servers that run until Ctrl-C. */
+const LONG_RUNNING = /\bcardboard (emulator|webhook listen)\b/;
+
+interface Example {
+  /** 1-based line of the README where the command starts. */
+  line: number;
+  command: string;
+  exit: number;
+  skip?: string;
+}
+
+/** Every command of the README's sh and console blocks, in order (see the convention above). */
+function extractExamples(markdown: string): Example[] {
+  const lines = markdown.split(/\r?\n/);
+  const out: Example[] = [];
+  let lang: string | undefined;
+  let blockSkip: string | undefined;
+  for (let i = 0; i < lines.length; i++) {
+    const text = lines[i]!;
+    const fence = /^```(\w*)/.exec(text);
+    if (fence) {
+      if (lang === undefined) {
+        lang = fence[1]!;
+        const before = lines.slice(0, i).reverse().find((l) => l.trim() !== '');
+        blockSkip = /^<!-- examples: skip (.+?) -->$/.exec(before?.trim() ?? '')?.[1];
+      } else lang = undefined;
+      continue;
+    }
+    if (lang !== 'sh' && lang !== 'console') continue;
+    let command: string;
+    if (lang === 'sh') {
+      if (text.trim() === '' || text.trimStart().startsWith('#')) continue;
+      command = text;
+    } else {
+      if (!text.startsWith('$ ')) continue;
+      command = text.slice(2);
+      if (command.trim() === 'echo $?') {
+        const code = /^\d+$/.exec(lines[i + 1]?.trim() ?? '');
+        if (code && out.length > 0) out[out.length - 1]!.exit = Number(code[0]);
+        continue;
+      }
+    }
+    const line = i + 1;
+    while (command.endsWith('\\') && i + 1 < lines.length) command = `${command.slice(0, -1)} ${lines[++i]!.trim()}`;
+    const exit = Number(/#\s*exit (\d+)\s*$/.exec(command)?.[1] ?? 0);
+    const skip = blockSkip ?? SKIP.find(([re]) => re.test(command.trim()))?.[1] ?? fixedPort(command);
+    out.push({ line, command: command.trim(), exit, skip });
+  }
+  return out;
+}
+
+/** A server that binds a fixed port (its default 4010 or 8787) could collide with a parallel run. */
+function fixedPort(command: string): string | undefined {
+  if (!LONG_RUNNING.test(command) || /--port 0\b/.test(command)) return undefined;
+  return 'a server on a fixed port (4010 or 8787) that a parallel test may hold; the same command with --port 0 runs';
+}
+
+const examples = extractExamples(readFileSync(README, 'utf8'));
+const children = new Set<ChildProcess>();
+
+interface Outcome {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Collect a child's output (decoded once at the end) and its exit code; SIGKILL after 30 s. */
+function collect(child: ChildProcess, onStderr?: (text: string) => void): Promise<Outcome> {
+  children.add(child);
+  const out: Buffer[] = [];
+  const err: Buffer[] = [];
+  child.stdout?.on('data', (b: Buffer) => out.push(b));
+  child.stderr?.on('data', (b: Buffer) => {
+    err.push(b);
+    onStderr?.(Buffer.concat(err).toString('utf8'));
+  });
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => child.pid && process.kill(-child.pid, 'SIGKILL'), 30_000);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      children.delete(child);
+      resolve({ code, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') });
+    });
+  });
+}
+
+let emulator: { child: ChildProcess; url: string; board: string; token: string; signingKey: string };
+let receiver: Server;
+let receiverUrl: string;
+let cwd: string;
+/** The reader's shell environment, as the previous line left it. */
+let env: NodeJS.ProcessEnv;
+
+/** `cardboard emulator --port 0` (its defaults otherwise); resolves with what its export line says. */
+async function startEmulator(): Promise<typeof emulator> {
+  const child = spawn(process.execPath, [BIN, 'emulator', '--port', '0'], { env: childEnv(), detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  const exited = collect(child);
+  const ready = await new Promise<RegExpExecArray>((resolve, reject) => {
+    child.stderr.on('data', (b: Buffer) => {
+      stderr += b.toString();
+      if (!/^listening on /m.test(stderr)) return;
+      const m = /export CARDBOARD_BASE_URL=(\S+) CARDBOARD_BOARD=(\S+) CARDBOARD_TOKEN=(\S+) CARDBOARD_SIGNING_KEY=(\S+)/.exec(stderr);
+      if (m) resolve(m);
+      else reject(new Error(`no export line: ${stderr}`));
+    });
+    void exited.then((o) => reject(new Error(`emulator exited ${o.code}: ${o.stderr}`)));
+  });
+  const [, url, board, token, signingKey] = ready;
+  return { child, url: url!, board: board!, token: token!, signingKey: signingKey! };
+}
+
+beforeAll(async () => {
+  emulator = await startEmulator();
+  const started = await startKeyReceiver(emulator.signingKey);
+  receiver = started.server;
+  receiverUrl = started.url;
+
+  cwd = tempDir('cardboard-readme-cwd-');
+  cpSync(FIXTURES, join(cwd, 'fixtures'), { recursive: true });
+  const git = (...args: string[]) => execFileSync('git', ['-c', 'user.name=Ada', '-c', 'user.email=ada@example.com', ...args], { cwd, stdio: 'ignore' });
+  git('init', '-q');
+  git('commit', '-q', '--allow-empty', '-m', 'Fix the login redirect loop');
+  await recordDeliveries(join(cwd, 'hooks.jsonl'), emulator.signingKey, 45);
+
+  const home = tempDir('cardboard-readme-home-');
+  for (const dir of ['.local/share/bash-completion/completions', '.config/fish/completions']) mkdirSync(join(home, dir), { recursive: true });
+  const bin = tempDir('cardboard-readme-bin-');
+  writeFileSync(join(bin, 'cardboard'), `#!/bin/sh\nexec "${process.execPath}" "${BIN}" "$@"\n`);
+  chmodSync(join(bin, 'cardboard'), 0o755);
+  env = childEnv({
+    configDir: tempDir('cardboard-readme-config-'),
+    env: {
+      HOME: home,
+      XDG_CONFIG_HOME: undefined,
+      XDG_CACHE_HOME: undefined,
+      SHELL: '/bin/bash',
+      PATH: `${bin}:${process.env.PATH ?? ''}`,
+      TOKEN: emulator.token,
+      SIGNING_KEY: emulator.signingKey,
+      POST_URL: `${emulator.url}/api/aptlet/${emulator.board}`,
+    },
+  });
+}, 60_000);
+
+afterAll(async () => {
+  for (const child of children) if (child.exitCode === null && child.pid) process.kill(-child.pid, 'SIGKILL');
+  await new Promise((resolve) => receiver?.close(resolve));
+});
+
+/** Rewrite only the ports: the emulator's default 4010 and "your app" on 3000. */
+function rewritePorts(command: string): string {
+  const port = (url: string) => new URL(url).port;
+  return command
+    .replace(/\b(127\.0\.0\.1|localhost):4010\b/g, `127.0.0.1:${port(emulator.url)}`)
+    .replace(/\b(127\.0\.0\.1|localhost):3000\b/g, `127.0.0.1:${port(receiverUrl)}`);
+}
+
+/** Run one line in bash (pipefail, every assignment exported) and keep the environment it leaves. */
+async function runLine(command: string): Promise<Outcome> {
+  const envFile = join(cwd, '.readme-env');
+  const script = `set -a\n${command}\n__rc=$?\nenv -0 > ${JSON.stringify(envFile)}\nexit $__rc\n`;
+  const child = spawn('bash', ['-o', 'pipefail', '-c', script], { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  const outcome = await collect(child);
+  const next: NodeJS.ProcessEnv = {};
+  for (const entry of readFileSync(envFile, 'utf8').split('\0')) {
+    const eq = entry.indexOf('=');
+    if (eq > 0 && !['_', '__rc', 'SHLVL', 'OLDPWD', 'PWD'].includes(entry.slice(0, eq))) next[entry.slice(0, eq)] = entry.slice(eq + 1);
+  }
+  rmSync(envFile);
+  env = next;
+  return outcome;
+}
+
+/** Start a server example, wait for its ready line, press Ctrl-C: it must have been ready and exit 0. */
+async function runUntilReady(command: string): Promise<Outcome & { ready: boolean }> {
+  const child = spawn('bash', ['-o', 'pipefail', '-c', command], { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  let ready = false;
+  const outcome = await collect(child, (text) => {
+    if (!ready && /^ ?listening on http:\/\/\S+/im.test(text)) {
+      ready = true;
+      process.kill(-child.pid!, 'SIGINT');
+    }
+  });
+  return { ...outcome, ready };
+}
+
+describe('README examples, run as written against `cardboard emulator`', () => {
+  it('the emulator started with its defaults serves the README’s demo board', () => {
+    const readme = readFileSync(README, 'utf8');
+    for (const value of [emulator.board, emulator.token, emulator.signingKey]) expect(readme).toContain(`\`${value}\``);
+  });
+
+  it('reads the convention: sh lines, console `$ ` lines with `echo $?`, continuations, skip markers', () => {
+    const md = [
+      '```sh', '# a comment', 'cardboard schema   # trailing comment', 'cardboard card list \\', '  --all', 'cardboard board x   # exit 4', '```',
+      '```console', '$ cardboard import a.csv', 'error: ...', '$ echo $?', '2', '$ cardboard import a.csv --map A=B', 'created 1', '```',
+      '```text', '$ cardboard card put status=Open', '```',
+      '<!-- examples: skip needs a terminal -->', '', '```sh', 'cardboard board add work', '```',
+    ].join('\n');
+    expect(extractExamples(md)).toEqual([
+      { line: 3, command: 'cardboard schema   # trailing comment', exit: 0, skip: undefined },
+      { line: 4, command: 'cardboard card list  --all', exit: 0, skip: undefined },
+      { line: 6, command: 'cardboard board x   # exit 4', exit: 4, skip: undefined },
+      { line: 9, command: 'cardboard import a.csv', exit: 2, skip: undefined },
+      { line: 13, command: 'cardboard import a.csv --map A=B', exit: 0, skip: undefined },
+      { line: 22, command: 'cardboard board add work', exit: 0, skip: 'needs a terminal' },
+    ]);
+  });
+
+  it('runs the examples of every command the issue names (none of them skipped)', () => {
+    const run = examples.filter((e) => !e.skip).map((e) => e.command);
+    for (const wanted of [
+      /cardboard board add local --base-url http:\/\/127\.0\.0\.1:4010 --id \S+ --token-stdin$/,
+      /^cardboard board list\b/, /^cardboard board use \S+/, /^cardboard board show\b/,
+      /^cardboard schema\b/, /^id=\$\(cardboard card put /, /^cardboard card get "\$id"/,
+      /^cardboard card list\s*(#.*)?$/, /card list .*--format csv/, /card list .*--format json\b/, /card list .*--format ndjson/,
+      /^cardboard comment "\$id"/, /^cardboard import fixtures\/demo-cards\.csv --map/, /^cardboard import .* --dry-run/,
+      /^cardboard webhook send /, /^cardboard webhook replay /,
+    ]) {
+      expect(run.some((c) => wanted.test(c)), String(wanted)).toBe(true);
+    }
+  });
+
+  for (const example of examples) {
+    const title = `README.md:${example.line}  ${example.command}${example.exit ? `  (exit ${example.exit})` : ''}`;
+    if (example.skip) {
+      it.skip(`${title}  [skipped: ${example.skip}]`, () => {});
+      continue;
+    }
+    it(title, async () => {
+      const command = rewritePorts(example.command);
+      let outcome: Outcome;
+      if (LONG_RUNNING.test(command)) {
+        const run = await runUntilReady(command);
+        expect(run.ready, run.stderr).toBe(true);
+        outcome = run;
+      } else {
+        outcome = await runLine(command);
+      }
+      expect(outcome.code, `${command}\n--- stdout\n${outcome.stdout}\n--- stderr\n${outcome.stderr}`).toBe(example.exit);
+      if (example.exit === 0) expect(outcome.stderr).not.toMatch(/^error:/m);
+    }, 45_000);
+  }
+});
