@@ -15,7 +15,7 @@ import { reachesListener, TIMEOUTS_ENV, timeoutsFromEnv } from '../../webhook/li
 import { Listener, type ListenerEvent, SelfForwardError } from '../../webhook/listener.js';
 import { RecordFile } from '../../webhook/record-file.js';
 import { formatDuration, parseDuration, parseInteger, parsePort, parseSize } from '../../units.js';
-import { loadSigningKey, NO_KEY_HINT } from './key.js';
+import { loadSigningKey, noKeyHint } from './key.js';
 import { batchedOutput } from './batched-output.js';
 import { deliveryLine, forwardLine, rejectLine, summaryLine } from './render.js';
 import { httpUrl } from './url.js';
@@ -43,7 +43,7 @@ export function webhookListenCommand(parent: Command, ctx: Context, run = runWeb
     .option('--port <port>', 'port to listen on (0: any free port)', '8787')
     .option('--host <host>', 'address to bind', '127.0.0.1')
     .option('--path <path>', 'the only path served; others get 404', '/')
-    .option('--signing-key-stdin', 'read the signing key from stdin (else CARDBOARD_SIGNING_KEY)')
+    .option('--signing-key-stdin', 'read the signing key from stdin (else CARDBOARD_SIGNING_KEY, else the stored board)')
     .option('--forward-to <url>', "re-send each delivery to your app, exact bytes and headers, in order, until it answers 2xx")
     .option('--forward-timeout <duration>', 'how long your app may take per forward, e.g. 30s or 2m', '30s')
     .option('--record <file.jsonl>', 'append every verified delivery to this file before answering 200')
@@ -93,7 +93,7 @@ export async function runWebhookListen(ctx: Context, opts: WebhookListenOptions)
   const limits = { ...timeoutsFromEnv(ctx.env[TIMEOUTS_ENV]), maxConnections: opts.maxConnections };
   const signing = await loadSigningKey(ctx, opts.signingKeyStdin);
   if (opts.verify && !signing) {
-    throw new AuthError('no webhook signing key: refusing to accept unverified deliveries (spec 6)', { hint: `${NO_KEY_HINT} Or pass --no-verify to accept anything.` });
+    throw new AuthError('no webhook signing key: refusing to accept unverified deliveries (spec 6)', { hint: `${noKeyHint(ctx)} Or pass --no-verify to accept anything.` });
   }
   // Forwarding always goes through a file so nothing acknowledged waits only in memory (issue 5 §2).
   const spool = opts.forwardTo && !opts.record ? join(tmpdir(), `cardboard-webhook-${process.pid}-${Date.now()}.jsonl`) : undefined;

@@ -6,7 +6,7 @@ import { readTextArgument } from '../../io/input.js';
 import { textFor } from '../../io/text.js';
 import { DeliveryClient } from '../../webhook/client.js';
 import { SIGNING_HEADER } from '../../webhook/delivery.js';
-import { loadSigningKey, NO_KEY_HINT } from './key.js';
+import { loadSigningKey, noKeyHint } from './key.js';
 import { answerText } from './render.js';
 import { httpUrl } from './url.js';
 
@@ -75,7 +75,7 @@ async function cardFor(ctx: Context, opts: WebhookSendOptions): Promise<Record<s
 /** Send one delivery and print the answer; the exit code says whether it was the expected one. */
 export async function runWebhookSend(ctx: Context, opts: WebhookSendOptions): Promise<void> {
   const signing = await loadSigningKey(ctx, opts.signingKeyStdin);
-  if (!signing && !opts.wrongKey) throw new AuthError('no webhook signing key to sign the delivery with (spec 6)', { hint: `${NO_KEY_HINT} Or pass --wrong-key.` });
+  if (!signing && !opts.wrongKey) throw new AuthError('no webhook signing key to sign the delivery with (spec 6)', { hint: `${noKeyHint(ctx)} Or pass --wrong-key.` });
   // A suffix catches the commonest broken check: comparing only as many characters as the stored key has.
   const key = opts.wrongKey ? `${signing?.key ?? `wrong-${randomBytes(8).toString('hex')}`}x` : signing!.key;
   const body = Buffer.from(JSON.stringify(await cardFor(ctx, opts)), 'utf8');
