@@ -69,6 +69,17 @@ describe('rendering and filters', () => {
     expect(deliveryLine(d('hello'))).toBe('03:04:05.678  #3  POST /  text "hello"  5 B');
   });
 
+  it('shows a JSON body that is not an object as the JSON it is, escaped for the terminal (issue 12)', () => {
+    expect(deliveryLine(d('[1,2,3]'))).toBe('03:04:05.678  #3  POST /  json [1,2,3]  7 B');
+    expect(deliveryLine(d('[{"a":1},"b"]'))).toContain('  json [{"a":1},"b"]  ');
+    expect(deliveryLine(d('42'))).toContain('  json 42  ');
+    expect(deliveryLine(d('null'))).toContain('  json null  ');
+    expect(deliveryLine(d('"quoted"'))).toContain('  json "quoted"  ');
+    expect(deliveryLine(d(`["${'x'.repeat(60)}"]`))).toContain(`  json ["${'x'.repeat(37)}…  `);
+    // A control character inside the array never reaches the terminal raw (JSON escapes it; so does terminalText).
+    expect(deliveryLine(d('["\\u001b[2J", "\u202e"]'))).not.toMatch(/[\u001b\u202e]/);
+  });
+
   it('does not parse a body over 1 MB for a terminal line (it would hold more copies of it)', () => {
     const big = `{"_id":"c1","Name":"${'x'.repeat(LINE_PARSE_MAX_BYTES)}"}`;
     expect(deliveryLine(d(big))).toBe(`03:04:05.678  #3  POST /  body not parsed for this line (over ${formatBytes(LINE_PARSE_MAX_BYTES)}; --json shows it)  ${formatBytes(big.length)}`);

@@ -7,7 +7,7 @@ import { sniffRecordFile } from '../../src/webhook/record-file.js';
 import { TestApp } from './helpers.js';
 
 const KEY = 'sk-replay-checks';
-let app: TestApp;
+let app = new TestApp();
 afterEach(async () => {
   await app.down();
 });
@@ -59,6 +59,15 @@ describe('webhook replay --filter is checked against the recorded fields (issue 
     expect(past.code, past.stderr).toBe(0);
     expect(app.received).toHaveLength(0);
   });
+
+  it('with a stored board selected, the hint names its alias', async () => {
+    const configDir = tempDir();
+    const add = await runMain(['board', 'add', 'work', '--url', 'http://127.0.0.1:9/api/aptlet/b1', '--token-stdin', '--no-verify'], { configDir, input: 'tok-work\n' });
+    expect(add.code, add.stderr).toBe(0);
+    const r = await runMain(['webhook', 'listen', '--port', '0'], { configDir });
+    expect(r.code).toBe(4);
+    expect(r.stderr).toContain('`cardboard board set-signing-key work`');
+  });
 });
 
 describe('webhook replay refuses a file that is not a record file (issue 12: `replay big.csv` exited 0)', () => {
@@ -100,5 +109,31 @@ describe('webhook replay refuses a file that is not a record file (issue 12: `re
     expect(sniffRecordFile(big)).toBe('other');
     writeFileSync(big, '\n  \n{"seq":12,"receivedAt":"x"}\n');
     expect(sniffRecordFile(big)).toBe('record');
+  });
+});
+
+describe('the hint when there is no signing key names the command that stores one (issue 12)', () => {
+  it('send, replay and listen name `cardboard board set-signing-key` with CARDBOARD_SIGNING_KEY and --signing-key-stdin', async () => {
+    const to = (await receiver()).url;
+    const runs = [
+      ['webhook', 'send', '--to', to],
+      ['webhook', 'replay', recordFile(['{"_id":"a"}']), '--to', to],
+      ['webhook', 'listen', '--port', '0'],
+    ];
+    for (const args of runs) {
+      const r = await runMain(args);
+      expect(r.code, args[1]).toBe(4);
+      expect(r.stderr).toContain('store it with `cardboard board set-signing-key <alias>`, or pass it with CARDBOARD_SIGNING_KEY or --signing-key-stdin');
+    }
+    expect(app.received).toHaveLength(0);
+  });
+
+  it('with a stored board selected, the hint names its alias', async () => {
+    const configDir = tempDir();
+    const add = await runMain(['board', 'add', 'work', '--url', 'http://127.0.0.1:9/api/aptlet/b1', '--token-stdin', '--no-verify'], { configDir, input: 'tok-work\n' });
+    expect(add.code, add.stderr).toBe(0);
+    const r = await runMain(['webhook', 'listen', '--port', '0'], { configDir });
+    expect(r.code).toBe(4);
+    expect(r.stderr).toContain('`cardboard board set-signing-key work`');
   });
 });
