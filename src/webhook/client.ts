@@ -1,6 +1,6 @@
 import type { Agent, Dispatcher } from 'undici';
 import { loadUndici } from '../http/load-undici.js';
-import { formatDuration } from '../units.js';
+import { type Duration, formatDuration } from '../units.js';
 import { scrubSecret } from '../redact.js';
 import { isSigningHeader } from './delivery.js';
 
@@ -21,7 +21,8 @@ export interface SendRequest {
   method: string;
   headers: Record<string, string>;
   body: Buffer;
-  timeoutMs: number;
+  /** The whole request's limit, shown in the error as the user wrote it. */
+  timeout: Duration;
   signal?: AbortSignal;
 }
 
@@ -101,7 +102,7 @@ export class DeliveryClient {
     const called = this.now();
     let written: number | undefined;
     const since = () => this.now() - (written ?? called);
-    const timeout = AbortSignal.timeout(req.timeoutMs);
+    const timeout = AbortSignal.timeout(req.timeout.ms);
     const signal = req.signal ? AbortSignal.any([req.signal, timeout]) : timeout;
     try {
       // undici is loaded on first use, keeping it off the --help path (STYLE: heavy modules).
@@ -128,7 +129,7 @@ export class DeliveryClient {
       return { status: res.statusCode, ms: since(), body };
     } catch (err) {
       const e = err as { code?: string; name?: string; message?: string };
-      const error = timeout.aborted ? `timed out after ${formatDuration(req.timeoutMs)}` : (e.code ?? e.name ?? String(err));
+      const error = timeout.aborted ? `timed out after ${formatDuration(req.timeout)}` : (e.code ?? e.name ?? String(err));
       return { ms: since(), body: Buffer.alloc(0), error };
     }
   }

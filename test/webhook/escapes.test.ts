@@ -78,7 +78,7 @@ describe('webhook listen on a terminal (in process)', () => {
       },
     };
     ctx.signals = signals;
-    const run = runWebhookListen(ctx, { port: 0, host: '127.0.0.1', path: '/', signingKeyStdin: false, forwardTo: targetUrl, forwardTimeoutMs: 2000, json: false, maxBody: 1 << 20, verify: false, maxConnections: 128 });
+    const run = runWebhookListen(ctx, { port: 0, host: '127.0.0.1', path: '/', signingKeyStdin: false, forwardTo: targetUrl, forwardTimeout: { ms: 2000, text: '2s' }, json: false, maxBody: 1 << 20, verify: false, maxConnections: 128 });
     const until = async (check: () => boolean) => {
       while (!check()) await new Promise((r) => setTimeout(r, 10));
     };

@@ -22,7 +22,7 @@ async function serve(handler: RequestListener): Promise<string> {
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
 }
 
-const send = (c: DeliveryClient, url: string) => c.send({ url, method: 'POST', headers: { 'content-type': 'application/json' }, body: Buffer.from('{}'), timeoutMs: 5000 });
+const send = (c: DeliveryClient, url: string) => c.send({ url, method: 'POST', headers: { 'content-type': 'application/json' }, body: Buffer.from('{}'), timeout: { ms: 5000, text: '5s' } });
 
 describe('the time of an answer (issue 12: 188 ms reported for a 2 ms receiver)', () => {
   it('runs from the request being written to the end of the answer, in the injected clock', async () => {
@@ -72,9 +72,17 @@ describe('the time of an answer (issue 12: 188 ms reported for a 2 ms receiver)'
       },
     });
     closers.push(() => client.close());
-    const answer = await client.send({ url: `http://127.0.0.1:${port}/`, method: 'POST', headers: {}, body: Buffer.from('{}'), timeoutMs: 5000 });
+    const answer = await client.send({ url: `http://127.0.0.1:${port}/`, method: 'POST', headers: {}, body: Buffer.from('{}'), timeout: { ms: 5000, text: '5s' } });
     expect(answer.status).toBeUndefined();
     expect(answer).toMatchObject({ error: 'ECONNREFUSED', ms: 500 });
+  });
+
+  it('a timeout is reported in the words the user gave it', async () => {
+    const url = await serve(() => {});
+    const client = new DeliveryClient(1);
+    closers.push(() => client.close());
+    const answer = await client.send({ url, method: 'POST', headers: {}, body: Buffer.from('{}'), timeout: { ms: 50, text: '0.05s' } });
+    expect(answer.error).toBe('timed out after 0.05s');
   });
 
   it('webhook send reports at least the time the receiver took between its headers and its last byte', async () => {

@@ -14,7 +14,7 @@ import { cursorPath } from '../../webhook/forwarder.js';
 import { reachesListener, TIMEOUTS_ENV, timeoutsFromEnv } from '../../webhook/limits.js';
 import { Listener, type ListenerEvent, SelfForwardError } from '../../webhook/listener.js';
 import { RecordFile } from '../../webhook/record-file.js';
-import { formatDuration, parseDuration, parseInteger, parsePort, parseSize } from '../../units.js';
+import { type Duration, formatDuration, parseInteger, parsePort, parseSize, readDuration } from '../../units.js';
 import { loadSigningKey, noKeyHint } from './key.js';
 import { batchedOutput } from './batched-output.js';
 import { deliveryLine, forwardLine, rejectLine, summaryLine } from './render.js';
@@ -27,7 +27,8 @@ export interface WebhookListenOptions {
   path: string;
   signingKeyStdin: boolean;
   forwardTo?: string;
-  forwardTimeoutMs: number;
+  /** How long the app may take per forward, as the user wrote it. */
+  forwardTimeout: Duration;
   record?: string;
   json: boolean;
   maxBody: number;
@@ -69,7 +70,7 @@ Examples:
         signingKeyStdin: o.signingKeyStdin === true,
         // The forwarder signs each forward with the key: plain http:// only to loopback unless --insecure.
         forwardTo: o.forwardTo === undefined ? undefined : httpUrl(String(o.forwardTo), '--forward-to', { insecure: ctx.globals.insecure }),
-        forwardTimeoutMs: parseDuration(String(o.forwardTimeout), '--forward-timeout'),
+        forwardTimeout: readDuration(String(o.forwardTimeout), '--forward-timeout'),
         record: o.record === undefined ? undefined : String(o.record),
         json: o.json === true,
         maxBody: parseSize(String(o.maxBody), '--max-body'),
@@ -131,7 +132,7 @@ export async function runWebhookListen(ctx: Context, opts: WebhookListenOptions)
     maxBody: opts.maxBody,
     limits,
     record,
-    forward: opts.forwardTo ? { url: opts.forwardTo, timeoutMs: opts.forwardTimeoutMs } : undefined,
+    forward: opts.forwardTo ? { url: opts.forwardTo, timeout: opts.forwardTimeout } : undefined,
     onEvent,
   });
   let url: string;
@@ -154,7 +155,7 @@ export async function runWebhookListen(ctx: Context, opts: WebhookListenOptions)
   else if (spool) status.info(`Spooling deliveries for forwarding in ${spool} (removed at exit once all are forwarded).`);
   const fwd = listener.forwarder;
   if (fwd && opts.forwardTo) {
-    status.info(`Forwarding to ${opts.forwardTo} (timeout ${formatDuration(opts.forwardTimeoutMs)}).`);
+    status.info(`Forwarding to ${opts.forwardTo} (timeout ${formatDuration(opts.forwardTimeout)}).`);
     if (fwd.resumed > 0) status.info(`Resuming: ${fwd.resumed} recorded deliveries were never forwarded; sending them first.`);
     if (fwd.skipped > 0) status.info(`${fwd.skipped} deliveries already in ${opts.record} are not forwarded; send them with \`cardboard webhook replay ${opts.record} --to ${opts.forwardTo}\`.`);
   }

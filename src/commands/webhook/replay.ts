@@ -12,7 +12,7 @@ import { checkKeys, describeUnknownKeys } from '../../schema/match.js';
 import { loadSigningKey, noKeyHint } from './key.js';
 import { answerText } from './render.js';
 import { httpUrl } from './url.js';
-import { parseInteger } from '../../units.js';
+import { durationOf, parseInteger } from '../../units.js';
 
 /** Options of `webhook replay`, as plain data. */
 export interface WebhookReplayOptions {
@@ -167,7 +167,7 @@ export async function runWebhookReplay(ctx: Context, opts: WebhookReplayOptions)
         }
         if (!matchesFilters(d, opts.filters)) continue;
         inFlight = d.seq;
-        const answer = await client.send({ url: opts.to, method: d.method, headers: outgoingHeaders(d.headers, signing.key), body: d.body, timeoutMs: opts.timeoutMs, signal: ctx.signal });
+        const answer = await client.send({ url: opts.to, method: d.method, headers: outgoingHeaders(d.headers, signing.key), body: d.body, timeout: durationOf(opts.timeoutMs), signal: ctx.signal });
         // Cut off by SIGTERM: not answered, so a resumed run sends it again.
         if (answer.status === undefined && ctx.signal.aborted) break;
         inFlight = undefined;
