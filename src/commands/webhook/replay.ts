@@ -40,7 +40,8 @@ export function webhookReplayCommand(parent: Command, ctx: Context, run = runWeb
     .option('--json', 'one JSON result per delivery on stdout')
     .addHelpText('after', `
 Every answer other than 200 counts as failed (spec 6: only a 200 is delivered); exit 1 if any failed,
-4 if the receiver refused the key (401/403).
+4 if the receiver refused the key (401/403). A file that is not a record file, or a --filter field that
+no delivery has, exits 2. Ctrl-C finishes the delivery in flight and names the --from to resume at (130).
 The signing key goes over plain http:// only to loopback; another host needs https:// or --insecure.
 
 Examples:
