@@ -26,9 +26,12 @@ describe('a long outage of the forward target (issue 12: a retry line every 5 s 
     // Reminders at 1, 2, 4, 8, 16, 32 minutes: 7 lines for 721 tries.
     expect(printed.slice(1).map(([t]) => t / 60_000)).toEqual([1, 2, 4, 8, 16, 32]);
     expect(printed[1]![1]).toBe(`forward to ${URL}: down for 1m 00s, 13 tries, 4 deliveries waiting (last: no answer (ECONNREFUSED); retrying)`);
+    // Between tries a terminal's line keeps counting.
+    expect(outage.liveText(3_602_000)).toContain('down for 1h 00m, 721 tries');
     const back = outage.next(answered(722, 200), 3_605_000);
     expect(back).toEqual({ line: `  ↳ #7 forward (try 722): 200 OK in 2.0 ms  {"ok":true}  (back up after 1h 00m down, 722 tries)`, over: true });
     expect(outage.down).toBe(false);
+    expect(outage.liveText(3_606_000)).toBeUndefined();
     // Up again: each forward is its own line, as before.
     expect(outage.next(answered(1, 200), 3_606_000)).toEqual({ line: '  ↳ #7 forward: 200 OK in 2.0 ms  {"ok":true}' });
   });

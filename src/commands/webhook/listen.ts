@@ -175,10 +175,17 @@ export async function runWebhookListen(ctx: Context, opts: WebhookListenOptions)
     if (fwd.resumed > 0) status.info(`Resuming: ${fwd.resumed} recorded deliveries were never forwarded; sending them first.`);
     if (fwd.skipped > 0) status.info(`${fwd.skipped} deliveries already in ${opts.record} are not forwarded; send them with \`cardboard webhook replay ${opts.record} --to ${opts.forwardTo}\`.`);
   }
+  // The live line's "down for" moves every second, not only at each try (up to 5 s apart).
+  const tick = () => {
+    const text = outage?.liveText(ctx.clock.now());
+    if (text !== undefined) live?.show(text);
+  };
+  const ticker = live ? setInterval(tick, 1000).unref() : undefined;
   try {
     await stop.stopped;
     await listener.stop();
   } finally {
+    clearInterval(ticker);
     live?.clear();
     stop.dispose();
     lock?.release();

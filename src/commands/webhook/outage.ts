@@ -45,6 +45,7 @@ export class ForwardOutage {
   private tries = 0;
   private lastReason = '';
   private nextReminder = 0;
+  private last: ForwardEvent | undefined;
 
   constructor(
     private readonly url: string,
@@ -56,8 +57,14 @@ export class ForwardOutage {
     return this.downSince !== undefined;
   }
 
+  /** The state line at `now`, between tries (a terminal's clock of the outage); undefined when up. */
+  liveText(now: number): string | undefined {
+    return this.downSince === undefined || !this.last ? undefined : this.state(this.last, now);
+  }
+
   /** What this forward try changes, at time `now` (ms). */
   next(e: ForwardEvent, now: number): OutageOutput {
+    this.last = e;
     if (e.ok) {
       if (this.downSince === undefined) return { line: forwardLine(e) };
       const was = `back up after ${elapsedText(now - this.downSince)} down, ${this.tries + 1} tries`;
