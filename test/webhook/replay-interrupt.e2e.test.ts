@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers/cli.js';
 import { toRecordLine } from '../../src/webhook/delivery.js';
+import { startOnPty } from '../helpers/pty.js';
 import { spawnCli, TestApp } from './helpers.js';
 
 let cleanup: Array<() => Promise<unknown>> = [];
@@ -50,5 +51,20 @@ describe('webhook replay interrupted (issue 12: Ctrl-C gave no --from)', () => {
     expect(r.stdout).not.toContain('#2');
     expect(r.stderr).toContain('Interrupted after 1 delivery.');
     expect(r.stderr).toContain('hint: Resume with --from 2.');
+  });
+
+  it('on a terminal, Ctrl-C typed while #2 is in flight does the same (PITFALLS: test Ctrl-C on a pty)', async () => {
+    const app = new TestApp();
+    app.delayMs = 400;
+    await app.up();
+    cleanup.push(() => app.down());
+    const term = startOnPty(['webhook', 'replay', recordFile(4), '--to', app.url], { CARDBOARD_SIGNING_KEY: 'sk-interrupt', NO_COLOR: '1' });
+    await term.waitFor(/#1 {2}200 OK/);
+    await app.waitForArrived(2);
+    term.type('\u0003');
+    expect(await term.exit).toBe(130);
+    expect(term.raw()).toContain('then resume with --from 2)');
+    expect(term.raw()).toMatch(/#2 {2}200 OK[^]*hint: Resume with --from 3\./);
+    expect(app.arrived).toBe(2);
   });
 });
