@@ -67,8 +67,10 @@ Examples:
 
 /** Whether a delivery's card matches every filter (field names exact and case-sensitive, spec 2.2). */
 export function matchesFilters(d: Delivery, filters: Array<[string, string]>): boolean {
-  if (filters.length === 0) return true;
-  const card = cardOf(d);
+  return filters.length === 0 || cardMatches(cardOf(d), filters);
+}
+
+function cardMatches(card: Record<string, unknown> | undefined, filters: Array<[string, string]>): boolean {
   // Own fields only: `--filter constructor=x` must not find Object.prototype's (PITFALLS).
   return card !== undefined && filters.every(([field, want]) => Object.hasOwn(card, field) && (typeof card[field] === 'string' ? card[field] : JSON.stringify(card[field])) === want);
 }
@@ -166,7 +168,7 @@ export async function runWebhookReplay(ctx: Context, opts: WebhookReplayOptions)
           cards++;
           for (const f of Object.keys(card)) if (fields.size < MAX_FIELD_NAMES) fields.add(f);
         }
-        if (!matchesFilters(d, opts.filters)) continue;
+        if (opts.filters.length && !cardMatches(card, opts.filters)) continue;
         inFlight = d.seq;
         const answer = await client.send({ url: opts.to, method: d.method, headers: outgoingHeaders(d.headers, signing.key), body: d.body, timeout: durationOf(opts.timeoutMs), signal: ctx.signal });
         // Cut off by SIGTERM: not answered, so a resumed run sends it again.
