@@ -70,9 +70,32 @@ export function parseDuration(text: string, flag: string): number {
   return ms;
 }
 
-/** A duration for people, in the grammar parseDuration reads back: `500ms`, `30s`, `1.5s`, `1m30s`, `1h30m`. */
-export function formatDuration(ms: number): string {
-  const whole = Math.round(ms);
+/**
+ * A duration as parsed, with the text it was read from: timers use `ms`, messages show `text`, so a user who
+ * wrote `--forward-timeout 90s` reads `90s` back, not `1m30s` or `90000 ms` (issue 12).
+ */
+export interface Duration {
+  ms: number;
+  text: string;
+}
+
+/** Parse a duration (parseDuration's grammar and checks) and keep the text as the user wrote it, trimmed. */
+export function readDuration(text: string, flag: string): Duration {
+  return { ms: parseDuration(text, flag), text: text.trim() };
+}
+
+/** A duration known only in milliseconds (a default, a computed wait), with formatDuration's text. */
+export function durationOf(ms: number): Duration {
+  return { ms, text: formatDuration(ms) };
+}
+
+/**
+ * A duration for people: a Duration as the user wrote it; milliseconds in the grammar parseDuration reads
+ * back: `500ms`, `30s`, `1.5s`, `1m30s`, `1h30m`.
+ */
+export function formatDuration(value: number | Duration): string {
+  if (typeof value !== 'number') return value.text;
+  const whole = Math.round(value);
   if (whole < 1000) return `${whole}ms`;
   const h = Math.floor(whole / 3_600_000);
   const m = Math.floor((whole % 3_600_000) / 60_000);

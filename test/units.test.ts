@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { UsageError } from '../src/errors.js';
-import { formatBytes, formatDuration, MAX_DURATION_MS, parseDuration, parsePort, parseRate, parseSize } from '../src/units.js';
+import { durationOf, formatBytes, formatDuration, MAX_DURATION_MS, parseDuration, parsePort, parseRate, parseSize, readDuration } from '../src/units.js';
 
 /** The UsageError `fn` throws (fails the test if it throws nothing or something else). */
 function usageError(fn: () => unknown): UsageError {
@@ -84,6 +84,15 @@ describe('formatDuration', () => {
     [61_001, '1m1.001s'],
     [0, '0ms'],
   ])('%d ms → %s', (ms, text) => expect(formatDuration(ms)).toBe(text));
+
+  it('shows a duration read from a flag as the user wrote it (issue 12: `timeout 30000 ms` for 30s)', () => {
+    expect(readDuration(' 90s ', '--forward-timeout')).toEqual({ ms: 90_000, text: '90s' });
+    expect(formatDuration(readDuration('90s', '--forward-timeout'))).toBe('90s');
+    expect(formatDuration(readDuration('1500ms', '--x'))).toBe('1500ms');
+    expect(formatDuration(readDuration('2min', '--x'))).toBe('2min');
+    expect(formatDuration(durationOf(90_000))).toBe('1m30s');
+    expect(() => readDuration('30', '--forward-timeout')).toThrow('--forward-timeout 30 has no unit');
+  });
 
   it('reads back to the same milliseconds for every duration a flag accepts', () => {
     fc.assert(

@@ -1,6 +1,6 @@
-import type { Agent } from 'undici';
+import type { Agent, Dispatcher } from 'undici';
 import { loadUndici } from '../http/load-undici.js';
-import { formatDuration } from '../units.js';
+import { type Duration, formatDuration } from '../units.js';
 import { scrubSecret } from '../redact.js';
 import { isSigningHeader } from './delivery.js';
 
@@ -8,7 +8,7 @@ import { isSigningHeader } from './delivery.js';
 export interface Answer {
   /** HTTP status; undefined when no answer came (refused, reset, timed out). */
   status?: number;
-  /** Milliseconds from sending to the end of the answer. */
+  /** Milliseconds from the request being written (on a connected socket) to the end of the answer. */
   ms: number;
   /** The answer's body (capped), empty on failure. */
   body: Buffer;
@@ -21,7 +21,8 @@ export interface SendRequest {
   method: string;
   headers: Record<string, string>;
   body: Buffer;
-  timeoutMs: number;
+  /** The whole request's limit, shown in the error as the user wrote it. */
+  timeout: Duration;
   signal?: AbortSignal;
 }
 
@@ -39,25 +40,80 @@ function withoutKey(body: Buffer, headers: Record<string, string>): Buffer {
   return body;
 }
 
+export interface DeliveryClientOptions {
+  /** The clock answers are timed with (default performance.now); tests pass a fake one. */
+  now?: () => number;
+  /** Where undici comes from (default: loaded on first use); tests count its cost as setup. */
+  load?: () => Promise<typeof import('undici')>;
+}
+
+/** The request option holding the callback that marks the moment the request is written. */
+const WRITTEN = Symbol('cardboard.written');
+
+/**
+ * An interceptor that calls `opts[WRITTEN]()` when undici hands the request to a connected socket (onConnect
+ * in undici's own HTTP/1 writer, or onRequestStart), so an answer's time leaves out loading undici, making
+ * the agent, DNS and the TCP/TLS connect: what a receiver is judged by is how fast it answers a request.
+ */
+function markWritten(dispatch: Dispatcher['dispatch']): Dispatcher['dispatch'] {
+  return (opts, handler) => {
+    const mark = (opts as { [WRITTEN]?: () => void })[WRITTEN];
+    if (!mark) return dispatch(opts, handler);
+    const timed = new Proxy(handler, {
+      get(target, name) {
+        const value = Reflect.get(target, name) as unknown;
+        if (typeof value !== 'function') return value;
+        const method = value as (...args: unknown[]) => unknown;
+        if (name === 'onConnect' || name === 'onRequestStart') {
+          return (...args: unknown[]) => {
+            mark();
+            return method.apply(target, args);
+          };
+        }
+        return method.bind(target);
+      },
+    });
+    return dispatch(opts, timed);
+  };
+}
+
 /** Sends deliveries over one keep-alive agent (undici request(): PITFALLS, fastest on loopback). */
 export class DeliveryClient {
-  private agent: Agent | undefined;
+  private agent: Dispatcher | undefined;
+  private plain: Agent | undefined;
   private undici: typeof import('undici') | undefined;
+  private readonly now: () => number;
+  private readonly load: () => Promise<typeof import('undici')>;
 
-  constructor(private readonly connections = 1) {}
+  constructor(
+    private readonly connections = 1,
+    opts: DeliveryClientOptions = {},
+  ) {
+    this.now = opts.now ?? (() => performance.now());
+    this.load = opts.load ?? loadUndici;
+  }
 
-  /** Send one request with the exact body bytes; never throws for an HTTP or network failure. */
+  /**
+   * Send one request with the exact body bytes; never throws for an HTTP or network failure. The answer's
+   * `ms` runs from the request being written to the last byte of the answer (issue 12: not from this call,
+   * which also loads undici and connects); a failure before anything was written is timed from the call.
+   */
   async send(req: SendRequest): Promise<Answer> {
-    const started = performance.now();
-    const timeout = AbortSignal.timeout(req.timeoutMs);
+    const called = this.now();
+    let written: number | undefined;
+    const since = () => this.now() - (written ?? called);
+    const timeout = AbortSignal.timeout(req.timeout.ms);
     const signal = req.signal ? AbortSignal.any([req.signal, timeout]) : timeout;
     try {
       // undici is loaded on first use, keeping it off the --help path (STYLE: heavy modules).
-      this.undici ??= await loadUndici();
+      this.undici ??= await this.load();
       // No redirects are followed: a redirect would carry x-signingKey to another origin (PITFALLS, undici).
-      this.agent ??= new this.undici.Agent({ connections: this.connections });
+      this.plain ??= new this.undici.Agent({ connections: this.connections });
+      this.agent ??= this.plain.compose(markWritten);
       const res = await this.undici.request(req.url, {
         dispatcher: this.agent,
+        // Read by markWritten; undici ignores options it does not know.
+        ...{ [WRITTEN]: () => (written ??= this.now()) },
         method: req.method as 'POST',
         headers: req.headers,
         body: req.method === 'GET' || req.method === 'HEAD' ? undefined : req.body,
@@ -70,17 +126,17 @@ export class DeliveryClient {
         size += chunk.length;
       }
       const body = withoutKey(Buffer.concat(chunks).subarray(0, MAX_ANSWER_BYTES), req.headers);
-      return { status: res.statusCode, ms: performance.now() - started, body };
+      return { status: res.statusCode, ms: since(), body };
     } catch (err) {
       const e = err as { code?: string; name?: string; message?: string };
-      const error = timeout.aborted ? `timed out after ${formatDuration(req.timeoutMs)}` : (e.code ?? e.name ?? String(err));
-      return { ms: performance.now() - started, body: Buffer.alloc(0), error };
+      const error = timeout.aborted ? `timed out after ${formatDuration(req.timeout)}` : (e.code ?? e.name ?? String(err));
+      return { ms: since(), body: Buffer.alloc(0), error };
     }
   }
 
   /** Close the agent's connections. */
   async close(): Promise<void> {
-    await this.agent?.close();
+    await this.plain?.close();
   }
 }
 

@@ -1,5 +1,6 @@
 import { closeSync, existsSync, openSync, readFileSync, renameSync, writeFileSync, writeSync } from 'node:fs';
 import { type Clock, realClock } from '../clock.js';
+import type { Duration } from '../units.js';
 import { backoffMs } from '../http/failure.js';
 import { type Answer, DeliveryClient } from './client.js';
 import { type Delivery, outgoingHeaders } from './delivery.js';
@@ -22,7 +23,7 @@ export interface ForwardEvent {
 
 export interface ForwarderOptions {
   url: string;
-  timeoutMs: number;
+  timeout: Duration;
   /** The key in use: sent as x-signingKey so the app's own check passes (spec 6). */
   key: string | undefined;
   /** The source of truth: every delivery to forward is in it (issue 5 §2). */
@@ -172,7 +173,7 @@ export class Forwarder {
       headers[name] = headers[name] === undefined ? o.forwardedBy : `${headers[name]}, ${o.forwardedBy}`;
     }
     for (let attempt = 1; ; attempt++) {
-      const answer = await this.client.send({ url: o.url, method: d.method, headers, body: d.body, timeoutMs: o.timeoutMs, signal: this.stopper.signal });
+      const answer = await this.client.send({ url: o.url, method: d.method, headers, body: d.body, timeout: o.timeout, signal: this.stopper.signal });
       const ok = answer.status !== undefined && answer.status >= 200 && answer.status < 300;
       if (!ok && this.stopper.signal.aborted) return false;
       // The one backoff of cardboard (failure.ts); the jitter keeps a fleet of listeners from retrying in step.

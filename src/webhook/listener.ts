@@ -8,6 +8,7 @@ import { type ForwardEvent, Forwarder } from './forwarder.js';
 import { LARGE_BODY } from './pieces.js';
 import { type ConnectionLimits, DEFAULT_LIMITS, FORWARDED_HEADER, hasForwarded, reachesListener } from './limits.js';
 import type { RecordFile } from './record-file.js';
+import type { Duration } from '../units.js';
 
 /** Why a request got no 200: not our path, not a POST, no/wrong key, too big, or the record file could not be written. */
 export type RejectStatus = 404 | 405 | 403 | 413 | 500;
@@ -35,7 +36,7 @@ export interface ListenerOptions {
   /** Each verified delivery is appended here before its 200 (issue 5 §2). */
   record?: RecordFile;
   /** Forward every verified delivery to the app; needs `record`. */
-  forward?: { url: string; timeoutMs: number; retryCapMs?: number; memoryCount?: number; memoryBytes?: number };
+  forward?: { url: string; timeout: Duration; retryCapMs?: number; memoryCount?: number; memoryBytes?: number };
   /** Connection cap and timeouts (default DEFAULT_LIMITS). */
   limits?: Partial<ConnectionLimits>;
   onEvent: (e: ListenerEvent) => void;

@@ -58,12 +58,20 @@ export interface ReadBatch {
   deliveries: Delivery[];
   /** Offset of the first line not read; equal to the file size when everything was read. */
   next: number;
+  /** Lines read (every line, blank or not), so a caller reading batch after batch can number them. */
+  lines: number;
+  /** The lines, counted from 0 in this batch, that are neither blank nor a delivery (cut short by a crash). */
+  unreadable: number[];
 }
+
+const BLANK = /^\s*$/;
 
 /** Read up to `maxCount` deliveries / about `maxBytes` from `from`, skipping unreadable lines and seq ≤ afterSeq. */
 export function readDeliveries(path: string, from: number, afterSeq: number, maxCount: number, maxBytes: number): ReadBatch {
   const deliveries: Delivery[] = [];
+  const unreadable: number[] = [];
   let bytes = 0;
+  let lines = 0;
   const next = readLinesSync(path, from, (line) => {
     if (deliveries.length >= maxCount || (bytes > 0 && bytes + line.length > maxBytes)) return false;
     const seq = lineSeq(line);
@@ -73,11 +81,37 @@ export function readDeliveries(path: string, from: number, afterSeq: number, max
         bytes += line.length;
       } catch {
         // A line cut short by a crash was never acknowledged (it is written before the 200): skip it.
+        unreadable.push(lines);
       }
+    } else if (Number.isNaN(seq) && !BLANK.test(line.subarray(0, 64).toString('latin1'))) {
+      unreadable.push(lines);
     }
+    lines++;
     return true;
   });
-  return { deliveries, next };
+  return { deliveries, next, lines, unreadable };
+}
+
+/** The bytes looked at to tell a record file from another file: enough for blank lines and the start of a line. */
+const SNIFF_BYTES = 64 * 1024;
+
+/**
+ * What the start of a file says about it: `empty` (nothing but blank lines: a listener that got nothing
+ * yet), `record` (the first non-blank line starts as every record line does, `{"seq":N,`), or `other`
+ * (a CSV, someone else's JSON Lines, a binary). Reads at most 64 KiB, whatever the file.
+ */
+export function sniffRecordFile(path: string): 'empty' | 'record' | 'other' {
+  const fd = openSync(path, 'r');
+  try {
+    const head = Buffer.allocUnsafe(SNIFF_BYTES);
+    const n = readSync(fd, head, 0, SNIFF_BYTES, 0);
+    const text = head.subarray(0, n).toString('latin1');
+    const start = text.search(/\S/);
+    if (start === -1) return n < SNIFF_BYTES ? 'empty' : 'other';
+    return Number.isNaN(lineSeq(head.subarray(start, n))) ? 'other' : 'record';
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /**

@@ -51,7 +51,7 @@ describe('webhook listen --forward-timeout', () => {
     ['500ms', 500],
   ])('%s → %d ms', async (text, ms) => {
     const opts = await parseWith<WebhookListenOptions>(webhookListenCommand, ['listen', '--forward-timeout', text]);
-    expect(opts.forwardTimeoutMs).toBe(ms);
+    expect(opts.forwardTimeout.ms).toBe(ms);
   });
 
   it('refuses 0s naming the flag', async () => {

@@ -49,3 +49,96 @@ export function runOnPty(
     });
   });
 }
+
+// The same relay, also typing into the terminal what the test writes to its stdin (Ctrl-C is "\x03").
+const PTY_INTERACTIVE_RELAY = PTY_RELAY.replace(
+  `while True:
+    try:
+        data = os.read(fd, 65536)
+    except OSError:
+        data = b''
+    if not data:
+        break
+    sys.stdout.buffer.write(data)
+    sys.stdout.buffer.flush()`,
+  `import select
+inputs = [fd, 0]
+while True:
+    ready, _, _ = select.select(inputs, [], [])
+    if 0 in ready:
+        typed = os.read(0, 4096)
+        if typed:
+            os.write(fd, typed)
+        else:
+            inputs.remove(0)
+    if fd in ready:
+        try:
+            data = os.read(fd, 65536)
+        except OSError:
+            data = b''
+        if not data:
+            break
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()`,
+);
+
+if (PTY_INTERACTIVE_RELAY === PTY_RELAY) throw new Error('pty.ts: the interactive relay no longer matches the relay it extends');
+
+/** A command running on a pty that the test reads while it runs and types into. */
+export interface PtySession {
+  /** Everything the terminal was sent so far, escape codes included (decoded as it came, per character). */
+  raw(): string;
+  /** Resolve once the raw output matches `re`; rejects if the command exits first. */
+  waitFor(re: RegExp): Promise<RegExpExecArray>;
+  /** Type keystrokes into the terminal. */
+  type(keys: string): void;
+  /** The command's exit code (killed with SIGKILL after 20 s). */
+  exit: Promise<number | null>;
+}
+
+/** `cardboard args…` on a `cols`×`rows` pty, like runOnPty, but running while the test watches and types. */
+export function startOnPty(args: string[], env: Record<string, string | undefined>, size: { cols?: number; rows?: number } = {}): PtySession {
+  const configDir = env.CARDBOARD_CONFIG_DIR ?? tempDir();
+  const childenv = childEnv({ configDir, env: { TERM: 'xterm', ...env, CARDBOARD_CONFIG_DIR: configDir } });
+  childenv.PTY_ARGS = JSON.stringify([process.execPath, BIN, ...args]);
+  childenv.PTY_ROWS = String(size.rows ?? 40);
+  childenv.PTY_COLS = String(size.cols ?? 100);
+  const child = spawn('python3', ['-c', PTY_INTERACTIVE_RELAY], { env: childenv, stdio: ['pipe', 'pipe', 'inherit'] });
+  let screen = '';
+  let exited = false;
+  const waiters = new Set<() => void>();
+  const poke = () => {
+    for (const w of [...waiters]) w();
+  };
+  child.stdout.setEncoding('utf8');
+  child.stdout.on('data', (s: string) => {
+    screen += s;
+    poke();
+  });
+  const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+  const exit = new Promise<number | null>((resolve) => {
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      exited = true;
+      poke();
+      resolve(code);
+    });
+  });
+  return {
+    raw: () => screen,
+    type: (keys) => child.stdin.write(keys),
+    exit,
+    waitFor: (re) =>
+      new Promise((resolve, reject) => {
+        const check = () => {
+          const m = re.exec(screen);
+          if (!m && !exited) return;
+          waiters.delete(check);
+          if (m) resolve(m);
+          else reject(new Error(`exited before showing ${String(re)}; the terminal showed:\n${screen}`));
+        };
+        waiters.add(check);
+        check();
+      }),
+  };
+}

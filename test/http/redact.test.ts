@@ -135,10 +135,10 @@ describe('the webhook client scrubs the signing key from a receiver answer', () 
     const c = new DeliveryClient();
     try {
       const key = 'sk-live-0123456789';
-      const answer = await c.send({ url, method: 'POST', headers: { 'x-signingKey': `${key}x` }, body: Buffer.from('{}'), timeoutMs: 5000 });
+      const answer = await c.send({ url, method: 'POST', headers: { 'x-signingKey': `${key}x` }, body: Buffer.from('{}'), timeout: { ms: 5000, text: '5s' } });
       expect(answer.status).toBe(403);
       expect(answer.body.toString()).toBe('wrong x-signingKey ***');
-      const plain = await c.send({ url, method: 'POST', headers: { 'x-signingKey': key }, body: Buffer.from('{}'), timeoutMs: 5000 });
+      const plain = await c.send({ url, method: 'POST', headers: { 'x-signingKey': key }, body: Buffer.from('{}'), timeout: { ms: 5000, text: '5s' } });
       expect(plain.body.toString()).toBe('wrong x-signingKey ***');
     } finally {
       await c.close();

@@ -24,14 +24,14 @@ describe('webhook listen parsing', () => {
   it('turns flags into plain options with the documented defaults', async () => {
     const { run, done } = parse((p, r) => webhookListenCommand(p, ctx, r), ['listen']);
     await done;
-    expect(run).toHaveBeenCalledWith(ctx, { port: 8787, host: '127.0.0.1', path: '/', signingKeyStdin: false, forwardTo: undefined, forwardTimeoutMs: 30_000, record: undefined, json: false, maxBody: 1024 * 1024, maxConnections: 128, verify: true });
+    expect(run).toHaveBeenCalledWith(ctx, { port: 8787, host: '127.0.0.1', path: '/', signingKeyStdin: false, forwardTo: undefined, forwardTimeout: { ms: 30_000, text: '30s' }, record: undefined, json: false, maxBody: 1024 * 1024, maxConnections: 128, verify: true });
   });
 
   it('reads every flag', async () => {
     const args = ['listen', '--port', '0', '--host', '0.0.0.0', '--path', '/hooks', '--signing-key-stdin', '--forward-to', 'http://localhost:3000/x', '--forward-timeout', '2m', '--record', 'r.jsonl', '--json', '--max-body', '64kb', '--max-connections', '16', '--no-verify'];
     const { run, done } = parse((p, r) => webhookListenCommand(p, ctx, r), args);
     await done;
-    expect(run.mock.calls[0]![1]).toEqual({ port: 0, host: '0.0.0.0', path: '/hooks', signingKeyStdin: true, forwardTo: 'http://localhost:3000/x', forwardTimeoutMs: 120_000, record: 'r.jsonl', json: true, maxBody: 65_536, maxConnections: 16, verify: false });
+    expect(run.mock.calls[0]![1]).toEqual({ port: 0, host: '0.0.0.0', path: '/hooks', signingKeyStdin: true, forwardTo: 'http://localhost:3000/x', forwardTimeout: { ms: 120_000, text: '2m' }, record: 'r.jsonl', json: true, maxBody: 65_536, maxConnections: 16, verify: false });
   });
 
   it('refuses a bad --forward-to before running', async () => {
@@ -67,6 +67,17 @@ describe('rendering and filters', () => {
       '03:04:05.678  #3  POST /  card c1  Name=Fix login  Status=Open  Owner=ana  74 B',
     );
     expect(deliveryLine(d('hello'))).toBe('03:04:05.678  #3  POST /  text "hello"  5 B');
+  });
+
+  it('shows a JSON body that is not an object as the JSON it is, escaped for the terminal (issue 12)', () => {
+    expect(deliveryLine(d('[1,2,3]'))).toBe('03:04:05.678  #3  POST /  json [1,2,3]  7 B');
+    expect(deliveryLine(d('[{"a":1},"b"]'))).toContain('  json [{"a":1},"b"]  ');
+    expect(deliveryLine(d('42'))).toContain('  json 42  ');
+    expect(deliveryLine(d('null'))).toContain('  json null  ');
+    expect(deliveryLine(d('"quoted"'))).toContain('  json "quoted"  ');
+    expect(deliveryLine(d(`["${'x'.repeat(60)}"]`))).toContain(`  json ["${'x'.repeat(37)}…  `);
+    // A control character inside the array never reaches the terminal raw (JSON escapes it; so does terminalText).
+    expect(deliveryLine(d('["\\u001b[2J", "\u202e"]'))).not.toMatch(/[\u001b\u202e]/);
   });
 
   it('does not parse a body over 1 MB for a terminal line (it would hold more copies of it)', () => {

@@ -78,7 +78,7 @@ describe('webhook listen on a terminal (in process)', () => {
       },
     };
     ctx.signals = signals;
-    const run = runWebhookListen(ctx, { port: 0, host: '127.0.0.1', path: '/', signingKeyStdin: false, forwardTo: targetUrl, forwardTimeoutMs: 2000, json: false, maxBody: 1 << 20, verify: false, maxConnections: 128 });
+    const run = runWebhookListen(ctx, { port: 0, host: '127.0.0.1', path: '/', signingKeyStdin: false, forwardTo: targetUrl, forwardTimeout: { ms: 2000, text: '2s' }, json: false, maxBody: 1 << 20, verify: false, maxConnections: 128 });
     const until = async (check: () => boolean) => {
       while (!check()) await new Promise((r) => setTimeout(r, 10));
     };
@@ -97,7 +97,12 @@ describe('webhook listen on a terminal (in process)', () => {
       });
     }
 
-    const lines = stdout.text.trimEnd().split('\n');
+    // On a terminal the outage is one line redrawn in place (issue 12): cardboard's own erase-line code is the
+    // only control sequence allowed; each redraw starts a line of the screen here.
+    const ERASE = '\r\u001b[2K';
+    expect(stdout.text).toContain(`${ERASE}forward to ${targetUrl}: down for 0s, 1 try, 1 delivery waiting`);
+    const screen = stdout.text.replaceAll(ERASE, '\n').replace(/\n+/g, '\n').trim();
+    const lines = screen.split('\n');
     const deliveryLines = lines.filter((l) => l.includes('#1  POST'));
     expect(deliveryLines).toHaveLength(1);
     expect(deliveryLines[0]).toContain('card id\\e]0;pwned\\a  Title\\e]0;pwned\\a=\\e[1A\\e[2K  evil\\u202etxt.exe=safe\\roverwritten');
@@ -105,8 +110,8 @@ describe('webhook listen on a terminal (in process)', () => {
     expect(retry).toContain('503 Service Unavailable');
     expect(retry).toContain('\\e]0;pwned\\adownsafe overwritten evil\\u202etxt.exe');
     // Each line is either a delivery or a forward try: a line break in the data split none.
-    for (const l of lines) expect(l).toMatch(/#1 {2}POST|↳ #1 forward/);
-    expect(stdout.text).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202e]/);
+    for (const l of lines) expect(l).toMatch(/#1 {2}POST|↳ #1 forward|^forward to \S+: down for/);
+    expect(screen).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202e]/);
     expect(stderr.text).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202e]/);
   });
 });

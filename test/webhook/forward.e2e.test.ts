@@ -86,7 +86,7 @@ describe('emulator → listener → app', () => {
     const ids: string[] = [];
     for (let i = 0; i < 5; i++) ids.push((await cli(emu, ['card', 'put', `Name=Card ${i}`])).stdout.trim());
     await until(() => emu.state()[BOARD_ID]!.webhooks.delivered === 5);
-    await listener.waitFor(/#1 forward \(try 2\): no answer \(ECONNREFUSED\)/);
+    await listener.waitFor(/#1 forward: no answer \(ECONNREFUSED\)/);
     await target.up();
     await target.waitForCompleted(5);
     expect(target.received.map((r) => (JSON.parse(r.body.toString()) as { _id: string })._id)).toEqual(ids);
@@ -115,6 +115,29 @@ describe('emulator → listener → app', () => {
     expect(r.code).toBe(0);
     expect(r.stderr).toContain('0 waiting to be forwarded');
     expect(Math.max(...readFileSync(`${record}.forwarded`, 'utf8').split('\n').filter(Boolean).map(Number))).toBe(4);
+  });
+});
+
+describe('while the app is down (issue 12: one retry line every 5 s for ever)', () => {
+  it('piped: the first failure and the recovery are lines, the tries between are not; the start line shows --forward-timeout as written', async () => {
+    const target = await app();
+    target.status = 503;
+    const listener = await listen(['--forward-to', target.url, '--forward-timeout', '90s', '--json']);
+    await listener.waitFor(/Forwarding to .*\n/);
+    expect(listener.stderr()).toContain(`Forwarding to ${target.url} (timeout 90s).`);
+    expect(await post(listener.url, '{"_id":"d1"}', SIGNING_KEY)).toBe(200);
+    // Causal: four tries reached the app (100 ms backoff doubling), then it recovers.
+    await target.waitForCompleted(4);
+    target.status = 200;
+    await listener.waitFor(/back up after/);
+    const r = await listener.stop();
+    expect(r.code).toBe(0);
+    const forwardLines = r.stderr.split('\n').filter((l) => l.includes('#1 forward'));
+    expect(forwardLines).toHaveLength(2);
+    expect(forwardLines[0]).toMatch(/^ {2}↳ #1 forward: 503 Service Unavailable in [\d.]+ ms {2}\{"got":1\}/);
+    expect(forwardLines[1]).toMatch(/^ {2}↳ #1 forward \(try \d+\): 200 OK in [\d.]+ ms {2}\{"got":\d+\} {2}\(back up after \d+s down, \d+ tries\)$/);
+    expect(Number(/back up after \d+s down, (\d+) tries/.exec(forwardLines[1]!)![1])).toBeGreaterThanOrEqual(5);
+    expect(r.stderr).not.toMatch(/\r|\u001b\[2K/);
   });
 });
 

@@ -40,7 +40,7 @@ async function start(opts: { limits?: Partial<ConnectionLimits>; forward?: strin
     maxBody: 1024 * 1024,
     record,
     limits: opts.limits,
-    forward: opts.forward ? { url: opts.forward, timeoutMs: 2000, retryCapMs: 20 } : undefined,
+    forward: opts.forward ? { url: opts.forward, timeout: { ms: 2000, text: '2s' }, retryCapMs: 20 } : undefined,
     onEvent: (e) => events.push(e),
   });
   const url = await listener.start();

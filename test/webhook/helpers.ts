@@ -4,9 +4,8 @@ import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
 import { BIN, childEnv, type RunOptions } from '../helpers/cli.js';
 
-/** A `webhook listen` child process, started and ready (its first stderr line was read). */
-export interface RunningListener {
-  url: string;
+/** A spawned `cardboard` child process, its output collected as it comes. */
+export interface RunningCli {
   child: ChildProcessWithoutNullStreams;
   stdout(): string;
   stderr(): string;
@@ -16,9 +15,14 @@ export interface RunningListener {
   stop(signal?: NodeJS.Signals): Promise<{ code: number | null; stdout: string; stderr: string }>;
 }
 
-/** Spawn the built `cardboard webhook listen --port 0 …args` and wait for the "Listening on" line. */
-export function startListener(args: string[], opts: RunOptions = {}): Promise<RunningListener> {
-  const child = spawn(process.execPath, [BIN, 'webhook', 'listen', '--port', '0', ...args], { env: childEnv(opts), stdio: ['pipe', 'pipe', 'pipe'] });
+/** A `webhook listen` child process, started and ready (its first stderr line was read). */
+export interface RunningListener extends RunningCli {
+  url: string;
+}
+
+/** Spawn the built `cardboard …args` with stdin from `opts.input`; output is decoded as UTF-8 as it comes. */
+export function spawnCli(args: string[], opts: RunOptions = {}): RunningCli {
+  const child = spawn(process.execPath, [BIN, ...args], { env: childEnv(opts), stdio: ['pipe', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   const waiters: Array<() => void> = [];
@@ -45,22 +49,28 @@ export function startListener(args: string[], opts: RunOptions = {}): Promise<Ru
       poke();
     });
     while (!re.test(stream === 'stdout' ? out : err)) {
-      if (closed) throw new Error(`listener exited before ${re}: ${err}`);
+      if (closed) throw new Error(`cardboard ${args[0] ?? ''} exited before ${re}: ${err}`);
       await new Promise<void>((resolve) => waiters.push(resolve));
     }
   };
-  return waitFor(/Listening on (\S+)/).then(() => ({
-    url: /Listening on (\S+)/.exec(err)![1]!,
+  return {
     child,
     stdout: () => out,
     stderr: () => err,
     waitFor,
     stop: async (signal: NodeJS.Signals = 'SIGTERM') => {
-      child.kill(signal);
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
       const code = await exited;
       return { code, stdout: out, stderr: err };
     },
-  }));
+  };
+}
+
+/** Spawn the built `cardboard webhook listen --port 0 …args` and wait for the "Listening on" line. */
+export async function startListener(args: string[], opts: RunOptions = {}): Promise<RunningListener> {
+  const cli = spawnCli(['webhook', 'listen', '--port', '0', ...args], opts);
+  await cli.waitFor(/Listening on (\S+)/);
+  return { ...cli, url: /Listening on (\S+)/.exec(cli.stderr())![1]! };
 }
 
 /** POST a body with an optional x-signingKey; resolves with the status. */
@@ -85,6 +95,8 @@ export class TestApp {
   delayMs = 0;
   /** Number of answers fully sent. */
   completed = 0;
+  /** Number of requests fully read (before the delay): the one being answered is counted. */
+  arrived = 0;
   port = 0;
   private server: Server | undefined;
   private waiters: Array<() => void> = [];
@@ -99,6 +111,8 @@ export class TestApp {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
+        this.arrived++;
+        for (const w of this.waiters.splice(0)) w();
         setTimeout(() => {
           this.received.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks) });
           res.writeHead(this.status, { 'content-type': 'application/json' }).end(JSON.stringify({ got: this.received.length }), () => {
@@ -121,6 +135,11 @@ export class TestApp {
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     server.closeAllConnections();
     await closed;
+  }
+
+  /** Resolve once `n` requests were read. */
+  async waitForArrived(n: number): Promise<void> {
+    while (this.arrived < n) await new Promise<void>((resolve) => this.waiters.push(resolve));
   }
 
   /** Resolve once `n` answers were completed. */

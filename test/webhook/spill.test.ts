@@ -27,7 +27,7 @@ describe('forward queue', () => {
       maxBody: 1024,
       record,
       // Two in memory: the other 23 must come back from disk.
-      forward: { url: target.url, timeoutMs: 1000, retryCapMs: 20, memoryCount: 2 },
+      forward: { url: target.url, timeout: { ms: 1000, text: '1s' }, retryCapMs: 20, memoryCount: 2 },
       onEvent: (e) => events.push(e),
     });
     const url = await listener.start();

@@ -1,4 +1,4 @@
-import { resolveSigningKey } from '../../config/index.js';
+import { resolveSelection, resolveSigningKey } from '../../config/index.js';
 import type { Context } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import { readStdin } from '../../io/input.js';
@@ -27,5 +27,16 @@ export async function loadSigningKey(ctx: Context, fromStdin: boolean): Promise<
   return { key: resolved.key, source };
 }
 
-/** Hint shown when a command needs a key and has none. */
-export const NO_KEY_HINT = 'Pass it with --signing-key-stdin or CARDBOARD_SIGNING_KEY, or store it with the board (Card Sources → Webhook signing key).';
+/**
+ * Hint shown when a command needs a key and has none: the three places a key comes from, the stored one
+ * named by the command that stores it (with the selected board's alias when there is one).
+ */
+export function noKeyHint(ctx: Context): string {
+  let alias: string | undefined;
+  try {
+    alias = resolveSelection(ctx).alias;
+  } catch {
+    // No board selected at all: the command is still named, with a placeholder.
+  }
+  return `Copy the key from Card Sources → Webhook signing key, then store it with \`cardboard board set-signing-key ${alias ?? '<alias>'}\`, or pass it with CARDBOARD_SIGNING_KEY or --signing-key-stdin.`;
+}

@@ -7,17 +7,19 @@ import type { Context } from '../../context.js';
 import { AuthError, CardboardError, UsageError } from '../../errors.js';
 import { ImportLock } from '../../import/lock.js';
 import { interruptible } from '../../interrupt.js';
+import { createLiveLine } from '../../io/live-line.js';
 import { createStatus } from '../../io/status.js';
 import { viewJson, viewLinePieces } from '../../webhook/delivery.js';
 import { LARGE_BODY } from '../../webhook/pieces.js';
-import { cursorPath } from '../../webhook/forwarder.js';
+import { cursorPath, type ForwardEvent } from '../../webhook/forwarder.js';
 import { reachesListener, TIMEOUTS_ENV, timeoutsFromEnv } from '../../webhook/limits.js';
 import { Listener, type ListenerEvent, SelfForwardError } from '../../webhook/listener.js';
 import { RecordFile } from '../../webhook/record-file.js';
-import { formatDuration, parseDuration, parseInteger, parsePort, parseSize } from '../../units.js';
-import { loadSigningKey, NO_KEY_HINT } from './key.js';
+import { type Duration, formatDuration, parseInteger, parsePort, parseSize, readDuration } from '../../units.js';
+import { loadSigningKey, noKeyHint } from './key.js';
 import { batchedOutput } from './batched-output.js';
-import { deliveryLine, forwardLine, rejectLine, summaryLine } from './render.js';
+import { deliveryLine, rejectLine, summaryLine } from './render.js';
+import { ForwardOutage } from './outage.js';
 import { httpUrl } from './url.js';
 
 /** Options of `webhook listen`, as plain data. */
@@ -27,7 +29,8 @@ export interface WebhookListenOptions {
   path: string;
   signingKeyStdin: boolean;
   forwardTo?: string;
-  forwardTimeoutMs: number;
+  /** How long the app may take per forward, as the user wrote it. */
+  forwardTimeout: Duration;
   record?: string;
   json: boolean;
   maxBody: number;
@@ -43,7 +46,7 @@ export function webhookListenCommand(parent: Command, ctx: Context, run = runWeb
     .option('--port <port>', 'port to listen on (0: any free port)', '8787')
     .option('--host <host>', 'address to bind', '127.0.0.1')
     .option('--path <path>', 'the only path served; others get 404', '/')
-    .option('--signing-key-stdin', 'read the signing key from stdin (else CARDBOARD_SIGNING_KEY)')
+    .option('--signing-key-stdin', 'read the signing key from stdin (else CARDBOARD_SIGNING_KEY, else the stored board)')
     .option('--forward-to <url>', "re-send each delivery to your app, exact bytes and headers, in order, until it answers 2xx")
     .option('--forward-timeout <duration>', 'how long your app may take per forward, e.g. 30s or 2m', '30s')
     .option('--record <file.jsonl>', 'append every verified delivery to this file before answering 200')
@@ -69,7 +72,7 @@ Examples:
         signingKeyStdin: o.signingKeyStdin === true,
         // The forwarder signs each forward with the key: plain http:// only to loopback unless --insecure.
         forwardTo: o.forwardTo === undefined ? undefined : httpUrl(String(o.forwardTo), '--forward-to', { insecure: ctx.globals.insecure }),
-        forwardTimeoutMs: parseDuration(String(o.forwardTimeout), '--forward-timeout'),
+        forwardTimeout: readDuration(String(o.forwardTimeout), '--forward-timeout'),
         record: o.record === undefined ? undefined : String(o.record),
         json: o.json === true,
         maxBody: parseSize(String(o.maxBody), '--max-body'),
@@ -87,13 +90,18 @@ function selfForward(url: string, port: number): UsageError {
 
 /** Run the listener until SIGINT/SIGTERM, then finish requests in flight, flush and return (exit 0). */
 export async function runWebhookListen(ctx: Context, opts: WebhookListenOptions): Promise<void> {
-  const status = createStatus(ctx);
+  const json = opts.json || !ctx.stdout.isTTY;
+  // While --forward-to is down, its state is one line updated in place where forward lines go (stdout on a
+  // terminal, stderr with --json), if that is a terminal; every other write clears it and draws it again.
+  const live = opts.forwardTo && !(json && ctx.globals.quiet) ? createLiveLine(json ? ctx.stderr : ctx.stdout) : undefined;
+  const io = live ? { ...ctx, stdout: live.wrap(ctx.stdout), stderr: live.wrap(ctx.stderr) } : ctx;
+  const status = createStatus(io);
   // Refused before anything is opened when the port is known; with --port 0 the listener checks once bound.
   if (opts.forwardTo && opts.port !== 0 && reachesListener(opts.forwardTo, opts.host, opts.port)) throw selfForward(opts.forwardTo, opts.port);
   const limits = { ...timeoutsFromEnv(ctx.env[TIMEOUTS_ENV]), maxConnections: opts.maxConnections };
   const signing = await loadSigningKey(ctx, opts.signingKeyStdin);
   if (opts.verify && !signing) {
-    throw new AuthError('no webhook signing key: refusing to accept unverified deliveries (spec 6)', { hint: `${NO_KEY_HINT} Or pass --no-verify to accept anything.` });
+    throw new AuthError('no webhook signing key: refusing to accept unverified deliveries (spec 6)', { hint: `${noKeyHint(ctx)} Or pass --no-verify to accept anything.` });
   }
   // Forwarding always goes through a file so nothing acknowledged waits only in memory (issue 5 §2).
   const spool = opts.forwardTo && !opts.record ? join(tmpdir(), `cardboard-webhook-${process.pid}-${Date.now()}.jsonl`) : undefined;
@@ -107,17 +115,26 @@ export async function runWebhookListen(ctx: Context, opts: WebhookListenOptions)
     lock?.release();
     throw err;
   }
-  const json = opts.json || !ctx.stdout.isTTY;
-  const stdout = batchedOutput(ctx.stdout);
+  const stdout = batchedOutput(io.stdout);
   const out = stdout.line;
+  const outage = opts.forwardTo ? new ForwardOutage(opts.forwardTo) : undefined;
+  const onForward = (e: ForwardEvent) => {
+    const shown = outage!.next(e, ctx.clock.now());
+    const print = json ? status.info : out;
+    if (shown.over) live?.clear();
+    if (shown.line) print(shown.line);
+    if (live) {
+      if (shown.live) live.show(shown.live);
+    } else if (shown.reminder) print(shown.reminder);
+  };
   const onEvent = (e: ListenerEvent) => {
     if (e.type === 'delivery' && json && e.delivery.body.length >= LARGE_BODY) {
       // A large delivery is written in pieces, never made one string (issue 11 §8), after the lines before it.
       stdout.flush();
-      for (const piece of viewLinePieces(e.delivery)) ctx.stdout.write(piece);
-      ctx.stdout.write('\n');
+      for (const piece of viewLinePieces(e.delivery)) io.stdout.write(piece);
+      io.stdout.write('\n');
     } else if (e.type === 'delivery') out(json ? viewJson(e.delivery) : deliveryLine(e.delivery));
-    else if (e.type === 'forward') (json ? status.info : out)(forwardLine(e));
+    else if (e.type === 'forward') onForward(e);
     else if (e.type === 'rejected') status.info(rejectLine(e));
     else if (e.type === 'error') status.warn(e.message);
     else if (e.type === 'looped') status.warn(`a delivery to ${e.path} came back from this listener's own forward: answered 200, not recorded or forwarded again (check --forward-to)`);
@@ -131,7 +148,7 @@ export async function runWebhookListen(ctx: Context, opts: WebhookListenOptions)
     maxBody: opts.maxBody,
     limits,
     record,
-    forward: opts.forwardTo ? { url: opts.forwardTo, timeoutMs: opts.forwardTimeoutMs } : undefined,
+    forward: opts.forwardTo ? { url: opts.forwardTo, timeout: opts.forwardTimeout } : undefined,
     onEvent,
   });
   let url: string;
@@ -147,21 +164,29 @@ export async function runWebhookListen(ctx: Context, opts: WebhookListenOptions)
   // Catch Ctrl-C before the ready line: a supervisor may send SIGINT as soon as it reads it.
   const stop = interruptible(ctx.signals);
   // First line on stderr, printed even with --quiet: where to point the board (spec 2.4, Webhook URL).
-  ctx.stderr.write(`Listening on ${url} : paste this URL into Card Sources → Webhook URL (the service must be able to reach it).\n`);
+  io.stderr.write(`Listening on ${url} : paste this URL into Card Sources → Webhook URL (the service must be able to reach it).\n`);
   if (!opts.verify) status.warn('NOT VERIFYING x-signingKey (--no-verify): anyone who can reach this port can post deliveries.');
   else if (signing) status.info(`Verifying x-signingKey with the key from ${signing.source}.`);
   if (opts.record) status.info(`Recording to ${opts.record}.`);
   else if (spool) status.info(`Spooling deliveries for forwarding in ${spool} (removed at exit once all are forwarded).`);
   const fwd = listener.forwarder;
   if (fwd && opts.forwardTo) {
-    status.info(`Forwarding to ${opts.forwardTo} (timeout ${formatDuration(opts.forwardTimeoutMs)}).`);
+    status.info(`Forwarding to ${opts.forwardTo} (timeout ${formatDuration(opts.forwardTimeout)}).`);
     if (fwd.resumed > 0) status.info(`Resuming: ${fwd.resumed} recorded deliveries were never forwarded; sending them first.`);
     if (fwd.skipped > 0) status.info(`${fwd.skipped} deliveries already in ${opts.record} are not forwarded; send them with \`cardboard webhook replay ${opts.record} --to ${opts.forwardTo}\`.`);
   }
+  // The live line's "down for" moves every second, not only at each try (up to 5 s apart).
+  const tick = () => {
+    const text = outage?.liveText(ctx.clock.now());
+    if (text !== undefined) live?.show(text);
+  };
+  const ticker = live ? setInterval(tick, 1000).unref() : undefined;
   try {
     await stop.stopped;
     await listener.stop();
   } finally {
+    clearInterval(ticker);
+    live?.clear();
     stop.dispose();
     lock?.release();
   }

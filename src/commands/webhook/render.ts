@@ -1,7 +1,7 @@
 import { STATUS_CODES } from 'node:http';
 import { terminalText } from '../../io/text.js';
 import { answerStart } from '../../webhook/client.js';
-import { bodyValue, type Delivery } from '../../webhook/delivery.js';
+import type { Delivery } from '../../webhook/delivery.js';
 import type { ForwardEvent } from '../../webhook/forwarder.js';
 import type { ListenerEvent, ListenerStats } from '../../webhook/listener.js';
 import { formatBytes } from '../../units.js';
@@ -29,7 +29,14 @@ export function deliveryLine(d: Delivery, fields = 3): string {
   if (d.body.length > LINE_PARSE_MAX_BYTES) {
     return terminalText(`${time}  #${d.seq}  ${d.method} ${d.path}  body not parsed for this line (over ${formatBytes(LINE_PARSE_MAX_BYTES)}; --json shows it)  ${formatBytes(d.body.length)}`);
   }
-  const body = bodyValue(d.body);
+  const text = d.body.toString('utf8');
+  let body: unknown;
+  let json = true;
+  try {
+    body = JSON.parse(text) as unknown;
+  } catch {
+    json = false;
+  }
   let what: string;
   if (typeof body === 'object' && body !== null && !Array.isArray(body)) {
     const card = body as Record<string, unknown>;
@@ -38,8 +45,11 @@ export function deliveryLine(d: Delivery, fields = 3): string {
       .slice(0, fields)
       .map(([k, v]) => `${k}=${short(v)}`);
     what = [`card ${card._id === undefined ? '(no _id)' : short(card._id, 26)}`, ...rest].join('  ');
+  } else if (json) {
+    // An array, a number, a string, true or null: shown as the JSON it is (issue 12: `[1,2,3]` showed as text "1,2,3").
+    what = `json ${short(JSON.stringify(body), 40)}`;
   } else {
-    what = `text ${JSON.stringify(short(String(body), 40))}`;
+    what = `text ${JSON.stringify(short(text, 40))}`;
   }
   return terminalText(`${time}  #${d.seq}  ${d.method} ${d.path}  ${what}  ${formatBytes(d.body.length)}`);
 }

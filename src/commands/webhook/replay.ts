@@ -1,4 +1,4 @@
-import { existsSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { Context } from '../../context.js';
 import { AuthError, CancelledError, CardboardError, UsageError } from '../../errors.js';
@@ -7,11 +7,12 @@ import { createStatus } from '../../io/status.js';
 import { terminalText } from '../../io/text.js';
 import { answerStart, DeliveryClient } from '../../webhook/client.js';
 import { bodyValue, type Delivery, outgoingHeaders } from '../../webhook/delivery.js';
-import { readDeliveries } from '../../webhook/record-file.js';
-import { loadSigningKey, NO_KEY_HINT } from './key.js';
+import { readDeliveries, sniffRecordFile } from '../../webhook/record-file.js';
+import { checkKeys, describeUnknownKeys } from '../../schema/match.js';
+import { loadSigningKey, noKeyHint } from './key.js';
 import { answerText } from './render.js';
 import { httpUrl } from './url.js';
-import { parseInteger } from '../../units.js';
+import { durationOf, parseInteger } from '../../units.js';
 
 /** Options of `webhook replay`, as plain data. */
 export interface WebhookReplayOptions {
@@ -39,7 +40,8 @@ export function webhookReplayCommand(parent: Command, ctx: Context, run = runWeb
     .option('--json', 'one JSON result per delivery on stdout')
     .addHelpText('after', `
 Every answer other than 200 counts as failed (spec 6: only a 200 is delivered); exit 1 if any failed,
-4 if the receiver refused the key (401/403).
+4 if the receiver refused the key (401/403). A file that is not a record file, or a --filter field that
+no delivery has, exits 2. Ctrl-C finishes the delivery in flight and names the --from to resume at (130).
 The signing key goes over plain http:// only to loopback; another host needs https:// or --insecure.
 
 Examples:
@@ -65,39 +67,115 @@ Examples:
 
 /** Whether a delivery's card matches every filter (field names exact and case-sensitive, spec 2.2). */
 export function matchesFilters(d: Delivery, filters: Array<[string, string]>): boolean {
-  if (filters.length === 0) return true;
+  return filters.length === 0 || cardMatches(cardOf(d), filters);
+}
+
+function cardMatches(card: Record<string, unknown> | undefined, filters: Array<[string, string]>): boolean {
+  // Own fields only: `--filter constructor=x` must not find Object.prototype's (PITFALLS).
+  return card !== undefined && filters.every(([field, want]) => Object.hasOwn(card, field) && (typeof card[field] === 'string' ? card[field] : JSON.stringify(card[field])) === want);
+}
+
+function cardOf(d: Delivery): Record<string, unknown> | undefined {
   const body = bodyValue(d.body);
-  if (typeof body !== 'object' || body === null) return false;
-  const card = body as Record<string, unknown>;
-  return filters.every(([field, want]) => field in card && (typeof card[field] === 'string' ? card[field] : JSON.stringify(card[field])) === want);
+  return typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as Record<string, unknown>) : undefined;
+}
+
+/** Field names gathered from the deliveries read, to check --filter against; bounded for a hostile file. */
+const MAX_FIELD_NAMES = 10_000;
+
+/** The file named must be a record file (issue 12: `replay big.csv` replayed nothing and exited 0). */
+function checkRecordFile(file: string): 'empty' | 'record' {
+  let kind: ReturnType<typeof sniffRecordFile>;
+  try {
+    if (!statSync(file).isFile()) throw new UsageError(`${file} is not a file: give a record file written by \`cardboard webhook listen --record\``);
+    kind = sniffRecordFile(file);
+  } catch (err) {
+    if (err instanceof UsageError) throw err;
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new UsageError(code === 'ENOENT' ? `no such record file: ${file}` : `cannot read ${file} (${code ?? (err as Error).message})`, { cause: err });
+  }
+  if (kind === 'other') {
+    throw new UsageError(`${file} is not a record file: its first line is not a delivery recorded by \`cardboard webhook listen --record\``, {
+      hint: 'A record file holds one delivery a line ({"seq":1,"receivedAt":…,"bodyBase64":…}); make one with `cardboard webhook listen --record hooks.jsonl`.',
+    });
+  }
+  return kind;
+}
+
+/**
+ * A --filter whose field no delivery has matches nothing: exit 2 with the nearest recorded field, the way
+ * `card put` treats an unknown field. Nothing was sent (no delivery could match).
+ */
+function checkFilterFields(opts: WebhookReplayOptions, fields: Set<string>, read: number, cards: number): void {
+  if (opts.filters.length === 0 || read === 0) return;
+  const where = `the deliveries of ${opts.file}${opts.from > 1 ? ` from #${opts.from}` : ''}`;
+  if (cards === 0) {
+    throw new UsageError(`--filter ${opts.filters[0]![0]}: none of ${where} is a card (a JSON object body), so no field can match`, { hint: 'Drop --filter to replay them all.' });
+  }
+  const unknown = checkKeys(new Set(opts.filters.map(([f]) => f)), [...fields]);
+  if (unknown.length === 0) return;
+  const shown = [...fields].slice(0, 10).map((f) => terminalText(f));
+  throw new UsageError(`--filter: ${describeUnknownKeys(unknown)} in ${where}`, {
+    hint: `Field names are compared exactly, case included (spec 2.2). Recorded fields: ${shown.join(', ')}${fields.size > shown.length ? ', …' : ''}.`,
+  });
 }
 
 /** Send the matching deliveries one by one in recorded order; throws at the end if any was not answered 200. */
 export async function runWebhookReplay(ctx: Context, opts: WebhookReplayOptions): Promise<void> {
-  if (!existsSync(opts.file)) throw new UsageError(`no such record file: ${opts.file}`);
+  const kind = checkRecordFile(opts.file);
   const signing = await loadSigningKey(ctx, opts.signingKeyStdin);
-  if (!signing) throw new AuthError('no webhook signing key to sign the replayed deliveries with (spec 6)', { hint: NO_KEY_HINT });
+  if (!signing) throw new AuthError('no webhook signing key to sign the replayed deliveries with (spec 6)', { hint: noKeyHint(ctx) });
   const status = createStatus(ctx);
+  if (kind === 'empty') {
+    status.info(`replayed 0: ${opts.file} holds no deliveries yet`);
+    return;
+  }
   const client = new DeliveryClient(1);
   const size = statSync(opts.file).size;
   const failed: string[] = [];
+  const fields = new Set<string>();
+  const unreadable: number[] = [];
+  let read = 0;
+  let cards = 0;
+  let lineBase = 0;
   let sent = 0;
   let refused = false;
-  let lastSent: number | undefined;
-  const stop = interruptible(ctx.signals, () => status.warn('Interrupted: finishing the delivery in flight (Ctrl-C again to quit at once)...'));
+  /** Where a resumed run starts: just past the last delivery answered (issue 12: Ctrl-C names it). */
+  let resumeAt = opts.from;
+  let inFlight: number | undefined;
+  const resumeText = () => `--from ${inFlight ?? resumeAt}${opts.filters.length ? ' and the same --filter' : ''}`;
+  const stop = interruptible(ctx.signals, () =>
+    status.warn(
+      inFlight === undefined
+        ? `Interrupted: stopping. Resume with ${resumeText()}.`
+        : `Interrupted: finishing #${inFlight} in flight (Ctrl-C again to quit at once, then resume with ${resumeText()}).`,
+    ),
+  );
   const stopped = () => stop.signal.aborted || ctx.signal.aborted;
   try {
     for (let offset = 0; offset < size && !stopped(); ) {
       const batch = readDeliveries(opts.file, offset, opts.from - 1, 100, 8 * 1024 * 1024);
+      for (const i of batch.unreadable) unreadable.push(lineBase + i + 1);
+      lineBase += batch.lines;
       // No progress: only a last line cut short by a crash is left (never acknowledged, so not a delivery).
       if (batch.next === offset) break;
       offset = batch.next;
       for (const d of batch.deliveries) {
         if (stopped()) break;
-        if (!matchesFilters(d, opts.filters)) continue;
-        const answer = await client.send({ url: opts.to, method: d.method, headers: outgoingHeaders(d.headers, signing.key), body: d.body, timeoutMs: opts.timeoutMs, signal: ctx.signal });
+        read++;
+        const card = opts.filters.length ? cardOf(d) : undefined;
+        if (card) {
+          cards++;
+          for (const f of Object.keys(card)) if (fields.size < MAX_FIELD_NAMES) fields.add(f);
+        }
+        if (opts.filters.length && !cardMatches(card, opts.filters)) continue;
+        inFlight = d.seq;
+        const answer = await client.send({ url: opts.to, method: d.method, headers: outgoingHeaders(d.headers, signing.key), body: d.body, timeout: durationOf(opts.timeoutMs), signal: ctx.signal });
+        // Cut off by SIGTERM: not answered, so a resumed run sends it again.
+        if (answer.status === undefined && ctx.signal.aborted) break;
+        inFlight = undefined;
         sent++;
-        lastSent = d.seq;
+        resumeAt = d.seq + 1;
         if (answer.status !== 200) failed.push(`#${d.seq} ${answer.status ?? answer.error}`);
         if (answer.status === 401 || answer.status === 403) refused = true;
         const start = answerStart(answer.body);
@@ -109,11 +187,15 @@ export async function runWebhookReplay(ctx: Context, opts: WebhookReplayOptions)
     stop.dispose();
     await client.close();
   }
-  if (stopped()) {
-    throw new CancelledError(`Interrupted after ${sent} deliveries.`, {
-      hint: `Resume with --from ${lastSent === undefined ? opts.from : lastSent + 1}.`,
-    });
+  if (unreadable.length > 0) {
+    const lines = `${unreadable.slice(0, 5).join(', ')}${unreadable.length > 5 ? ', …' : ''}`;
+    status.warn(`skipped ${unreadable.length} line${unreadable.length === 1 ? '' : 's'} of ${opts.file} that ${unreadable.length === 1 ? 'is' : 'are'} not a delivery (line ${lines}): a line cut short by a crash was never answered 200`);
   }
+  if (stopped()) {
+    const earlier = failed.length ? `; ${failed.length} answered before were not 200 (first ${failed[0]})` : '';
+    throw new CancelledError(`Interrupted after ${sent} ${sent === 1 ? 'delivery' : 'deliveries'}${earlier}.`, { hint: `Resume with ${resumeText()}.` });
+  }
+  checkFilterFields(opts, fields, read, cards);
   status.info(`replayed ${sent}: ${sent - failed.length} answered 200, ${failed.length} failed${failed.length ? ` (${failed.slice(0, 5).join(', ')}${failed.length > 5 ? ', …' : ''})` : ''}`);
   if (failed.length === 0) return;
   const message = `${failed.length} of ${sent} deliveries were not answered 200`;

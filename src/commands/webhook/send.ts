@@ -6,9 +6,10 @@ import { readTextArgument } from '../../io/input.js';
 import { textFor } from '../../io/text.js';
 import { DeliveryClient } from '../../webhook/client.js';
 import { SIGNING_HEADER } from '../../webhook/delivery.js';
-import { loadSigningKey, NO_KEY_HINT } from './key.js';
+import { loadSigningKey, noKeyHint } from './key.js';
 import { answerText } from './render.js';
 import { httpUrl } from './url.js';
+import { durationOf } from '../../units.js';
 
 /** Options of `webhook send`, as plain data. */
 export interface WebhookSendOptions {
@@ -81,13 +82,13 @@ async function cardFor(ctx: Context, opts: WebhookSendOptions): Promise<Record<s
 /** Send one delivery and print the answer; the exit code says whether it was the expected one. */
 export async function runWebhookSend(ctx: Context, opts: WebhookSendOptions): Promise<void> {
   const signing = await loadSigningKey(ctx, opts.signingKeyStdin);
-  if (!signing && !opts.wrongKey) throw new AuthError('no webhook signing key to sign the delivery with (spec 6)', { hint: `${NO_KEY_HINT} Or pass --wrong-key.` });
+  if (!signing && !opts.wrongKey) throw new AuthError('no webhook signing key to sign the delivery with (spec 6)', { hint: `${noKeyHint(ctx)} Or pass --wrong-key.` });
   // A suffix catches the commonest broken check: comparing only as many characters as the stored key has.
   const key = opts.wrongKey ? `${signing?.key ?? `wrong-${randomBytes(8).toString('hex')}`}x` : signing!.key;
   const body = Buffer.from(JSON.stringify(await cardFor(ctx, opts)), 'utf8');
   const client = new DeliveryClient(1);
   const answer = await client
-    .send({ url: opts.to, method: 'POST', headers: { 'content-type': 'application/json', [SIGNING_HEADER]: key }, body, timeoutMs: opts.timeoutMs, signal: ctx.signal })
+    .send({ url: opts.to, method: 'POST', headers: { 'content-type': 'application/json', [SIGNING_HEADER]: key }, body, timeout: durationOf(opts.timeoutMs), signal: ctx.signal })
     .finally(() => client.close());
   ctx.stdout.write(`${answerText(answer)}\n`);
   // The app's answer as it is when piped; on a terminal, escaped (line breaks kept).
