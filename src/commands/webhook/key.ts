@@ -10,8 +10,9 @@ export interface SigningKey {
 }
 
 /**
- * The webhook signing key: --signing-key-stdin, else CARDBOARD_SIGNING_KEY, else the selected board's
- * stored key (flags > env > config). The key joins ctx.secrets so it is redacted from anything printed.
+ * The webhook signing key: --signing-key-stdin, else the key resolveSigningKey finds (a named stored board's
+ * own key before CARDBOARD_SIGNING_KEY; README, the precedence table). The key joins ctx.secrets so it is
+ * redacted from anything printed.
  */
 export async function loadSigningKey(ctx: Context, fromStdin: boolean): Promise<SigningKey | undefined> {
   if (fromStdin) {
@@ -23,8 +24,7 @@ export async function loadSigningKey(ctx: Context, fromStdin: boolean): Promise<
   }
   const resolved = await resolveSigningKey(ctx);
   if (!resolved) return undefined;
-  const source = resolved.source === 'env' ? 'CARDBOARD_SIGNING_KEY' : resolved.source === 'config' ? 'the stored board' : resolved.source;
-  return { key: resolved.key, source };
+  return { key: resolved.key, source: resolved.from };
 }
 
 /**
