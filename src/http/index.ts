@@ -38,6 +38,8 @@ export interface HttpOptions {
   clock?: Clock;
   /** Receives one line per try and per retry (only with --verbose). */
   log?: (line: string) => void;
+  /** Receives the line a person reads before each wait for a rate limit (429, 503 with Retry-After). */
+  notice?: (line: string) => void;
 }
 
 /** A configured client: `send` through every wrapper, JSON helpers, and its rate gate. */
@@ -64,6 +66,7 @@ export function createHttp(opts: HttpOptions): Http {
     policy: opts.retry,
     clock,
     onRetry: ({ err, attempt, delayMs }) => opts.log?.(`retry #${attempt} of ${err.method} ${err.url} in ${delayMs} ms after ${err.status ?? err.code}`),
+    onWait: opts.notice,
   });
   return {
     send,

@@ -16,7 +16,8 @@ describe('retry decisions', () => {
   it('retries GET on 5xx, 429 and network errors with full-jitter backoff', () => {
     expect(retryDelay(status(500), GET, 1, DEFAULT_RETRY, half)).toBe(250);
     expect(retryDelay(status(502), GET, 2, DEFAULT_RETRY, half)).toBe(500);
-    expect(retryDelay(status(429), GET, 3, DEFAULT_RETRY, () => 0.999)).toBe(1998);
+    // A rate limit backs off by its own count of throttled tries (the third here), not the tries in all.
+    expect(retryDelay(status(429), GET, 3, DEFAULT_RETRY, () => 0.999, { throttledTries: 2, waitedMs: 1500 })).toBe(1998);
     expect(retryDelay(network('ECONNRESET'), GET, 1, DEFAULT_RETRY, half)).toBe(250);
     expect(retryDelay(network('UND_ERR_HEADERS_TIMEOUT'), GET, 1, DEFAULT_RETRY, () => 0)).toBe(0);
   });
@@ -96,7 +97,8 @@ describe('withRetry', () => {
     const fake = replay([status(503, 2), status(500), ok]);
     const send = withRetry(fake.send, { clock: recording(waits) });
     await expect(send(GET)).resolves.toBe(ok);
-    expect(waits).toEqual([2000, 500]);
+    // The 500 is the first failure of its kind: a rate limit's wait does not double the next backoff.
+    expect(waits).toEqual([2000, 250]);
     expect(fake.calls()).toBe(3);
   });
 
