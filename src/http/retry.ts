@@ -13,7 +13,7 @@ export interface RetryPolicy {
   maxTries: number;
   baseDelayMs: number;
   maxDelayMs: number;
-  /** Waiting for rate limits, summed since the last answer that got through; past it the command stops. */
+  /** Waiting for rate limits (the Retry-Afters asked, else the backoffs), summed since the last answer that got through. */
   maxWaitMs: number;
   /** Tries of one request answered only with rate limits (a `Retry-After: 0` loop cannot spin forever). */
   maxThrottledTries: number;
@@ -36,6 +36,11 @@ export function isRateLimit(err: unknown): err is ApiError {
   return err instanceof ApiError && (err.status === 429 || (err.status === 503 && err.retryAfter !== undefined));
 }
 
+/** What a wait costs of the budget: the server's Retry-After (our spread of it is free), else the backoff. */
+function budgeted(askedMs: number | undefined, waitMs: number): number {
+  return askedMs ?? waitMs;
+}
+
 /**
  * The retry decision: milliseconds to wait before the next try, or undefined to give up. What may be
  * repeated is the failure policy's (failure.ts); this adds the budgets. `attempt` counts the tries made
@@ -56,8 +61,11 @@ export function retryDelay(
   const bounds = { baseMs: policy.baseDelayMs, maxMs: policy.maxDelayMs };
   if (isRateLimit(err)) {
     if (state.throttledTries + 1 >= policy.maxThrottledTries) return undefined;
-    const wait = failure.retryAfterMs ?? backoffMs(state.throttledTries + 1, bounds, random);
-    return state.waitedMs + wait > policy.maxWaitMs ? undefined : wait;
+    const asked = failure.retryAfterMs;
+    // Processes throttled together are told the same Retry-After: up to a second more (never more than
+    // the wait itself) spreads them, so they do not all come back in the same instant and meet a 429 again.
+    const wait = asked === undefined ? backoffMs(state.throttledTries + 1, bounds, random) : asked + Math.floor(random() * Math.min(asked, 1000));
+    return state.waitedMs + budgeted(asked, wait) > policy.maxWaitMs ? undefined : wait;
   }
   if (attempt - state.throttledTries >= (req.maxTries ?? policy.maxTries)) return undefined;
   return backoffMs(attempt - state.throttledTries, bounds, random);
@@ -97,13 +105,17 @@ export interface RetryOptions {
   onWait?: (line: string) => void;
 }
 
-/** `Rate limited (429); waiting 3s as the service asked (Retry-After), then trying again…` */
+/** Whole seconds as the server gives them (`3s`, `1m`); a jittered wait to a tenth (`1.4s`, not a rounded-up `2s`). */
+function secondsText(ms: number): string {
+  return ms === 0 ? '0s' : ms % 1000 === 0 ? waitText(ms) : `${Math.ceil(ms / 100) / 10}s`;
+}
+
+/** `Rate limited (429); waiting 3.4s as the service asked (Retry-After: 3s, plus jitter), then trying again…` */
 export function waitLine(err: ApiError, delayMs: number): string {
   const what = err.status === 429 ? 'Rate limited (429)' : `Service unavailable (${err.status})`;
-  const why = err.retryAfter !== undefined ? ' as the service asked (Retry-After)' : '';
-  // Whole seconds as the server gives them; a jittered backoff to a tenth (`0.3s`, not a rounded-up `1s`).
-  const wait = delayMs === 0 ? '0s' : delayMs % 1000 === 0 ? waitText(delayMs) : `${Math.ceil(delayMs / 100) / 10}s`;
-  return `${what}; waiting ${wait}${why}, then trying again…`;
+  const asked = err.retryAfter === undefined ? undefined : err.retryAfter * 1000;
+  const why = asked === undefined ? '' : ` as the service asked (Retry-After: ${secondsText(asked)}${delayMs > asked ? ', plus jitter' : ''})`;
+  return `${what}; waiting ${secondsText(delayMs)}${why}, then trying again…`;
 }
 
 /**
@@ -130,7 +142,7 @@ export function withRetry(next: Send, options: RetryOptions = {}): Send {
         options.onRetry?.({ err: err as ApiError, attempt, delayMs: wait, req });
         if (isRateLimit(err)) {
           throttledTries++;
-          waitedMs += wait;
+          waitedMs += budgeted(classify(err).retryAfterMs, wait);
           options.onWait?.(waitLine(err, wait));
         }
         await clock.sleep(wait, req.signal);

@@ -98,7 +98,7 @@ describe('retries and transport choices', () => {
     for (let i = 0; i < 50; i++) s.faults.push({ method: 'POST', status: 429, headers: { 'retry-after': '0' }, body: 'slow down' });
     const r = await run(s, ['card', 'put', 'Title=x']);
     expect(r.code).toBe(1);
-    const waits = r.stderr.split('\n').filter((l) => l.startsWith('Rate limited (429); waiting 0s as the service asked (Retry-After)'));
+    const waits = r.stderr.split('\n').filter((l) => l === 'Rate limited (429); waiting 0s as the service asked (Retry-After: 0s), then trying again…');
     expect(waits).toHaveLength(49);
     const [error, hint] = twoLines(r.stderr.split('\n').filter((l) => !l.startsWith('Rate limited')).join('\n'));
     expect(error).toContain('429 Too Many Requests from POST');

@@ -28,20 +28,40 @@ function scripted(clock: SimClock, outcomes: Array<Error | HttpResponse>): { sen
   };
 }
 
+/** The simulated clock with no jitter: every wait is exactly what the server asked. */
+const exact = (clock: SimClock): SimClock => ({ ...clock, random: () => 0 });
+
 describe('the waiting budget of a command (withRetry, simulated clock)', () => {
   it('waits for every Retry-After past the 4 tries of other failures, saying so each time', async () => {
-    const clock = simClock();
+    const clock = exact(simClock());
     const lines: string[] = [];
     const fake = scripted(clock, [limited(3), limited(3), limited(3), limited(3), limited(3), ok]);
     const send = withRetry(fake.send, { clock, onWait: (l) => lines.push(l) });
     await expect(clock.run(send(POST))).resolves.toBe(ok);
     expect(fake.tries).toEqual([0, 3000, 6000, 9000, 12_000, 15_000]);
     expect(lines).toHaveLength(5);
-    expect(lines[0]).toBe('Rate limited (429); waiting 3s as the service asked (Retry-After), then trying again…');
+    expect(lines[0]).toBe('Rate limited (429); waiting 3s as the service asked (Retry-After: 3s), then trying again…');
+  });
+
+  it('spreads the processes told the same Retry-After: up to 1 s more, said so; the budget counts what was asked', async () => {
+    const clock = simClock(5);
+    const lines: string[] = [];
+    const fake = scripted(clock, [limited(20)]);
+    const err = (await clock.run(withRetry(fake.send, { clock, onWait: (l) => lines.push(l) })(POST)).catch((e: unknown) => e)) as ApiError;
+    const waits = fake.tries.slice(1).map((t, i) => t - fake.tries[i]!);
+    // Three waits of 20 s (60 s asked in all), each with its own spread below 1 s.
+    expect(waits).toHaveLength(3);
+    for (const w of waits) {
+      expect(w).toBeGreaterThanOrEqual(20_000);
+      expect(w).toBeLessThan(21_000);
+    }
+    expect(new Set(waits).size).toBe(3);
+    expect(lines[0]).toMatch(/^Rate limited \(429\); waiting 20\.\ds as the service asked \(Retry-After: 20s, plus jitter\), then trying again…$/);
+    expect(err.message).toContain('waited 1m in all for the service and asks for 20s more');
   });
 
   it('stops when the next wait would pass 60 s in all, naming the wait and the limit, without --rate', async () => {
-    const clock = simClock();
+    const clock = exact(simClock());
     const fake = scripted(clock, [limited(20)]);
     const send = withRetry(fake.send, { clock });
     const err = (await clock.run(send(POST)).catch((e: unknown) => e)) as ApiError;
@@ -79,7 +99,7 @@ describe('the waiting budget of a command (withRetry, simulated clock)', () => {
   });
 
   it('the budget counts waits since the last answer that got through: a listing of many pages keeps going', async () => {
-    const clock = simClock();
+    const clock = exact(simClock());
     // Each page: two 429s of 25 s, then the page. 50 s per page, 150 s in all, never 60 s without progress.
     const page = [limited(25), limited(25), ok];
     const fake = scripted(clock, [...page, ...page, ...page]);
@@ -99,8 +119,8 @@ describe('the waiting budget of a command (withRetry, simulated clock)', () => {
   it('a 503 without Retry-After keeps the 4 tries of other failures; with one it waits like a 429', () => {
     const state = { throttledTries: 0, waitedMs: 0 };
     expect(retryDelay(limited(undefined, 503), POST, 4, DEFAULT_RETRY, () => 0.5, state)).toBeUndefined();
-    expect(retryDelay(limited(5, 503), POST, 4, DEFAULT_RETRY, () => 0.5, { throttledTries: 3, waitedMs: 15_000 })).toBe(5000);
-    expect(waitLine(limited(5, 503), 5000)).toBe('Service unavailable (503); waiting 5s as the service asked (Retry-After), then trying again…');
+    expect(retryDelay(limited(5, 503), POST, 4, DEFAULT_RETRY, () => 0, { throttledTries: 3, waitedMs: 15_000 })).toBe(5000);
+    expect(waitLine(limited(5, 503), 5000)).toBe('Service unavailable (503); waiting 5s as the service asked (Retry-After: 5s), then trying again…');
   });
 });
 
@@ -135,7 +155,7 @@ describe('every single command waits (runMain in-process, sim clock, a fake serv
   ])('%s: waits the Retry-After, says so on stderr only, then succeeds', async (_name, args) => {
     const r = await throttled(args, card);
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stderr).toMatch(/^Rate limited \(429\); waiting 1s as the service asked \(Retry-After\), then trying again…$/m);
+    expect(r.stderr).toMatch(/^Rate limited \(429\); waiting 1(\.\d)?s as the service asked \(Retry-After: 1s(, plus jitter)?\), then trying again…$/m);
     expect(r.stdout).not.toContain('Rate limited');
     expect(r.service.log.some((e) => e.status === 429)).toBe(true);
     expect(r.waited).toBeGreaterThanOrEqual(1000);
