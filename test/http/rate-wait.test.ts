@@ -71,7 +71,7 @@ describe('the waiting budget of a command (withRetry, simulated clock)', () => {
     expect(err.exitCode).toBe(1);
     expect(err.message).toContain('waited 1m in all for the service and asks for 20s more; a command waits at most 1m: stopped.');
     expect(err.hint).toContain('120 requests a minute per API key');
-    expect(err.hint).toContain('all keys of a company share');
+    expect(err.hint).toContain('shared by all keys of a company');
     expect(err.hint).not.toContain('--rate');
   });
 
