@@ -19,6 +19,12 @@ export interface ApiSession {
   close(): Promise<void>;
 }
 
+/** Where each wait for a rate limit is said: one stderr line (never stdout, so --json stays clean), none with --quiet. */
+export function rateLimitNotice(ctx: ApiContext): ((line: string) => void) | undefined {
+  if (ctx.globals.quiet) return undefined;
+  return (line) => ctx.stderr.write(`${terminalText(redactSecrets(ctx.secrets, line))}\n`);
+}
+
 /** Open the session from the global options: --timeout, --rate (the gate's fixed rate), --verbose, --insecure. */
 export function openSession(ctx: ApiContext): ApiSession {
   const g = ctx.globals;
@@ -26,12 +32,13 @@ export function openSession(ctx: ApiContext): ApiSession {
   const pacer = new Pacer({ fixedRate: g.rate, clock: ctx.clock });
   // Created with the first client: a missing board or a refused base URL fails before undici loads.
   let dispatcher: Promise<Dispatcher> | undefined;
+  const notice = rateLimitNotice(ctx);
   const log = g.verbose ? (line: string) => ctx.stderr.write(`${terminalText(redactSecrets(ctx.secrets, `[http] ${line}`))}\n`) : undefined;
   const client = async (target: ApiTarget, board: Parameters<typeof apiOver>[1], cacheToken?: string): Promise<ApiClient> => {
     ctx.secrets.add(target.token);
     checkBaseUrl(target.baseUrl, g.insecure);
     dispatcher ??= createDispatcher(timeoutMs);
-    const http = createHttp({ baseUrl: target.baseUrl, token: target.token, dispatcher: await dispatcher, pacer, insecure: Boolean(g.insecure), timeoutMs, clock: ctx.clock, log, hints: tokenHints(board) });
+    const http = createHttp({ baseUrl: target.baseUrl, token: target.token, dispatcher: await dispatcher, pacer, insecure: Boolean(g.insecure), timeoutMs, clock: ctx.clock, log, hints: tokenHints(board), notice });
     return apiOver(http, { ...board, baseUrl: http.baseUrl }, ctx, cacheToken);
   };
   return {

@@ -7,7 +7,7 @@ export type { ResolvedBoard, Source } from '../config/resolve.js';
 
 /** What the API layer reads from the run: a part of the command context (api/ never imports context.ts). */
 export interface ApiContext extends ResolveContext {
-  globals: ResolveContext['globals'] & { timeout?: number; rate?: number; insecure?: boolean; verbose?: boolean };
+  globals: ResolveContext['globals'] & { timeout?: number; rate?: number; insecure?: boolean; verbose?: boolean; quiet?: boolean };
   clock: Clock;
   signal: AbortSignal;
   stderr: { write(text: string): unknown };

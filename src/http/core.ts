@@ -6,6 +6,7 @@ import { MIN_SUBSTRING_SECRET, scrubSecret, scrubValue } from '../redact.js';
 import { VERSION } from '../version.js';
 import { decodeBody } from './body.js';
 import { ANSWER_TIMEOUT, dispatchRequest, type RawResponse } from './dispatch.js';
+import { RATE_LIMIT_HINT } from './failure.js';
 import { extractServerMessage, oneLine, parseRetryAfter } from './message.js';
 import { displayUrl, joinUrl } from './url.js';
 
@@ -58,7 +59,7 @@ const HINTS: Record<number, string> = {
   401: 'The token was refused: check it, or store it again with `cardboard board add <alias> --url <POST URL>`.',
   403: 'The token is not allowed here: check the token and that the REST API is switched on in Card Sources.',
   404: 'Check the board id (`cardboard board show`) and the card id.',
-  429: 'The service is rate-limiting this token: slow down with --rate, e.g. --rate 1/s.',
+  429: RATE_LIMIT_HINT,
 };
 
 const NETWORK_TEXT: Record<string, string> = {

@@ -42,6 +42,14 @@ export function classify(err: ApiError): Failure {
   return { kind: 'refused', heals: false };
 }
 
+/**
+ * The hint of a 429 that a command stops waiting for. It names the service's limit (not in the spec,
+ * section 8; reported in issue 12) and no --rate: that flag paces one process, and the limit is shared by
+ * every process and person using the company's keys. The import adds --rate where it can help.
+ */
+export const RATE_LIMIT_FACT = 'The service allows about 120 requests a minute per API key, shared by all keys of a company.';
+export const RATE_LIMIT_HINT = `${RATE_LIMIT_FACT} Other commands using them took the share: try again in a minute.`;
+
 /** Exponential backoff bounds: the first wait's ceiling, and the largest ceiling. */
 export interface Backoff {
   baseMs: number;

@@ -40,6 +40,8 @@ export interface HttpOptions {
   log?: (line: string) => void;
   /** Hints for a refused token (401/403) naming where it came from. */
   hints?: CoreOptions['hints'];
+  /** Receives the line a person reads before each wait for a rate limit (429, 503 with Retry-After). */
+  notice?: (line: string) => void;
 }
 
 /** A configured client: `send` through every wrapper, JSON helpers, and its rate gate. */
@@ -66,6 +68,7 @@ export function createHttp(opts: HttpOptions): Http {
     policy: opts.retry,
     clock,
     onRetry: ({ err, attempt, delayMs }) => opts.log?.(`retry #${attempt} of ${err.method} ${err.url} in ${delayMs} ms after ${err.status ?? err.code}`),
+    onWait: opts.notice,
   });
   return {
     send,

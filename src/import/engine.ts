@@ -45,6 +45,7 @@ export interface EngineResult {
 export async function runEngine(items: AsyncIterable<CsvItem>, o: EngineOptions): Promise<EngineResult> {
   const started = o.clock.now();
   const summary: ImportSummary = { rows: 0, created: 0, updated: 0, unchanged: 0, skipped: 0, rejected: 0, uncertain: 0, durationMs: 0, retries: 0, waits: 0 };
+  o.onEvent({ type: 'start', at: started });
   const stop = new AbortController();
   const onUserStop = () => stopWith('interrupted');
   o.signal.addEventListener('abort', onUserStop);

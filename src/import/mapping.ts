@@ -57,8 +57,14 @@ export function parseMapFile(text: string, path: string): Record<string, string 
   if (!ok) {
     throw new UsageError(`--map-file ${path} must be an object of "CSV header": "Field name" (or null to skip).`);
   }
-  return data as Record<string, string | null>;
+  // The "mapping" of an older `--dry-run --json` said "(dropped)" where map files say null: read it as null.
+  const out: Record<string, string | null> = Object.create(null);
+  for (const [header, target] of Object.entries(data as Record<string, unknown>)) out[header] = target === DROPPED_TEXT ? null : (target as string | null);
+  return out;
 }
+
+/** How a dropped column reads for people (the --dry-run report); JSON and map files say null. */
+export const DROPPED_TEXT = '(dropped)';
 
 /**
  * Quote a value for a POSIX shell command line, so the printed flags can be pasted as they are. A value

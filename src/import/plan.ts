@@ -4,12 +4,13 @@ import { canonicalJson, type KeyIndex } from './match-index.js';
 import { type PrepareState, prepareRow } from './prepare.js';
 import type { ColumnMapping, CsvItem } from './types.js';
 
-/** What a run would do with the file. */
+/** What a run would do with the file, counted under the run's own state names (types.ts RowState). */
 export interface Plan {
   rows: number;
-  creates: number;
+  /** Rows without an `_id`: a run would create them. */
+  created: number;
   /** Rows that carry an `_id` (from the file or --match-on): updates on an Update-if-exists board. */
-  updates: number;
+  updated: number;
   /** --match-on rows equal to their card: not sent. */
   unchanged: number;
   rejected: number;
@@ -27,7 +28,7 @@ export async function planImport(
   opts: { columns: ColumnMapping[]; sendEmpty: boolean; match?: KeyIndex; force?: boolean; sampleSize?: number; maxRejections?: number },
 ): Promise<Plan> {
   const st: PrepareState = { columns: opts.columns, sendEmpty: opts.sendEmpty, match: opts.match, seenKeys: new Map(), force: opts.force };
-  const plan: Plan = { rows: 0, creates: 0, updates: 0, unchanged: 0, rejected: 0, rejections: [], sample: [], updateSample: [] };
+  const plan: Plan = { rows: 0, created: 0, updated: 0, unchanged: 0, rejected: 0, rejections: [], sample: [], updateSample: [] };
   const reject = (line: number, reason: string) => {
     plan.rejected++;
     if (plan.rejections.length < (opts.maxRejections ?? 20)) plan.rejections.push({ line, reason });
@@ -49,9 +50,9 @@ export async function planImport(
       continue;
     }
     if (p.body._id !== undefined) {
-      plan.updates++;
+      plan.updated++;
       if (p.idFromIndex && plan.updateSample.length < (opts.sampleSize ?? 5)) plan.updateSample.push({ line: item.line, id: String(p.body._id), body: p.body });
-    } else plan.creates++;
+    } else plan.created++;
     if (plan.sample.length < (opts.sampleSize ?? 5)) plan.sample.push({ line: item.line, body: p.body });
   }
   return plan;

@@ -4,7 +4,7 @@
 import type { Api } from '../api/types.js';
 import type { Clock } from '../clock.js';
 import { ApiError, CancelledError } from '../errors.js';
-import { type Backoff, backoffMs, classify, waitText } from '../http/failure.js';
+import { type Backoff, backoffMs, classify, RATE_LIMIT_FACT, waitText } from '../http/failure.js';
 import type { Card } from '../spec-types.js';
 import { formatDuration } from '../units.js';
 
@@ -51,7 +51,10 @@ function stillThrottled(err: ApiError, ms: number): ApiError {
   return new ApiError(
     `The service answered nothing but 429 for ${formatDuration(ms)}; stopped (${err.status} from ${err.method} ${err.url}).`,
     { method: err.method, url: err.url, status: err.status, serverMessage: err.serverMessage, retryAfter: err.retryAfter },
-    { hint: 'Finished rows are in the journal: run the same command later to resume, with a lower --rate, or another token.' },
+    {
+      // Another token of the same company shares the limit: only pacing this import (--rate) helps.
+      hint: `${RATE_LIMIT_FACT} Finished rows are in the journal: run the same command later to resume, with a lower --rate (e.g. --rate 1/s) if other commands use the same keys.`,
+    },
   );
 }
 
@@ -63,7 +66,7 @@ function waitBeyondGiveUp(err: ApiError, askedMs: number, throttledFor: number, 
   return new ApiError(
     `The service ${since}asks to wait ${waitText(askedMs)} (Retry-After); --give-up-after ${formatDuration(giveUpAfterMs)} leaves ${left}: stopped (${err.status} from ${err.method} ${err.url}).`,
     { method: err.method, url: err.url, status: err.status, serverMessage: err.serverMessage, retryAfter: err.retryAfter },
-    { hint: 'Finished rows are in the journal: run the same command later to resume (once that wait is over), with a longer --give-up-after, or another token.' },
+    { hint: `${RATE_LIMIT_FACT} Finished rows are in the journal: run the same command later to resume (once that wait is over), with a lower --rate (e.g. --rate 1/s) or a longer --give-up-after.` },
   );
 }
 

@@ -40,6 +40,8 @@ export interface ColumnMapping {
 
 /** What the engine reports while it runs; the command turns these into progress, files and a summary. */
 export type ImportEvent =
+  /** The engine starts (clock time): what the rate and the summary's durationMs count from. */
+  | { type: 'start'; at: number }
   | { type: 'row'; outcome: RowOutcome }
   | { type: 'retry'; line: number; reason: string; attempt: number }
   | { type: 'stop'; reason: string };

@@ -93,15 +93,19 @@ describe('retries and transport choices', () => {
     expect(seen(s, 'POST').map((q) => q.status)).toEqual([429, s.opts.createdStatus]);
   });
 
-  it('429 on every POST: exit 1 after the tries, with the --rate hint', async () => {
+  it('429 on every POST: each wait said on stderr, exit 1 at the try cap naming the limit (no --rate)', async () => {
     const s = await start();
-    for (let i = 0; i < 4; i++) s.faults.push({ method: 'POST', status: 429, headers: { 'retry-after': '0' }, body: 'slow down' });
+    for (let i = 0; i < 50; i++) s.faults.push({ method: 'POST', status: 429, headers: { 'retry-after': '0' }, body: 'slow down' });
     const r = await run(s, ['card', 'put', 'Title=x']);
     expect(r.code).toBe(1);
-    const [error, hint] = twoLines(r.stderr);
+    const waits = r.stderr.split('\n').filter((l) => l === 'Rate limited (429); waiting 0s as the service asked (Retry-After: 0s), then trying again…');
+    expect(waits).toHaveLength(49);
+    const [error, hint] = twoLines(r.stderr.split('\n').filter((l) => !l.startsWith('Rate limited')).join('\n'));
     expect(error).toContain('429 Too Many Requests from POST');
-    expect(hint).toContain('--rate');
-    expect(seen(s, 'POST')).toHaveLength(4);
+    expect(error).toContain('still rate-limited after 50 tries: stopped.');
+    expect(hint).toContain('120 requests a minute per API key');
+    expect(hint).not.toContain('--rate');
+    expect(seen(s, 'POST')).toHaveLength(50);
   });
 
   it('Connection: close on every answer, one card per page: all pages still walk', async () => {

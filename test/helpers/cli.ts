@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { createContext } from '../../src/context.js';
+import { type Context, createContext } from '../../src/context.js';
 import type { SignalSource } from '../../src/interrupt.js';
 import { main } from '../../src/main.js';
 import { BufferStream } from '../io/buffers.js';
@@ -30,6 +30,8 @@ export interface RunOptions {
   timeoutMs?: number;
   /** Spawn the built binary instead of running main() in this process (signals, pipes, the entry point). */
   spawn?: boolean;
+  /** In-process only: parts of the context to replace (a simulated clock, a fake api()), given the context built. */
+  context?: (ctx: Context) => Partial<Context>;
 }
 
 /** A fresh temporary directory (config dir, output files). */
@@ -96,6 +98,7 @@ export async function runMain(args: string[], opts: RunOptions = {}): Promise<Cl
   const stdout = new BufferStream(false);
   const stderr = new BufferStream(false);
   const ctx = createContext({ stdout, stderr, stdin: Readable.from([Buffer.from(opts.input ?? '')]), env: childEnv(opts), signals: NO_SIGNALS });
+  if (opts.context) Object.assign(ctx, opts.context(ctx));
   const code = await main(args, ctx);
   return { code, signal: null, stdout: stdout.text, stderr: stderr.text };
 }

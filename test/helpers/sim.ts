@@ -11,7 +11,7 @@ import { ApiError } from '../../src/errors.js';
 import type { HttpRequest, HttpResponse, Send } from '../../src/http/core.js';
 import type { Http } from '../../src/http/index.js';
 import { Pacer, withPacer } from '../../src/http/pacer.js';
-import { withRetry } from '../../src/http/retry.js';
+import { type RetryOptions, withRetry } from '../../src/http/retry.js';
 import type { Card } from '../../src/spec-types.js';
 
 /** A discrete-event clock; `run(p)` drives time until `p` settles. */
@@ -19,7 +19,11 @@ export interface SimClock extends Clock {
   run<T>(work: Promise<T>, limitMs?: number): Promise<T>;
 }
 
-export function simClock(seed = 1): SimClock {
+/**
+ * `realIoMs`: how long (real time) to let real I/O finish before calling the simulation stalled: a whole
+ * command run in-process loads its modules and files for real (default 0: stalled at once).
+ */
+export function simClock(seed = 1, opts: { realIoMs?: number } = {}): SimClock {
   let now = 0;
   let timers: { at: number; seq: number; resolve: () => void }[] = [];
   let seq = 0;
@@ -48,6 +52,8 @@ export function simClock(seed = 1): SimClock {
       while (!settled) {
         // Let every promise chain run before time moves on.
         for (let i = 0; i < 3; i++) await new Promise((r) => setImmediate(r));
+        if (settled) break;
+        for (let waited = 0; timers.length === 0 && !settled && waited < (opts.realIoMs ?? 0); waited += 5) await new Promise((r) => setTimeout(r, 5));
         if (settled) break;
         if (timers.length === 0) throw new Error(`simulation stalled at t=${now} ms: nothing pending and the work is not done`);
         timers.sort((a, b) => a.at - b.at || a.seq - b.seq);
@@ -139,6 +145,18 @@ export class SimService {
   };
 
   private apply(req: HttpRequest): unknown {
+    // One card (spec 4.4) and a comment (spec 4.1), for the single commands.
+    const one = req.method === 'GET' ? /\/card\/([^/]+)$/.exec(req.path) : null;
+    if (one) {
+      const card = this.cards.find((c) => c._id === decodeURIComponent(one[1]!));
+      if (!card) this.fail(req, 404);
+      return { ...card };
+    }
+    const comment = req.method === 'POST' ? /^\/api\/card\/([^/]+)\/comment$/.exec(req.path) : null;
+    if (comment) {
+      const { content } = req.body as { content: string };
+      return { id: `cm${this.nextId++}`, userId: 'u1', content, seenByUsers: [], userName: 'Sim', createdAt: new Date(this.clock.now()).toISOString() };
+    }
     if (req.method === 'GET') {
       if (req.path.endsWith('/schema')) return ['Name', 'Status', 'Owner', 'Priority'].map((name) => ({ name, uuid: name }));
       const size = this.opts.pageSize ?? 50;
@@ -161,9 +179,9 @@ export class SimService {
 }
 
 /** An Api over the fake service through the real retry wrapper and rate gate, as createHttp composes them. */
-export function simApi(service: SimService, clock: SimClock, fixedRate?: number): ApiClient {
+export function simApi(service: SimService, clock: SimClock, fixedRate?: number, retry: Omit<RetryOptions, 'clock'> = {}): ApiClient {
   const pacer = new Pacer({ clock, fixedRate });
-  const send = withRetry(withPacer(service.send, pacer), { clock });
+  const send = withRetry(withPacer(service.send, pacer), { ...retry, clock });
   const http: Http = {
     send,
     pacer,

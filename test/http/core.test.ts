@@ -135,12 +135,14 @@ describe('HTTP core against a real server', () => {
     expect(srv.seen.map((s) => s.method)).toEqual(['GET', 'GET', 'POST']);
   });
 
-  it('gives up after maxTries on 429 and says to slow down with --rate', async () => {
+  it('gives up on 429 after its try cap, naming the service limit (no --rate: it cannot pace other processes)', async () => {
     const srv = await serve((_req, res) => json(res, 429, { message: 'too many' }, { 'retry-after': '0' }));
-    const http = await client(srv.url, { retry: { maxTries: 3, baseDelayMs: 1 } });
+    const http = await client(srv.url, { retry: { maxThrottledTries: 3, baseDelayMs: 1 } });
     const err = (await http.get('/x').catch((e) => e)) as ApiError;
     expect(err.status).toBe(429);
-    expect(err.hint).toContain('--rate');
+    expect(err.message).toContain('still rate-limited after 3 tries: stopped.');
+    expect(err.hint).toContain('120 requests a minute per API key');
+    expect(err.hint).not.toContain('--rate');
     expect(srv.seen).toHaveLength(3);
   });
 

@@ -16,7 +16,8 @@ describe('retry decisions', () => {
   it('retries GET on 5xx, 429 and network errors with full-jitter backoff', () => {
     expect(retryDelay(status(500), GET, 1, DEFAULT_RETRY, half)).toBe(250);
     expect(retryDelay(status(502), GET, 2, DEFAULT_RETRY, half)).toBe(500);
-    expect(retryDelay(status(429), GET, 3, DEFAULT_RETRY, () => 0.999)).toBe(1998);
+    // A rate limit backs off by its own count of throttled tries (the third here), not the tries in all.
+    expect(retryDelay(status(429), GET, 3, DEFAULT_RETRY, () => 0.999, { throttledTries: 2, waitedMs: 1500 })).toBe(1998);
     expect(retryDelay(network('ECONNRESET'), GET, 1, DEFAULT_RETRY, half)).toBe(250);
     expect(retryDelay(network('UND_ERR_HEADERS_TIMEOUT'), GET, 1, DEFAULT_RETRY, () => 0)).toBe(0);
   });
@@ -28,8 +29,9 @@ describe('retry decisions', () => {
   });
 
   it('honours Retry-After on 429 and 503, and gives up when it is too long', () => {
-    expect(retryDelay(status(429, 3), GET, 1, DEFAULT_RETRY, half)).toBe(3000);
-    expect(retryDelay(status(503, 2), GET, 1, DEFAULT_RETRY, half)).toBe(2000);
+    // Retry-After plus a spread of up to a second (never more than the wait): 3 s + half of 1 s.
+    expect(retryDelay(status(429, 3), GET, 1, DEFAULT_RETRY, half)).toBe(3500);
+    expect(retryDelay(status(503, 2), GET, 1, DEFAULT_RETRY, () => 0)).toBe(2000);
     expect(retryDelay(status(500, 9), GET, 1, DEFAULT_RETRY, half)).toBe(250);
     expect(retryDelay(status(429, 61), GET, 1, DEFAULT_RETRY, half)).toBeUndefined();
   });
@@ -41,7 +43,7 @@ describe('retry decisions', () => {
     expect(retryDelay(network('ECONNREFUSED'), POST, 1, DEFAULT_RETRY, half)).toBe(250);
     // 429 and 503: the server says it did nothing, so the import and a single write agree to repeat.
     expect(retryDelay(status(503), POST, 1, DEFAULT_RETRY, half)).toBe(250);
-    expect(retryDelay(status(429, 2), POST, 1, DEFAULT_RETRY, half)).toBe(2000);
+    expect(retryDelay(status(429, 2), POST, 1, DEFAULT_RETRY, () => 0)).toBe(2000);
   });
 
   it('stops at maxTries and when noRetry is set', () => {
@@ -96,7 +98,8 @@ describe('withRetry', () => {
     const fake = replay([status(503, 2), status(500), ok]);
     const send = withRetry(fake.send, { clock: recording(waits) });
     await expect(send(GET)).resolves.toBe(ok);
-    expect(waits).toEqual([2000, 500]);
+    // 2 s asked + 0.5 s spread; the 500 is the first failure of its kind: a rate limit's wait does not double its backoff.
+    expect(waits).toEqual([2500, 250]);
     expect(fake.calls()).toBe(3);
   });
 

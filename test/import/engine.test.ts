@@ -160,12 +160,20 @@ describe('import engine in simulated time', () => {
     expect(r.service.cards).toHaveLength(0);
   });
 
+  it('after --give-up-after of short 429 waits, the hint names the service limit and --rate (it paces this import)', async () => {
+    const r = await simulate(named(5, 'k'), { always429: 1, giveUpAfterMs: 10_000 });
+    expect(r.result.fatal?.message).toMatch(/^The service answered nothing but 429 for \d+s/);
+    expect(r.result.fatal?.hint).toContain('120 requests a minute per API key, shared by all keys of a company');
+    expect(r.result.fatal?.hint).toContain('--rate');
+  });
+
   it('stops after --give-up-after when the service answers nothing but 429, with exit 1 and a resume hint', async () => {
     const r = await simulate(named(20, 'g'), { always429: 30, giveUpAfterMs: 15 * 60_000 });
     // It stops once a Retry-After (30 s) outlasts what --give-up-after leaves: waiting could not end in time.
     expect(r.result.fatal?.message).toMatch(/nothing but 429 for 14m\d+s and asks to wait 30s \(Retry-After\); --give-up-after 15m leaves \d+s: stopped/);
     expect(r.result.fatal?.exitCode).toBe(1);
     expect(r.result.fatal?.hint).toMatch(/resume/);
+    expect(r.result.fatal?.hint).toContain('120 requests a minute per API key, shared by all keys of a company');
     // Stopped within the limit, not hours later: at the first 429 whose 30 s wait would end past it.
     expect(r.clock.now()).toBeGreaterThanOrEqual(15 * 60_000 - 30_000);
     expect(r.clock.now()).toBeLessThan(15 * 60_000);

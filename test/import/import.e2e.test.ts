@@ -48,7 +48,7 @@ describe('cardboard import: the demo CSV', () => {
     const r = await cli(e, ['import', DEMO, '--map', 'Assignee=Owner', '--results', results, '--json']);
     expect(r.stderr).not.toContain('error');
     expect(r.code).toBe(0);
-    expect(JSON.parse(r.stdout)).toEqual({ rows: 25, created: 25, updated: 0, unchanged: 0, skipped: 0, rejected: 0, uncertain: 0, durationMs: expect.any(Number), results, rejects: null });
+    expect(JSON.parse(r.stdout)).toEqual({ dryRun: false, rows: 25, created: 25, updated: 0, unchanged: 0, skipped: 0, rejected: 0, uncertain: 0, durationMs: expect.any(Number), rowsPerSec: expect.any(Number), results, rejects: null });
     const cards = e.state()[BOARD_ID]!.cards;
     expect(cards).toHaveLength(25);
     const expected = parse(readFileSync(DEMO), { columns: true }) as Record<string, string>[];
@@ -107,7 +107,7 @@ describe('cardboard import: the demo CSV', () => {
     expect(r.stdout).toContain('Assignee -> Owner   [--map]');
     expect(r.stdout).toContain('Priority -> (dropped)   [--skip-column]');
     expect(r.stdout).toMatch(/line \d+: \{"Name":"Fix login redirect loop","Status":"Done","Owner":"[^"]+","_id":/);
-    expect(r.stdout).toContain('Would send 1 of 25 rows:\n  create 0\n  update 1 (by Name; 25 cards on the board)\n  unchanged 24 (equal to their card: not sent)\n  reject 0');
+    expect(r.stdout).toContain('Would send 1 of 25 rows; a run would end with:\n  created 0\n  updated 1 (by Name; 25 cards on the board)\n  unchanged 24 (equal to their card: not sent)\n  rejected 0');
     expect(r.stdout).toMatch(/line \d+: Status: Open → Done/);
     expect(e.requests().length).toBeGreaterThan(0);
     expect(e.requests().every((q) => q.method === 'GET')).toBe(true);
@@ -168,5 +168,33 @@ describe('cardboard import: rate limit', () => {
     expect(counts.size).toBe(12);
     expect([...counts.values()].every((n) => n === 1)).toBe(true);
     expect(e.requests().filter((q) => q.status === 429).length).toBeGreaterThan(0);
+  });
+});
+
+describe('cardboard import: one vocabulary (issue 12)', () => {
+  it('dry run and run report the same state names; a dropped column is null in JSON and the map file reads it back', async () => {
+    const e = await start();
+    const file = writeCards(3, 'v');
+    const dry = await cli(e, ['import', file, '--skip-column', 'Status', '--dry-run', '--json']);
+    expect(dry.code, dry.stderr).toBe(0);
+    const plan = JSON.parse(dry.stdout) as Record<string, unknown>;
+    expect(plan).toMatchObject({ dryRun: true, mapping: { Name: 'Name', Status: null, Owner: 'Owner', Priority: 'Priority' }, newFields: [], rows: 3, created: 3, updated: 0, unchanged: 0, rejected: 0 });
+    expect(Object.keys(plan)).not.toContain('creates');
+    const run = await cli(e, ['import', file, '--skip-column', 'Status', '--json']);
+    expect(run.code, run.stderr).toBe(0);
+    const done = JSON.parse(run.stdout) as Record<string, unknown>;
+    expect(done).toMatchObject({ dryRun: false, rows: 3, created: 3, updated: 0, unchanged: 0, skipped: 0, rejected: 0, uncertain: 0 });
+    // The states the dry run names are states of the run, counted the same.
+    for (const state of ['created', 'updated', 'unchanged', 'rejected']) expect(done[state]).toBe(plan[state]);
+
+    // The dry run's mapping is a --map-file as it stands; one written by an older version ("(dropped)") still reads.
+    const dir = tempDir();
+    writeFileSync(join(dir, 'now.json'), JSON.stringify(plan.mapping));
+    writeFileSync(join(dir, 'old.json'), JSON.stringify({ Name: 'Name', Status: '(dropped)', Owner: 'Owner', Priority: 'Priority' }));
+    for (const map of ['now.json', 'old.json']) {
+      const again = await cli(e, ['import', file, '--map-file', join(dir, map), '--dry-run']);
+      expect(again.code, again.stderr).toBe(0);
+      expect(again.stdout).toContain('Status -> (dropped)   [map file]');
+    }
   });
 });

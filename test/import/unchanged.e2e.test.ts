@@ -67,7 +67,7 @@ describe('cardboard import --match-on: unchanged rows', () => {
     expect(r.stdout).toContain('  unchanged 4 (equal to their card: not sent)');
     expect(r.stdout).toContain('  line 5: Status: Done → Open');
     const json = await cli(e, ['import', file, '--match-on', 'Name', '--dry-run', '--json']);
-    expect(JSON.parse(json.stdout)).toMatchObject({ updates: 1, unchanged: 4, changes: [{ line: 5, id: card._id, changes: [{ field: 'Status', from: 'Done', to: 'Open' }] }] });
+    expect(JSON.parse(json.stdout)).toMatchObject({ dryRun: true, created: 0, updated: 1, unchanged: 4, changes: [{ line: 5, id: card._id, changes: [{ field: 'Status', from: 'Done', to: 'Open' }] }] });
     expect(posts(e)).toBe(0);
   });
 });

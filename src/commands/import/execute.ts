@@ -9,6 +9,7 @@ import { ImportLock } from '../../import/lock.js';
 import { checkOutputPaths } from '../../import/path-guard.js';
 import type { ImportSummary } from '../../import/types.js';
 import { ImportOutputs } from '../../import/outputs.js';
+import { rowsPerSecond } from '../../import/rate.js';
 import { describeChanges, planImport } from '../../import/plan.js';
 import { interruptible } from '../../interrupt.js';
 import { fileError } from '../../fs-errors.js';
@@ -140,7 +141,9 @@ export async function executeImport(ctx: Context, opts: ImportOptions, p: Prepar
   progress.done(summary);
   if (opts.json) {
     const { rows, created, updated, unchanged, skipped, rejected, uncertain, durationMs } = summary;
-    await writeJson(ctx.stdout, { rows, created, updated, unchanged, skipped, rejected, uncertain, durationMs, results: opts.results ?? null, rejects: opts.rejects ?? null });
+    const rowsPerSec = Math.round(rowsPerSecond({ rows, skipped, elapsedMs: durationMs }) * 10) / 10;
+    // The same state names as --dry-run --json (with dryRun telling them apart), results files and the journal.
+    await writeJson(ctx.stdout, { dryRun: false, rows, created, updated, unchanged, skipped, rejected, uncertain, durationMs, rowsPerSec, results: opts.results ?? null, rejects: opts.rejects ?? null });
   } else {
     await renderSummary(ctx, summary, progress.problems, opts);
   }

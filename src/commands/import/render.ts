@@ -1,8 +1,10 @@
 // How an import shows itself: a live progress line, the summary, and the --dry-run report.
 import type { Context } from '../../context.js';
 import type { KeyIndex } from '../../import/match-index.js';
+import { DROPPED_TEXT, mappingToFile } from '../../import/mapping.js';
 import type { Plan, RowChanges } from '../../import/plan.js';
 import type { ColumnMapping, ImportEvent, ImportSummary } from '../../import/types.js';
+import { rateText, rowsPerSecond } from '../../import/rate.js';
 import { ROW_STATES } from '../../import/types.js';
 import { createProgress } from '../../io/progress.js';
 import { renderTable } from '../../io/table.js';
@@ -32,28 +34,31 @@ function duration(ms: number): string {
 /** Start the progress line: ora on a terminal, a plain stderr line every few seconds otherwise, none with --quiet/--json. */
 export async function startProgress(ctx: Context, opts: ImportOptions, total: number | undefined): Promise<ImportProgress> {
   const progress = await createProgress(ctx, { silent: opts.json });
-  const started = ctx.clock.now();
+  // The engine's start (its 'start' event), as for the summary's durationMs: one rate, rate.ts.
+  let started: number | undefined;
   let done = 0;
+  let skipped = 0;
   let retries = 0;
   let waits = 0;
   let unchanged = 0;
   let lastDraw = 0;
   const problems: Problems = { rejected: [], uncertain: [] };
-  const text = () => {
-    const elapsed = (ctx.clock.now() - started) / 1000;
-    const rate = elapsed > 0 ? done / elapsed : 0;
+  const text = (elapsedMs = started === undefined ? 0 : ctx.clock.now() - started) => {
+    const rate = rowsPerSecond({ rows: done, skipped, elapsedMs });
     const of = total ? ` / ${total}` : '';
     const eta = total && rate > 0 && done < total ? ` · ETA ${duration(((total - done) / rate) * 1000)}` : '';
     const same = unchanged > 0 ? ` (${unchanged} unchanged)` : '';
-    return `Importing: ${done}${of} rows${same} · ${rate.toFixed(1)} rows/s${eta} · ${retries} retries · ${waits} waits (429)`;
+    return `Importing: ${done}${of} rows${same} · ${rateText(rate)}${eta} · ${retries} retries · ${waits} waits (429)`;
   };
   progress.start(text());
   return {
     problems,
     event(e) {
-      if (e.type === 'row') {
+      if (e.type === 'start') started = e.at;
+      else if (e.type === 'row') {
         done++;
         if (e.outcome.state === 'unchanged') unchanged++;
+        if (e.outcome.state === 'skipped') skipped++;
         const list = e.outcome.state === 'rejected' ? problems.rejected : e.outcome.state === 'uncertain' ? problems.uncertain : undefined;
         if (list && list.length < 20) list.push(e.outcome.line);
       } else if (e.type === 'retry') {
@@ -67,7 +72,8 @@ export async function startProgress(ctx: Context, opts: ImportOptions, total: nu
       }
     },
     done(summary) {
-      const line = text();
+      // The last line over the summary's own duration: the two rates are one number.
+      const line = text(summary.durationMs);
       if (summary.stopped || summary.rejected + summary.uncertain > 0) progress.fail(line);
       else progress.succeed(line);
     },
@@ -77,9 +83,9 @@ export async function startProgress(ctx: Context, opts: ImportOptions, total: nu
 /** The end-of-run summary on stderr: counts per state, duration, rate, the report files, the lines to look at. */
 export async function renderSummary(ctx: Context, s: ImportSummary, problems: Problems, opts: ImportOptions): Promise<void> {
   if (ctx.globals.quiet) return;
-  const rate = s.durationMs > 0 ? (s.rows / s.durationMs) * 1000 : 0;
+  const rate = rowsPerSecond({ rows: s.rows, skipped: s.skipped, elapsedMs: s.durationMs });
   const rows: [string, string | number][] = ROW_STATES.map((state) => [state, s[state]]);
-  rows.push(['rows', s.rows], ['duration', duration(s.durationMs)], ['rate', `${rate.toFixed(1)} rows/s`]);
+  rows.push(['rows', s.rows], ['duration', duration(s.durationMs)], ['rate', rateText(rate)]);
   rows.push(['retries', `${s.retries} (${s.waits} after 429)`]);
   if (opts.results) rows.push(['results', opts.results]);
   if (opts.rejects) rows.push(['rejects', opts.rejects]);
@@ -95,6 +101,7 @@ export async function renderSummary(ctx: Context, s: ImportSummary, problems: Pr
   ctx.stderr.write(`${out.join('\n')}\n`);
 }
 
+/** Where a column goes, for people: the field, `_id`, or `(dropped)`; JSON says null (mappingToFile). */
 function targetText(c: ColumnMapping): string {
   switch (c.target.kind) {
     case 'field':
@@ -104,21 +111,27 @@ function targetText(c: ColumnMapping): string {
     case 'id':
       return '_id';
     default:
-      return '(dropped)';
+      return DROPPED_TEXT;
   }
 }
 
-/** The --dry-run report on stdout: mapping, first rows as they would be sent, and what would happen. */
+/**
+ * The --dry-run report on stdout: mapping, first rows as they would be sent, and what would happen,
+ * counted under the state names of a run (`created`, `updated`, `unchanged`, `rejected`). With --json,
+ * the mapping is a --map-file object (header → field, `_id`, or null for a dropped column).
+ */
 export async function renderPlan(
   ctx: Context,
   opts: ImportOptions,
   p: { columns: ColumnMapping[]; plan: Plan; match?: KeyIndex; boardId: string; changes?: RowChanges[] },
 ): Promise<void> {
   const { plan } = p;
+  const dropped = p.columns.filter((c) => c.target.kind === 'skip').map((c) => c.header);
+  const added = p.columns.flatMap((c) => (c.target.kind === 'new' ? [c.target.field] : []));
   if (opts.json) {
-    const mapping = Object.fromEntries(p.columns.map((c) => [c.header, targetText(c)]));
-    const { updateSample: _first, ...shown } = plan;
-    ctx.stdout.write(`${JSON.stringify({ dryRun: true, mapping, ...shown, changes: p.changes ?? [] }, null, 2)}\n`);
+    const { rows, created, updated, unchanged, rejected, rejections, sample } = plan;
+    const report = { dryRun: true, mapping: mappingToFile(p.columns), newFields: added, rows, created, updated, unchanged, rejected, rejections, sample, changes: p.changes ?? [] };
+    ctx.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
     return;
   }
   const out: string[] = [`Dry run against board ${p.boardId}: nothing was sent.`, '', 'Mapping:'];
@@ -126,18 +139,16 @@ export async function renderPlan(
   out.push('', 'First rows as they would be sent:');
   for (const s of plan.sample) out.push(`  line ${s.line}: ${JSON.stringify(s.body)}`);
   if (plan.sample.length === 0) out.push('  (none)');
-  out.push('', `Would send ${plan.rows - plan.rejected - plan.unchanged} of ${plan.rows} rows:`);
-  out.push(`  create ${plan.creates}`);
-  out.push(`  update ${plan.updates}${p.match ? ` (by ${p.match.field}; ${p.match.cards} cards on the board)` : ' (rows with an _id)'}`);
+  out.push('', `Would send ${plan.rows - plan.rejected - plan.unchanged} of ${plan.rows} rows; a run would end with:`);
+  out.push(`  created ${plan.created}`);
+  out.push(`  updated ${plan.updated}${p.match ? ` (by ${p.match.field}; ${p.match.cards} cards on the board)` : ' (rows with an _id)'}`);
   if (p.match) out.push(`  unchanged ${plan.unchanged} (equal to their card: not sent)`);
-  out.push(`  reject ${plan.rejected}`);
+  out.push(`  rejected ${plan.rejected}`);
   for (const r of plan.rejections) out.push(`    line ${r.line}: ${r.reason}`);
   if (p.changes?.length) out.push('', 'What the first updates change:');
   for (const u of p.changes ?? []) out.push(`  line ${u.line}: ${u.changes.map((c) => `${c.field}: ${c.from} → ${c.to}`).join(', ') || '(no visible change)'}`);
-  const dropped = p.columns.filter((c) => c.target.kind === 'skip').map((c) => c.header);
-  const added = p.columns.filter((c) => c.target.kind === 'new').map((c) => c.header);
   if (dropped.length) out.push(`Columns dropped: ${dropped.join(', ')}`);
-  if (added.length) out.push(`Columns sent as new fields: ${added.join(', ')}`);
+  if (added.length) out.push(`Columns sent as new fields: ${p.columns.filter((c) => c.target.kind === 'new').map((c) => c.header).join(', ')}`);
   // A report for people even when piped (--json is the machine form): headers and values are escaped.
   ctx.stdout.write(`${out.map((line) => terminalText(line)).join('\n')}\n`);
 }

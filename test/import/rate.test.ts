@@ -1,0 +1,71 @@
+// Issue 12: the progress line and the summary gave two rates for one run (76.9 vs 428.6 rows/s). One
+// definition now (src/import/rate.ts): rows this run finished, not those `skipped` as done by an earlier
+// run, over the seconds since the engine started. Simulated time, the real engine, progress and summary.
+import { describe, expect, it } from 'vitest';
+import type { ImportOptions } from '../../src/commands/import/options.js';
+import { renderSummary, startProgress } from '../../src/commands/import/render.js';
+import { createContext } from '../../src/context.js';
+import { runEngine } from '../../src/import/engine.js';
+import type { Journal } from '../../src/import/journal.js';
+import { rowsPerSecond } from '../../src/import/rate.js';
+import type { ColumnMapping, CsvItem, RowState } from '../../src/import/types.js';
+import { BufferStream } from '../io/buffers.js';
+import { SimService, simApi, simClock } from '../helpers/sim.js';
+
+const COLUMNS: ColumnMapping[] = ['Name', 'Status'].map((h, index) => ({ header: h, index, target: { kind: 'field', field: h }, how: 'own name' }));
+
+async function* rows(n: number): AsyncGenerator<CsvItem> {
+  for (let i = 0; i < n; i++) yield { kind: 'row', line: i + 2, values: [`r-${i}`, 'Open'] };
+}
+
+/** A journal of an earlier run that finished the first `done` rows (the engine reads `previous` only). */
+function resumedJournal(done: number): Journal {
+  const previous = new Map<number, { state: RowState; id?: string }>();
+  for (let i = 0; i < done; i++) previous.set(i + 2, { state: 'created', id: `old${i}` });
+  return { previous, record() {}, ready: () => undefined, flush() {} } as unknown as Journal;
+}
+
+describe('one import rate for the progress line, the summary and --json', () => {
+  it('rowsPerSecond: rows of this run over the seconds since the engine started', () => {
+    expect(rowsPerSecond({ rows: 100, skipped: 40, elapsedMs: 2000 })).toBe(30);
+    expect(rowsPerSecond({ rows: 100, skipped: 0, elapsedMs: 0 })).toBe(0);
+  });
+
+  it('a resumed run, started 5 s after its progress line: both say the same rate, the skipped rows not counted', async () => {
+    const clock = simClock();
+    const service = new SimService(clock, { latencyMs: 100 });
+    const api = simApi(service, clock);
+    const stderr = new BufferStream(false);
+    const ctx = createContext({ clock, stderr, env: {}, globals: {} });
+    const opts = { json: false } as ImportOptions;
+    const summary = await clock.run(
+      (async () => {
+        const progress = await startProgress(ctx, opts, 40);
+        await clock.sleep(5000); // opening the journal, the lock, a slow disk: not the engine's time
+        const { summary } = await runEngine(rows(40), {
+          api,
+          clock,
+          columns: COLUMNS,
+          sendEmpty: false,
+          concurrency: 2,
+          journal: resumedJournal(10),
+          signal: new AbortController().signal,
+          onEvent: (e) => progress.event(e),
+        });
+        progress.done(summary);
+        await renderSummary(ctx, summary, progress.problems, opts);
+        return summary;
+      })(),
+    );
+    expect(summary).toMatchObject({ rows: 40, skipped: 10, created: 30 });
+    const out = stderr.chunks.join('');
+    const last = /✔ Importing: 40 \/ 40 rows · ([\d.]+) rows\/s/.exec(out);
+    const told = /^rate +([\d.]+) rows\/s$/m.exec(out);
+    expect(last, out).not.toBeNull();
+    expect(told, out).not.toBeNull();
+    // 30 rows sent 2 at a time, 100 ms each: 1.5 s, so 20 rows/s (not 40 / 1.5 s, nor 40 / 6.5 s).
+    expect(summary.durationMs).toBe(1500);
+    expect(told![1]).toBe('20.0');
+    expect(last![1]).toBe(told![1]);
+  });
+});
