@@ -80,7 +80,7 @@ describe('emulator --rate-limit and --port', () => {
     ['7200/h', 120],
     ['1/s', 60],
   ])('%s → %d per minute', (text, perMinute) => {
-    expect(emulatorOptions({ rateLimit: text }).rateLimit).toEqual({ perMinute, burst: 10 });
+    expect(emulatorOptions({ rateLimit: text }).rateLimit).toEqual({ perMinute, burst: 20 }) // the service bursts to 20 a second;
   });
 
   it('refuses a bare rate (it used to mean per minute here, per second elsewhere)', () => {
