@@ -59,10 +59,10 @@ describe('card list and card get', () => {
     const { ctx, stdout } = io(true);
     await runCardList(ctx, { page: 0, all: false });
     expect(stdout.text).not.toMatch(RAW_CONTROL);
-    // Cells are cut to fit 100 columns.
-    expect(stdout.text).toContain('│ Title\\e]0;p… │ Status\\e[1A… │ evil\\u202etx… │ one\\ntwo ');
-    expect(stdout.text).toContain('│ id\\e]0;pwne… │ \\e[1A\\e[2K │');
-    expect(stdout.text).toContain('│ safe\\roverwr… │');
+    // Cells are cut to fit 100 columns, the `_id` never.
+    expect(stdout.text).toContain('│ Title\\e]0;p… │ Status\\e[1A… │ evil\\u202et… │ one\\ntwo ');
+    expect(stdout.text).toContain('│ id\\e]0;pwned\\a │ \\e[1A\\e[2K │');
+    expect(stdout.text).toContain('│ safe\\roverw… │');
     // Header row + one card row between three borders.
     expect(rows(stdout.text)).toHaveLength(5);
   });
