@@ -30,11 +30,15 @@ export const DEFAULT_COLUMNS = 80;
 /** A column is not shrunk below its header's width, up to this, nor below MIN_COLUMN (unless its content is narrower). */
 const HEADER_FLOOR = 12;
 const MIN_COLUMN = 6;
+/** Columns are left out before the others are cut below this (or their natural width, if narrower). */
+const WANT = 20;
 
-/** A column to fit: its widest cell (header included) and the width it should not go below. */
+/** A column to fit: its widest cell (header included), the width it should not go below, the width it is worth showing at. */
 export interface ColumnNeed {
   natural: number;
   floor: number;
+  /** Columns are left out until the rest get this much (readable values rather than every cell cut); default `floor`. */
+  want?: number;
 }
 
 /** Columns of frame a table of `n` columns takes: `│ ` before each cell, ` ` after it, and the closing `│`. */
@@ -44,15 +48,17 @@ export function frameWidth(n: number): number {
 
 /**
  * Content widths that fit `total` terminal columns, `undefined` for a column left out. Columns that fit keep
- * their natural width. Otherwise, while even the floors do not fit, the last columns (the lowest priority:
- * columns are given in order of priority) are left out, never the first, and never when `dropping` is off.
- * The room is then shared out widest-first (one cap for every column, none below its floor), so a long text
- * column shrinks before a short one is cut; the few columns of rounding go to the first columns.
+ * their natural width. Otherwise the last columns (the lowest priority: columns come in order of priority)
+ * are left out until the others get what they `want` (down to two columns), then, while even the floors do
+ * not fit, down to the first; never when `dropping` is off (a record). The room is then shared out
+ * widest-first (one cap for every column, none below its floor), so a long text column shrinks before a
+ * short one is cut; the few columns of rounding go to the first columns.
  */
 export function fitWidths(cols: readonly ColumnNeed[], total: number, dropping = true): (number | undefined)[] {
   const shown = cols.map((_, i) => i);
-  const floorSum = () => shown.reduce((s, i) => s + cols[i]!.floor, 0) + frameWidth(shown.length);
-  while (dropping && shown.length > 1 && floorSum() > total) shown.pop();
+  const sum = (need: (c: ColumnNeed) => number) => shown.reduce((s, i) => s + need(cols[i]!), 0) + frameWidth(shown.length);
+  while (dropping && shown.length > 2 && sum((c) => c.want ?? c.floor) > total) shown.pop();
+  while (dropping && shown.length > 1 && sum((c) => c.floor) > total) shown.pop();
   const room = total - frameWidth(shown.length);
   const natural = shown.map((i) => cols[i]!.natural);
   let widths: number[];
@@ -60,16 +66,16 @@ export function fitWidths(cols: readonly ColumnNeed[], total: number, dropping =
   else {
     const floors = shown.map((i) => cols[i]!.floor);
     const at = (cap: number) => natural.map((n, k) => Math.max(floors[k]!, Math.min(n, cap)));
-    const sum = (ws: number[]) => ws.reduce((a, b) => a + b, 0);
+    const sumOf = (ws: number[]) => ws.reduce((a, b) => a + b, 0);
     let lo = 0;
     let hi = Math.max(...natural);
     while (lo < hi) {
       const mid = Math.ceil((lo + hi) / 2);
-      if (sum(at(mid)) <= room) lo = mid;
+      if (sumOf(at(mid)) <= room) lo = mid;
       else hi = mid - 1;
     }
     widths = at(lo);
-    let spare = room - sum(widths);
+    let spare = room - sumOf(widths);
     for (let k = 0; k < widths.length && spare > 0; k++) {
       const give = Math.min(spare, natural[k]! - widths[k]!);
       if (give > 0) {
@@ -79,7 +85,7 @@ export function fitWidths(cols: readonly ColumnNeed[], total: number, dropping =
     }
     // Even the floors do not fit (a terminal narrower than the `_id`): shrink to the room, last column first;
     // cells of a column that must stay whole are then broken over lines instead of cut.
-    let excess = sum(widths) - Math.max(room, widths.length);
+    let excess = sumOf(widths) - Math.max(room, widths.length);
     for (let k = widths.length - 1; k >= 0 && excess > 0; k--) {
       const take = Math.min(excess, widths[k]! - 1);
       widths[k]! -= take;
@@ -117,7 +123,8 @@ export function layoutTable(ctx: Context, head: readonly string[], rows: readonl
     for (const row of cells) for (const line of row[i]!.split('\n')) natural = Math.max(natural, displayWidth(line));
     natural = Math.max(1, natural);
     const floor = keep.has(head[i]!) ? natural : Math.min(natural, Math.max(MIN_COLUMN, Math.min(displayWidth(h), HEADER_FLOOR)));
-    return { natural, floor: Math.min(natural, Math.max(floor, opts.minWidths?.[i] ?? 0)) };
+    const least = Math.min(natural, Math.max(floor, opts.minWidths?.[i] ?? 0));
+    return { natural, floor: least, want: Math.max(least, Math.min(natural, WANT)) };
   });
   const widths = fitWidths(needs, terminalColumns(stream), !wrap);
   const shown = heads.map((_, i) => i).filter((i) => widths[i] !== undefined);
