@@ -89,10 +89,18 @@ export async function writePaged(ctx: Context, text: string): Promise<void> {
   });
   try {
     let readerGone = false;
-    child.stdin!.on('error', () => (readerGone = true));
+    const stdin = child.stdin!;
+    // Both: the pager's end, and the end of our write to it (an EPIPE may come after the pager exited).
+    const written = new Promise<void>((resolve) => {
+      stdin.once('error', () => {
+        readerGone = true;
+        resolve();
+      });
+      stdin.once('close', () => resolve());
+    });
     const exited = new Promise<void>((resolve) => child.once('close', () => resolve()));
-    child.stdin!.end(text);
-    await exited;
+    stdin.end(text);
+    await Promise.all([exited, written]);
     if (child.signalCode === 'SIGINT' || child.signalCode === 'SIGTERM') throw new CancelledError();
     if (child.exitCode !== null && NOT_RUN.has(child.exitCode)) {
       createStatus(ctx).warn(`the pager \`${argv.join(' ')}\` could not run (exit ${child.exitCode}); printing directly (set CARDBOARD_PAGER, or use --no-pager)`);
