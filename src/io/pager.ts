@@ -88,19 +88,19 @@ export async function writePaged(ctx: Context, text: string): Promise<void> {
     if (signal === 'SIGTERM') child.kill('SIGTERM');
   });
   try {
-    let readerGone = false;
     const stdin = child.stdin!;
-    // Both: the pager's end, and the end of our write to it (an EPIPE may come after the pager exited).
+    // Both: the pager's end, and the end of our write to it. Whether the pager took everything is whether the
+    // write finished: quit early, the write fails with EPIPE, or Node destroys the pipe when the pager exits.
+    let finished = false;
+    stdin.once('finish', () => (finished = true));
     const written = new Promise<void>((resolve) => {
-      stdin.once('error', () => {
-        readerGone = true;
-        resolve();
-      });
+      stdin.once('error', () => resolve());
       stdin.once('close', () => resolve());
     });
     const exited = new Promise<void>((resolve) => child.once('close', () => resolve()));
     stdin.end(text);
     await Promise.all([exited, written]);
+    const readerGone = !finished;
     if (child.signalCode === 'SIGINT' || child.signalCode === 'SIGTERM') throw new CancelledError();
     if (child.exitCode !== null && NOT_RUN.has(child.exitCode)) {
       createStatus(ctx).warn(`the pager \`${argv.join(' ')}\` could not run (exit ${child.exitCode}); printing directly (set CARDBOARD_PAGER, or use --no-pager)`);
