@@ -23,7 +23,8 @@ export interface CardListOptions {
 const EXAMPLES = `
 Columns of table and csv: _id, then the board's fields in schema order (so a csv can be fed back to
 \`cardboard import\`). --fields picks and orders columns (and keys of json/ndjson); _id comes first
-unless listed. --all streams: ndjson, csv and json are written page by page.
+unless listed. --all streams: ndjson, csv and json are written page by page. On a terminal the
+table fits its width (columns left out are named on stderr) and ends with the next page to ask for.
 
 Examples:
   $ cardboard card list
