@@ -1,3 +1,5 @@
+import fc from 'fast-check';
+import stringWidth from 'string-width';
 import { describe, expect, it } from 'vitest';
 import { breakText, displayWidth, truncateText, wrapText } from '../../src/io/width.js';
 
@@ -11,6 +13,27 @@ describe('displayWidth', () => {
     expect(displayWidth(FAMILY)).toBe(2);
     expect(displayWidth(CODER)).toBe(2);
     expect(displayWidth(E_ACUTE.repeat(3))).toBe(3);
+  });
+});
+
+// Pieces of text from many scripts: the fast path (one cluster per code point) must agree with string-width.
+const PIECES = ['a', 'Z', ' ', '漢', 'テ', 'ｱ', 'ﾞ', 'ｱﾞ', 'Ａ', '한', '\u1100\u1161', 'ä', 'e\u0301', '\u0301', 'ก', 'ี', 'क', 'ि', 'ع', '\u0600', '…', '─', '★', '⚠', '\ufe0f', '\u200d', '👍', '🏽', '🇫', '🇷', FAMILY, CODER, '1\u20e3', 'Ω', '¢', '\u00ad', '\u3000', '\u{20000}', '\u0d4e', 'മ'];
+
+describe('displayWidth agrees with string-width', () => {
+  it('on any mix of scripts, marks and emoji', () => {
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom(...PIECES), { maxLength: 12 }), (parts) => {
+        const text = parts.join('');
+        expect(displayWidth(text)).toBe(stringWidth(text));
+        // Cut anywhere: never wider than asked, and a prefix of the text (less the ellipsis).
+        for (const w of [1, 3, 7]) {
+          const cut = truncateText(text, w);
+          expect(displayWidth(cut)).toBeLessThanOrEqual(w);
+          expect(text.startsWith(cut.endsWith('…') && cut !== text ? cut.slice(0, -1) : cut)).toBe(true);
+        }
+      }),
+      { numRuns: 500 },
+    );
   });
 });
 
