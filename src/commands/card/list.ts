@@ -148,10 +148,10 @@ interface Listing {
 }
 
 /**
- * The pages to list: one (with its footer on a terminal), or every page (the api's page walk stops a server that repeats itself). A table
- * on a terminal holds every row until the end (its widths depend on them all), so with --all it gets at
- * most MAX_TABLE_ROWS cards and a spinner while they are read; `finish()`, once the table is written,
- * says whether it was cut (PartialError, exit 3). Every other format streams, uncut.
+ * The pages to list: one (with its footer on a terminal), or every page (the api's page walk stops a server
+ * that repeats itself). A table on a terminal holds every row until the end (its widths depend on them all),
+ * so with --all it gets at most MAX_TABLE_ROWS cards and a spinner while they are read; `finish()`, once the
+ * table is written, says whether it was cut (PartialError, exit 3). Every other format streams, uncut.
  */
 async function listPages(ctx: Context, api: Api, format: Format, opts: CardListOptions): Promise<Listing> {
   const table = format === 'table' && ctx.stdout.isTTY === true;
