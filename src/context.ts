@@ -4,8 +4,11 @@ import { type Clock, realClock } from './clock.js';
 import { processSignals, type SignalSource } from './interrupt.js';
 import { redactSecrets } from './redact.js';
 
-/** A writable stream with the TTY facts the output layer needs (process.stdout, or a test buffer). */
-export type OutStream = Writable & { isTTY?: boolean; columns?: number };
+/**
+ * A writable stream with the TTY facts the output layer needs (process.stdout, or a test buffer): its size,
+ * and its file descriptor (a pager writes to the terminal itself; a stream without one is never paged).
+ */
+export type OutStream = Writable & { isTTY?: boolean; columns?: number; rows?: number; fd?: number };
 /** A readable stream with its TTY fact (process.stdin, or a test buffer). */
 export type InStream = Readable & { isTTY?: boolean; setRawMode?: (mode: boolean) => unknown };
 
@@ -20,6 +23,8 @@ export interface GlobalOptions {
   insecure?: boolean;
   verbose?: boolean;
   quiet?: boolean;
+  /** false with --no-pager: long output on a terminal is printed directly (src/io/pager.ts). */
+  pager?: boolean;
 }
 
 /**

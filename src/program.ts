@@ -68,6 +68,7 @@ export async function buildProgram(ctx: Context, argv: string[], all = false): P
     .option('--insecure', 'allow plain http:// to a host that is not loopback')
     .option('-v, --verbose', 'log each request and full error details to stderr')
     .option('-q, --quiet', 'print only data: no progress or status messages')
+    .option('--no-pager', 'print long output on a terminal directly instead of through $CARDBOARD_PAGER, $PAGER or less')
     .showSuggestionAfterError()
     .exitOverride()
     .configureOutput({

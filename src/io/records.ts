@@ -1,6 +1,6 @@
 import type { Context } from '../context.js';
 import { csvRow } from './csv.js';
-import { renderTable } from './table.js';
+import { printTable } from './table.js';
 import { tsvRow } from './text.js';
 import { writeChunk } from './write.js';
 
@@ -18,7 +18,8 @@ export type Format = (typeof FORMATS)[number];
 export interface RecordWriter {
   write(record: Record<string, unknown>): Promise<void>;
   flush(): Promise<void>;
-  end(): Promise<void>;
+  /** Finish; `footer` is a line for the person after a terminal table (machine formats never print it). */
+  end(footer?: string): Promise<void>;
 }
 
 const CHUNK = 64 * 1024;
@@ -112,8 +113,9 @@ export function createRecordWriter(ctx: Context, opts: RecordWriterOptions): Rec
           rows.push(columns.map((c) => r[c]));
         },
         // A table on a terminal is rendered whole at the end: its column widths depend on every row.
+        // `_id` is never cut; columns that do not fit are left out, last first (src/io/table.ts).
         flush: async () => {},
-        end: async () => writeChunk(out, await renderTable(ctx, columns, rows)),
+        end: (footer) => printTable(ctx, columns, rows, { keep: ['_id'], footer, omittedHint: 'choose columns with --fields, or see every field with --format json or csv' }),
       };
     }
   }

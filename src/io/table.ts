@@ -1,57 +1,185 @@
-import { type Context, useColor } from '../context.js';
+import { type Context, type OutStream, useColor } from '../context.js';
+import { writePaged } from './pager.js';
+import { createStatus } from './status.js';
 import { terminalText, valueText } from './text.js';
+import { breakText, displayWidth, truncateText, wrapText } from './width.js';
 
-/** How a table fits the terminal: truncate cells (lists) or wrap them (a single record's values). */
+/** How a table fits the terminal. */
 export interface TableOptions {
+  /**
+   * A single record (`card get`): every cell is wrapped at word boundaries to its column, nothing is cut and
+   * no column is dropped. Otherwise (a list) each row is one line and cells are cut with `…`.
+   */
   wrap?: boolean;
+  /** Headers of columns that are never cut (`_id`): their width is their widest cell. */
+  keep?: readonly string[];
+  /** Per column, a width (in columns) it is never shrunk below (the `_id` value of a record must stay on one line). */
+  minWidths?: readonly (number | undefined)[];
+  /** The stream the table is for (its `columns` is the width to fit): stdout unless said. */
+  stream?: OutStream;
 }
 
-const MIN_COLUMN = 6;
-const MAX_NATURAL = 48;
+/** A table laid out for the terminal, and the headers of the columns left out to make it fit. */
+export interface TableLayout {
+  text: string;
+  omitted: string[];
+}
 
-/** Column widths (content only) that fit `total` terminal columns: shrink the widest column until it fits. */
-export function fitWidths(natural: number[], total: number): number[] {
-  const widths = natural.map((w) => Math.max(1, w));
-  // Each column costs 2 padding + 1 border, plus the closing border.
-  const frame = widths.length * 3 + 1;
-  let excess = widths.reduce((a, b) => a + b, 0) + frame - total;
-  while (excess > 0) {
-    let widest = 0;
-    for (let i = 1; i < widths.length; i++) if (widths[i]! > widths[widest]!) widest = i;
-    if (widths[widest]! <= MIN_COLUMN) break;
-    widths[widest]!--;
-    excess--;
-  }
-  return widths;
+/** Terminal width when the stream does not say (not a TTY, or a pty reporting 0 columns). */
+export const DEFAULT_COLUMNS = 80;
+/** A column is not shrunk below its header's width, up to this, nor below MIN_COLUMN (unless its content is narrower). */
+const HEADER_FLOOR = 12;
+const MIN_COLUMN = 6;
+/** Columns are left out before the others are cut below this (or their natural width, if narrower). */
+const WANT = 20;
+
+/** A column to fit: its widest cell (header included), the width it should not go below, the width it is worth showing at. */
+export interface ColumnNeed {
+  natural: number;
+  floor: number;
+  /** Columns are left out until the rest get this much (readable values rather than every cell cut); default `floor`. */
+  want?: number;
+}
+
+/** Columns of frame a table of `n` columns takes: `│ ` before each cell, ` ` after it, and the closing `│`. */
+export function frameWidth(n: number): number {
+  return n * 3 + 1;
 }
 
 /**
- * Render rows as a boxed table with cli-table3 (imported here, so only a TTY run pays for it).
- * Callers decide it is a TTY; this only fits the table to `stdout.columns` and honours NO_COLOR.
+ * Content widths that fit `total` terminal columns, `undefined` for a column left out. Columns that fit keep
+ * their natural width. Otherwise the last columns (the lowest priority: columns come in order of priority)
+ * are left out until the others get what they `want` (down to two columns), then, while even the floors do
+ * not fit, down to the first; never when `dropping` is off (a record). The room is then shared out
+ * widest-first (one cap for every column, none below its floor), so a long text column shrinks before a
+ * short one is cut; the few columns of rounding go to the first columns.
  */
-export async function renderTable(ctx: Context, head: string[], rows: unknown[][], opts: TableOptions = {}): Promise<string> {
-  const { default: Table } = await import('cli-table3');
-  // Headers (field names) and cells are the server's text: escaped so none moves the cursor or retitles
-  // the terminal. A wrapped cell keeps its line breaks; a list row shows them as `\n`, one line per card.
-  const cells = rows.map((row) => row.map((v) => terminalText(valueText(v), { keepNewlines: opts.wrap })));
+export function fitWidths(cols: readonly ColumnNeed[], total: number, dropping = true): (number | undefined)[] {
+  const shown = cols.map((_, i) => i);
+  const sum = (need: (c: ColumnNeed) => number) => shown.reduce((s, i) => s + need(cols[i]!), 0) + frameWidth(shown.length);
+  while (dropping && shown.length > 2 && sum((c) => c.want ?? c.floor) > total) shown.pop();
+  while (dropping && shown.length > 1 && sum((c) => c.floor) > total) shown.pop();
+  const room = total - frameWidth(shown.length);
+  const natural = shown.map((i) => cols[i]!.natural);
+  let widths: number[];
+  if (natural.reduce((a, b) => a + b, 0) <= room) widths = natural;
+  else {
+    const floors = shown.map((i) => cols[i]!.floor);
+    const at = (cap: number) => natural.map((n, k) => Math.max(floors[k]!, Math.min(n, cap)));
+    const sumOf = (ws: number[]) => ws.reduce((a, b) => a + b, 0);
+    let lo = 0;
+    let hi = Math.max(...natural);
+    while (lo < hi) {
+      const mid = Math.ceil((lo + hi) / 2);
+      if (sumOf(at(mid)) <= room) lo = mid;
+      else hi = mid - 1;
+    }
+    widths = at(lo);
+    let spare = room - sumOf(widths);
+    for (let k = 0; k < widths.length && spare > 0; k++) {
+      const give = Math.min(spare, natural[k]! - widths[k]!);
+      if (give > 0) {
+        widths[k]! += give;
+        spare -= give;
+      }
+    }
+    // Even the floors do not fit (a terminal narrower than the `_id`): shrink to the room, last column first;
+    // cells of a column that must stay whole are then broken over lines instead of cut.
+    let excess = sumOf(widths) - Math.max(room, widths.length);
+    for (let k = widths.length - 1; k >= 0 && excess > 0; k--) {
+      const take = Math.min(excess, widths[k]! - 1);
+      widths[k]! -= take;
+      excess -= take;
+    }
+  }
+  const out: (number | undefined)[] = cols.map(() => undefined);
+  shown.forEach((i, k) => (out[i] = widths[k]));
+  return out;
+}
+
+/** The terminal width of `stream`, or DEFAULT_COLUMNS when it does not say. */
+export function terminalColumns(stream: OutStream): number {
+  return stream.columns && stream.columns > 0 ? stream.columns : DEFAULT_COLUMNS;
+}
+
+const BOX = { top: ['┌', '┬', '┐'], rule: ['├', '┼', '┤'], bottom: ['└', '┴', '┘'] } as const;
+
+/**
+ * Lay rows out as a boxed table that fits the stream's terminal width (see fitWidths), measured by display
+ * width: each cell is escaped (terminalText), cut or wrapped to its column, padded, and only then framed and
+ * the header made bold, so no escape code is ever cut and no line is wider than the terminal. No line
+ * between rows; one under the header. Colour only when useColor says so (a TTY, NO_COLOR unset).
+ */
+export function layoutTable(ctx: Context, head: readonly string[], rows: readonly (readonly unknown[])[], opts: TableOptions = {}): TableLayout {
+  const wrap = opts.wrap ?? false;
+  const stream = opts.stream ?? ctx.stdout;
+  // Headers (field names) and cells are the server's text: escaped so none moves the cursor or retitles the
+  // terminal. A wrapped cell keeps its line breaks; a list row shows them as `\n`, one line per card.
   const heads = head.map((h) => terminalText(h));
-  const natural = heads.map((h, i) => {
-    let w = h.length;
-    for (const row of cells) for (const line of (row[i] ?? '').split('\n')) w = Math.max(w, line.length);
-    return opts.wrap ? w : Math.min(w, MAX_NATURAL);
+  const cells = rows.map((row) => heads.map((_, i) => terminalText(valueText(row[i]), { keepNewlines: wrap })));
+  const keep = new Set(opts.keep ?? []);
+  const needs = heads.map((h, i): ColumnNeed => {
+    let natural = displayWidth(h);
+    for (const row of cells) for (const line of row[i]!.split('\n')) natural = Math.max(natural, displayWidth(line));
+    natural = Math.max(1, natural);
+    const floor = keep.has(head[i]!) ? natural : Math.min(natural, Math.max(MIN_COLUMN, Math.min(displayWidth(h), HEADER_FLOOR)));
+    const least = Math.min(natural, Math.max(floor, opts.minWidths?.[i] ?? 0));
+    return { natural, floor: least, want: Math.max(least, Math.min(natural, WANT)) };
   });
-  const widths = fitWidths(natural, ctx.stdout.columns && ctx.stdout.columns > 0 ? ctx.stdout.columns : 100);
-  // Bold is applied here rather than through cli-table3's `style.head`: that goes through @colors/colors,
-  // which makes its own colour decision (off whenever `CI` is set, on under FORCE_COLOR) instead of ours.
-  const bold = useColor(ctx, ctx.stdout);
-  const table = new Table({
-    head: bold ? heads.map((h) => `\u001b[1m${h}\u001b[22m`) : heads,
-    colWidths: widths.map((w) => w + 2),
-    wordWrap: opts.wrap ?? false,
-    wrapOnWordBoundary: false,
-    truncate: '…',
-    style: { head: [], border: [] },
-  });
-  for (const row of cells) table.push(row);
-  return `${table.toString()}\n`;
+  const widths = fitWidths(needs, terminalColumns(stream), !wrap);
+  const shown = heads.map((_, i) => i).filter((i) => widths[i] !== undefined);
+  const fit = (text: string, i: number): string[] => {
+    const w = widths[i]!;
+    if (wrap) return wrapText(text, w).flatMap((line) => breakText(line, w));
+    return keep.has(head[i]!) ? breakText(text, w) : [truncateText(text, w)];
+  };
+  const bold = useColor(ctx, stream);
+  const rule = ([left, mid, right]: readonly [string, string, string]) => `${left}${shown.map((i) => '─'.repeat(widths[i]! + 2)).join(mid)}${right}`;
+  const rowLines = (texts: readonly string[], strong = false): string[] => {
+    const blocks = shown.map((i) => fit(texts[i]!, i));
+    const height = Math.max(1, ...blocks.map((b) => b.length));
+    const out: string[] = [];
+    for (let r = 0; r < height; r++) {
+      const parts = blocks.map((b, k) => {
+        const text = b[r] ?? '';
+        const pad = ' '.repeat(Math.max(0, widths[shown[k]!]! - displayWidth(text)));
+        // Bold goes on text already cut to its column: nothing measures or cuts it after this.
+        return strong && bold && text !== '' ? `\u001b[1m${text}\u001b[22m${pad}` : text + pad;
+      });
+      out.push(`│ ${parts.join(' │ ')} │`);
+    }
+    return out;
+  };
+  const lines = [rule(BOX.top), ...rowLines(heads, true), rule(BOX.rule), ...cells.flatMap((row) => rowLines(row)), rule(BOX.bottom)];
+  return { text: `${lines.join('\n')}\n`, omitted: heads.filter((_, i) => widths[i] === undefined) };
+}
+
+/** The table as text (see layoutTable), for a caller whose columns always fit (a two-column summary). */
+export async function renderTable(ctx: Context, head: string[], rows: unknown[][], opts: TableOptions = {}): Promise<string> {
+  return layoutTable(ctx, head, rows, opts).text;
+}
+
+/** What printTable adds around the table. */
+export interface PrintTableOptions extends TableOptions {
+  /** A line after the table, on stdout and in the pager with it (`card list`'s next page). */
+  footer?: string;
+  /** How to see columns left out to fit the terminal, for the note on stderr (e.g. `--fields`, `--format`). */
+  omittedHint?: string;
+}
+
+/** The note on stderr naming the columns left out (the first few) and how to see them. */
+export function omittedNote(omitted: readonly string[], hint = 'widen the terminal to see them'): string {
+  const named = omitted.slice(0, 4).join(', ');
+  const more = omitted.length > 4 ? ` and ${omitted.length - 4} more` : '';
+  return `${omitted.length} ${omitted.length === 1 ? 'column' : 'columns'} not shown to fit the terminal (${named}${more}): ${hint}`;
+}
+
+/**
+ * Print a table on stdout (a terminal): laid out by layoutTable, through the pager when longer than the
+ * screen (src/io/pager.ts), then a note on stderr if columns were left out (after the pager, so it is seen).
+ */
+export async function printTable(ctx: Context, head: readonly string[], rows: readonly (readonly unknown[])[], opts: PrintTableOptions = {}): Promise<void> {
+  const { text, omitted } = layoutTable(ctx, head, rows, opts);
+  await writePaged(ctx, opts.footer === undefined ? text : `${text}${terminalText(opts.footer)}\n`);
+  if (omitted.length > 0) createStatus(ctx).info(omittedNote(omitted, opts.omittedHint));
 }

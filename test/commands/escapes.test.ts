@@ -56,15 +56,23 @@ describe('schema', () => {
 
 describe('card list and card get', () => {
   it('TTY: headers and cells escaped, one line per card', async () => {
-    const { ctx, stdout } = io(true);
+    const { ctx, stdout, stderr } = io(true);
+    stdout.columns = 120;
     await runCardList(ctx, { page: 0, all: false });
     expect(stdout.text).not.toMatch(RAW_CONTROL);
-    // Cells are cut to fit 100 columns.
-    expect(stdout.text).toContain('│ Title\\e]0;p… │ Status\\e[1A… │ evil\\u202etx… │ one\\ntwo ');
-    expect(stdout.text).toContain('│ id\\e]0;pwne… │ \\e[1A\\e[2K │');
-    expect(stdout.text).toContain('│ safe\\roverwr… │');
-    // Header row + one card row between three borders.
+    // Cells are cut to fit 120 columns, the `_id` never.
+    expect(stdout.text).toContain('│ Title\\e]0;pwned\\a │ Status\\e[1A\\e[2K │ evil\\u202etxt.exe │ one\\ntwo ');
+    expect(stdout.text).toContain('│ id\\e]0;pwned\\a │ \\e[1A\\e[2K │');
+    expect(stdout.text).toContain('│ safe\\roverwr');
+    // Header row + one card row between three borders (and the hostile server's one page is its last).
     expect(rows(stdout.text)).toHaveLength(5);
+    // At 80 columns the last columns are left out: their names escaped in the note.
+    const narrow = io(true);
+    narrow.stdout.columns = 80;
+    await runCardList(narrow.ctx, { page: 0, all: false });
+    expect(narrow.stderr.text).toContain('(evil\\u202etxt.exe, one\\ntwo)');
+    expect(narrow.stderr.text).not.toMatch(RAW_CONTROL);
+    expect(stderr.text).not.toMatch(RAW_CONTROL);
   });
   it('--format json keeps every value exact, ESC and all', async () => {
     const { ctx, stdout } = io(false);

@@ -26,6 +26,7 @@ sys.exit(os.waitstatus_to_exitcode(status))
 /**
  * `cardboard args…` on a `cols`×`rows` pty (default 100×40) with `env` over the test environment (TERM=xterm);
  * the screen bytes decoded once at the end (a chunk may end inside '│'), and the exit code. Killed after 20 s.
+ * No pager (CARDBOARD_PAGER empty) unless `env` names CARDBOARD_PAGER: `less` would wait for a key no one types.
  */
 export function runOnPty(
   args: string[],
@@ -33,7 +34,7 @@ export function runOnPty(
   size: { cols?: number; rows?: number } = {},
 ): Promise<{ code: number | null; screen: string }> {
   const configDir = env.CARDBOARD_CONFIG_DIR ?? tempDir();
-  const childenv = childEnv({ configDir, env: { TERM: 'xterm', ...env, CARDBOARD_CONFIG_DIR: configDir } });
+  const childenv = childEnv({ configDir, env: { TERM: 'xterm', CARDBOARD_PAGER: '', ...env, CARDBOARD_CONFIG_DIR: configDir } });
   childenv.PTY_ARGS = JSON.stringify([process.execPath, BIN, ...args]);
   childenv.PTY_ROWS = String(size.rows ?? 40);
   childenv.PTY_COLS = String(size.cols ?? 100);

@@ -1,18 +1,29 @@
 import { describe, expect, it } from 'vitest';
-import { fitWidths, renderTable } from '../../src/io/table.js';
+import { fitWidths, frameWidth, renderTable } from '../../src/io/table.js';
 import { testContext } from './buffers.js';
 
 describe('fitWidths', () => {
-  it('keeps widths that fit', () => {
-    expect(fitWidths([5, 10], 100)).toEqual([5, 10]);
+  const col = (natural: number, floor = Math.min(natural, 6)) => ({ natural, floor });
+  it('keeps natural widths that fit', () => {
+    expect(fitWidths([col(5), col(10)], 100)).toEqual([5, 10]);
   });
-  it('shrinks the widest column first until the frame fits', () => {
-    const widths = fitWidths([10, 80, 30], 80);
-    expect(widths.reduce((a, b) => a + b, 0) + 3 * 3 + 1).toBe(80);
+  it('shrinks the widest column first, to exactly the terminal width', () => {
+    const widths = fitWidths([col(10), col(80), col(30)], 80) as number[];
+    expect(widths.reduce((a, b) => a + b, 0) + frameWidth(3)).toBe(80);
     expect(widths[0]).toBe(10);
+    expect(widths[1]).toBeGreaterThanOrEqual(widths[2]!);
   });
-  it('never shrinks below the minimum', () => {
-    expect(fitWidths([40, 40], 10)).toEqual([6, 6]);
+  it('never shrinks a column below its floor (a kept `_id`): the last columns are left out instead', () => {
+    expect(fitWidths([col(24, 24), col(30), col(30), col(30)], 40)).toEqual([24, 9, undefined, undefined]);
+  });
+  it('leaves columns out until the others get what they want, then shares the room', () => {
+    const want = { natural: 10, floor: 6, want: 10 };
+    // 4 columns of 10 need 40 + 13 of frame: at 45 one goes, and the three left are whole.
+    expect(fitWidths([want, want, want, want], 45)).toEqual([10, 10, 10, undefined]);
+  });
+  it('leaves nothing out when dropping is off (a record): shrinks below the floors, last column first', () => {
+    const widths = fitWidths([col(10), col(24, 24)], 20, false) as number[];
+    expect(widths.reduce((a, b) => a + b, 0) + frameWidth(2)).toBe(20);
   });
 });
 

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { readConfig } from '../../config/store.js';
 import type { Context } from '../../context.js';
 import { createStatus } from '../../io/status.js';
-import { renderTable } from '../../io/table.js';
+import { printTable } from '../../io/table.js';
 import { tsvRow } from '../../io/text.js';
 import { writeChunk, writeJson } from '../../io/write.js';
 
@@ -54,7 +54,7 @@ export async function runBoardList(ctx: Context, opts: BoardListOptions): Promis
   }
   if (ctx.stdout.isTTY) {
     const rows = entries.map((e) => [e.default ? '*' : '', e.alias, e.id, e.baseUrl]);
-    return writeChunk(ctx.stdout, await renderTable(ctx, ['', 'alias', 'board id', 'base URL'], rows));
+    return printTable(ctx, ['', 'alias', 'board id', 'base URL'], rows, { keep: ['board id'], omittedHint: 'see every column with --json' });
   }
   await writeChunk(ctx.stdout, tsvRow(['alias', 'id', 'baseUrl', 'default']));
   for (const e of entries) await writeChunk(ctx.stdout, tsvRow([e.alias, e.id, e.baseUrl, e.default ? 'default' : '']));

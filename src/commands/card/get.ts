@@ -1,8 +1,9 @@
 import type { Command } from 'commander';
 import type { Context } from '../../context.js';
 import { UsageError } from '../../errors.js';
-import { renderTable } from '../../io/table.js';
-import { tsvRow } from '../../io/text.js';
+import { printTable } from '../../io/table.js';
+import { terminalText, tsvRow } from '../../io/text.js';
+import { displayWidth } from '../../io/width.js';
 import { writeChunk, writeJson } from '../../io/write.js';
 import type { Card } from '../../spec-types.js';
 
@@ -44,6 +45,10 @@ export async function runCardGet(ctx: Context, opts: CardGetOptions): Promise<vo
   const api = await ctx.api();
   const card = await api.getCard(opts.cardId);
   if (opts.json) return writeJson(ctx.stdout, card);
-  if (ctx.stdout.isTTY) return writeChunk(ctx.stdout, await renderTable(ctx, ['field', 'value'], entries(card), { wrap: true }));
+  if (ctx.stdout.isTTY) {
+    // Values wrap at word boundaries; the value column is never narrower than the `_id`, so it stays on one line.
+    const minWidths = [undefined, displayWidth(terminalText(card._id))];
+    return printTable(ctx, ['field', 'value'], entries(card), { wrap: true, minWidths });
+  }
   for (const [field, value] of entries(card)) await writeChunk(ctx.stdout, tsvRow([field, value]));
 }

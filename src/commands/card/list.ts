@@ -23,7 +23,8 @@ export interface CardListOptions {
 const EXAMPLES = `
 Columns of table and csv: _id, then the board's fields in schema order (so a csv can be fed back to
 \`cardboard import\`). --fields picks and orders columns (and keys of json/ndjson); _id comes first
-unless listed. --all streams: ndjson, csv and json are written page by page.
+unless listed. --all streams: ndjson, csv and json are written page by page. On a terminal the
+table fits its width (columns left out are named on stderr) and ends with the next page to ask for.
 
 Examples:
   $ cardboard card list
@@ -58,8 +59,45 @@ async function resolveColumns(api: Api, fields: string[] | undefined): Promise<s
   return fields.includes('_id') ? fields : ['_id', ...fields];
 }
 
-async function* onePage(api: Api, page: number, signal: AbortSignal): AsyncIterable<Card[]> {
-  yield await api.listCards(page, { signal });
+/** What the page after the one shown holds: cards (so there are more pages), none (the last), or unknown. */
+export type NextPage = 'more' | 'none' | 'unknown';
+
+/**
+ * The line after a terminal table of one page: where the board goes on. Spec 4.5 gives no total and no page
+ * size: a page is the last only when the next one is `[]`, so `next` comes from reading that page.
+ */
+export function pageFooter(page: number, shown: number, pageLength: number, next: NextPage): string | undefined {
+  if (pageLength === 0) return page > 0 ? `page ${page} is empty: the board has fewer pages (--page 0 is the first), or use --all` : undefined;
+  const cut = shown < pageLength ? `first ${shown} of the ${pageLength} cards of ` : '';
+  const rest = cut === '' ? '' : ` (a higher --limit for the rest)`;
+  if (next === 'none') return page > 0 || cut !== '' ? `${cut}page ${page} of ${page + 1}, the last${rest}` : undefined;
+  if (next === 'more') return `${cut}page ${page} of at least ${page + 2}: --page ${page + 1} or --all${rest}`;
+  return `${cut}page ${page}; there may be more: --page ${page + 1} or --all${rest}`;
+}
+
+/**
+ * One page; with `peek`, the next page is read at the same time to tell whether there are more (a terminal
+ * table's footer). The peek never fails the listing or waits out a 429: it is then unknown. A next page made
+ * only of cards of this one is a server ignoring ?page (it would never end): unknown too.
+ */
+function onePage(api: Api, page: number, signal: AbortSignal, peek: boolean): { pages: AsyncIterable<Card[]>; next: () => Promise<NextPage> } {
+  const shown = api.listCards(page, { signal });
+  // Awaited by the walk (which rethrows its error); marked handled so a failure never counts as unhandled first.
+  shown.catch(() => {});
+  const after: Promise<Card[] | undefined> = peek ? api.listCards(page + 1, { signal, noRetry: true }).catch(() => undefined) : Promise.resolve(undefined);
+  async function* pages(): AsyncIterable<Card[]> {
+    yield await shown;
+  }
+  return {
+    pages: pages(),
+    next: async () => {
+      const [cards, following] = await Promise.all([shown, after]);
+      if (following === undefined) return 'unknown';
+      if (following.length === 0) return 'none';
+      const here = new Set(cards.map((c) => c._id));
+      return following.some((c) => !here.has(c._id)) ? 'more' : 'unknown';
+    },
+  };
 }
 
 /** Fetch one page or every page (stopping at `[]`, spec 4.5) and stream the cards to the writer. */
@@ -75,9 +113,11 @@ export async function runCardList(ctx: Context, opts: CardListOptions): Promise<
   const writer = createRecordWriter(ctx, { format, columns, project: opts.fields !== undefined });
   const known = new Set(columns);
   const leftOut = new Set<string>();
-  const { pages, finish } = await listPages(ctx, api, format, opts);
+  const { pages, finish, footer } = await listPages(ctx, api, format, opts);
   let count = 0;
+  let pageLength = 0;
   walk: for await (const page of pages) {
+    pageLength = page.length;
     for (const card of page) {
       if (needColumns && opts.fields === undefined) for (const k of Object.keys(card)) if (!known.has(k)) leftOut.add(k);
       await writer.write(card);
@@ -87,27 +127,42 @@ export async function runCardList(ctx: Context, opts: CardListOptions): Promise<
     }
     await writer.flush();
   }
-  await writer.end();
+  await writer.end(await footer(count, pageLength));
   if (leftOut.size > 0) {
     // Spec 2.2: a card record may hold keys that are not fields (createdAt...), so this is a note, not a warning.
     status.info(`not shown (not fields of the board): ${[...leftOut].join(', ')}; use --format json to see them, or \`cardboard schema --refresh\` if a field was just added`);
   }
-  if (count === 0 && format === 'table' && ctx.stdout.isTTY) status.info('No cards.');
+  if (count === 0 && format === 'table' && ctx.stdout.isTTY && (opts.all || opts.page === 0)) status.info('No cards.');
   finish();
 }
 
 /** Rows a terminal table of `--all` holds at most: beyond, it stops and points to the streaming formats. */
 export const MAX_TABLE_ROWS = 2000;
 
+/** The pages to list, what to say after them on a terminal, and the check once the table is written. */
+interface Listing {
+  pages: AsyncIterable<Card[]>;
+  /** The footer line of a terminal table, from the cards shown and the length of the (one) page read. */
+  footer: (shown: number, pageLength: number) => Promise<string | undefined>;
+  finish: () => void;
+}
+
 /**
- * The pages to list: one, or every page (the api's page walk stops a server that repeats itself). A table
- * on a terminal holds every row until the end (its widths depend on them all), so with --all it gets at
- * most MAX_TABLE_ROWS cards and a spinner while they are read; `finish()`, once the table is written,
- * says whether it was cut (PartialError, exit 3). Every other format streams, uncut.
+ * The pages to list: one (with its footer on a terminal), or every page (the api's page walk stops a server
+ * that repeats itself). A table on a terminal holds every row until the end (its widths depend on them all),
+ * so with --all it gets at most MAX_TABLE_ROWS cards and a spinner while they are read; `finish()`, once the
+ * table is written, says whether it was cut (PartialError, exit 3). Every other format streams, uncut.
  */
-async function listPages(ctx: Context, api: Api, format: Format, opts: CardListOptions): Promise<{ pages: AsyncIterable<Card[]>; finish: () => void }> {
-  if (!opts.all) return { pages: onePage(api, opts.page, ctx.signal), finish: () => {} };
-  if (format !== 'table' || !ctx.stdout.isTTY) return { pages: api.cardPages({ signal: ctx.signal }), finish: () => {} };
+async function listPages(ctx: Context, api: Api, format: Format, opts: CardListOptions): Promise<Listing> {
+  const table = format === 'table' && ctx.stdout.isTTY === true;
+  const noFooter = async () => undefined;
+  if (!opts.all) {
+    // Only a person at a terminal reads the footer: a pipe or a machine format costs no second request.
+    const { pages, next } = onePage(api, opts.page, ctx.signal, table);
+    const footer = async (shown: number, pageLength: number) => (table ? pageFooter(opts.page, shown, pageLength, await next()) : undefined);
+    return { pages, finish: () => {}, footer };
+  }
+  if (!table) return { pages: api.cardPages({ signal: ctx.signal }), finish: () => {}, footer: noFooter };
   let cut = false;
   const progress = canAnimate(ctx) ? await createProgress(ctx) : undefined;
   async function* capped(): AsyncIterable<Card[]> {
@@ -130,6 +185,7 @@ async function listPages(ctx: Context, api: Api, format: Format, opts: CardListO
   }
   return {
     pages: capped(),
+    footer: noFooter,
     finish: () => {
       if (!cut) return;
       const max = groupDigits(MAX_TABLE_ROWS);

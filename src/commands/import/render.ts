@@ -90,7 +90,7 @@ export async function renderSummary(ctx: Context, s: ImportSummary, problems: Pr
   if (opts.results) rows.push(['results', opts.results]);
   if (opts.rejects) rows.push(['rejects', opts.rejects]);
   const out: string[] = [];
-  if (ctx.stderr.isTTY) out.push(await renderTable(ctx, ['import', ''], rows));
+  if (ctx.stderr.isTTY) out.push(await renderTable(ctx, ['import', ''], rows, { stream: ctx.stderr }));
   else for (const [k, v] of rows) out.push(`${k.padEnd(10)} ${terminalText(String(v))}`);
   const list = (name: string, lines: number[], n: number) => {
     if (n > 0) out.push(`${name} lines: ${lines.join(', ')}${n > lines.length ? `, ... (${n} in all)` : ''}`);

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { Context } from '../../context.js';
-import { renderTable } from '../../io/table.js';
+import { printTable } from '../../io/table.js';
 import { tsvRow } from '../../io/text.js';
 import { writeChunk, writeJson } from '../../io/write.js';
 import type { Field } from '../../spec-types.js';
@@ -52,7 +52,8 @@ export async function runSchema(ctx: Context, opts: SchemaOptions): Promise<void
   if (opts.json) return writeJson(ctx.stdout, fields);
   const columns = schemaColumns(fields);
   const rows = fields.map((f) => columns.map((c) => f[c]));
-  if (ctx.stdout.isTTY) return writeChunk(ctx.stdout, await renderTable(ctx, columns, rows));
+  // A uuid cut short is no use: left out, with a note, when the terminal is too narrow for it.
+  if (ctx.stdout.isTTY) return printTable(ctx, columns, rows, { keep: ['uuid'], omittedHint: 'see every property with --json' });
   await writeChunk(ctx.stdout, tsvRow(columns));
   for (const row of rows) await writeChunk(ctx.stdout, tsvRow(row));
 }

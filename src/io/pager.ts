@@ -1,0 +1,113 @@
+// Long output on a terminal goes through a pager, as gh's does: $CARDBOARD_PAGER, else $PAGER, else
+// `less -FRX` (LESS=FRX when LESS is unset). Never when stdout is not a terminal, with --no-pager, or when
+// the pager is set to '' or `cat`; output that fits the screen is printed directly.
+import type { ChildProcess } from 'node:child_process';
+import type { Context } from '../context.js';
+import { CancelledError } from '../errors.js';
+import { createStatus } from './status.js';
+import { writeChunk } from './write.js';
+
+/** The pager when nothing is set: `-F` quits at once when the text fits, `-R` shows bold, `-X` leaves it on screen. */
+export const DEFAULT_PAGER = 'less -FRX';
+
+/**
+ * A command line split into words like a shell's (no expansion): blanks separate, '…' is literal, "…" and
+ * a backslash escape the next character. `sh -c 'cat > file'` gives ['sh', '-c', 'cat > file'].
+ */
+export function splitCommand(line: string): string[] {
+  const words: string[] = [];
+  let word: string | undefined;
+  let quote: '"' | "'" | undefined;
+  for (let i = 0; i < line.length; i++) {
+    const c = line[i]!;
+    if (quote === "'") {
+      if (c === "'") quote = undefined;
+      else word += c;
+    } else if (c === '\\' && i + 1 < line.length && (quote === undefined || '"\\$`'.includes(line[i + 1]!))) {
+      word = (word ?? '') + line[++i];
+    } else if (quote === '"') {
+      if (c === '"') quote = undefined;
+      else word += c;
+    } else if (c === "'" || c === '"') {
+      quote = c;
+      word ??= '';
+    } else if (/\s/.test(c)) {
+      if (word !== undefined) words.push(word);
+      word = undefined;
+    } else word = (word ?? '') + c;
+  }
+  if (word !== undefined) words.push(word);
+  return words;
+}
+
+/**
+ * The pager to run for output of `lines` lines, or undefined to print directly: only on a terminal whose
+ * height is known, when the output does not fit it (the shell's prompt needs the last line), without
+ * --no-pager, and when CARDBOARD_PAGER (else PAGER, else DEFAULT_PAGER) is neither empty nor `cat`.
+ */
+export function pagerCommand(ctx: Context, lines: number): string[] | undefined {
+  const { stdout, env } = ctx;
+  if (!stdout.isTTY || ctx.globals.pager === false) return undefined;
+  if (!stdout.rows || stdout.rows <= 0 || lines < stdout.rows) return undefined;
+  const line = env.CARDBOARD_PAGER ?? env.PAGER ?? DEFAULT_PAGER;
+  const argv = splitCommand(line);
+  if (argv.length === 0 || (argv.length === 1 && argv[0] === 'cat')) return undefined;
+  return argv;
+}
+
+/** Started, or why not (ENOENT: no such pager; EACCES: not executable). */
+function started(child: ChildProcess): Promise<boolean> {
+  return new Promise((resolve) => {
+    child.once('spawn', () => resolve(true));
+    child.once('error', () => resolve(false));
+  });
+}
+
+/** A shell's exit status for a command it could not find (127) or run (126): the pager showed nothing. */
+const NOT_RUN = new Set([126, 127]);
+
+/**
+ * Write `text` to stdout, through the pager when pagerCommand says so. The pager writes to our stdout's
+ * terminal itself; it is waited for, so the shell's prompt comes back after it. A pager that cannot be
+ * started (or that its shell could not find) leaves the text printed directly. Ctrl-C reaches the pager
+ * (the same process group) and is left to it, so the terminal is restored by the program that changed it;
+ * a pager killed by it ends the run as interrupted (130), SIGTERM is passed on to it. A pager quit before
+ * it read everything (`q`) rejects with EPIPE, which ends the run quietly with exit 0 (main.ts).
+ */
+export async function writePaged(ctx: Context, text: string): Promise<void> {
+  const argv = pagerCommand(ctx, text.split('\n').length - (text.endsWith('\n') ? 1 : 0));
+  const fd = ctx.stdout.fd;
+  if (argv === undefined || typeof fd !== 'number') return writeChunk(ctx.stdout, text);
+  const { spawn } = await import('node:child_process');
+  // As gh: LESS=FRX (and LV=-c for lv) unless the user set them, so `PAGER=less` keeps colour and -F.
+  const env = { ...ctx.env, LESS: ctx.env.LESS ?? 'FRX', LV: ctx.env.LV ?? '-c' };
+  const stderr = typeof ctx.stderr.fd === 'number' ? ctx.stderr.fd : 'ignore';
+  const child = spawn(argv[0]!, argv.slice(1), { stdio: ['pipe', fd, stderr], env });
+  if (!(await started(child))) return writeChunk(ctx.stdout, text);
+  const stopListening = ctx.signals.listen((signal) => {
+    if (signal === 'SIGTERM') child.kill('SIGTERM');
+  });
+  try {
+    const stdin = child.stdin!;
+    // Both: the pager's end, and the end of our write to it. Whether the pager took everything is whether the
+    // write finished: quit early, the write fails with EPIPE, or Node destroys the pipe when the pager exits.
+    let finished = false;
+    stdin.once('finish', () => (finished = true));
+    const written = new Promise<void>((resolve) => {
+      stdin.once('error', () => resolve());
+      stdin.once('close', () => resolve());
+    });
+    const exited = new Promise<void>((resolve) => child.once('close', () => resolve()));
+    stdin.end(text);
+    await Promise.all([exited, written]);
+    const readerGone = !finished;
+    if (child.signalCode === 'SIGINT' || child.signalCode === 'SIGTERM') throw new CancelledError();
+    if (child.exitCode !== null && NOT_RUN.has(child.exitCode)) {
+      createStatus(ctx).warn(`the pager \`${argv.join(' ')}\` could not run (exit ${child.exitCode}); printing directly (set CARDBOARD_PAGER, or use --no-pager)`);
+      return writeChunk(ctx.stdout, text);
+    }
+    if (readerGone) throw Object.assign(new Error('write EPIPE'), { code: 'EPIPE' });
+  } finally {
+    stopListening();
+  }
+}
