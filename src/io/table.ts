@@ -109,6 +109,12 @@ const BOX = { top: ['┌', '┬', '┐'], rule: ['├', '┼', '┤'], bottom: [
  * width: each cell is escaped (terminalText), cut or wrapped to its column, padded, and only then framed and
  * the header made bold, so no escape code is ever cut and no line is wider than the terminal. No line
  * between rows; one under the header. Colour only when useColor says so (a TTY, NO_COLOR unset).
+ *
+ * Drawn here rather than by cli-table3 (0.6.5, the latest): it measures cells with string-width 4, which
+ * counts an emoji ZWJ sequence such as 🧑‍💻 as 5 columns (measured; string-width 8 says 2), so it pads or cuts
+ * cells already fitted and lines come out ragged or wider than the terminal; and it wraps cells after they
+ * were coloured (PITFALLS: the `fi` / `eld␛[2` header). The fitting is the part no table library does by
+ * display width; the frame is the few lines below.
  */
 export function layoutTable(ctx: Context, head: readonly string[], rows: readonly (readonly unknown[])[], opts: TableOptions = {}): TableLayout {
   const wrap = opts.wrap ?? false;
