@@ -1,5 +1,5 @@
 // The command tree: global options, and the noun groups, each loaded only when it runs.
-import { Command } from 'commander';
+import { Command, type HelpContext, type Option } from 'commander';
 import type { Context } from './context.js';
 import { UsageError } from './errors.js';
 import { terminalText } from './io/text.js';
@@ -53,11 +53,96 @@ export function findNoun(argv: string[]): string | undefined {
 }
 
 /**
+ * Every command of the tree: a group run without a verb (`cardboard`, `cardboard card`) is asking for help,
+ * as in gh: commander calls help({ error: true }) there (stderr, exit 1); this prints it on stdout, exit 0.
+ * That is its only call with `error`; an unknown verb still goes through commander's unknown-command error.
+ */
+class CardboardCommand extends Command {
+  override createCommand(name?: string): CardboardCommand {
+    return new CardboardCommand(name);
+  }
+
+  override help(context?: HelpContext): never;
+  override help(cb: (str: string) => string): never;
+  override help(context?: HelpContext | ((str: string) => string)): never {
+    if (typeof context === 'object' && context.error && this.commands.length > 0) return super.help();
+    return super.help(context as HelpContext);
+  }
+}
+
+/** A default or a choice as the user would type it: `8`, `15m`, `/`; a string only quoted when empty. */
+function shownValue(value: unknown): string {
+  if (typeof value === 'string') return value === '' ? '""' : value;
+  if (Array.isArray(value)) return value.map(shownValue).join(', ');
+  return typeof value === 'object' && value !== null ? JSON.stringify(value) : String(value);
+}
+
+/**
+ * An option's line in every help: its description, then its choices and default as values
+ * (`(default: 8)`, not `(default: "8")`); a repeatable option's empty list is no default worth showing.
+ */
+function optionDescription(option: Option): string {
+  const extra: string[] = [];
+  if (option.argChoices) extra.push(`choices: ${shownValue(option.argChoices)}`);
+  const value: unknown = option.defaultValue;
+  const empty = value === undefined || (Array.isArray(value) && value.length === 0);
+  if (!empty && (option.required || option.optional)) extra.push(`default: ${option.defaultValueDescription ?? shownValue(value)}`);
+  return extra.length > 0 ? `${option.description} (${extra.join(', ')})` : option.description;
+}
+
+/** Words of `help [command...]`, resolved from `from`: `cardboard help card put`, `cardboard card help put`. */
+function helpCommand(from: Command): void {
+  from
+    .command('help')
+    .description('display help for a command, e.g. help card put')
+    .argument('[command...]', 'the command to describe')
+    .helpOption(false)
+    .action(async (words: string[]) => {
+      let target = from;
+      for (const word of words) {
+        const verbs = target.commands.filter((c) => c.name() !== 'help');
+        const next = verbs.find((c) => c.name() === word || c.aliases().includes(word));
+        if (!next) {
+          const path = ['cardboard', ...commandPath(target)].join(' ');
+          const { suggestField } = await import('./schema/match.js');
+          const close = suggestField(word, verbs.map((c) => c.name()));
+          throw new UsageError(
+            verbs.length ? `unknown command '${word}' for '${path}'` : `'${path}' has no subcommand '${word}'`,
+            { hint: close ? `Did you mean ${close}? (${['cardboard', 'help', ...commandPath(target), close].join(' ')})` : `See ${path} --help.` },
+          );
+        }
+        target = next;
+      }
+      target.outputHelp();
+    });
+}
+
+function commandPath(cmd: Command): string[] {
+  const path: string[] = [];
+  for (let c: Command | null = cmd; c?.parent; c = c.parent) path.unshift(c.name());
+  return path;
+}
+
+/** Give every group of the tree its `help [command...]` (commander's own takes one word only). */
+function addHelpCommands(cmd: Command): void {
+  const verbs = cmd.commands.filter((c) => c.name() !== 'help');
+  for (const verb of verbs) addHelpCommands(verb);
+  if (verbs.length > 0 && !cmd.commands.some((c) => c.name() === 'help')) helpCommand(cmd);
+}
+
+/**
  * Build the program with only the running group's module loaded; the others are listed for help.
  * With `all`, every group is loaded (shell completion walks the whole tree).
  */
 export async function buildProgram(ctx: Context, argv: string[], all = false): Promise<Command> {
-  const program = new Command('cardboard')
+  const program = new CardboardCommand('cardboard')
+    // Set before any subcommand is made: each copies its parent's help settings when created. Every
+    // command's help lists the global options; --version is left to the root's.
+    .configureHelp({
+      showGlobalOptions: true,
+      optionDescription,
+      visibleGlobalOptions: (cmd) => commandAncestors(cmd).flatMap((c) => c.options.filter((o) => !o.hidden && o.long !== '--version')),
+    })
     .description('Command-line client for the Card Board Service')
     .version(VERSION, '-V, --version', 'print the version')
     .option('-b, --board <alias-or-id>', 'board alias or id (else CARDBOARD_BOARD, else the default board)')
@@ -112,6 +197,13 @@ CARDBOARD_CONFIG_DIR, NO_COLOR, CI (never prompt). Flags beat environment; envir
         });
     }
   }
+  addHelpCommands(program);
   return program;
+}
+
+function commandAncestors(cmd: Command): Command[] {
+  const out: Command[] = [];
+  for (let c = cmd.parent; c; c = c.parent) out.push(c);
+  return out;
 }
 
