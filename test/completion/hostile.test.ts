@@ -78,6 +78,25 @@ function unquote(words: string[]): string[] {
   return r.stdout.split('\0').slice(0, -1);
 }
 
+describe('bash completion of flag values (choices from commander, aliases, fields)', () => {
+  it("offers a flag's choices, a global's aliases, the first argument's choices; files for other values", () => {
+    expect(complete(['cardboard', 'card', 'list', '--format', '']).sort()).toEqual(['csv', 'json', 'ndjson', 'table']);
+    expect(complete(['cardboard', 'card', 'list', '--format', 'nd'])).toEqual(['ndjson']);
+    expect(complete(['cardboard', 'card', 'list', '--format', '=', 'j'])).toEqual(['json']);
+    expect(complete(['cardboard', '-b', 'evil', 'card', 'list', '--format', 'c'])).toEqual(['csv']);
+    expect(complete(['cardboard', 'import', 'x.csv', '--empty', '']).sort()).toEqual(['omit', 'send']);
+    expect(complete(['cardboard', 'import', 'x.csv', '--input-format', 't'])).toEqual(['tsv']);
+    expect(complete(['cardboard', 'completion', '']).sort()).toEqual(['bash', 'fish', 'zsh']);
+    expect(complete(['cardboard', 'completion', '--list', '']).sort()).toEqual(['aliases', 'fields']);
+    expect(complete(['cardboard', '-b', '']).sort()).toEqual(['evil', 'plain']);
+    expect(complete(['cardboard', 'card', 'list', '-b', 'e'])).toEqual(['evil']);
+    // A value that is not a field (a card id, a duration): no Field= words, no flags.
+    expect(complete(['cardboard', 'card', 'put', '--id', ''])).toEqual([]);
+    expect(complete(['cardboard', '--timeout', ''])).toEqual([]);
+    expect(complete(['cardboard', 'card', 'list', '--format', 'csv', '--f']).sort()).toEqual(['--fields', '--format']);
+  });
+});
+
 describe('bash completion of server words', () => {
   it('runs nothing, and gives back every field as its own word, quoted, at each place fields are completed', () => {
     // The board from the environment (the way the old script could be reached too): nothing may run.
@@ -208,21 +227,40 @@ describe.skipIf(!has('zsh') || !has('python3'))('zsh completion of server words 
     expect(onPty('zsh', file, cases.map(([typed]) => typed))).toEqual(cases.map(([, want]) => want));
     expect(readdirSync(trap)).toEqual([]);
   });
+
+  it('completes verbs, flags and flag values: choices, board aliases, the shell argument', () => {
+    const file = join(shimDir, '_cardboard');
+    const cases: Array<[string, string]> = [
+      ['cardboard card list --format nd', 'cardboard card list --format ndjson '],
+      ['cardboard card list --format=cs', 'cardboard card list --format=csv '],
+      ['cardboard card list --form', 'cardboard card list --format '],
+      ['cardboard import x.csv --empty s', 'cardboard import x.csv --empty send '],
+      ['cardboard completion fi', 'cardboard completion fish '],
+      ['cardboard card list -b ev', 'cardboard card list -b evil '],
+      ['cardboard --board pl', 'cardboard --board plain '],
+      ['cardboard webhook l', 'cardboard webhook listen '],
+      ['cardboard card list --ti', 'cardboard card list --timeout '],
+    ];
+    expect(onPty('zsh', file, cases.map(([typed]) => typed))).toEqual(cases.map(([, want]) => want));
+  });
 });
 
 describe.skipIf(!has('fish'))('fish completion of server words (real fish, complete -C)', () => {
-  it('gives every field as one exact candidate, runs nothing, and takes -b/--board from the line', async () => {
-    const file = join(shimDir, 'cardboard.fish');
-    writeFileSync(file, (await runCli(['completion', 'fish'], { configDir })).stdout);
-    const candidates = (line: string): string[] => {
-      const r = spawnSync('fish', ['--no-config', '-c', `source '${file}'; complete -C"$LINE"`], {
-        env: { ...shellEnv(), LINE: line },
-        encoding: 'utf8',
-        cwd: trap,
-      });
-      expect(r.stderr).toBe('');
-      return r.stdout.split('\n').filter(Boolean).map((l) => l.split('\t')[0]!).sort();
-    };
+  const file = () => join(shimDir, 'cardboard.fish');
+  const candidates = (line: string): string[] => {
+    const r = spawnSync('fish', ['--no-config', '-c', `source '${file()}'; complete -C"$LINE"`], {
+      env: { ...shellEnv(), LINE: line },
+      encoding: 'utf8',
+      cwd: trap,
+    });
+    expect(r.stderr).toBe('');
+    return r.stdout.split('\n').filter(Boolean).map((l) => l.split('\t')[0]!).sort();
+  };
+  beforeAll(async () => {
+    writeFileSync(file(), (await runCli(['completion', 'fish'], { configDir })).stdout);
+  });
+
+  it('gives every field as one exact candidate, runs nothing, and takes -b/--board from the line', () => {
     expect(candidates('cardboard -b evil import x.csv --match-on ')).toEqual([...OFFERED].sort());
     expect(candidates('cardboard --board evil import x.csv --skip-column ')).toEqual([...OFFERED].sort());
     expect(candidates('cardboard -b evil card put D')).toEqual(['Due Date=', 'Due Time=']);
@@ -231,6 +269,17 @@ describe.skipIf(!has('fish'))('fish completion of server words (real fish, compl
     expect(candidates('cardboard -b evil import x.csv --map Title=Due')).toEqual(['Title=Due Date', 'Title=Due Time']);
     expect(candidates('cardboard card ')).toEqual(['get', 'list', 'put']);
     expect(readdirSync(trap)).toEqual([]);
+  });
+
+  it('completes flags and flag values: choices, board aliases, the shell argument', () => {
+    expect(candidates('cardboard card list --format ')).toEqual(['csv', 'json', 'ndjson', 'table']);
+    expect(candidates('cardboard card list --format=n')).toEqual(['--format=ndjson']);
+    expect(candidates('cardboard import x.csv --empty ')).toEqual(['omit', 'send']);
+    expect(candidates('cardboard completion ')).toEqual(['bash', 'fish', 'zsh']);
+    expect(candidates('cardboard -b ')).toEqual(['evil', 'plain']);
+    expect(candidates('cardboard card list --board ')).toEqual(['evil', 'plain']);
+    expect(candidates('cardboard card list --f')).toEqual(['--fields', '--format']);
+    expect(candidates('cardboard card list -b evil --fields Du')).toEqual(['Due Date', 'Due Time']);
   });
 });
 
@@ -245,6 +294,9 @@ describe.skipIf(!has('python3'))('bash completion on a pty (readline inserts wha
       ["cardboard -b evil import x.csv --match-on 'It", "cardboard -b evil import x.csv --match-on 'It'\\''s' "],
       ['cardboard -b evil import x.csv --map Title=Due\\ T', 'cardboard -b evil import x.csv --map Title=Due\\ Time '],
       ['cardboard card l', 'cardboard card list '],
+      ['cardboard card list --format nd', 'cardboard card list --format ndjson '],
+      ['cardboard import x.csv --empty s', 'cardboard import x.csv --empty send '],
+      ['cardboard -b ev', 'cardboard -b evil '],
     ];
     expect(onPty('bash', file, cases.map(([typed]) => typed))).toEqual(cases.map(([, want]) => want));
     expect(readdirSync(trap)).toEqual([]);

@@ -2,7 +2,9 @@
 export interface CompletionNode {
   name: string;
   description: string;
-  options: { long?: string; short?: string; description: string; takesValue: boolean }[];
+  options: { long?: string; short?: string; description: string; takesValue: boolean; choices?: string[] }[];
+  /** The words the first argument may be (`completion bash|zsh|fish`), from its `.choices()`. */
+  argumentChoices: string[];
   subcommands: CompletionNode[];
 }
 
@@ -19,10 +21,34 @@ function walk(node: CompletionNode, path: string[] = [], out: { path: string[]; 
 const flags = (node: CompletionNode) =>
   node.options.flatMap((o) => [o.long, o.short]).filter((f): f is string => Boolean(f));
 
-/** The command table both scripts walk: one row per command path, `path|subcommands|flags`. */
+const valueFlags = (node: CompletionNode) =>
+  node.options.filter((o) => o.takesValue).flatMap((o) => [o.long, o.short]).filter((f): f is string => Boolean(f));
+
+/**
+ * Words of the tree go into the scripts inside double quotes: names, flags and choices are ours, and a
+ * character a shell would act on there is refused here rather than quoted (a choice is typed as it is).
+ */
+function plainWord(word: string): string {
+  if (!/^[\w.,:/+@-]+$/.test(word)) throw new Error(`completion: "${word}" is not a plain word`);
+  return word;
+}
+
+/**
+ * The tables both scripts walk: one row per command path, `path|subcommands|flags|flags taking a value`,
+ * and one per value list, `path|flag|words` (`card list|--format|table json ndjson csv`; the flag `@` for
+ * the first argument; the path empty for a global option).
+ */
 function tableRows(root: CompletionNode): string {
-  const rows = walk(root).map(({ path, node }) => `    "${path.join(' ')}|${node.subcommands.map((s) => s.name).join(' ')}|${flags(node).join(' ')}"`);
-  return `_cardboard_table=(\n${rows.join('\n')}\n)`;
+  const all = walk(root);
+  const rows = all.map(
+    ({ path, node }) =>
+      `    "${[path.join(' '), node.subcommands.map((s) => s.name).join(' '), flags(node).join(' '), valueFlags(node).join(' ')].map((c) => c.split(' ').map((w) => (w ? plainWord(w) : w)).join(' ')).join('|')}"`,
+  );
+  const values = all.flatMap(({ path, node }) => [
+    ...node.options.flatMap((o) => (o.choices ? [o.long, o.short].filter((f): f is string => Boolean(f)).map((f) => [f, o.choices!] as const) : [])),
+    ...(node.argumentChoices.length ? [['@', node.argumentChoices] as const] : []),
+  ].map(([flag, words]) => `    "${path.join(' ')}|${flag}|${words.map(plainWord).join(' ')}"`));
+  return `_cardboard_table=(\n${rows.join('\n')}\n)\n_cardboard_values=(\n${values.join('\n')}\n)`;
 }
 
 /** A bash script: a table of command paths with their subcommands and flags, plus dynamic words. */
@@ -37,6 +63,17 @@ _cardboard_row() {
   local row
   for row in "\${_cardboard_table[@]}"; do
     [[ "\${row%%|*}" == "$1" ]] && { printf '%s\\n' "$row"; return; }
+  done
+}
+# The words a flag's value may be (its choices), one a line: flag $2 of the command at path $1, else
+# the global flag; $2 = @ for the command's first argument.
+_cardboard_choices() {
+  local row p
+  for p in "$1" ''; do
+    for row in "\${_cardboard_values[@]}"; do
+      [[ "\${row%|*}" == "$p|$2" ]] && { _cardboard_split "\${row##*|}"; return; }
+    done
+    [[ "$2" == @ ]] && return
   done
 }
 # The typed word without its quoting (backslashes, '...', "..."), nothing expanded:
@@ -107,7 +144,7 @@ _cardboard_list() {
 }
 _cardboard() {
   local cur="\${COMP_WORDS[COMP_CWORD]}" prev="\${COMP_WORDS[COMP_CWORD-1]}"
-  local path='' i w row subs opts opt='' eq=''
+  local path='' i w row subs opts vals choices opt='' eq=''
   local _cardboard_cur _cardboard_q _cardboard_quoted _cardboard_board=''
   COMPREPLY=()
   for ((i = 1; i < COMP_CWORD; i++)); do
@@ -126,7 +163,8 @@ _cardboard() {
     row="$(_cardboard_row "$path")"; row="\${row#*|}"; subs="\${row%%|*}"
     [[ " $subs " == *" $w "* ]] && path="\${path:+$path }$w"
   done
-  row="$(_cardboard_row "$path")"; row="\${row#*|}"; subs="\${row%%|*}"; opts="\${row#*|}"
+  row="$(_cardboard_row "$path")"; row="\${row#*|}"; subs="\${row%%|*}"; row="\${row#*|}"; opts="\${row%%|*}"; vals="\${row#*|}"
+  row="$(_cardboard_row '')"; vals+=" \${row##*|}"
   # The option whose value is being typed: \`--fields Na\`, \`--fields=Na\` (bash splits at "="), \`--map Header=Na\`.
   if [[ "$cur" == '=' ]]; then
     cur='' eq=1
@@ -151,6 +189,12 @@ _cardboard() {
     ${FIELD_OPTIONS.filter((o) => o !== '--fields').join('|')})
       _cardboard_offer '' '' < <(_cardboard_list fields); return ;;
   esac
+  if [[ "$opt" == -* && " $vals " == *" $opt "* ]]; then
+    # A flag's value: its choices (--format), else nothing of ours (readline completes file names).
+    choices="$(_cardboard_choices "$path" "$opt")"
+    [[ -n "$choices" ]] && { _cardboard_offer '' '' <<< "$choices"; return; }
+    compopt -o default 2>/dev/null; return 0
+  fi
   if [[ "$cur" == -* ]]; then
     [[ -n "$path" ]] && opts+=" ${globals}"
     _cardboard_offer '' '' < <(_cardboard_split "$opts"); return
@@ -162,6 +206,7 @@ _cardboard() {
     compopt -o nospace 2>/dev/null; return
   fi
   _cardboard_offer '' '' < <(_cardboard_split "$subs")
+  [[ -z "$subs" ]] && _cardboard_offer '' '' < <(_cardboard_choices "$path" @)
   # Nothing else to offer: file names, completed and quoted by readline itself.
   ((\${#COMPREPLY[@]} == 0)) && compopt -o default 2>/dev/null
   return 0
@@ -188,6 +233,19 @@ _cardboard_row() {
     [[ "\${row%%|*}" == "$1" ]] && { print -r -- "$row"; return; }
   done
 }
+# The words a flag's value may be (its choices) into $reply: flag $2 of the command at path $1, else the
+# global flag; $2 = @ for the command's first argument.
+_cardboard_choices() {
+  local row p
+  reply=()
+  for p in "$1" ''; do
+    for row in "\${_cardboard_values[@]}"; do
+      [[ "\${row%|*}" == "$p|$2" ]] && { reply=(\${(s: :)\${row##*|}}); return 0; }
+    done
+    [[ "$2" == @ ]] && return 1
+  done
+  return 1
+}
 # Board aliases or field names into $reply, one element a line, empty ones dropped; the fields are those
 # of the board named on the line ($2), if any.
 _cardboard_list() {
@@ -199,7 +257,7 @@ _cardboard_list() {
   reply=("\${(@)reply:#}")
 }
 _cardboard() {
-  local cmdpath='' w row subs opts board='' i
+  local cmdpath='' w row subs opts vals board='' i
   local -a names reply
   for ((i = 2; i < CURRENT; i++)); do
     w="\${words[i]}"
@@ -212,7 +270,8 @@ _cardboard() {
     row="$(_cardboard_row "$cmdpath")"; row="\${row#*|}"; subs="\${row%%|*}"
     [[ " $subs " == *" $w "* ]] && cmdpath="\${cmdpath:+$cmdpath }$w"
   done
-  row="$(_cardboard_row "$cmdpath")"; row="\${row#*|}"; subs="\${row%%|*}"; opts="\${row#*|}"
+  row="$(_cardboard_row "$cmdpath")"; row="\${row#*|}"; subs="\${row%%|*}"; row="\${row#*|}"; opts="\${row%%|*}"; vals="\${row#*|}"
+  row="$(_cardboard_row '')"; vals+=" \${row##*|}"
   local cur="\${words[CURRENT]}" opt="\${words[CURRENT-1]}"
   # \`--fields=Na\`: the option and its value in one word.
   if [[ "$cur" == --*=* ]]; then opt="\${cur%%=*}"; compset -P '*='; fi
@@ -232,6 +291,11 @@ _cardboard() {
       _cardboard_list fields "$board"
       compadd -- "\${reply[@]}"; return ;;
   esac
+  if [[ "$opt" == -* && " $vals " == *" $opt "* ]]; then
+    # A flag's value: its choices (--format), else a file name.
+    _cardboard_choices "$cmdpath" "$opt" && { compadd -- "\${reply[@]}"; return; }
+    _files; return
+  fi
   if [[ "$cur" == -* ]]; then
     names=(\${(s: :)opts})
     [[ -n "$cmdpath" ]] && names+=(\${(s: :)_cardboard_globals})
@@ -244,6 +308,7 @@ _cardboard() {
     compadd -S '=' -- "\${reply[@]}"; return
   fi
   names=(\${(s: :)subs})
+  [[ -z "$subs" ]] && _cardboard_choices "$cmdpath" @ && names=("\${reply[@]}")
   compadd -- "\${names[@]}" && return
   _files
 }
@@ -307,11 +372,15 @@ export function renderFish(root: CompletionNode): string {
       const cond = path.length === 0 ? '' : ` -n ${fishQuote(seen.join('; and '))}`;
       const names = `${o.long ? ` -l ${o.long.replace(/^--/, '')}` : ''}${o.short ? ` -s ${o.short.replace(/^-/, '')}` : ''}`;
       let values = o.takesValue ? ' -r' : '';
+      if (o.choices) values = ` -x -a ${fishQuote(o.choices.map(plainWord).join(' '))}`;
       if (o.long && ALIAS_OPTIONS.includes(o.long)) values = " -x -a '(__cardboard_words aliases)'";
       if (o.long === '--fields') values = " -x -a '(__cardboard_words fields \"\" ,)'";
       else if (o.long === '--map') values = " -x -a '(__cardboard_words fields \"\" =)'";
       else if (o.long && FIELD_OPTIONS.includes(o.long)) values = " -x -a '(__cardboard_words fields)'";
       lines.push(`complete -c cardboard${cond}${names}${values} -d ${fishQuote(o.description)}`);
+    }
+    if (node.argumentChoices.length && path.length) {
+      lines.push(`complete -c cardboard -n ${fishQuote(here)} -a ${fishQuote(node.argumentChoices.map(plainWord).join(' '))}`);
     }
   }
   lines.push("complete -c cardboard -n '__fish_seen_subcommand_from put' -a '(__cardboard_words fields =)'");
