@@ -80,6 +80,7 @@ function shownValue(value: unknown): string {
 /**
  * An option's line in every help: its description, then its choices and default as values
  * (`(default: 8)`, not `(default: "8")`); a repeatable option's empty list is no default worth showing.
+ * Replaces commander's optionDescription, so every command gets it.
  */
 function optionDescription(option: Option): string {
   const extra: string[] = [];
@@ -87,7 +88,9 @@ function optionDescription(option: Option): string {
   const value: unknown = option.defaultValue;
   const empty = value === undefined || (Array.isArray(value) && value.length === 0);
   if (!empty && (option.required || option.optional)) extra.push(`default: ${option.defaultValueDescription ?? shownValue(value)}`);
-  return extra.length > 0 ? `${option.description} (${extra.join(', ')})` : option.description;
+  if (extra.length === 0) return option.description;
+  // One parenthesis per line: a description that ends in its own "(…)" takes the rest inside it.
+  return /\)$/.test(option.description) ? `${option.description.slice(0, -1)}; ${extra.join('; ')})` : `${option.description} (${extra.join('; ')})`;
 }
 
 /** Words of `help [command...]`, resolved from `from`: `cardboard help card put`, `cardboard card help put`. */

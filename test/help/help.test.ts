@@ -90,10 +90,10 @@ describe('help', () => {
     expect(text).not.toContain('default: []');
     expect(text).toMatch(/--empty <omit\|send> .*\(choices: omit, send, default: omit\)/);
     const listen = (await help(['webhook', 'listen', '--help'])).replace(/\n {10,}/g, ' ');
-    expect(listen).toContain('(default: 8787)');
+    expect(listen).toContain('(0: any free port; default: 8787)');
     expect(listen).toContain('(default: /)');
     const list = (await help(['card', 'list', '--help'])).replace(/\n {10,}/g, ' ');
-    expect(list).toContain('(choices: table, json, ndjson, csv)');
+    expect(list).toContain('(default: table on a terminal, ndjson piped; choices: table, json, ndjson, csv)');
   });
 
   it('`import --help` lists --rate; `webhook listen --help` names the stored board key as a source', async () => {
