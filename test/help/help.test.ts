@@ -88,7 +88,7 @@ describe('help', () => {
     expect(text).toContain('(default: 15m)');
     expect(text).not.toContain('(default: "');
     expect(text).not.toContain('default: []');
-    expect(text).toMatch(/--empty <omit\|send> .*\(choices: omit, send, default: omit\)/);
+    expect(text).toMatch(/--empty <omit\|send> .*\(choices: omit, send; default: omit\)/);
     const listen = (await help(['webhook', 'listen', '--help'])).replace(/\n {10,}/g, ' ');
     expect(listen).toContain('(0: any free port; default: 8787)');
     expect(listen).toContain('(default: /)');
