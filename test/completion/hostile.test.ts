@@ -94,6 +94,11 @@ describe('bash completion of flag values (choices from commander, aliases, field
     expect(complete(['cardboard', 'card', 'put', '--id', ''])).toEqual([]);
     expect(complete(['cardboard', '--timeout', ''])).toEqual([]);
     expect(complete(['cardboard', 'card', 'list', '--format', 'csv', '--f']).sort()).toEqual(['--fields', '--format']);
+    // help <noun> <verb> completes like <noun> <verb>.
+    expect(complete(['cardboard', 'he'])).toEqual(['help']);
+    expect(complete(['cardboard', 'help', 'ca'])).toEqual(['card']);
+    expect(complete(['cardboard', 'help', 'card', '']).sort()).toEqual(['get', 'list', 'put']);
+    expect(complete(['cardboard', 'card', 'help', 'p'])).toEqual(['put']);
   });
 });
 
@@ -240,6 +245,7 @@ describe.skipIf(!has('zsh') || !has('python3'))('zsh completion of server words 
       ['cardboard --board pl', 'cardboard --board plain '],
       ['cardboard webhook l', 'cardboard webhook listen '],
       ['cardboard card list --ti', 'cardboard card list --timeout '],
+      ['cardboard help webhook li', 'cardboard help webhook listen '],
     ];
     expect(onPty('zsh', file, cases.map(([typed]) => typed))).toEqual(cases.map(([, want]) => want));
   });
@@ -280,6 +286,8 @@ describe.skipIf(!has('fish'))('fish completion of server words (real fish, compl
     expect(candidates('cardboard card list --board ')).toEqual(['evil', 'plain']);
     expect(candidates('cardboard card list --f')).toEqual(['--fields', '--format']);
     expect(candidates('cardboard card list -b evil --fields Du')).toEqual(['Due Date', 'Due Time']);
+    expect(candidates('cardboard help ')).toEqual(['board', 'card', 'comment', 'completion', 'emulator', 'import', 'schema', 'webhook']);
+    expect(candidates('cardboard help card ')).toEqual(['get', 'list', 'put']);
   });
 });
 

@@ -21,6 +21,9 @@ function walk(node: CompletionNode, path: string[] = [], out: { path: string[]; 
 const flags = (node: CompletionNode) =>
   node.options.flatMap((o) => [o.long, o.short]).filter((f): f is string => Boolean(f));
 
+/** The words after a command: its subcommands, and at the top `help` (as gh offers it; `card help put` works too). */
+const verbs = (node: CompletionNode, top: boolean) => [...node.subcommands.map((s) => s.name), ...(top ? ['help'] : [])];
+
 const valueFlags = (node: CompletionNode) =>
   node.options.filter((o) => o.takesValue).flatMap((o) => [o.long, o.short]).filter((f): f is string => Boolean(f));
 
@@ -42,7 +45,7 @@ function tableRows(root: CompletionNode): string {
   const all = walk(root);
   const rows = all.map(
     ({ path, node }) =>
-      `    "${[path.join(' '), node.subcommands.map((s) => s.name).join(' '), flags(node).join(' '), valueFlags(node).join(' ')].map((c) => c.split(' ').map((w) => (w ? plainWord(w) : w)).join(' ')).join('|')}"`,
+      `    "${[path.join(' '), verbs(node, path.length === 0).join(' '), flags(node).join(' '), valueFlags(node).join(' ')].map((c) => c.split(' ').map((w) => (w ? plainWord(w) : w)).join(' ')).join('|')}"`,
   );
   const values = all.flatMap(({ path, node }) => [
     ...node.options.flatMap((o) => (o.choices ? [o.long, o.short].filter((f): f is string => Boolean(f)).map((f) => [f, o.choices!] as const) : [])),
@@ -161,7 +164,8 @@ _cardboard() {
     fi
     [[ "$w" == -* ]] && continue
     row="$(_cardboard_row "$path")"; row="\${row#*|}"; subs="\${row%%|*}"
-    [[ " $subs " == *" $w "* ]] && path="\${path:+$path }$w"
+    # \`help card put\` completes as \`card put\` does.
+    [[ "$w" != help && " $subs " == *" $w "* ]] && path="\${path:+$path }$w"
   done
   row="$(_cardboard_row "$path")"; row="\${row#*|}"; subs="\${row%%|*}"; row="\${row#*|}"; opts="\${row%%|*}"; vals="\${row#*|}"
   row="$(_cardboard_row '')"; vals+=" \${row##*|}"
@@ -268,7 +272,8 @@ _cardboard() {
     if [[ "$w" == --board=* ]]; then board="\${(Q)\${w#--board=}}"; continue; fi
     [[ "$w" == -* ]] && continue
     row="$(_cardboard_row "$cmdpath")"; row="\${row#*|}"; subs="\${row%%|*}"
-    [[ " $subs " == *" $w "* ]] && cmdpath="\${cmdpath:+$cmdpath }$w"
+    # \`help card put\` completes as \`card put\` does.
+    [[ "$w" != help && " $subs " == *" $w "* ]] && cmdpath="\${cmdpath:+$cmdpath }$w"
   done
   row="$(_cardboard_row "$cmdpath")"; row="\${row#*|}"; subs="\${row%%|*}"; row="\${row#*|}"; opts="\${row%%|*}"; vals="\${row#*|}"
   row="$(_cardboard_row '')"; vals+=" \${row##*|}"
@@ -327,6 +332,7 @@ fi
  * text up to the last $3 goes before it (\`--fields Name,St\` with ",", \`--map Header=St\` with "=").
  */
 const FISH_WORDS = `function __cardboard_words --argument-names what suffix after
+    command -q cardboard; or return
     set -l tokens (commandline -opc)
     set -l board
     for i in (seq (count $tokens))
@@ -367,6 +373,11 @@ export function renderFish(root: CompletionNode): string {
     const here = path.length === 0 ? '__fish_use_subcommand' : [...seen, ...notDeeper].join('; and ');
     for (const sub of node.subcommands) {
       lines.push(`complete -c cardboard -n ${fishQuote(here)} -a ${sub.name} -d ${fishQuote(sub.description)}`);
+    }
+    if (path.length === 0) {
+      lines.push(`complete -c cardboard -n ${fishQuote(here)} -a help -d 'display help for a command'`);
+      // \`cardboard help <Tab>\`: the commands (deeper levels follow from the conditions above).
+      lines.push(`complete -c cardboard -n ${fishQuote(`__fish_seen_subcommand_from help; and not __fish_seen_subcommand_from ${subNames}`)} -a ${fishQuote(subNames)}`);
     }
     for (const o of node.options) {
       const cond = path.length === 0 ? '' : ` -n ${fishQuote(seen.join('; and '))}`;
