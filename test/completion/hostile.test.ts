@@ -94,6 +94,10 @@ describe('bash completion of flag values (choices from commander, aliases, field
     expect(complete(['cardboard', 'card', 'put', '--id', ''])).toEqual([]);
     expect(complete(['cardboard', '--timeout', ''])).toEqual([]);
     expect(complete(['cardboard', 'card', 'list', '--format', 'csv', '--f']).sort()).toEqual(['--fields', '--format']);
+    // --type Field=T: the field with its "=", then the types.
+    expect(complete(['cardboard', '-b', 'evil', 'import', 'x.csv', '--type', 'St'])).toEqual(['Status=', 'Stage=']);
+    expect(complete(['cardboard', 'import', 'x.csv', '--type', 'Plain\\ One', '=', 'n'])).toEqual(['number']);
+    expect(complete(['cardboard', 'import', 'x.csv', '--type', 'Status', '=']).sort()).toEqual(['boolean', 'json', 'number', 'string']);
     // help <noun> <verb> completes like <noun> <verb>.
     expect(complete(['cardboard', 'he'])).toEqual(['help']);
     expect(complete(['cardboard', 'help', 'ca'])).toEqual(['card']);
@@ -246,6 +250,8 @@ describe.skipIf(!has('zsh') || !has('python3'))('zsh completion of server words 
       ['cardboard webhook l', 'cardboard webhook listen '],
       ['cardboard card list --ti', 'cardboard card list --timeout '],
       ['cardboard help webhook li', 'cardboard help webhook listen '],
+      ['cardboard -b evil import x.csv --type Statu', 'cardboard -b evil import x.csv --type Status='],
+      ['cardboard import x.csv --type Plain\\ One=bo', 'cardboard import x.csv --type Plain\\ One=boolean '],
     ];
     expect(onPty('zsh', file, cases.map(([typed]) => typed))).toEqual(cases.map(([, want]) => want));
   });
@@ -286,6 +292,8 @@ describe.skipIf(!has('fish'))('fish completion of server words (real fish, compl
     expect(candidates('cardboard card list --board ')).toEqual(['evil', 'plain']);
     expect(candidates('cardboard card list --f')).toEqual(['--fields', '--format']);
     expect(candidates('cardboard card list -b evil --fields Du')).toEqual(['Due Date', 'Due Time']);
+    expect(candidates('cardboard -b evil import x.csv --type D')).toEqual(['Due Date=', 'Due Time=']);
+    expect(candidates('cardboard import x.csv --type Status=')).toEqual(['Status=boolean', 'Status=json', 'Status=number', 'Status=string']);
     expect(candidates('cardboard help ')).toEqual(['board', 'card', 'comment', 'completion', 'emulator', 'import', 'schema', 'webhook']);
     expect(candidates('cardboard help card ')).toEqual(['get', 'list', 'put']);
   });

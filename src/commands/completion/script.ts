@@ -1,3 +1,5 @@
+import { FIELD_TYPES } from '../import/options.js';
+
 /** One command of the tree, as the completion scripts need it. */
 export interface CompletionNode {
   name: string;
@@ -11,6 +13,9 @@ export interface CompletionNode {
 /** Options whose value is a board alias or a field name, completed from `cardboard completion --list`. */
 const ALIAS_OPTIONS = ['--board', '-b'];
 const FIELD_OPTIONS = ['--map', '--fields', '--match-on', '--skip-column'];
+/** `--type Field=T`: a field name and its "=", then one of the types. */
+const TYPE_OPTION = '--type';
+const TYPES = FIELD_TYPES.join(' ');
 
 function walk(node: CompletionNode, path: string[] = [], out: { path: string[]; node: CompletionNode }[] = []) {
   out.push({ path, node });
@@ -174,10 +179,12 @@ _cardboard() {
     cur='' eq=1
     opt="$prev"
     [[ "\${COMP_WORDS[COMP_CWORD-2]}" == --map ]] && opt=--map
+    [[ "\${COMP_WORDS[COMP_CWORD-2]}" == ${TYPE_OPTION} ]] && opt=${TYPE_OPTION}=
   elif [[ "$prev" == '=' ]]; then
     eq=1
     opt="\${COMP_WORDS[COMP_CWORD-2]}"
     [[ "\${COMP_WORDS[COMP_CWORD-3]}" == --map ]] && opt=--map
+    [[ "\${COMP_WORDS[COMP_CWORD-3]}" == ${TYPE_OPTION} ]] && opt=${TYPE_OPTION}=
   else
     opt="$prev"
   fi
@@ -192,6 +199,12 @@ _cardboard() {
       _cardboard_offer "$head" '' < <(_cardboard_list fields); return ;;
     ${FIELD_OPTIONS.filter((o) => o !== '--fields').join('|')})
       _cardboard_offer '' '' < <(_cardboard_list fields); return ;;
+    ${TYPE_OPTION})
+      # Field=type: the field and its "=" first (\`--type Field=\`), then the type (\`--type Field=number\`).
+      _cardboard_offer '' '=' < <(_cardboard_list fields)
+      compopt -o nospace 2>/dev/null; return ;;
+    ${TYPE_OPTION}=)
+      _cardboard_offer '' '' < <(_cardboard_split '${TYPES}'); return ;;
   esac
   if [[ "$opt" == -* && " $vals " == *" $opt "* ]]; then
     # A flag's value: its choices (--format), else nothing of ours (readline completes file names).
@@ -292,6 +305,11 @@ _cardboard() {
       compset -P '*='
       _cardboard_list fields "$board"
       compadd -- "\${reply[@]}"; return ;;
+    ${TYPE_OPTION})
+      # Field=type: the field and its "=" first, then the type.
+      if compset -P '*='; then names=(${TYPES}); compadd -- "\${names[@]}"; return; fi
+      _cardboard_list fields "$board"
+      compadd -S '=' -- "\${reply[@]}"; return ;;
     ${FIELD_OPTIONS.filter((o) => o !== '--fields' && o !== '--map').join('|')})
       _cardboard_list fields "$board"
       compadd -- "\${reply[@]}"; return ;;
@@ -361,6 +379,20 @@ const FISH_WORDS = `function __cardboard_words --argument-names what suffix afte
 end
 `;
 
+/** \`--type Field=T\` in fish: the fields with "=", then, once the token has its "=", the types after it. */
+const FISH_TYPED = `function __cardboard_typed
+    set -l token (commandline -ct)
+    if string match -q -- '*=*' $token
+        set -l head (string match -r -- '^.*=' $token)
+        for t in ${TYPES}
+            printf '%s%s\\n' $head $t
+        end
+    else
+        __cardboard_words fields =
+    end
+end
+`;
+
 const fishQuote = (s: string) => `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 
 /** A fish script: one `complete` line per subcommand and per flag, conditioned on the words seen. */
@@ -387,6 +419,7 @@ export function renderFish(root: CompletionNode): string {
       if (o.long && ALIAS_OPTIONS.includes(o.long)) values = " -x -a '(__cardboard_words aliases)'";
       if (o.long === '--fields') values = " -x -a '(__cardboard_words fields \"\" ,)'";
       else if (o.long === '--map') values = " -x -a '(__cardboard_words fields \"\" =)'";
+      else if (o.long === TYPE_OPTION) values = " -x -a '(__cardboard_typed)'";
       else if (o.long && FIELD_OPTIONS.includes(o.long)) values = " -x -a '(__cardboard_words fields)'";
       lines.push(`complete -c cardboard${cond}${names}${values} -d ${fishQuote(o.description)}`);
     }
@@ -395,5 +428,5 @@ export function renderFish(root: CompletionNode): string {
     }
   }
   lines.push("complete -c cardboard -n '__fish_seen_subcommand_from put' -a '(__cardboard_words fields =)'");
-  return `${lines[0]}\n${FISH_WORDS}${lines.slice(1).join('\n')}\n`;
+  return `${lines[0]}\n${FISH_WORDS}${FISH_TYPED}${lines.slice(1).join('\n')}\n`;
 }
