@@ -97,9 +97,8 @@ function optionDescription(option: Option): string {
 function helpCommand(from: Command): void {
   from
     .command('help')
-    .description('display help for a command, e.g. help card put')
+    .description(from.parent ? `display help for a verb, e.g. help ${from.commands[0]?.name() ?? ''}` : 'display help for a command, e.g. help card put')
     .argument('[command...]', 'the command to describe')
-    .helpOption(false)
     .action(async (words: string[]) => {
       let target = from;
       for (const word of words) {
