@@ -119,6 +119,7 @@ export function readmeClaims(readme: string, tree: Command): Claim[] {
       if (!line.startsWith('$ ')) continue;
       line = line.slice(2);
     }
+    if (/^\s*#/.test(line)) continue;
     // A synopsis continued on indented lines, or a line continued with a backslash.
     let text = line;
     while (i + 1 < lines.length && (/\\$/.test(text) || /^\s+\[/.test(lines[i + 1]!))) {
