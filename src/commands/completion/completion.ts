@@ -3,7 +3,10 @@ import { Argument, type Command, Option } from 'commander';
 import { readConfig, resolveSelection, schemaCachePath } from '../../config/index.js';
 import type { Context } from '../../context.js';
 import { UsageError } from '../../errors.js';
-import { type CompletionNode, renderBash, renderFish, renderZsh } from './script.js';
+import { renderBash } from './bash.js';
+import { renderFish } from './fish.js';
+import type { CompletionNode } from './tree.js';
+import { renderZsh } from './zsh.js';
 
 /** Builds the whole command tree (every group loaded), handed in by program.ts. */
 export type TreeLoader = () => Promise<Command>;
