@@ -1,5 +1,5 @@
 // The bash completion script (`cardboard completion bash`).
-import { ALIAS_OPTIONS, type CompletionNode, FIELD_OPTIONS, flags, tableRows, TYPE_OPTION, TYPES } from './tree.js';
+import { ALIAS_OPTIONS, type CompletionNode, FIELD_OPTIONS, flags, TABLE_FUNCTIONS, tableRows, TYPE_OPTION, TYPES } from './tree.js';
 
 /** A bash script: a table of command paths with their subcommands and flags, plus dynamic words. */
 export function renderBash(root: CompletionNode): string {
@@ -9,12 +9,7 @@ ${tableRows(root)}
 # Words from \`cardboard completion --list\` (board aliases, field names) are data from the config and the
 # server: they are read one per line, matched with [[ ]] and quoted for the command line, never passed to
 # compgen -W, eval or an unquoted expansion (a field named $(touch x) must not run).
-_cardboard_row() {
-  local row
-  for row in "\${_cardboard_table[@]}"; do
-    [[ "\${row%%|*}" == "$1" ]] && { printf '%s\\n' "$row"; return; }
-  done
-}
+${TABLE_FUNCTIONS}
 # The words a flag's value may be (its choices), one a line: flag $2 of the command at path $1, else
 # the global flag; $2 = @ for the command's first argument.
 _cardboard_choices() {
@@ -94,7 +89,7 @@ _cardboard_list() {
 }
 _cardboard() {
   local cur="\${COMP_WORDS[COMP_CWORD]}" prev="\${COMP_WORDS[COMP_CWORD-1]}"
-  local path='' i w row subs opts vals choices opt='' eq=''
+  local path='' i w subs opts vals _cardboard_subs _cardboard_opts _cardboard_vals choices opt='' eq=''
   local _cardboard_cur _cardboard_q _cardboard_quoted _cardboard_board=''
   COMPREPLY=()
   for ((i = 1; i < COMP_CWORD; i++)); do
@@ -110,12 +105,11 @@ _cardboard() {
       continue
     fi
     [[ "$w" == -* ]] && continue
-    row="$(_cardboard_row "$path")"; row="\${row#*|}"; subs="\${row%%|*}"
+    _cardboard_at "$path"; subs="$_cardboard_subs"
     # \`help card put\` completes as \`card put\` does.
     [[ "$w" != help && " $subs " == *" $w "* ]] && path="\${path:+$path }$w"
   done
-  row="$(_cardboard_row "$path")"; row="\${row#*|}"; subs="\${row%%|*}"; row="\${row#*|}"; opts="\${row%%|*}"; vals="\${row#*|}"
-  row="$(_cardboard_row '')"; vals+=" \${row##*|}"
+  _cardboard_at "$path"; subs="$_cardboard_subs"; opts="$_cardboard_opts"; vals="$_cardboard_vals"
   # The option whose value is being typed: \`--fields Na\`, \`--fields=Na\` (bash splits at "="), \`--map Header=Na\`.
   if [[ "$cur" == '=' ]]; then
     cur='' eq=1

@@ -59,3 +59,18 @@ export function tableRows(root: CompletionNode): string {
   ].map(([flag, words]) => `    "${path.join(' ')}|${flag}|${words.map(plainWord).join(' ')}"`));
   return `_cardboard_table=(\n${rows.join('\n')}\n)\n_cardboard_values=(\n${values.join('\n')}\n)`;
 }
+
+/**
+ * Shell functions the bash and zsh scripts share (the same syntax in both): the row of one command path,
+ * split without a subshell into $_cardboard_subs, $_cardboard_opts and $_cardboard_vals (the flags that
+ * take a value, its own and the global ones).
+ */
+export const TABLE_FUNCTIONS = `_cardboard_at() {
+  local r row='' globals=''
+  for r in "\${_cardboard_table[@]}"; do
+    [[ "\${r%%|*}" == "$1" ]] && row="$r"
+    [[ "\${r%%|*}" == '' ]] && globals="\${r##*|}"
+  done
+  row="\${row#*|}"; _cardboard_subs="\${row%%|*}"
+  row="\${row#*|}"; _cardboard_opts="\${row%%|*}"; _cardboard_vals="\${row#*|} $globals"
+}`;

@@ -1,5 +1,5 @@
 // The zsh completion script (`cardboard completion zsh`).
-import { ALIAS_OPTIONS, type CompletionNode, FIELD_OPTIONS, flags, tableRows, TYPE_OPTION, TYPES } from './tree.js';
+import { ALIAS_OPTIONS, type CompletionNode, FIELD_OPTIONS, flags, TABLE_FUNCTIONS, tableRows, TYPE_OPTION, TYPES } from './tree.js';
 
 /**
  * A zsh script of its own (not bashcompinit): the same table, and every candidate handed to compadd as
@@ -13,12 +13,7 @@ _cardboard_globals='${flags(root).join(' ')}'
 # Words from \`cardboard completion --list\` (board aliases, field names) are data from the config and the
 # server: each line becomes one element of an array handed to compadd, which quotes it for the command
 # line; nothing is passed to eval or expanded (a field named $(touch x) must not run).
-_cardboard_row() {
-  local row
-  for row in "\${_cardboard_table[@]}"; do
-    [[ "\${row%%|*}" == "$1" ]] && { print -r -- "$row"; return; }
-  done
-}
+${TABLE_FUNCTIONS}
 # The words a flag's value may be (its choices) into $reply: flag $2 of the command at path $1, else the
 # global flag; $2 = @ for the command's first argument.
 _cardboard_choices() {
@@ -43,7 +38,7 @@ _cardboard_list() {
   reply=("\${(@)reply:#}")
 }
 _cardboard() {
-  local cmdpath='' w row subs opts vals board='' i
+  local cmdpath='' w subs opts vals _cardboard_subs _cardboard_opts _cardboard_vals board='' i
   local -a names reply
   for ((i = 2; i < CURRENT; i++)); do
     w="\${words[i]}"
@@ -53,12 +48,11 @@ _cardboard() {
     fi
     if [[ "$w" == --board=* ]]; then board="\${(Q)\${w#--board=}}"; continue; fi
     [[ "$w" == -* ]] && continue
-    row="$(_cardboard_row "$cmdpath")"; row="\${row#*|}"; subs="\${row%%|*}"
+    _cardboard_at "$cmdpath"; subs="$_cardboard_subs"
     # \`help card put\` completes as \`card put\` does.
     [[ "$w" != help && " $subs " == *" $w "* ]] && cmdpath="\${cmdpath:+$cmdpath }$w"
   done
-  row="$(_cardboard_row "$cmdpath")"; row="\${row#*|}"; subs="\${row%%|*}"; row="\${row#*|}"; opts="\${row%%|*}"; vals="\${row#*|}"
-  row="$(_cardboard_row '')"; vals+=" \${row##*|}"
+  _cardboard_at "$cmdpath"; subs="$_cardboard_subs"; opts="$_cardboard_opts"; vals="$_cardboard_vals"
   local cur="\${words[CURRENT]}" opt="\${words[CURRENT-1]}"
   # \`--fields=Na\`: the option and its value in one word.
   if [[ "$cur" == --*=* ]]; then opt="\${cur%%=*}"; compset -P '*='; fi
