@@ -255,6 +255,28 @@ describe.skipIf(!has('zsh') || !has('python3'))('zsh completion of server words 
     ];
     expect(onPty('zsh', file, cases.map(([typed]) => typed))).toEqual(cases.map(([, want]) => want));
   });
+
+  it('lists each verb and flag with its description (compadd -d), candidates unchanged', async () => {
+    writeFileSync(join(shimDir, '_cardboard'), (await runCli(['completion', 'zsh'], { configDir })).stdout);
+    // The script's own function, run in zsh with compadd replaced by one that prints what it was given.
+    const listed = (words: string[]): string[] => {
+      const program = [
+        'compdef() { :; }',
+        'compadd() { local _d; while (($#)); do case $1 in -d) _d=$2; shift 2;; --) shift; break;; *) shift;; esac; done; print -rl -- "${(@P)_d}" -- "$@"; }',
+        `source '${join(shimDir, '_cardboard')}'`,
+        `words=(${words.map((w) => `'${w}'`).join(' ')}); CURRENT=${words.length}; _cardboard`,
+      ].join('\n');
+      const r = spawnSync('zsh', ['-f', '-c', program], { env: shellEnv(), encoding: 'utf8', cwd: trap });
+      expect(r.stderr).toBe('');
+      return r.stdout.split('\n').map((l) => l.trimEnd());
+    };
+    const verbs = listed(['cardboard', 'card', '']);
+    expect(verbs).toEqual(expect.arrayContaining(['get   -- Show one card by its _id', '--', 'get', 'put', 'list']));
+    const flags = listed(['cardboard', 'card', 'list', '--']);
+    expect(flags.find((l) => l.startsWith('--format '))).toMatch(/^--format +-- output format/);
+    expect(flags.find((l) => l.startsWith('--board '))).toMatch(/^--board +-- board alias or id/);
+    expect(flags).toContain('--fields');
+  });
 });
 
 describe.skipIf(!has('fish'))('fish completion of server words (real fish, complete -C)', () => {
