@@ -35,6 +35,7 @@ export function findNoun(argv: string[]): string | undefined {
   // After `--` every word is an operand, and commander still takes the first one as the command
   // (`cardboard -- schema` runs schema, `cardboard -- crad` is an unknown command): find it the same way.
   let operands = false;
+  let help = false;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (arg === '--' && !operands) {
@@ -46,7 +47,11 @@ export function findNoun(argv: string[]): string | undefined {
       if (VALUE_OPTIONS.has(arg) || /^-[A-Za-z]*b$/.test(arg)) i++;
       continue;
     }
-    if (arg === 'help') return argv.slice(i + 1).find((a) => !a.startsWith('-'));
+    // `help card put` (and `help -b x card`): the group is the word after it.
+    if (arg === 'help' && !help) {
+      help = true;
+      continue;
+    }
     return arg;
   }
   return undefined;

@@ -44,6 +44,9 @@ describe('help', () => {
     expect(await help(['help', 'card', 'put'])).toBe(page);
     expect(await help(['card', 'help', 'put'])).toBe(page);
     expect(await help(['-b', 'work', 'help', 'card', 'put'])).toBe(page);
+    // Global options after `help` too (the group's module is found and loaded past them).
+    expect(await help(['help', '-b', 'work', 'card', 'put'])).toBe(page);
+    expect(await help(['help', '--timeout', '5s', 'card', 'put'])).toBe(page);
     const noun = await help(['card', '--help']);
     expect(noun).toMatch(/^Usage: cardboard card /);
     expect(await help(['help', 'card'])).toBe(noun);
