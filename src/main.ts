@@ -46,10 +46,6 @@ export async function main(argv: string[], ctx: Context = createContext()): Prom
   ];
   try {
     const program = await buildProgram(ctx, argv);
-    if (argv.length === 0) {
-      program.outputHelp();
-      return ExitCode.usage;
-    }
     await program.parseAsync(argv, { from: 'user' });
     return ExitCode.ok;
   } catch (err) {

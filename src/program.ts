@@ -1,5 +1,5 @@
 // The command tree: global options, and the noun groups, each loaded only when it runs.
-import { Command } from 'commander';
+import { Command, type HelpContext, type Option } from 'commander';
 import type { Context } from './context.js';
 import { UsageError } from './errors.js';
 import { terminalText } from './io/text.js';
@@ -35,6 +35,7 @@ export function findNoun(argv: string[]): string | undefined {
   // After `--` every word is an operand, and commander still takes the first one as the command
   // (`cardboard -- schema` runs schema, `cardboard -- crad` is an unknown command): find it the same way.
   let operands = false;
+  let help = false;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (arg === '--' && !operands) {
@@ -46,10 +47,94 @@ export function findNoun(argv: string[]): string | undefined {
       if (VALUE_OPTIONS.has(arg) || /^-[A-Za-z]*b$/.test(arg)) i++;
       continue;
     }
-    if (arg === 'help') return argv.slice(i + 1).find((a) => !a.startsWith('-'));
+    // `help card put` (and `help -b x card`): the group is the word after it.
+    if (arg === 'help' && !help) {
+      help = true;
+      continue;
+    }
     return arg;
   }
   return undefined;
+}
+
+/**
+ * Every command of the tree: a group run without a verb (`cardboard`, `cardboard card`) is asking for help,
+ * as in gh: commander calls help({ error: true }) there (stderr, exit 1); this prints it on stdout, exit 0.
+ * That is its only call with `error`; an unknown verb still goes through commander's unknown-command error.
+ */
+class CardboardCommand extends Command {
+  override createCommand(name?: string): CardboardCommand {
+    return new CardboardCommand(name);
+  }
+
+  override help(context?: HelpContext): never;
+  override help(cb: (str: string) => string): never;
+  override help(context?: HelpContext | ((str: string) => string)): never {
+    if (typeof context === 'object' && context.error && this.commands.length > 0) return super.help();
+    return super.help(context as HelpContext);
+  }
+}
+
+/** A default or a choice as the user would type it: `8`, `15m`, `/`; a string only quoted when empty. */
+function shownValue(value: unknown): string {
+  if (typeof value === 'string') return value === '' ? '""' : value;
+  if (Array.isArray(value)) return value.map(shownValue).join(', ');
+  return typeof value === 'object' && value !== null ? JSON.stringify(value) : String(value);
+}
+
+/**
+ * An option's line in every help: its description, then its choices and default as values
+ * (`(default: 8)`, not `(default: "8")`); a repeatable option's empty list is no default worth showing.
+ * Replaces commander's optionDescription, so every command gets it.
+ */
+function optionDescription(option: Option): string {
+  const extra: string[] = [];
+  if (option.argChoices) extra.push(`choices: ${shownValue(option.argChoices)}`);
+  const value: unknown = option.defaultValue;
+  const empty = value === undefined || (Array.isArray(value) && value.length === 0);
+  if (!empty && (option.required || option.optional)) extra.push(`default: ${option.defaultValueDescription ?? shownValue(value)}`);
+  if (extra.length === 0) return option.description;
+  // One parenthesis per line: a description that ends in its own "(…)" takes the rest inside it.
+  return /\)$/.test(option.description) ? `${option.description.slice(0, -1)}; ${extra.join('; ')})` : `${option.description} (${extra.join('; ')})`;
+}
+
+/** Words of `help [command...]`, resolved from `from`: `cardboard help card put`, `cardboard card help put`. */
+function helpCommand(from: Command): void {
+  from
+    .command('help')
+    .description(from.parent ? `display help for a verb, e.g. help ${from.commands[0]?.name() ?? ''}` : 'display help for a command, e.g. help card put')
+    .argument('[command...]', 'the command to describe')
+    .action(async (words: string[]) => {
+      let target = from;
+      for (const word of words) {
+        const verbs = target.commands.filter((c) => c.name() !== 'help');
+        const next = verbs.find((c) => c.name() === word || c.aliases().includes(word));
+        if (!next) {
+          const path = ['cardboard', ...commandPath(target)].join(' ');
+          const { suggestField } = await import('./schema/match.js');
+          const close = suggestField(word, verbs.map((c) => c.name()));
+          throw new UsageError(
+            verbs.length ? `unknown command '${word}' for '${path}'` : `'${path}' has no subcommand '${word}'`,
+            { hint: close ? `Did you mean ${close}? (${['cardboard', 'help', ...commandPath(target), close].join(' ')})` : `See ${path} --help.` },
+          );
+        }
+        target = next;
+      }
+      target.outputHelp();
+    });
+}
+
+function commandPath(cmd: Command): string[] {
+  const path: string[] = [];
+  for (let c: Command | null = cmd; c?.parent; c = c.parent) path.unshift(c.name());
+  return path;
+}
+
+/** Give every group of the tree its `help [command...]` (commander's own takes one word only). */
+function addHelpCommands(cmd: Command): void {
+  const verbs = cmd.commands.filter((c) => c.name() !== 'help');
+  for (const verb of verbs) addHelpCommands(verb);
+  if (verbs.length > 0 && !cmd.commands.some((c) => c.name() === 'help')) helpCommand(cmd);
 }
 
 /**
@@ -57,7 +142,14 @@ export function findNoun(argv: string[]): string | undefined {
  * With `all`, every group is loaded (shell completion walks the whole tree).
  */
 export async function buildProgram(ctx: Context, argv: string[], all = false): Promise<Command> {
-  const program = new Command('cardboard')
+  const program = new CardboardCommand('cardboard')
+    // Set before any subcommand is made: each copies its parent's help settings when created. Every
+    // command's help lists the global options; --version is left to the root's.
+    .configureHelp({
+      showGlobalOptions: true,
+      optionDescription,
+      visibleGlobalOptions: (cmd) => commandAncestors(cmd).flatMap((c) => c.options.filter((o) => !o.hidden && o.long !== '--version')),
+    })
     .description('Command-line client for the Card Board Service')
     .version(VERSION, '-V, --version', 'print the version')
     .option('-b, --board <alias-or-id>', 'board alias or id (else CARDBOARD_BOARD, else the default board)')
@@ -113,6 +205,13 @@ CARDBOARD_CONFIG_DIR, NO_COLOR, CI (never prompt). Flags beat environment; envir
         });
     }
   }
+  addHelpCommands(program);
   return program;
+}
+
+function commandAncestors(cmd: Command): Command[] {
+  const out: Command[] = [];
+  for (let c = cmd.parent; c; c = c.parent) out.push(c);
+  return out;
 }
 

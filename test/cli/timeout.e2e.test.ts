@@ -67,7 +67,7 @@ async function leafCommands(): Promise<string[]> {
     if (subs.length === 0) leaves.push(path.join(' '));
     for (const sub of subs) visit(sub, [...path, sub.name()]);
   };
-  for (const noun of program.commands) visit(noun, [noun.name()]);
+  for (const noun of program.commands.filter((c) => c.name() !== 'help')) visit(noun, [noun.name()]);
   return leaves.sort();
 }
 

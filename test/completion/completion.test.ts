@@ -72,6 +72,9 @@ describe('cardboard completion', () => {
     expect(fish.stdout).toContain("complete -c cardboard -n '__fish_use_subcommand' -a import");
     const bad = await runCli(['completion', 'tcsh']);
     expect(bad.code).toBe(2);
-    expect(bad.stderr).toContain('cardboard completion bash|zsh|fish');
+    expect(bad.stderr).toContain('Allowed choices are bash, zsh, fish');
+    const none = await runCli(['completion']);
+    expect(none.code).toBe(2);
+    expect(none.stderr).toContain('cardboard completion bash|zsh|fish');
   });
 });

@@ -78,6 +78,34 @@ function unquote(words: string[]): string[] {
   return r.stdout.split('\0').slice(0, -1);
 }
 
+describe('bash completion of flag values (choices from commander, aliases, fields)', () => {
+  it("offers a flag's choices, a global's aliases, the first argument's choices; files for other values", () => {
+    expect(complete(['cardboard', 'card', 'list', '--format', '']).sort()).toEqual(['csv', 'json', 'ndjson', 'table']);
+    expect(complete(['cardboard', 'card', 'list', '--format', 'nd'])).toEqual(['ndjson']);
+    expect(complete(['cardboard', 'card', 'list', '--format', '=', 'j'])).toEqual(['json']);
+    expect(complete(['cardboard', '-b', 'evil', 'card', 'list', '--format', 'c'])).toEqual(['csv']);
+    expect(complete(['cardboard', 'import', 'x.csv', '--empty', '']).sort()).toEqual(['omit', 'send']);
+    expect(complete(['cardboard', 'import', 'x.csv', '--input-format', 't'])).toEqual(['tsv']);
+    expect(complete(['cardboard', 'completion', '']).sort()).toEqual(['bash', 'fish', 'zsh']);
+    expect(complete(['cardboard', 'completion', '--list', '']).sort()).toEqual(['aliases', 'fields']);
+    expect(complete(['cardboard', '-b', '']).sort()).toEqual(['evil', 'plain']);
+    expect(complete(['cardboard', 'card', 'list', '-b', 'e'])).toEqual(['evil']);
+    // A value that is not a field (a card id, a duration): no Field= words, no flags.
+    expect(complete(['cardboard', 'card', 'put', '--id', ''])).toEqual([]);
+    expect(complete(['cardboard', '--timeout', ''])).toEqual([]);
+    expect(complete(['cardboard', 'card', 'list', '--format', 'csv', '--f']).sort()).toEqual(['--fields', '--format']);
+    // --type Field=T: the field with its "=", then the types.
+    expect(complete(['cardboard', '-b', 'evil', 'import', 'x.csv', '--type', 'St'])).toEqual(['Status=', 'Stage=']);
+    expect(complete(['cardboard', 'import', 'x.csv', '--type', 'Plain\\ One', '=', 'n'])).toEqual(['number']);
+    expect(complete(['cardboard', 'import', 'x.csv', '--type', 'Status', '=']).sort()).toEqual(['boolean', 'json', 'number', 'string']);
+    // help <noun> <verb> completes like <noun> <verb>.
+    expect(complete(['cardboard', 'he'])).toEqual(['help']);
+    expect(complete(['cardboard', 'help', 'ca'])).toEqual(['card']);
+    expect(complete(['cardboard', 'help', 'card', '']).sort()).toEqual(['get', 'list', 'put']);
+    expect(complete(['cardboard', 'card', 'help', 'p'])).toEqual(['put']);
+  });
+});
+
 describe('bash completion of server words', () => {
   it('runs nothing, and gives back every field as its own word, quoted, at each place fields are completed', () => {
     // The board from the environment (the way the old script could be reached too): nothing may run.
@@ -208,21 +236,65 @@ describe.skipIf(!has('zsh') || !has('python3'))('zsh completion of server words 
     expect(onPty('zsh', file, cases.map(([typed]) => typed))).toEqual(cases.map(([, want]) => want));
     expect(readdirSync(trap)).toEqual([]);
   });
+
+  it('completes verbs, flags and flag values: choices, board aliases, the shell argument', () => {
+    const file = join(shimDir, '_cardboard');
+    const cases: Array<[string, string]> = [
+      ['cardboard card list --format nd', 'cardboard card list --format ndjson '],
+      ['cardboard card list --format=cs', 'cardboard card list --format=csv '],
+      ['cardboard card list --form', 'cardboard card list --format '],
+      ['cardboard import x.csv --empty s', 'cardboard import x.csv --empty send '],
+      ['cardboard completion fi', 'cardboard completion fish '],
+      ['cardboard card list -b ev', 'cardboard card list -b evil '],
+      ['cardboard --board pl', 'cardboard --board plain '],
+      ['cardboard webhook l', 'cardboard webhook listen '],
+      ['cardboard card list --ti', 'cardboard card list --timeout '],
+      ['cardboard help webhook li', 'cardboard help webhook listen '],
+      ['cardboard -b evil import x.csv --type Statu', 'cardboard -b evil import x.csv --type Status='],
+      ['cardboard import x.csv --type Plain\\ One=bo', 'cardboard import x.csv --type Plain\\ One=boolean '],
+    ];
+    expect(onPty('zsh', file, cases.map(([typed]) => typed))).toEqual(cases.map(([, want]) => want));
+  });
+
+  it('lists each verb and flag with its description (compadd -d), candidates unchanged', async () => {
+    writeFileSync(join(shimDir, '_cardboard'), (await runCli(['completion', 'zsh'], { configDir })).stdout);
+    // The script's own function, run in zsh with compadd replaced by one that prints what it was given.
+    const listed = (words: string[]): string[] => {
+      const program = [
+        'compdef() { :; }',
+        'compadd() { local _d; while (($#)); do case $1 in -d) _d=$2; shift 2;; --) shift; break;; *) shift;; esac; done; print -rl -- "${(@P)_d}" -- "$@"; }',
+        `source '${join(shimDir, '_cardboard')}'`,
+        `words=(${words.map((w) => `'${w}'`).join(' ')}); CURRENT=${words.length}; _cardboard`,
+      ].join('\n');
+      const r = spawnSync('zsh', ['-f', '-c', program], { env: shellEnv(), encoding: 'utf8', cwd: trap });
+      expect(r.stderr).toBe('');
+      return r.stdout.split('\n').map((l) => l.trimEnd());
+    };
+    const verbs = listed(['cardboard', 'card', '']);
+    expect(verbs).toEqual(expect.arrayContaining(['get   -- Show one card by its _id', '--', 'get', 'put', 'list']));
+    const flags = listed(['cardboard', 'card', 'list', '--']);
+    expect(flags.find((l) => l.startsWith('--format '))).toMatch(/^--format +-- output format/);
+    expect(flags.find((l) => l.startsWith('--board '))).toMatch(/^--board +-- board alias or id/);
+    expect(flags).toContain('--fields');
+  });
 });
 
 describe.skipIf(!has('fish'))('fish completion of server words (real fish, complete -C)', () => {
-  it('gives every field as one exact candidate, runs nothing, and takes -b/--board from the line', async () => {
-    const file = join(shimDir, 'cardboard.fish');
-    writeFileSync(file, (await runCli(['completion', 'fish'], { configDir })).stdout);
-    const candidates = (line: string): string[] => {
-      const r = spawnSync('fish', ['--no-config', '-c', `source '${file}'; complete -C"$LINE"`], {
-        env: { ...shellEnv(), LINE: line },
-        encoding: 'utf8',
-        cwd: trap,
-      });
-      expect(r.stderr).toBe('');
-      return r.stdout.split('\n').filter(Boolean).map((l) => l.split('\t')[0]!).sort();
-    };
+  const file = () => join(shimDir, 'cardboard.fish');
+  const candidates = (line: string): string[] => {
+    const r = spawnSync('fish', ['--no-config', '-c', `source '${file()}'; complete -C"$LINE"`], {
+      env: { ...shellEnv(), LINE: line },
+      encoding: 'utf8',
+      cwd: trap,
+    });
+    expect(r.stderr).toBe('');
+    return r.stdout.split('\n').filter(Boolean).map((l) => l.split('\t')[0]!).sort();
+  };
+  beforeAll(async () => {
+    writeFileSync(file(), (await runCli(['completion', 'fish'], { configDir })).stdout);
+  });
+
+  it('gives every field as one exact candidate, runs nothing, and takes -b/--board from the line', () => {
     expect(candidates('cardboard -b evil import x.csv --match-on ')).toEqual([...OFFERED].sort());
     expect(candidates('cardboard --board evil import x.csv --skip-column ')).toEqual([...OFFERED].sort());
     expect(candidates('cardboard -b evil card put D')).toEqual(['Due Date=', 'Due Time=']);
@@ -231,6 +303,21 @@ describe.skipIf(!has('fish'))('fish completion of server words (real fish, compl
     expect(candidates('cardboard -b evil import x.csv --map Title=Due')).toEqual(['Title=Due Date', 'Title=Due Time']);
     expect(candidates('cardboard card ')).toEqual(['get', 'list', 'put']);
     expect(readdirSync(trap)).toEqual([]);
+  });
+
+  it('completes flags and flag values: choices, board aliases, the shell argument', () => {
+    expect(candidates('cardboard card list --format ')).toEqual(['csv', 'json', 'ndjson', 'table']);
+    expect(candidates('cardboard card list --format=n')).toEqual(['--format=ndjson']);
+    expect(candidates('cardboard import x.csv --empty ')).toEqual(['omit', 'send']);
+    expect(candidates('cardboard completion ')).toEqual(['bash', 'fish', 'zsh']);
+    expect(candidates('cardboard -b ')).toEqual(['evil', 'plain']);
+    expect(candidates('cardboard card list --board ')).toEqual(['evil', 'plain']);
+    expect(candidates('cardboard card list --f')).toEqual(['--fields', '--format']);
+    expect(candidates('cardboard card list -b evil --fields Du')).toEqual(['Due Date', 'Due Time']);
+    expect(candidates('cardboard -b evil import x.csv --type D')).toEqual(['Due Date=', 'Due Time=']);
+    expect(candidates('cardboard import x.csv --type Status=')).toEqual(['Status=boolean', 'Status=json', 'Status=number', 'Status=string']);
+    expect(candidates('cardboard help ')).toEqual(['board', 'card', 'comment', 'completion', 'emulator', 'import', 'schema', 'webhook']);
+    expect(candidates('cardboard help card ')).toEqual(['get', 'list', 'put']);
   });
 });
 
@@ -245,6 +332,9 @@ describe.skipIf(!has('python3'))('bash completion on a pty (readline inserts wha
       ["cardboard -b evil import x.csv --match-on 'It", "cardboard -b evil import x.csv --match-on 'It'\\''s' "],
       ['cardboard -b evil import x.csv --map Title=Due\\ T', 'cardboard -b evil import x.csv --map Title=Due\\ Time '],
       ['cardboard card l', 'cardboard card list '],
+      ['cardboard card list --format nd', 'cardboard card list --format ndjson '],
+      ['cardboard import x.csv --empty s', 'cardboard import x.csv --empty send '],
+      ['cardboard -b ev', 'cardboard -b evil '],
     ];
     expect(onPty('bash', file, cases.map(([typed]) => typed))).toEqual(cases.map(([, want]) => want));
     expect(readdirSync(trap)).toEqual([]);

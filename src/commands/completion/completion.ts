@@ -1,9 +1,12 @@
 import { readFileSync } from 'node:fs';
-import type { Command } from 'commander';
+import { Argument, type Command, Option } from 'commander';
 import { readConfig, resolveSelection, schemaCachePath } from '../../config/index.js';
 import type { Context } from '../../context.js';
 import { UsageError } from '../../errors.js';
-import { type CompletionNode, renderBash, renderFish, renderZsh } from './script.js';
+import { renderBash } from './bash.js';
+import { renderFish } from './fish.js';
+import type { CompletionNode } from './tree.js';
+import { renderZsh } from './zsh.js';
 
 /** Builds the whole command tree (every group loaded), handed in by program.ts. */
 export type TreeLoader = () => Promise<Command>;
@@ -16,8 +19,8 @@ export function completionCommand(parent: Command, ctx: Context, tree: TreeLoade
   return parent
     .command('completion')
     .description('Print a shell completion script (commands, flags, board aliases, field names)')
-    .argument('[shell]', 'bash, zsh or fish')
-    .option('--list <what>', 'print completion words: aliases, or fields of the cached schema (used by the scripts)')
+    .addArgument(new Argument('[shell]', 'the shell to complete in').choices(SHELLS))
+    .addOption(new Option('--list <what>', 'print completion words: board aliases, or field names of the cached schema (used by the scripts)').choices(LISTS))
     .addHelpText(
       'after',
       `
@@ -27,13 +30,8 @@ Examples:
   $ cardboard completion fish > ~/.config/fish/completions/cardboard.fish`,
     )
     .action(async (shell: string | undefined, opts: { list?: string }) => {
-      if (opts.list !== undefined) {
-        if (!(LISTS as readonly string[]).includes(opts.list)) {
-          throw new UsageError(`--list takes one of: ${LISTS.join(', ')}.`);
-        }
-        return runCompletionList(ctx, opts.list as (typeof LISTS)[number]);
-      }
-      if (!shell || !(SHELLS as readonly string[]).includes(shell)) {
+      if (opts.list !== undefined) return runCompletionList(ctx, opts.list as (typeof LISTS)[number]);
+      if (!shell) {
         throw new UsageError(`Name the shell: cardboard completion ${SHELLS.join('|')}.`);
       }
       return runCompletion(ctx, shell as (typeof SHELLS)[number], await tree());
@@ -79,13 +77,24 @@ function listable(word: string): boolean {
   return word !== '' && !/[\p{Cc}\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/u.test(word);
 }
 
+/**
+ * The tree as the scripts need it. Value words come from commander's own `.choices()` of each option and
+ * argument, the same list that checks the value and that --help shows.
+ */
 function describe(cmd: Command): CompletionNode {
   return {
     name: cmd.name(),
     description: cmd.description().split('\n')[0] ?? '',
     options: cmd.options
       .filter((o) => !o.hidden)
-      .map((o) => ({ long: o.long, short: o.short, description: o.description, takesValue: o.required || o.optional })),
+      .map((o) => ({
+        long: o.long,
+        short: o.short,
+        description: o.description,
+        takesValue: o.required || o.optional,
+        ...(o.argChoices ? { choices: [...o.argChoices] } : {}),
+      })),
+    argumentChoices: cmd.registeredArguments[0]?.argChoices ? [...cmd.registeredArguments[0].argChoices] : [],
     subcommands: cmd.commands.filter((c) => c.name() !== 'help').map(describe),
   };
 }

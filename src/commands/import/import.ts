@@ -1,4 +1,4 @@
-import type { Command } from 'commander';
+import { type Command, Option } from 'commander';
 import type { Context } from '../../context.js';
 import { runImport } from './execute.js';
 import { type ImportOptions, toOptions } from './options.js';
@@ -47,9 +47,14 @@ export function importCommand(parent: Command, ctx: Context, run: (ctx: Context,
     .option('--rejects <file>', 'write rejected and uncertain rows in the input columns, plus a reason (CSV)')
     .option('--delimiter <char>', 'field delimiter (default: detected among , ; and tab)')
     .option('--encoding <name>', 'file encoding, e.g. latin1, utf-16le (default utf-8)')
-    .option('--empty <omit|send>', 'empty cells: omit them, or send them as ""', 'omit')
+    .addOption(new Option('--empty <omit|send>', 'empty cells: omit them, or send them as ""').choices(['omit', 'send']).default('omit'))
     .option('--allow-unknown', 'send columns that match no field under their own name (Create Fields on)')
-    .option('--input-format <format>', 'csv, tsv, ndjson or json (default: from the extension; stdin: csv)')
+    // The choices are for help and completion; toOptions checks the value (it also takes jsonl, any case).
+    .addOption(
+      new Option('--input-format <format>', 'input format (default: from the extension; stdin: csv)')
+        .choices(['csv', 'tsv', 'ndjson', 'json'])
+        .argParser((v: string) => v),
+    )
     .option('--type <field=type>', 'send a CSV column typed: number, boolean, json or string (repeatable)', collect, [])
     .option('--force', 'with --match-on, send rows whose values already equal the card\'s')
     .option('--json', 'print the summary as JSON on stdout')

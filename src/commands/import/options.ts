@@ -34,7 +34,8 @@ export interface ImportOptions {
 }
 
 const INPUT_FORMATS: readonly InputFormat[] = ['csv', 'tsv', 'ndjson', 'json'];
-const FIELD_TYPES: readonly FieldType[] = ['string', 'number', 'boolean', 'json'];
+/** The types of `--type Field=T` (also offered by shell completion). */
+export const FIELD_TYPES: readonly FieldType[] = ['string', 'number', 'boolean', 'json'];
 
 function parseInputFormat(value: unknown): InputFormat | undefined {
   if (value === undefined) return undefined;

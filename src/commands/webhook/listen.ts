@@ -46,7 +46,7 @@ export function webhookListenCommand(parent: Command, ctx: Context, run = runWeb
     .option('--port <port>', 'port to listen on (0: any free port)', '8787')
     .option('--host <host>', 'address to bind', '127.0.0.1')
     .option('--path <path>', 'the only path served; others get 404', '/')
-    .option('--signing-key-stdin', 'read the signing key from stdin (else CARDBOARD_SIGNING_KEY, else the stored board)')
+    .option('--signing-key-stdin', "read the signing key from stdin (else the selected board's stored key or CARDBOARD_SIGNING_KEY; `board show` says which)")
     .option('--forward-to <url>', "re-send each delivery to your app, exact bytes and headers, in order, until it answers 2xx")
     .option('--forward-timeout <duration>', 'how long your app may take per forward, e.g. 30s or 2m', '30s')
     .option('--record <file.jsonl>', 'append every verified delivery to this file before answering 200')

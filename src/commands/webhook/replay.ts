@@ -36,7 +36,7 @@ export function webhookReplayCommand(parent: Command, ctx: Context, run = runWeb
     .requiredOption('--to <url>', 'receiver to send to')
     .option('--from <seq>', 'start at this sequence number', '1')
     .option('--filter <Field=value>', 'only deliveries whose card has Field equal to value (repeatable)', (v: string, all: string[]) => [...all, v], [] as string[])
-    .option('--signing-key-stdin', 'read the signing key from stdin (else CARDBOARD_SIGNING_KEY or the stored board)')
+    .option('--signing-key-stdin', "read the signing key from stdin (else the selected board's stored key or CARDBOARD_SIGNING_KEY; `board show` says which)")
     .option('--json', 'one JSON result per delivery on stdout')
     .addHelpText('after', `
 Every answer other than 200 counts as failed (spec 6: only a 200 is delivered); exit 1 if any failed,

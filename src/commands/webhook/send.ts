@@ -30,7 +30,7 @@ export function webhookSendCommand(parent: Command, ctx: Context, run = runWebho
     .requiredOption('--to <url>', 'receiver to send to')
     .option('--data <json|@file|->', 'the card to send (JSON object; `_id` added when missing)')
     .option('--card <id>', "send a real card, fetched from the board (spec 4.4)")
-    .option('--signing-key-stdin', 'read the signing key from stdin (else CARDBOARD_SIGNING_KEY or the stored board)')
+    .option('--signing-key-stdin', "read the signing key from stdin (else the selected board's stored key or CARDBOARD_SIGNING_KEY; `board show` says which)")
     .option('--wrong-key', "sign with a wrong key (the real one plus a character) to test the receiver's 403")
     .addHelpText('after', `
 Exit 0 when the receiver answers 200 (spec 6: only a 200 is delivered), 4 on 401/403, 1 otherwise.

@@ -1,0 +1,76 @@
+// The command tree as the completion scripts see it, and the tables the bash and zsh scripts walk.
+import { FIELD_TYPES } from '../import/options.js';
+
+/** One command of the tree, as the completion scripts need it. */
+export interface CompletionNode {
+  name: string;
+  description: string;
+  options: { long?: string; short?: string; description: string; takesValue: boolean; choices?: string[] }[];
+  /** The words the first argument may be (`completion bash|zsh|fish`), from its `.choices()`. */
+  argumentChoices: string[];
+  subcommands: CompletionNode[];
+}
+
+/** Options whose value is a board alias or a field name, completed from `cardboard completion --list`. */
+export const ALIAS_OPTIONS = ['--board', '-b'];
+export const FIELD_OPTIONS = ['--map', '--fields', '--match-on', '--skip-column'];
+/** `--type Field=T`: a field name and its "=", then one of the types. */
+export const TYPE_OPTION = '--type';
+export const TYPES = FIELD_TYPES.join(' ');
+
+export function walk(node: CompletionNode, path: string[] = [], out: { path: string[]; node: CompletionNode }[] = []) {
+  out.push({ path, node });
+  for (const sub of node.subcommands) walk(sub, [...path, sub.name], out);
+  return out;
+}
+
+export const flags = (node: CompletionNode) =>
+  node.options.flatMap((o) => [o.long, o.short]).filter((f): f is string => Boolean(f));
+
+/** The words after a command: its subcommands, and at the top `help` (as gh offers it; `card help put` works too). */
+const verbs = (node: CompletionNode, top: boolean) => [...node.subcommands.map((s) => s.name), ...(top ? ['help'] : [])];
+
+const valueFlags = (node: CompletionNode) =>
+  node.options.filter((o) => o.takesValue).flatMap((o) => [o.long, o.short]).filter((f): f is string => Boolean(f));
+
+/**
+ * Words of the tree go into the scripts inside double quotes: names, flags and choices are ours, and a
+ * character a shell would act on there is refused here rather than quoted (a choice is typed as it is).
+ */
+export function plainWord(word: string): string {
+  if (!/^[\w.,:/+@-]+$/.test(word)) throw new Error(`completion: "${word}" is not a plain word`);
+  return word;
+}
+
+/**
+ * The tables both scripts walk: one row per command path, `path|subcommands|flags|flags taking a value`,
+ * and one per value list, `path|flag|words` (`card list|--format|table json ndjson csv`; the flag `@` for
+ * the first argument; the path empty for a global option).
+ */
+export function tableRows(root: CompletionNode): string {
+  const all = walk(root);
+  const rows = all.map(
+    ({ path, node }) =>
+      `    "${[path.join(' '), verbs(node, path.length === 0).join(' '), flags(node).join(' '), valueFlags(node).join(' ')].map((c) => c.split(' ').map((w) => (w ? plainWord(w) : w)).join(' ')).join('|')}"`,
+  );
+  const values = all.flatMap(({ path, node }) => [
+    ...node.options.flatMap((o) => (o.choices ? [o.long, o.short].filter((f): f is string => Boolean(f)).map((f) => [f, o.choices!] as const) : [])),
+    ...(node.argumentChoices.length ? [['@', node.argumentChoices] as const] : []),
+  ].map(([flag, words]) => `    "${path.join(' ')}|${flag}|${words.map(plainWord).join(' ')}"`));
+  return `_cardboard_table=(\n${rows.join('\n')}\n)\n_cardboard_values=(\n${values.join('\n')}\n)`;
+}
+
+/**
+ * Shell functions the bash and zsh scripts share (the same syntax in both): the row of one command path,
+ * split without a subshell into $_cardboard_subs, $_cardboard_opts and $_cardboard_vals (the flags that
+ * take a value, its own and the global ones).
+ */
+export const TABLE_FUNCTIONS = `_cardboard_at() {
+  local r row='' globals=''
+  for r in "\${_cardboard_table[@]}"; do
+    [[ "\${r%%|*}" == "$1" ]] && row="$r"
+    [[ "\${r%%|*}" == '' ]] && globals="\${r##*|}"
+  done
+  row="\${row#*|}"; _cardboard_subs="\${row%%|*}"
+  row="\${row#*|}"; _cardboard_opts="\${row%%|*}"; _cardboard_vals="\${row#*|} $globals"
+}`;
