@@ -3,6 +3,7 @@ import type { ApiClient, ApiTarget } from './api/types.js';
 import { type Clock, realClock } from './clock.js';
 import { processSignals, type SignalSource } from './interrupt.js';
 import { redactSecrets } from './redact.js';
+import type { Duration } from './units.js';
 
 /**
  * A writable stream with the TTY facts the output layer needs (process.stdout, or a test buffer): its size,
@@ -16,8 +17,8 @@ export type InStream = Readable & { isTTY?: boolean; setRawMode?: (mode: boolean
 export interface GlobalOptions {
   board?: string;
   baseUrl?: string;
-  /** --timeout in milliseconds. */
-  timeout?: number;
+  /** --timeout, as written and in milliseconds. */
+  timeout?: Duration;
   /** --rate in requests per second. */
   rate?: number;
   insecure?: boolean;

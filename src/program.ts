@@ -3,7 +3,7 @@ import { Command, type HelpContext, type Option } from 'commander';
 import type { Context } from './context.js';
 import { UsageError } from './errors.js';
 import { terminalText } from './io/text.js';
-import { parseDuration, parseRate } from './units.js';
+import { parseRate, readDuration } from './units.js';
 import { VERSION } from './version.js';
 
 /** Builds the whole tree (every group loaded): shell completion walks it. */
@@ -155,7 +155,7 @@ export async function buildProgram(ctx: Context, argv: string[], all = false): P
     .option('-b, --board <alias-or-id>', 'board alias or id (else CARDBOARD_BOARD, else the default board)')
     .option('--base-url <url>', 'service base URL (else CARDBOARD_BASE_URL, else the board\'s stored URL)')
     // Parsed here, so every command refuses a bad value (exit 2) even one that sends nothing.
-    .option('--timeout <duration>', 'request timeout, e.g. 30s, 2m or 1h (default 30s)', (v) => parseDuration(v, '--timeout'))
+    .option('--timeout <duration>', 'request timeout, e.g. 30s, 2m or 1h (default 30s)', (v) => readDuration(v, '--timeout'))
     .option('--rate <rate>', 'cap the request rate for this run, e.g. 2/s or 120/min', (v) => parseRate(v, '--rate'))
     .option('--insecure', 'allow plain http:// to a host that is not loopback')
     .option('-v, --verbose', 'log each request and full error details to stderr')
@@ -179,7 +179,9 @@ Examples:
 
 Exit codes: 0 ok, 1 failure, 2 usage (nothing sent), 3 partial import, 4 auth, 130 interrupted.
 Environment: CARDBOARD_BASE_URL, CARDBOARD_BOARD, CARDBOARD_TOKEN, CARDBOARD_SIGNING_KEY,
-CARDBOARD_CONFIG_DIR, NO_COLOR, CI (never prompt). Flags beat environment; environment beats config.`,
+CARDBOARD_CONFIG_DIR, CARDBOARD_CACHE_DIR, CARDBOARD_PAGER, PAGER, NO_COLOR, CI (never prompt).
+A board named by --board or CARDBOARD_BOARD keeps its stored URL, token and key; the variables fill in
+what it lacks and beat the default board (README: Boards and credentials).`,
     );
   program.hook('preAction', (_root, action) => {
     ctx.globals = action.optsWithGlobals();

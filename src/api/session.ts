@@ -28,7 +28,7 @@ export function rateLimitNotice(ctx: ApiContext): ((line: string) => void) | und
 /** Open the session from the global options: --timeout, --rate (the gate's fixed rate), --verbose, --insecure. */
 export function openSession(ctx: ApiContext): ApiSession {
   const g = ctx.globals;
-  const timeoutMs = g.timeout;
+  const timeoutMs = g.timeout?.ms;
   const pacer = new Pacer({ fixedRate: g.rate, clock: ctx.clock });
   // Created with the first client: a missing board or a refused base URL fails before undici loads.
   let dispatcher: Promise<Dispatcher> | undefined;

@@ -2,12 +2,13 @@ import type { Clock } from '../clock.js';
 import type { ResolveContext, ResolvedBoard } from '../config/resolve.js';
 import type { Http, Pacer } from '../http/index.js';
 import type { Card, Comment, Field } from '../spec-types.js';
+import type { Duration } from '../units.js';
 
 export type { ResolvedBoard, Source } from '../config/resolve.js';
 
 /** What the API layer reads from the run: a part of the command context (api/ never imports context.ts). */
 export interface ApiContext extends ResolveContext {
-  globals: ResolveContext['globals'] & { timeout?: number; rate?: number; insecure?: boolean; verbose?: boolean; quiet?: boolean };
+  globals: ResolveContext['globals'] & { timeout?: Duration; rate?: number; insecure?: boolean; verbose?: boolean; quiet?: boolean };
   clock: Clock;
   signal: AbortSignal;
   stderr: { write(text: string): unknown };

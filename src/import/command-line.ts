@@ -51,7 +51,7 @@ export function importCommandWords(opts: ImportOptions, globals: GlobalOptions, 
   if (globals.board !== undefined) w.push('-b', globals.board);
   if (globals.baseUrl !== undefined) w.push('--base-url', safeUrl(globals.baseUrl));
   if (globals.rate !== undefined) w.push('--rate', rateText(globals.rate));
-  if (globals.timeout !== undefined) w.push('--timeout', durationText(globals.timeout));
+  if (globals.timeout !== undefined) w.push('--timeout', globals.timeout.text);
   if (globals.insecure) w.push('--insecure');
   w.push('import', over.file ?? opts.file);
   for (const [header, field] of Object.entries(opts.map)) w.push('--map', `${header}=${field}`);

@@ -64,12 +64,12 @@ describe('webhook listen --forward-timeout', () => {
 describe('webhook send and replay take the global --timeout as parsed', () => {
   it('use it when given, else 60 s', async () => {
     const { ctx } = testContext();
-    ctx.globals = { timeout: 3_600_000 };
+    ctx.globals = { timeout: { ms: 5_400_000, text: '90m' } };
     const send = await parseWith<WebhookSendOptions>(webhookSendCommand, ['send', '--to', 'http://localhost:3000/h'], ctx);
-    expect(send.timeoutMs).toBe(3_600_000);
+    expect(send.timeout).toEqual({ ms: 5_400_000, text: '90m' });
     ctx.globals = {};
     const replay = await parseWith<WebhookReplayOptions>(webhookReplayCommand, ['replay', 'h.jsonl', '--to', 'http://localhost:3000/h'], ctx);
-    expect(replay.timeoutMs).toBe(60_000);
+    expect(replay.timeout.ms).toBe(60_000);
   });
 });
 
@@ -80,7 +80,7 @@ describe('emulator --rate-limit and --port', () => {
     ['7200/h', 120],
     ['1/s', 60],
   ])('%s → %d per minute', (text, perMinute) => {
-    expect(emulatorOptions({ rateLimit: text }).rateLimit).toEqual({ perMinute, burst: 20 }) // the service bursts to 20 a second;
+    expect(emulatorOptions({ rateLimit: text }).rateLimit).toEqual({ perMinute, burst: 20 }); // the service bursts to 20 a second
   });
 
   it('refuses a bare rate (it used to mean per minute here, per second elsewhere)', () => {
@@ -95,8 +95,9 @@ describe('emulator --rate-limit and --port', () => {
 
 describe('global --timeout and --rate, parsed once for every command', () => {
   it.each([
-    [['--timeout', '1h', 'completion', 'bash'], { timeout: 3_600_000 }],
-    [['completion', 'bash', '--timeout', '2min'], { timeout: 120_000 }],
+    [['--timeout', '1h', 'completion', 'bash'], { timeout: { ms: 3_600_000, text: '1h' } }],
+    [['--timeout', '90s', 'completion', 'bash'], { timeout: { ms: 90_000, text: '90s' } }],
+    [['completion', 'bash', '--timeout', '2min'], { timeout: { ms: 120_000, text: '2min' } }],
     [['--rate', '120/min', 'completion', 'bash'], { rate: 2 }],
   ])('%j sets ctx.globals', async (argv, globals) => {
     const { ctx, stdout } = testContext();

@@ -156,9 +156,9 @@ describe('importCommandLine', () => {
       force: true,
       json: true,
     });
-    const globals = { board: 'hook', baseUrl: 'https://u:s3cr3t-pass@cards.example/api', rate: 2, timeout: 30000, insecure: true, verbose: true };
+    const globals = { board: 'hook', baseUrl: 'https://u:s3cr3t-pass@cards.example/api', rate: 2, timeout: { ms: 90_000, text: '90s' }, insecure: true, verbose: true };
     expect(importCommandLine(opts, globals)).toBe(
-      "cardboard -b hook --base-url https://cards.example/api --rate 2/s --timeout 30s --insecure import 'it'\\''s mine.csv' " +
+      "cardboard -b hook --base-url https://cards.example/api --rate 2/s --timeout 90s --insecure import 'it'\\''s mine.csv' " +
         "--map Who=Owner --map 'A b=Name' --map-file m.json --skip-column 'x y' --match-on Name --id-column Key --input-format csv " +
         "--type N=number --delimiter ';' --encoding latin1 --empty send --allow-unknown --force --concurrency 4 --give-up-after 30m " +
         '--journal j.log --results r.csv --rejects rej.csv --dry-run --json',

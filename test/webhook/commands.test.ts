@@ -45,7 +45,7 @@ describe('webhook replay and send parsing', () => {
   it('replay collects repeated --filter pairs and --from', async () => {
     const { run, done } = parse((p, r) => webhookReplayCommand(p, ctx, r), ['replay', 'f.jsonl', '--to', 'http://localhost/', '--from', '3', '--filter', 'Status=Done', '--filter', 'Name=a=b']);
     await done;
-    expect(run.mock.calls[0]![1]).toMatchObject({ file: 'f.jsonl', to: 'http://localhost/', from: 3, filters: [['Status', 'Done'], ['Name', 'a=b']], timeoutMs: 60_000 });
+    expect(run.mock.calls[0]![1]).toMatchObject({ file: 'f.jsonl', to: 'http://localhost/', from: 3, filters: [['Status', 'Done'], ['Name', 'a=b']], timeout: { ms: 60_000 } });
   });
 
   it('replay refuses a filter without a field name', async () => {

@@ -12,7 +12,7 @@ import { checkKeys, describeUnknownKeys } from '../../schema/match.js';
 import { loadSigningKey, noKeyHint } from './key.js';
 import { answerText } from './render.js';
 import { httpUrl } from './url.js';
-import { durationOf, parseInteger } from '../../units.js';
+import { type Duration, durationOf, parseInteger } from '../../units.js';
 
 /** Options of `webhook replay`, as plain data. */
 export interface WebhookReplayOptions {
@@ -24,7 +24,7 @@ export interface WebhookReplayOptions {
   filters: Array<[string, string]>;
   signingKeyStdin: boolean;
   json: boolean;
-  timeoutMs: number;
+  timeout: Duration;
 }
 
 /** Register `webhook replay`. */
@@ -60,7 +60,7 @@ Examples:
         filters,
         signingKeyStdin: o.signingKeyStdin === true,
         json: o.json === true,
-        timeoutMs: ctx.globals.timeout ?? 60_000,
+        timeout: ctx.globals.timeout ?? durationOf(60_000),
       });
     });
 }
@@ -170,7 +170,7 @@ export async function runWebhookReplay(ctx: Context, opts: WebhookReplayOptions)
         }
         if (opts.filters.length && !cardMatches(card, opts.filters)) continue;
         inFlight = d.seq;
-        const answer = await client.send({ url: opts.to, method: d.method, headers: outgoingHeaders(d.headers, signing.key), body: d.body, timeout: durationOf(opts.timeoutMs), signal: ctx.signal });
+        const answer = await client.send({ url: opts.to, method: d.method, headers: outgoingHeaders(d.headers, signing.key), body: d.body, timeout: opts.timeout, signal: ctx.signal });
         // Cut off by SIGTERM: not answered, so a resumed run sends it again.
         if (answer.status === undefined && ctx.signal.aborted) break;
         inFlight = undefined;

@@ -9,7 +9,7 @@ import { SIGNING_HEADER } from '../../webhook/delivery.js';
 import { loadSigningKey, noKeyHint } from './key.js';
 import { answerText } from './render.js';
 import { httpUrl } from './url.js';
-import { durationOf } from '../../units.js';
+import { type Duration, durationOf } from '../../units.js';
 
 /** Options of `webhook send`, as plain data. */
 export interface WebhookSendOptions {
@@ -19,7 +19,7 @@ export interface WebhookSendOptions {
   card?: string;
   signingKeyStdin: boolean;
   wrongKey: boolean;
-  timeoutMs: number;
+  timeout: Duration;
 }
 
 /** Register `webhook send`. */
@@ -49,7 +49,7 @@ Examples:
         card: o.card,
         signingKeyStdin: o.signingKeyStdin === true,
         wrongKey: o.wrongKey === true,
-        timeoutMs: ctx.globals.timeout ?? 60_000,
+        timeout: ctx.globals.timeout ?? durationOf(60_000),
       });
     });
 }
@@ -88,7 +88,7 @@ export async function runWebhookSend(ctx: Context, opts: WebhookSendOptions): Pr
   const body = Buffer.from(JSON.stringify(await cardFor(ctx, opts)), 'utf8');
   const client = new DeliveryClient(1);
   const answer = await client
-    .send({ url: opts.to, method: 'POST', headers: { 'content-type': 'application/json', [SIGNING_HEADER]: key }, body, timeout: durationOf(opts.timeoutMs), signal: ctx.signal })
+    .send({ url: opts.to, method: 'POST', headers: { 'content-type': 'application/json', [SIGNING_HEADER]: key }, body, timeout: opts.timeout, signal: ctx.signal })
     .finally(() => client.close());
   ctx.stdout.write(`${answerText(answer)}\n`);
   // The app's answer as it is when piped; on a terminal, escaped (line breaks kept).
