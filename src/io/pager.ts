@@ -11,48 +11,19 @@ import { writeChunk } from './write.js';
 export const DEFAULT_PAGER = 'less -FRX';
 
 /**
- * A command line split into words like a shell's (no expansion): blanks separate, '…' is literal, "…" and
- * a backslash escape the next character. `sh -c 'cat > file'` gives ['sh', '-c', 'cat > file'].
- */
-export function splitCommand(line: string): string[] {
-  const words: string[] = [];
-  let word: string | undefined;
-  let quote: '"' | "'" | undefined;
-  for (let i = 0; i < line.length; i++) {
-    const c = line[i]!;
-    if (quote === "'") {
-      if (c === "'") quote = undefined;
-      else word += c;
-    } else if (c === '\\' && i + 1 < line.length && (quote === undefined || '"\\$`'.includes(line[i + 1]!))) {
-      word = (word ?? '') + line[++i];
-    } else if (quote === '"') {
-      if (c === '"') quote = undefined;
-      else word += c;
-    } else if (c === "'" || c === '"') {
-      quote = c;
-      word ??= '';
-    } else if (/\s/.test(c)) {
-      if (word !== undefined) words.push(word);
-      word = undefined;
-    } else word = (word ?? '') + c;
-  }
-  if (word !== undefined) words.push(word);
-  return words;
-}
-
-/**
- * The pager to run for output of `lines` lines, or undefined to print directly: only on a terminal whose
+ * The pager's command line for output of `lines` lines, or undefined to print directly. It is run by the
+ * shell, as git and man run $PAGER (`less -R`, `sh -c '…'` and quoted paths all mean what they say); it comes
+ * from the user's own environment, never from a server. Printed directly: only on a terminal whose
  * height is known, when the output does not fit it (the shell's prompt needs the last line), without
  * --no-pager, and when CARDBOARD_PAGER (else PAGER, else DEFAULT_PAGER) is neither empty nor `cat`.
  */
-export function pagerCommand(ctx: Context, lines: number): string[] | undefined {
+export function pagerCommand(ctx: Context, lines: number): string | undefined {
   const { stdout, env } = ctx;
   if (!stdout.isTTY || ctx.globals.pager === false) return undefined;
   if (!stdout.rows || stdout.rows <= 0 || lines < stdout.rows) return undefined;
-  const line = env.CARDBOARD_PAGER ?? env.PAGER ?? DEFAULT_PAGER;
-  const argv = splitCommand(line);
-  if (argv.length === 0 || (argv.length === 1 && argv[0] === 'cat')) return undefined;
-  return argv;
+  const line = (env.CARDBOARD_PAGER ?? env.PAGER ?? DEFAULT_PAGER).trim();
+  if (line === '' || line === 'cat') return undefined;
+  return line;
 }
 
 /** Started, or why not (ENOENT: no such pager; EACCES: not executable). */
@@ -75,14 +46,17 @@ const NOT_RUN = new Set([126, 127]);
  * it read everything (`q`) rejects with EPIPE, which ends the run quietly with exit 0 (main.ts).
  */
 export async function writePaged(ctx: Context, text: string): Promise<void> {
-  const argv = pagerCommand(ctx, text.split('\n').length - (text.endsWith('\n') ? 1 : 0));
+  const command = pagerCommand(ctx, text.split('\n').length - (text.endsWith('\n') ? 1 : 0));
   const fd = ctx.stdout.fd;
-  if (argv === undefined || typeof fd !== 'number') return writeChunk(ctx.stdout, text);
+  if (command === undefined || typeof fd !== 'number') return writeChunk(ctx.stdout, text);
   const { spawn } = await import('node:child_process');
   // As gh: LESS=FRX (and LV=-c for lv) unless the user set them, so `PAGER=less` keeps colour and -F.
   const env = { ...ctx.env, LESS: ctx.env.LESS ?? 'FRX', LV: ctx.env.LV ?? '-c' };
   const stderr = typeof ctx.stderr.fd === 'number' ? ctx.stderr.fd : 'ignore';
-  const child = spawn(argv[0]!, argv.slice(1), { stdio: ['pipe', fd, stderr], env });
+  // `exec`: the shell parses the line, then becomes the pager, so Ctrl-C (sent to the whole process group)
+  // reaches the pager alone; a shell left waiting would die of it and leave the pager behind on the terminal.
+  const line = process.platform === 'win32' ? command : `exec ${command}`;
+  const child = spawn(line, { shell: true, stdio: ['pipe', fd, stderr], env });
   if (!(await started(child))) return writeChunk(ctx.stdout, text);
   const stopListening = ctx.signals.listen((signal) => {
     if (signal === 'SIGTERM') child.kill('SIGTERM');
@@ -101,9 +75,10 @@ export async function writePaged(ctx: Context, text: string): Promise<void> {
     stdin.end(text);
     await Promise.all([exited, written]);
     const readerGone = !finished;
-    if (child.signalCode === 'SIGINT' || child.signalCode === 'SIGTERM') throw new CancelledError();
+    // Killed by the signal, or (run by the shell) exited with the shell's status for it: 128 + 2 or 128 + 15.
+    if (child.signalCode === 'SIGINT' || child.signalCode === 'SIGTERM' || child.exitCode === 130 || child.exitCode === 143) throw new CancelledError();
     if (child.exitCode !== null && NOT_RUN.has(child.exitCode)) {
-      createStatus(ctx).warn(`the pager \`${argv.join(' ')}\` could not run (exit ${child.exitCode}); printing directly (set CARDBOARD_PAGER, or use --no-pager)`);
+      createStatus(ctx).warn(`the pager \`${command}\` could not run (exit ${child.exitCode}); printing directly (set CARDBOARD_PAGER, or use --no-pager)`);
       return writeChunk(ctx.stdout, text);
     }
     if (readerGone) throw Object.assign(new Error('write EPIPE'), { code: 'EPIPE' });
