@@ -1,24 +1,39 @@
 // Run the built CLI on a real pseudo-terminal (python3's pty module; Node has none) and collect what
-// the terminal shows. For commands that need no typing; test/import/tty.e2e.test.ts relays keystrokes too.
+// the terminal shows: runOnPty for commands that need no typing, startOnPty to watch and type.
 import { spawn } from 'node:child_process';
 import { BIN, childEnv, tempDir } from './cli.js';
 
-const PTY_RELAY = `
-import fcntl, json, os, pty, struct, sys, termios
+/**
+ * The relay between a test and a pseudo-terminal: the command runs with the pty as its stdin, stdout and
+ * stderr; what it shows comes out on the relay's stdout, what the test writes to the relay's stdin is typed
+ * into it (stdin closed or /dev/null: nothing is typed). Its exit status is the command's; killing the relay
+ * closes the pty and the command gets SIGHUP. PTY_ARGS (JSON argv), PTY_ROWS and PTY_COLS in its environment.
+ */
+export const PTY_RELAY = `
+import fcntl, json, os, pty, select, struct, sys, termios
 args = json.loads(os.environ['PTY_ARGS'])
 pid, fd = pty.fork()
 if pid == 0:
     os.execvp(args[0], args)
 fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack('HHHH', int(os.environ['PTY_ROWS']), int(os.environ['PTY_COLS']), 0, 0))
+inputs = [fd, 0]
 while True:
-    try:
-        data = os.read(fd, 65536)
-    except OSError:
-        data = b''
-    if not data:
-        break
-    sys.stdout.buffer.write(data)
-    sys.stdout.buffer.flush()
+    ready, _, _ = select.select(inputs, [], [])
+    if 0 in ready:
+        typed = os.read(0, 4096)
+        if typed:
+            os.write(fd, typed)
+        else:
+            inputs.remove(0)
+    if fd in ready:
+        try:
+            data = os.read(fd, 65536)
+        except OSError:
+            data = b''
+        if not data:
+            break
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
 _, status = os.waitpid(pid, 0)
 sys.exit(os.waitstatus_to_exitcode(status))
 `;
@@ -51,40 +66,6 @@ export function runOnPty(
   });
 }
 
-// The same relay, also typing into the terminal what the test writes to its stdin (Ctrl-C is "\x03").
-const PTY_INTERACTIVE_RELAY = PTY_RELAY.replace(
-  `while True:
-    try:
-        data = os.read(fd, 65536)
-    except OSError:
-        data = b''
-    if not data:
-        break
-    sys.stdout.buffer.write(data)
-    sys.stdout.buffer.flush()`,
-  `import select
-inputs = [fd, 0]
-while True:
-    ready, _, _ = select.select(inputs, [], [])
-    if 0 in ready:
-        typed = os.read(0, 4096)
-        if typed:
-            os.write(fd, typed)
-        else:
-            inputs.remove(0)
-    if fd in ready:
-        try:
-            data = os.read(fd, 65536)
-        except OSError:
-            data = b''
-        if not data:
-            break
-        sys.stdout.buffer.write(data)
-        sys.stdout.buffer.flush()`,
-);
-
-if (PTY_INTERACTIVE_RELAY === PTY_RELAY) throw new Error('pty.ts: the interactive relay no longer matches the relay it extends');
-
 /** A command running on a pty that the test reads while it runs and types into. */
 export interface PtySession {
   /** Everything the terminal was sent so far, escape codes included (decoded as it came, per character). */
@@ -104,7 +85,7 @@ export function startOnPty(args: string[], env: Record<string, string | undefine
   childenv.PTY_ARGS = JSON.stringify([process.execPath, BIN, ...args]);
   childenv.PTY_ROWS = String(size.rows ?? 40);
   childenv.PTY_COLS = String(size.cols ?? 100);
-  const child = spawn('python3', ['-c', PTY_INTERACTIVE_RELAY], { env: childenv, stdio: ['pipe', 'pipe', 'inherit'] });
+  const child = spawn('python3', ['-c', PTY_RELAY], { env: childenv, stdio: ['pipe', 'pipe', 'inherit'] });
   let screen = '';
   let exited = false;
   const waiters = new Set<() => void>();

@@ -6,44 +6,13 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BIN, childEnv, runCli, tempDir } from '../helpers/cli.js';
 import { BOARD_ID, type RunningEmulator, startTestEmulator } from '../helpers/emulator.js';
+import { PTY_RELAY } from '../helpers/pty.js';
 
 const DOWN = '\x1b[B';
 const UP = '\x1b[A';
 const ENTER = '\r';
 const ROWS = 40;
 const COLS = 100;
-
-// A relay between this test and a pseudo-terminal (python3's pty): the command runs with the pty as
-// its stdin, stdout and stderr; what it shows comes out on our stdout, what we write is typed into it.
-// Its exit status is the command's; when we kill the relay, the pty closes and the command gets SIGHUP.
-const PTY_RELAY = `
-import fcntl, json, os, pty, select, struct, sys, termios
-args = json.loads(os.environ['PTY_ARGS'])
-pid, fd = pty.fork()
-if pid == 0:
-    os.execvp(args[0], args)
-fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack('HHHH', ${ROWS}, ${COLS}, 0, 0))
-inputs = [fd, 0]
-while True:
-    ready, _, _ = select.select(inputs, [], [])
-    if 0 in ready:
-        data = os.read(0, 4096)
-        if data:
-            os.write(fd, data)
-        else:
-            inputs.remove(0)
-    if fd in ready:
-        try:
-            data = os.read(fd, 65536)
-        except OSError:
-            data = b''
-        if not data:
-            break
-        sys.stdout.buffer.write(data)
-        sys.stdout.buffer.flush()
-_, status = os.waitpid(pid, 0)
-sys.exit(os.waitstatus_to_exitcode(status))
-`;
 
 /** Terminal control sequences (CSI, OSC, charset) removed, so the text the user reads can be matched. */
 function plain(screen: string): string {
@@ -68,6 +37,8 @@ function onTerminal(args: string[], env: Record<string, string | undefined>): Te
   // CI unset (prompts and spinners only show without it), NO_COLOR for plain text, a real terminal type.
   const childenv = childEnv({ configDir: env.CARDBOARD_CONFIG_DIR, env: { CI: undefined, TERM: 'xterm', NO_COLOR: '1', ...env } });
   childenv.PTY_ARGS = JSON.stringify([process.execPath, BIN, ...args]);
+  childenv.PTY_ROWS = String(ROWS);
+  childenv.PTY_COLS = String(COLS);
   const child = spawn('python3', ['-c', PTY_RELAY], { env: childenv, stdio: ['pipe', 'pipe', 'inherit'] });
   running.push(child);
   let screen = '';
