@@ -59,15 +59,6 @@ describe('webhook replay --filter is checked against the recorded fields (issue 
     expect(past.code, past.stderr).toBe(0);
     expect(app.received).toHaveLength(0);
   });
-
-  it('with a stored board selected, the hint names its alias', async () => {
-    const configDir = tempDir();
-    const add = await runMain(['board', 'add', 'work', '--url', 'http://127.0.0.1:9/api/aptlet/b1', '--token-stdin', '--no-verify'], { configDir, input: 'tok-work\n' });
-    expect(add.code, add.stderr).toBe(0);
-    const r = await runMain(['webhook', 'listen', '--port', '0'], { configDir });
-    expect(r.code).toBe(4);
-    expect(r.stderr).toContain('`cardboard board set-signing-key work`');
-  });
 });
 
 describe('webhook replay refuses a file that is not a record file (issue 12: `replay big.csv` exited 0)', () => {
