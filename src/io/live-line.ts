@@ -1,4 +1,5 @@
 import type { OutStream } from '../context.js';
+import { terminalColumns, truncateText } from './width.js';
 
 /** Carriage return, then erase the line: where the live line was is empty again, the cursor at its start. */
 const ERASE = '\r\u001b[2K';
@@ -24,11 +25,8 @@ export interface LiveLine {
 export function createLiveLine(stream: OutStream): LiveLine | undefined {
   if (!stream.isTTY) return undefined;
   let text: string | undefined;
-  const fit = (t: string) => {
-    const width = (stream.columns ?? 80) - 1;
-    const chars = [...t];
-    return width > 1 && chars.length > width ? `${chars.slice(0, width - 1).join('')}…` : t;
-  };
+  // One column spare: a line that fills the last column leaves the cursor past it on some terminals.
+  const fit = (t: string) => truncateText(t, terminalColumns(stream) - 1);
   const live: LiveLine = {
     show(next) {
       text = fit(next);

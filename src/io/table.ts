@@ -2,7 +2,7 @@ import { type Context, type OutStream, useColor } from '../context.js';
 import { writePaged } from './pager.js';
 import { createStatus } from './status.js';
 import { terminalText, valueText } from './text.js';
-import { breakText, displayWidth, truncateText, wrapText } from './width.js';
+import { breakText, displayWidth, terminalColumns, truncateText, wrapText } from './width.js';
 
 /** How a table fits the terminal. */
 export interface TableOptions {
@@ -25,8 +25,6 @@ export interface TableLayout {
   omitted: string[];
 }
 
-/** Terminal width when the stream does not say (not a TTY, or a pty reporting 0 columns). */
-export const DEFAULT_COLUMNS = 80;
 /** A column is not shrunk below its header's width, up to this, nor below MIN_COLUMN (unless its content is narrower). */
 const HEADER_FLOOR = 12;
 const MIN_COLUMN = 6;
@@ -95,11 +93,6 @@ export function fitWidths(cols: readonly ColumnNeed[], total: number, dropping =
   const out: (number | undefined)[] = cols.map(() => undefined);
   shown.forEach((i, k) => (out[i] = widths[k]));
   return out;
-}
-
-/** The terminal width of `stream`, or DEFAULT_COLUMNS when it does not say. */
-export function terminalColumns(stream: OutStream): number {
-  return stream.columns && stream.columns > 0 ? stream.columns : DEFAULT_COLUMNS;
 }
 
 const BOX = { top: ['┌', '┬', '┐'], rule: ['├', '┼', '┤'], bottom: ['└', '┴', '┘'] } as const;

@@ -2,6 +2,7 @@
 // sequence, a letter with its combining marks is one unit, never split) and by the columns a terminal
 // gives it (CJK and emoji two, combining marks none), as measured by string-width.
 import stringWidth from 'string-width';
+import type { OutStream } from '../context.js';
 
 const segmenter = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
 const ELLIPSIS = '…';
@@ -44,6 +45,14 @@ function* clusters(text: string): Iterable<{ text: string; width: number }> {
     return;
   }
   for (const { segment } of segmenter.segment(text)) yield { text: segment, width: stringWidth(segment) };
+}
+
+/** Terminal width when the stream does not say (not a TTY, or a pty reporting 0 columns). */
+export const DEFAULT_COLUMNS = 80;
+
+/** The terminal width of `stream`, or DEFAULT_COLUMNS when it does not say. */
+export function terminalColumns(stream: OutStream): number {
+  return stream.columns && stream.columns > 0 ? stream.columns : DEFAULT_COLUMNS;
 }
 
 /** `text` cut to at most `width` columns, ending in `…` when it was cut; never inside a cluster. */
