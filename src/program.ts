@@ -124,10 +124,9 @@ function helpCommand(from: Command): void {
     });
 }
 
+/** The words naming `cmd` after `cardboard`: `['card', 'put']`. */
 function commandPath(cmd: Command): string[] {
-  const path: string[] = [];
-  for (let c: Command | null = cmd; c?.parent; c = c.parent) path.unshift(c.name());
-  return path;
+  return [cmd, ...commandAncestors(cmd)].filter((c) => c.parent).map((c) => c.name()).reverse();
 }
 
 /** Give every group of the tree its `help [command...]` (commander's own takes one word only). */
@@ -211,6 +210,7 @@ what it lacks and beat the default board (README: Boards and credentials).`,
   return program;
 }
 
+/** The groups above `cmd`, nearest first, the root last. */
 function commandAncestors(cmd: Command): Command[] {
   const out: Command[] = [];
   for (let c = cmd.parent; c; c = c.parent) out.push(c);

@@ -24,14 +24,15 @@ export function walk(node: CompletionNode, path: string[] = [], out: { path: str
   return out;
 }
 
-export const flags = (node: CompletionNode) =>
-  node.options.flatMap((o) => [o.long, o.short]).filter((f): f is string => Boolean(f));
+/** The flags of options as typed: long, then short. */
+const names = (options: CompletionNode['options']) => options.flatMap((o) => [o.long, o.short]).filter((f): f is string => Boolean(f));
+
+export const flags = (node: CompletionNode) => names(node.options);
 
 /** The words after a command: its subcommands, and at the top `help` (as gh offers it; `card help put` works too). */
 const verbs = (node: CompletionNode, top: boolean) => [...node.subcommands.map((s) => s.name), ...(top ? ['help'] : [])];
 
-const valueFlags = (node: CompletionNode) =>
-  node.options.filter((o) => o.takesValue).flatMap((o) => [o.long, o.short]).filter((f): f is string => Boolean(f));
+const valueFlags = (node: CompletionNode) => names(node.options.filter((o) => o.takesValue));
 
 /**
  * Words of the tree go into the scripts inside double quotes: names, flags and choices are ours, and a
@@ -54,7 +55,7 @@ export function tableRows(root: CompletionNode): string {
       `    "${[path.join(' '), verbs(node, path.length === 0).join(' '), flags(node).join(' '), valueFlags(node).join(' ')].map((c) => c.split(' ').map((w) => (w ? plainWord(w) : w)).join(' ')).join('|')}"`,
   );
   const values = all.flatMap(({ path, node }) => [
-    ...node.options.flatMap((o) => (o.choices ? [o.long, o.short].filter((f): f is string => Boolean(f)).map((f) => [f, o.choices!] as const) : [])),
+    ...node.options.flatMap((o) => (o.choices ? names([o]).map((f) => [f, o.choices!] as const) : [])),
     ...(node.argumentChoices.length ? [['@', node.argumentChoices] as const] : []),
   ].map(([flag, words]) => `    "${path.join(' ')}|${flag}|${words.map(plainWord).join(' ')}"`));
   return `_cardboard_table=(\n${rows.join('\n')}\n)\n_cardboard_values=(\n${values.join('\n')}\n)`;
