@@ -1,12 +1,16 @@
-// The import engine: rows from the reader, a bounded pool of workers, one state per row (issue 4).
-// It emits typed events and never prints; the command renders them.
+// The import engine: rows from the reader, a bounded pool of workers, one state per row. Each row is
+// known by the digest of what it sends (journal.ts): a resumed run matches rows to earlier records by
+// content (resume.ts), and a row whose try may have been applied is settled by reading the board
+// (recheck.ts) before anything else is sent for it. It emits typed events and never prints.
+import { SeenIds } from '../api/seen-ids.js';
 import type { Api } from '../api/types.js';
 import type { Clock } from '../clock.js';
 import { type ApiError, CardboardError } from '../errors.js';
-import type { Journal } from './journal.js';
+import { type Journal, rowDigest } from './journal.js';
 import type { KeyIndex } from './match-index.js';
 import { type PrepareState, prepareRow } from './prepare.js';
-import { BoardRecheck } from './recheck.js';
+import { BoardRecheck, type Probe } from './recheck.js';
+import { ResumeIndex } from './resume.js';
 import { type SendResult, sendRow } from './send.js';
 import type { ColumnMapping, CsvItem, ImportEvent, ImportSummary, RowOutcome, RowState } from './types.js';
 
@@ -44,7 +48,7 @@ export interface EngineResult {
 /** Run the import over `items` (rows and bad records; the header was consumed by the caller). */
 export async function runEngine(items: AsyncIterable<CsvItem>, o: EngineOptions): Promise<EngineResult> {
   const started = o.clock.now();
-  const summary: ImportSummary = { rows: 0, created: 0, updated: 0, unchanged: 0, skipped: 0, rejected: 0, uncertain: 0, durationMs: 0, retries: 0, waits: 0 };
+  const summary: ImportSummary = { rows: 0, created: 0, updated: 0, unchanged: 0, skipped: 0, rejected: 0, uncertain: 0, settled: 0, durationMs: 0, retries: 0, waits: 0 };
   o.onEvent({ type: 'start', at: started });
   const stop = new AbortController();
   const onUserStop = () => stopWith('interrupted');
@@ -54,6 +58,8 @@ export async function runEngine(items: AsyncIterable<CsvItem>, o: EngineOptions)
   // Update Mode is not readable (spec 2.4 is UI-only): the first `_id` post goes alone and its answer tells.
   let modeConfirmed = false;
   let modeProbe: Promise<void> | undefined;
+  /** Rows waiting for the mode probe's answer. */
+  let modeWaiting = 0;
 
   function stopWith(reason: NonNullable<ImportSummary['stopped']>, error?: CardboardError): void {
     if (summary.stopped === undefined) {
@@ -65,32 +71,51 @@ export async function runEngine(items: AsyncIterable<CsvItem>, o: EngineOptions)
     stop.abort();
   }
 
-  function finish(line: number, state: RowState, values: unknown[], id?: string, message?: string): void {
-    const outcome: RowOutcome = { line, state, values };
+  /** Where a row stands: its line now, and the line and digest it is journalled under (see resume.ts). */
+  interface Row {
+    line: number;
+    values: unknown[];
+    journalLine: number;
+    digest?: string;
+    settled?: boolean;
+  }
+
+  function finish(row: Row, state: RowState, id?: string, message?: string): void {
+    const outcome: RowOutcome = { line: row.line, state, values: row.values };
     if (id !== undefined) outcome.id = id;
     if (message !== undefined) outcome.message = message;
+    if (row.settled) {
+      outcome.settled = true;
+      summary.settled++;
+    }
     summary.rows++;
     summary[state]++;
-    if (state !== 'skipped') o.journal?.record(line, state, id);
+    if (state !== 'skipped' && row.digest !== undefined) o.journal?.record(row.journalLine, row.digest, state, id);
+    // A card a row of this import made or updated is its own: a content re-check never gives it to another row.
+    if (id !== undefined && (state === 'created' || state === 'updated')) owned.add(id);
     o.onEvent({ type: 'row', outcome });
   }
 
-  // Rows whose create may have applied give up their slot and wait for one shared read of the board,
+  const resume = o.journal && o.journal.previous.length > 0 ? new ResumeIndex(o.journal.previous) : undefined;
+  const owned = new SeenIds();
+  for (const id of resume?.ownedIds() ?? []) owned.add(id);
+  // Rows whose try may have been applied give up their slot and wait for one shared read of the board,
   // which starts once nothing else is left to send (recheck.ts).
-  const recheck: BoardRecheck | undefined = o.match ? new BoardRecheck(o.api, o.match.field, (): boolean => readerDone && active === recheck!.held, stop.signal) : undefined;
+  const recheck = new BoardRecheck(o.api, o.match?.field, owned, (): boolean => readerDone && active === recheck.held + modeWaiting, stop.signal);
+  /** Wait for `promise` without holding a sending slot: rows waiting so must not block the reader. */
+  async function unslotted<T>(promise: Promise<T>): Promise<T> {
+    freeSlot();
+    try {
+      return await promise;
+    } finally {
+      await takeSlot(); // a whole batch resumes at once: back to at most `concurrency` sending
+    }
+  }
   const sc = {
     api: o.api,
     clock: o.clock,
     stop: stop.signal,
-    recheck: recheck && (async (key: string) => {
-      const answer = recheck.find(key);
-      freeSlot();
-      try {
-        return await answer;
-      } finally {
-        await takeSlot(); // a whole batch resumes at once: back to at most `concurrency` sending
-      }
-    }),
+    recheck: (probe: Probe) => unslotted(recheck.find(probe)),
     maxTries: o.maxTries ?? 6,
     giveUpAfterMs: o.giveUpAfterMs ?? 15 * 60_000,
     unreachableAfterMs: o.unreachableAfterMs ?? 30_000,
@@ -104,26 +129,54 @@ export async function runEngine(items: AsyncIterable<CsvItem>, o: EngineOptions)
 
   async function handle(item: Extract<CsvItem, { kind: 'row' | 'bad' }>): Promise<void> {
     const { line, values } = item;
-    if (item.kind === 'bad') return finish(line, 'rejected', values, undefined, item.reason);
-    const before = o.journal?.previous.get(line);
-    if (before && (before.state === 'created' || before.state === 'updated')) {
-      return finish(line, 'skipped', values, before.id, `${before.state} in an earlier run`);
-    }
+    const row: Row = { line, values, journalLine: line };
+    if (item.kind === 'bad') return finish(row, 'rejected', undefined, item.reason);
     const prepared = prepareRow(prep, line, values);
-    if (prepared.kind === 'reject') return finish(line, 'rejected', values, undefined, prepared.message);
-    if (prepared.kind === 'unchanged') return finish(line, 'unchanged', values, prepared.id, 'equal to the card; not sent');
-    const { body, key, idFromIndex } = prepared;
-    if (before?.state === 'uncertain' && body._id === undefined && !o.match) {
-      return finish(line, 'uncertain', values, undefined, 'uncertain in an earlier run; not re-sent (check the board, then --restart)');
+    if (prepared.kind === 'reject') return finish(row, 'rejected', undefined, prepared.message);
+    const { body } = prepared;
+    const idFromIndex = prepared.kind === 'send' && prepared.idFromIndex;
+    row.digest = rowDigest(body, prepared.kind === 'unchanged' || idFromIndex);
+    // Against the journal of earlier runs: by content, wherever the row stands now.
+    let maybeApplied: string | undefined;
+    let seen = resume?.match(line, row.digest);
+    if (seen?.kind === 'pending') {
+      const verdict = await unslotted(seen.decided);
+      if (verdict.kind === 'changed') {
+        const was = verdict.entry;
+        if (prepared.kind === 'send' && body._id === undefined && prepared.key === undefined) {
+          return finish(row, 'rejected', undefined, `changed after it was sent (line ${was.line}): use --match-on or an _id column`);
+        }
+      }
+      seen = undefined;
     }
+    if (seen?.kind === 'known') {
+      const was = seen.entry;
+      row.journalLine = was.line;
+      if (was.state === 'created' || was.state === 'updated') return finish(row, 'skipped', was.id, `${was.state} in an earlier run`);
+      if (was.state === 'uncertain' || was.state === 'sending') {
+        maybeApplied = was.state === 'sending' ? 'in flight when an earlier run ended' : 'uncertain in an earlier run';
+      }
+    }
+    if (prepared.kind === 'unchanged') return finish(row, 'unchanged', prepared.id, 'equal to the card; not sent');
+    const { key } = prepared;
     let probe: (() => void) | undefined;
     if (body._id !== undefined) {
-      while (!modeConfirmed && modeProbe && !stop.signal.aborted) await modeProbe;
+      // Unslotted, and idle for the board re-check: the probe row itself may be waiting for a read.
+      while (!modeConfirmed && modeProbe && !stop.signal.aborted) {
+        modeWaiting++;
+        recheck.poke();
+        try {
+          await unslotted(modeProbe);
+        } finally {
+          modeWaiting--;
+        }
+      }
       if (!modeConfirmed && !stop.signal.aborted) modeProbe = new Promise<void>((resolve) => (probe = resolve));
     }
     try {
-      const result = await sendRow({ ...sc, onRetry: retried(line) }, body, key);
-      await settle(line, values, body, result, idFromIndex, () => (modeConfirmed = true));
+      o.journal?.sending(row.journalLine, row.digest);
+      const result = await sendRow({ ...sc, onRetry: retried(line), onSettled: () => (row.settled = true) }, body, key, maybeApplied);
+      await settle(row, body, result, idFromIndex, () => (modeConfirmed = true));
     } finally {
       // Released only after settle: waiting `_id` rows go once the answer has been judged.
       if (probe) {
@@ -133,28 +186,29 @@ export async function runEngine(items: AsyncIterable<CsvItem>, o: EngineOptions)
     }
   }
 
-  async function settle(line: number, values: unknown[], body: Record<string, unknown>, r: SendResult, idFromIndex: boolean, confirm: () => void): Promise<void> {
+  async function settle(row: Row, body: Record<string, unknown>, r: SendResult, idFromIndex: boolean, confirm: () => void): Promise<void> {
+    const { line } = row;
     if (r.kind === 'stopped') return; // never sent: not a finished row; a re-run takes it
     if (r.kind === 'unreachable') return stopWith('fatal', r.fatal); // likewise: no state, the next run sends it
     if (r.kind === 'rejected') {
-      finish(line, 'rejected', values, undefined, r.message);
+      finish(row, 'rejected', undefined, r.message);
       if (r.fatal) stopWith('fatal', r.fatal as ApiError);
       return;
     }
-    if (r.kind === 'uncertain') return finish(line, 'uncertain', values, undefined, r.message);
-    if (r.kind === 'found') return finish(line, 'created', values, r.id, `found on the board after: ${r.reason}`);
+    if (r.kind === 'uncertain') return finish(row, 'uncertain', undefined, r.message);
+    if (r.kind === 'found') return finish(row, body._id !== undefined && r.id === body._id ? 'updated' : 'created', r.id, `found on the board by ${r.by === 'key' ? 'its key' : 'content'} after: ${r.reason}`);
     const id = r.card._id;
     const note = r.recovered ? `after a retry (${r.recovered})` : undefined;
-    if (body._id === undefined) return finish(line, 'created', values, id, note);
+    if (body._id === undefined) return finish(row, 'created', id, note);
     if (id === body._id) {
       confirm();
-      return finish(line, 'updated', values, id, note);
+      return finish(row, 'updated', id, note);
     }
     // Spec 4.3 rules 3-4: a different `_id` back means a new card. For an id from the board itself that
     // proves Always Create New; for an id from the CSV, the card may simply not exist.
     const exists = idFromIndex || (await o.api.getCard(String(body._id)).then(() => true, () => false));
-    if (!exists) return finish(line, 'created', values, id, `no card with _id ${body._id}; a new card was created`);
-    finish(line, 'created', values, id, `board created a new card instead of updating ${body._id}`);
+    if (!exists) return finish(row, 'created', id, `no card with _id ${body._id}; a new card was created`);
+    finish(row, 'created', id, `board created a new card instead of updating ${body._id}`);
     stopWith(
       'mode',
       new CardboardError(
@@ -184,7 +238,7 @@ export async function runEngine(items: AsyncIterable<CsvItem>, o: EngineOptions)
   const release = () => {
     active--;
     freeSlot();
-    recheck?.poke();
+    recheck.poke();
   };
   const failed = (err: unknown) => {
     stopWith('fatal', err instanceof CardboardError ? err : new CardboardError(String((err as Error)?.message ?? err), { cause: err }));
@@ -194,6 +248,7 @@ export async function runEngine(items: AsyncIterable<CsvItem>, o: EngineOptions)
     for await (const item of items) {
       if (stop.signal.aborted) break;
       if (item.kind === 'header') continue;
+      resume?.advance(item.line);
       // Backpressure: the reader (and the file) waits while every worker is busy.
       await takeSlot();
       active++;
@@ -203,8 +258,10 @@ export async function runEngine(items: AsyncIterable<CsvItem>, o: EngineOptions)
     // A read failure (I/O, decoding) ends the run after the rows in flight.
     stopWith('fatal', err instanceof CardboardError ? err : new CardboardError(`Reading the CSV failed: ${(err as Error).message}`, { cause: err }));
   }
+  // Rows still waiting to learn whether they were changed are decided now that no row is left to claim.
+  resume?.end();
   readerDone = true;
-  recheck?.poke();
+  recheck.poke();
   while (active > 0) await parked();
   o.signal.removeEventListener('abort', onUserStop);
   o.journal?.flush();

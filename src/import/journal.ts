@@ -1,28 +1,40 @@
-// The import journal: append-only, one line per finished row, so a re-run after Ctrl-C, a crash or
-// kill -9 skips what is done (issue 4, section 6). It belongs to one run (issue 10, point 1): keyed by
-// the file's content hash, the board (base URL and id) and the plan (everything that changes what is
-// sent), and deleted once a run reaches the end of its input, so the next run starts afresh.
-import { createHash } from 'node:crypto';
-import { closeSync, createReadStream, mkdirSync, readdirSync, rmSync, writeSync } from 'node:fs';
-import { basename, dirname, extname, join } from 'node:path';
+// The import journal: append-only, so a re-run after Ctrl-C, a crash or kill -9 knows what each row did.
+// A row is known by its content, not its line: each record holds the digest of the body that was sent
+// (rowDigest), and the line only says where the row stood when it was first journalled. Before a row's
+// first try leaves, a `sending` record is written (write-ahead): a row in flight at kill -9 is known to
+// have maybe been applied, and the next run settles it by reading the board (resume.ts, recheck.ts)
+// instead of sending it blindly again. One journal per board and input path; a run that reaches the end
+// of its input deletes it, so the next run starts afresh.
+import { createHash, hash } from 'node:crypto';
+import { closeSync, createReadStream, mkdirSync, rmSync, writeSync } from 'node:fs';
+import { basename, dirname, extname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { UsageError } from '../errors.js';
 import { redactSecrets } from '../redact.js';
+import { canonicalJson } from './match-index.js';
 import { openPrivate } from './outputs.js';
 import type { ColumnMapping, FieldType, InputFormat, RowState } from './types.js';
 
-/** What a journal belongs to. `sha256` is absent for stdin (no content hash before reading it). */
+/** What a journal belongs to: one board on one server. The rest of its header is what a resume reports. */
 export interface JournalKey {
-  sha256?: string;
   /** The board id. */
   board: string;
   /** The resolved base URL: the same board id on another server is another board. */
   baseUrl: string;
+  /** The input as given (`-` for stdin). */
+  input: string;
+  /** The input's content hash, when it was hashed before reading (a file; not stdin). */
+  sha256?: string;
   /** planDigest() of the run. */
   plan: string;
 }
 
-/** What decides the bodies a run sends: a journal of another plan must never skip rows of this one. */
+/** The header of a journal found on open: who wrote it first, and when. */
+export interface JournalHeader extends JournalKey {
+  started: string;
+}
+
+/** What decides the bodies a run sends, named when a journal written under another plan is applied. */
 export interface PlanInputs {
   file: string;
   inputFormat?: InputFormat;
@@ -51,74 +63,74 @@ export function planDigest(p: PlanInputs): string {
   return createHash('sha256').update(canonical).digest('hex');
 }
 
+/**
+ * The digest of what a row sends (16 hex digits, 64 bits): its body as canonical JSON, `_id` included
+ * only when the row itself carries it (an `_id` found by --match-on is the board's, not the row's).
+ */
+export function rowDigest(body: Readonly<Record<string, unknown>>, idFromIndex: boolean): string {
+  let text = canonicalJson(body);
+  if (idFromIndex && Object.hasOwn(body, '_id')) {
+    const { _id: _ignored, ...rest } = body;
+    text = canonicalJson(rest);
+  }
+  return hash('sha1', text, 'hex').slice(0, 16);
+}
+
 const safe = (s: string) => s.replace(/[^\w.-]/g, '_');
 
-/** `<name>.<sha256 prefix>.<board id>.<base URL digest>`: the part of every file name shared by one input and board. */
-export function journalStem(inputPath: string, key: Pick<JournalKey, 'sha256' | 'board' | 'baseUrl'>): string {
+/** `.cardboard-journal/<name>.<board id>.<base URL digest>.<input path digest>.log` next to the input. */
+export function defaultJournalPath(inputPath: string, key: Pick<JournalKey, 'board' | 'baseUrl'>): string {
   const url = createHash('sha256').update(key.baseUrl).digest('hex').slice(0, 8);
-  return `${inputPath === '-' ? 'stdin' : basename(inputPath)}.${key.sha256?.slice(0, 16) ?? 'stdin'}.${safe(key.board)}.${url}`;
+  // The input's full path is part of the name: two files called data.csv in one directory tree differ.
+  const where = createHash('sha256').update(resolve(inputPath)).digest('hex').slice(0, 8);
+  return join(dirname(inputPath), '.cardboard-journal', `${basename(inputPath)}.${safe(key.board)}.${url}.${where}.log`);
 }
 
-/** The directory of default journals and of every lock: `.cardboard-journal/` next to the input. */
-export function journalDir(inputPath: string): string {
-  return join(dirname(inputPath), '.cardboard-journal');
-}
-
-/** Unfinished journals of the same input and board under another plan: named in a warning, never applied. */
-export function otherPlanJournals(dir: string, stem: string, own: string): string[] {
-  let names: string[];
-  try {
-    names = readdirSync(dir);
-  } catch {
-    return [];
-  }
-  return names.filter((n) => n.startsWith(`${stem}.`) && n.endsWith('.log')).map((n) => join(dir, n)).filter((p) => p !== own);
-}
-
-/** A row finished in an earlier run. */
+/** A row journalled by a run: where it stood then (`line`), what it sent (`digest`), how it ended. */
 export interface JournalEntry {
-  state: RowState;
+  line: number;
+  digest: string;
+  /** `sending`: its first try was about to leave, and no outcome was written (kill -9). */
+  state: RowState | 'sending';
   id?: string;
 }
 
 const MAGIC = 'cardboard-import-journal';
-const STATES = new Set<string>(['created', 'updated', 'rejected', 'uncertain']);
+const VERSION = 3;
+const STATES = new Set<string>(['created', 'updated', 'unchanged', 'rejected', 'uncertain', 'sending']);
 
-/** `<dir of input>/.cardboard-journal/<stem>.<plan prefix>.log`: one journal per content, board and plan. */
-export function defaultJournalPath(inputPath: string, key: JournalKey): string {
-  return join(journalDir(inputPath), `${journalStem(inputPath, key)}.${key.plan.slice(0, 12)}.log`);
-}
-
-/** An open journal: the rows done before, and an append-only writer flushed in small batches. */
+/** An open journal: the rows of earlier runs, and an append-only writer flushed in small batches. */
 export class Journal {
   private pending: string[] = [];
   private fd: number | undefined;
   private timer: NodeJS.Timeout | undefined;
   private gate: Promise<void> | undefined;
-  /** Rows finished in earlier runs, by starting line number. */
-  readonly previous: Map<number, JournalEntry>;
 
   private constructor(
     readonly path: string,
     fd: number,
-    previous: Map<number, JournalEntry>,
+    /** Rows journalled by earlier runs, the last record of each (line, digest) in file order. */
+    readonly previous: JournalEntry[],
+    /** The header of the journal as found (undefined: created by this run). */
+    readonly found: JournalHeader | undefined,
     private readonly secrets: Iterable<string>,
   ) {
     this.fd = fd;
-    this.previous = previous;
     // A timer flushes rows that finish while no new request is about to go out.
     this.timer = setInterval(() => this.flush(), 200);
     this.timer.unref();
   }
 
   /**
-   * Open (or create, mode 0600) the journal at `path`; `restart` truncates it. A journal of another file or
-   * board is refused. `secrets` (the token, the signing key) are redacted from every line written.
+   * Open (or create, mode 0600) the journal at `path`; `restart` truncates it. A journal of another board
+   * or server, or not a journal of this version, is refused. `secrets` (the token, the signing key) are
+   * redacted from every line written.
    */
-  static async open(path: string, key: JournalKey, restart: boolean, secrets: Iterable<string> = []): Promise<Journal> {
+  static async open(path: string, key: JournalKey, restart: boolean, secrets: Iterable<string> = [], now = new Date()): Promise<Journal> {
     mkdirSync(dirname(path), { recursive: true });
-    const header = redactSecrets(secrets, JSON.stringify({ [MAGIC]: 2, sha256: key.sha256 ?? null, board: key.board, baseUrl: key.baseUrl, plan: key.plan }));
-    const previous = new Map<number, JournalEntry>();
+    const header: JournalHeader = { ...key, started: now.toISOString() };
+    const byKey = new Map<string, JournalEntry>();
+    let found: JournalHeader | undefined;
     let exists = false;
     if (!restart) {
       try {
@@ -127,17 +139,23 @@ export class Journal {
         for await (const line of lines) {
           if (!exists) {
             exists = true;
-            if (line !== header) {
-              throw new UsageError(`The journal ${path} belongs to another file, board or plan (mapping, types, id column, --match-on, --empty); it is not applied.`, {
-                hint: 'Pass --restart to start it afresh, or --journal with another path.',
+            found = readHeader(line, path);
+            if (found.board !== key.board || found.baseUrl !== key.baseUrl) {
+              throw new UsageError(`The journal ${path} belongs to board ${found.board} at ${found.baseUrl}; it is not applied to this board.`, {
+                hint: 'Pass --journal with another path (or --restart to start this one afresh).',
               });
             }
             continue;
           }
-          // A line cut short by kill -9 has fewer than three fields or an unknown state: ignored.
-          const [n, state, id] = line.split('\t');
-          if (id === undefined || !STATES.has(state!) || !/^\d+$/.test(n!)) continue;
-          previous.set(Number(n), id === '' ? { state: state as RowState } : { state: state as RowState, id });
+          // A line cut short by kill -9 has fewer fields or an unknown state: ignored.
+          const [n, state, id, digest] = line.split('\t');
+          if (digest === undefined || !/^[0-9a-f]{16}$/.test(digest) || !STATES.has(state!) || !/^\d+$/.test(n!)) continue;
+          const entry: JournalEntry = { line: Number(n), digest, state: state as JournalEntry['state'] };
+          if (id !== '') entry.id = id;
+          // The later record of a row wins: `sending`, then its outcome; a resumed run's outcome after that.
+          const k = `${n}\t${digest}`;
+          byKey.delete(k);
+          byKey.set(k, entry);
         }
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
@@ -145,22 +163,27 @@ export class Journal {
     }
     const fd = openPrivate(path, exists ? 'a' : 'w');
     // On append, a newline first: the last line may have been cut short by kill -9.
-    writeSync(fd, exists ? '\n' : `${header}\n`);
-    return new Journal(path, fd, previous, secrets);
+    writeSync(fd, exists ? '\n' : `${redactSecrets(secrets, JSON.stringify({ [MAGIC]: VERSION, ...header }))}\n`);
+    return new Journal(path, fd, [...byKey.values()], found, secrets);
+  }
+
+  /** Record that a row's first try is about to leave; written before it does (see ready()). */
+  sending(line: number, digest: string): void {
+    this.pending.push(`${line}\tsending\t\t${digest}\n`);
   }
 
   /** Record a finished row; written at the next flush. */
-  record(line: number, state: RowState, id?: string): void {
-    this.pending.push(`${line}\t${state}\t${id ?? ''}\n`);
+  record(line: number, digest: string, state: RowState, id?: string): void {
+    this.pending.push(`${line}\t${state}\t${id ?? ''}\t${digest}\n`);
     if (this.pending.length >= 1024) this.flush();
   }
 
   /**
-   * What a request must wait for before it leaves: undefined when every finished row is written, else a
-   * promise of one write, made after the current turn of the event loop (setImmediate), of every row that
-   * finished meanwhile. Rows finishing on several sockets in one turn cost one write instead of one each,
-   * and still no request leaves while a finished row is unwritten: after kill -9 the rows sent but not
-   * journalled are at most the ones in flight (issue 4, section 6).
+   * What a request must wait for before it leaves: undefined when every record is written, else a promise
+   * of one write, made after the current turn of the event loop (setImmediate), of every record made
+   * meanwhile. Rows starting or finishing on several sockets in one turn cost one write instead of one
+   * each, and no request leaves before its `sending` record is in the file: after kill -9 every row that
+   * may have been applied is known.
    */
   ready(): Promise<void> | undefined {
     if (this.pending.length === 0 || this.fd === undefined) return undefined;
@@ -195,4 +218,28 @@ export class Journal {
     if (this.fd !== undefined) closeSync(this.fd);
     this.fd = undefined;
   }
+}
+
+/** The first line of a journal, or a UsageError: not a journal, or one of an older version. */
+function readHeader(line: string, path: string): JournalHeader {
+  let h: Record<string, unknown> | undefined;
+  try {
+    const parsed: unknown = JSON.parse(line);
+    if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) h = parsed as Record<string, unknown>;
+  } catch {
+    // not JSON: refused below
+  }
+  if (h === undefined || !Object.hasOwn(h, MAGIC)) {
+    throw new UsageError(`${path} is not an import journal; it is not applied.`, { hint: 'Pass --journal with another path, or --restart to overwrite it.' });
+  }
+  if (h[MAGIC] !== VERSION || typeof h.board !== 'string' || typeof h.baseUrl !== 'string') {
+    throw new UsageError(`The journal ${path} was written by another version of cardboard; it is not applied.`, {
+      hint: 'Check the board for the rows it sent, then pass --restart to start afresh.',
+    });
+  }
+  const text = (v: unknown) => (typeof v === 'string' ? v : undefined);
+  const out: JournalHeader = { board: h.board, baseUrl: h.baseUrl, input: text(h.input) ?? '?', plan: text(h.plan) ?? '', started: text(h.started) ?? '?' };
+  const sha = text(h.sha256);
+  if (sha !== undefined) out.sha256 = sha;
+  return out;
 }

@@ -1,10 +1,13 @@
-// One import per input and board at a time (issue 10, point 1): two runs of the same file (a CI retry
-// while the first still runs) would each create every card. `webhook listen --record` takes the same
-// kind of lock on its record file (issue 11 §8: two listeners wrote duplicate sequence numbers). The lock is a file created with O_EXCL that
-// holds the owner's pid, host and start time; a lock whose pid is dead (kill -9) is taken over.
-import { closeSync, linkSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
-import { hostname } from 'node:os';
-import { dirname } from 'node:path';
+// One import per board at a time: two imports into one board (a CI retry while the first still runs, the
+// same file through a symlink, another journal, stdin) would each create every card. The lock belongs to
+// the board (base URL and id), in one directory per user on the machine, whatever the input. `webhook listen --record`
+// takes the same kind of lock on its record file (two listeners wrote duplicate sequence numbers). The lock
+// is a file created with O_EXCL that holds the owner's pid, host, start time and what it is doing; a lock
+// whose pid is dead (kill -9) is taken over.
+import { createHash } from 'node:crypto';
+import { closeSync, linkSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { CardboardError } from '../errors.js';
 
 /** What a lock file says about its owner. */
@@ -12,12 +15,41 @@ export interface LockOwner {
   pid: number;
   host: string;
   started: string;
+  /** What the owner does, for the refusal: e.g. the input an import reads. */
+  doing?: string;
+}
+
+/**
+ * The import lock of a board: `<tmp>/cardboard-<uid>-locks/import-<digest of base URL and board id>.lock`.
+ * One directory per user on the machine, whatever the config or cache directory a run was given (a CI
+ * retry may set other variables). It lives in a shared directory, so it is used only when it is a real
+ * directory of ours that nobody else can write: else another user could hold or swap our locks.
+ */
+export function boardLockPath(baseUrl: string, board: string): string {
+  const uid = process.getuid?.() ?? 0;
+  const dir = join(tmpdir(), `cardboard-${uid}-locks`);
+  try {
+    mkdirSync(dir, { mode: 0o700 });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  }
+  const st = lstatSync(dir);
+  if (!st.isDirectory() || (process.getuid !== undefined && st.uid !== uid) || (st.mode & 0o022) !== 0) {
+    throw new CardboardError(`The lock directory ${dir} is not a private directory of this user; no import was started.`, {
+      hint: 'Remove it (or set TMPDIR to a directory of your own), then run again.',
+    });
+  }
+  const digest = createHash('sha256').update(`${baseUrl}\n${board}`).digest('hex').slice(0, 32);
+  return join(dir, `import-${digest}.lock`);
 }
 
 function readOwner(path: string): LockOwner | undefined {
   try {
     const data = JSON.parse(readFileSync(path, 'utf8')) as Partial<LockOwner>;
-    return typeof data.pid === 'number' && typeof data.host === 'string' ? { pid: data.pid, host: data.host, started: String(data.started) } : undefined;
+    if (typeof data.pid !== 'number' || typeof data.host !== 'string') return undefined;
+    const owner: LockOwner = { pid: data.pid, host: data.host, started: String(data.started) };
+    if (typeof data.doing === 'string') owner.doing = data.doing;
+    return owner;
   } catch {
     return undefined;
   }
@@ -38,12 +70,13 @@ function alive(owner: LockOwner | undefined): boolean {
 export type LockRefusal = (who: string, path: string) => CardboardError;
 
 const importBusy: LockRefusal = (who, path) =>
-  new CardboardError(`Another import of this file into this board is running: ${who}. Lock: ${path}`, {
-    hint: 'Wait for it to finish. If that process is gone, delete the lock file and run again.',
+  new CardboardError(`Another import into this board is running: ${who}. Lock: ${path}`, {
+    hint: 'Wait for it to finish: one import at a time per board. If that process is gone, delete the lock file and run again.',
   });
 
 function busy(path: string, owner: LockOwner | undefined, refuse: LockRefusal): CardboardError {
-  return refuse(owner ? `process ${owner.pid} on ${owner.host} (since ${owner.started})` : 'another process', path);
+  if (!owner) return refuse('another process', path);
+  return refuse(`process ${owner.pid} on ${owner.host}${owner.doing ? `, ${owner.doing}` : ''} (since ${owner.started})`, path);
 }
 
 /** A held lock; release() is idempotent and also runs on process exit (a second Ctrl-C exits at once). */
@@ -64,9 +97,10 @@ export class ImportLock {
    * rename finds it), then re-read: if what we moved is a live lock (another process took over first),
    * it is linked back and we refuse; else it is deleted and we create ours with O_EXCL again.
    */
-  static acquire(path: string, now = new Date(), refuse: LockRefusal = importBusy): ImportLock {
-    mkdirSync(dirname(path), { recursive: true });
+  static acquire(path: string, now = new Date(), refuse: LockRefusal = importBusy, doing?: string): ImportLock {
+    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
     const owner: LockOwner = { pid: process.pid, host: hostname(), started: now.toISOString() };
+    if (doing !== undefined) owner.doing = doing;
     for (let attempt = 0; attempt < 5; attempt++) {
       let fd: number;
       try {

@@ -82,7 +82,7 @@ export class ImportOutputs {
   ) {
     if (paths.results) {
       this.results = new CsvFile(paths.results, '--results', secrets);
-      this.results.row(['line', 'state', '_id', 'message']);
+      this.results.row(['line', 'state', '_id', 'message', 'settled']);
     }
     if (paths.rejects) {
       this.rejects = new CsvFile(paths.rejects, '--rejects', secrets);
@@ -94,7 +94,7 @@ export class ImportOutputs {
 
   /** Record a finished row: every row in results; rejected and uncertain rows in rejects, in the input's own columns. */
   add(o: RowOutcome): void {
-    this.results?.row([o.line, o.state, o.id ?? '', o.message ?? '']);
+    this.results?.row([o.line, o.state, o.id ?? '', o.message ?? '', o.settled ? 'board' : '']);
     if (this.rejects && (o.state === 'rejected' || o.state === 'uncertain') && this.json) {
       // The record as read (absent keys stay absent), with the reason replacing any earlier one.
       const record: Record<string, unknown> = Object.create(null);

@@ -1,41 +1,74 @@
-// --match-on: the shared re-check of creates that may or may not have applied (issue 10, point 6).
-// A row whose create failed uncertainly waits here; one read of the board answers every row waiting
-// when it starts (rows arriving during a read wait for the next), instead of one whole-board read per row.
+// "May have been applied" is settled by reading the board, never by sending again: a row whose POST may
+// have created a card (500, 502, 504, a reset or a timeout after sending, a 2xx without an `_id`, a row
+// in flight when an earlier run was killed) waits here for one shared read of the board, which looks for
+// its card: by the --match-on key, or else by content (a card equal in every field the row sends, that
+// no other row of this import has taken). One read answers every row waiting when it starts (rows arriving
+// during a read wait for the next), instead of one whole-board read per row.
+import type { SeenIds } from '../api/seen-ids.js';
 import type { Api } from '../api/types.js';
-import { cardKey, scanCards } from './match-index.js';
+import type { Card } from '../spec-types.js';
+import { cardKey, digestOf, scanCards } from './match-index.js';
 
 /** Rows waiting beyond this start a read before the run is otherwise idle: their bodies are held in memory. */
 export const MAX_WAITING = 5000;
+
+/** What identifies a row's card on the board: its --match-on key, or the values it sent. */
+export type Probe = { kind: 'key'; key: string } | { kind: 'content'; body: Readonly<Record<string, unknown>> };
 
 interface Waiter {
   resolve(id: string | undefined): void;
   reject(err: unknown): void;
 }
 
+/** Content waiters sharing one set of fields: by the digest of their values over those fields. */
+interface ContentGroup {
+  fields: string[];
+  byDigest: Map<string, Waiter[]>;
+}
+
+interface Batch {
+  keys: Map<string, Waiter[]>;
+  groups: Map<string, ContentGroup>;
+  size: number;
+}
+
+const emptyBatch = (): Batch => ({ keys: new Map(), groups: new Map(), size: 0 });
+
 /** The batch re-check; `ready()` says when a read may start (the engine: no row left to send first). */
 export class BoardRecheck {
-  private waiting = new Map<string, Waiter[]>();
-  private count = 0;
+  private waiting = emptyBatch();
   private reading = false;
   /** Rows in find() not answered yet (waiting, or in the read under way): the engine counts them idle. */
   held = 0;
   /** Whole-board reads made so far. */
   reads = 0;
 
+  /**
+   * `field`: the --match-on field (key probes); `owned`: ids of cards rows of this import created or
+   * updated, which a content probe never takes (a found card is added to it).
+   */
   constructor(
     private readonly api: Api,
-    private readonly field: string,
+    private readonly field: string | undefined,
+    private readonly owned: SeenIds,
     private readonly ready: () => boolean,
     private readonly signal?: AbortSignal,
   ) {}
 
-  /** The `_id` of the card holding `key` after the next read, or undefined when there is none. */
-  find(key: string): Promise<string | undefined> {
+  /** The `_id` of the row's card after the next read, or undefined when the board holds none. */
+  find(probe: Probe): Promise<string | undefined> {
     return new Promise((resolve, reject) => {
-      const list = this.waiting.get(key);
-      if (list) list.push({ resolve, reject });
-      else this.waiting.set(key, [{ resolve, reject }]);
-      this.count++;
+      const w: Waiter = { resolve, reject };
+      const b = this.waiting;
+      if (probe.kind === 'key') push(b.keys, probe.key, w);
+      else {
+        const fields = Object.keys(probe.body).filter((f) => f !== '_id').sort();
+        const sig = JSON.stringify(fields);
+        let g = b.groups.get(sig);
+        if (!g) b.groups.set(sig, (g = { fields, byDigest: new Map() }));
+        push(g.byDigest, digestOf(probe.body, fields), w);
+      }
+      b.size++;
       this.held++;
       this.poke();
     });
@@ -43,41 +76,73 @@ export class BoardRecheck {
 
   /** Rows waiting for a read. */
   get pending(): number {
-    return this.count;
+    return this.waiting.size;
   }
 
   /** Start a read if rows wait and the run has nothing else to do first (or too many rows wait). */
   poke(): void {
-    if (this.reading || this.count === 0) return;
-    if (this.count < MAX_WAITING && !this.ready()) return;
+    if (this.reading || this.waiting.size === 0) return;
+    if (this.waiting.size < MAX_WAITING && !this.ready()) return;
     this.reading = true;
     const batch = this.waiting;
-    this.waiting = new Map();
-    this.count = 0;
+    this.waiting = emptyBatch();
     void this.read(batch);
   }
 
-  private async read(batch: Map<string, Waiter[]>): Promise<void> {
-    const found = new Map<string, string>();
+  private async read(batch: Batch): Promise<void> {
+    let left = batch.size;
+    const found = (list: Waiter[] | undefined, card: Card): void => {
+      const w = list?.shift();
+      if (!w) return;
+      left--;
+      w.resolve(card._id);
+    };
     this.reads++;
     try {
       await scanCards(
         this.api,
         (card) => {
-          const key = cardKey(card, this.field);
-          if (key !== undefined && batch.has(key) && !found.has(key)) found.set(key, card._id);
-          return found.size === batch.size ? true : undefined;
+          if (this.field !== undefined && batch.keys.size > 0) {
+            const key = cardKey(card, this.field);
+            // Every row of one key is answered by its first card (a key is unique per row in a run).
+            if (key !== undefined) {
+              const list = batch.keys.get(key);
+              if (list) {
+                while (list.length > 0) found(list, card);
+                batch.keys.delete(key);
+              }
+            }
+          }
+          if (batch.groups.size > 0 && !this.owned.has(card._id)) {
+            for (const g of batch.groups.values()) {
+              const list = g.byDigest.get(digestOf(card, g.fields));
+              if (list && list.length > 0) {
+                this.owned.add(card._id);
+                found(list, card);
+                break;
+              }
+            }
+          }
+          return left === 0 ? true : undefined;
         },
         this.signal,
       );
-      for (const [key, list] of batch) for (const w of list) w.resolve(found.get(key));
+      for (const list of batch.keys.values()) for (const w of list) w.resolve(undefined);
+      for (const g of batch.groups.values()) for (const list of g.byDigest.values()) for (const w of list) w.resolve(undefined);
     } catch (err) {
-      for (const list of batch.values()) for (const w of list) w.reject(err);
+      for (const list of batch.keys.values()) for (const w of list) w.reject(err);
+      for (const g of batch.groups.values()) for (const list of g.byDigest.values()) for (const w of list) w.reject(err);
     } finally {
       // The answered rows are busy again (sending, or finishing) before the next read may start.
-      for (const list of batch.values()) this.held -= list.length;
+      this.held -= batch.size;
       this.reading = false;
     }
     this.poke();
   }
+}
+
+function push<K>(map: Map<K, Waiter[]>, key: K, w: Waiter): void {
+  const list = map.get(key);
+  if (list) list.push(w);
+  else map.set(key, [w]);
 }

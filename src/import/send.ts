@@ -1,17 +1,20 @@
-// The retry policy of one row's POST (issue 4, section 5): retry what provably was not applied, repeat
-// an `_id` post (an update cannot duplicate), re-check the board by key before repeating a create, and
-// otherwise call the row uncertain rather than risk a duplicate.
+// The retry policy of one row's POST: retry what provably was not applied, and settle what may have been
+// applied by reading the board, never by sending again blindly: an `_id` is repeated only once its card is
+// known to exist (spec 4.3 rule 4: otherwise the repeat creates another card), and a create is looked for
+// on the board (by --match-on key, or by content) before it is sent again.
 import type { Api } from '../api/types.js';
 import type { Clock } from '../clock.js';
 import { ApiError, CancelledError } from '../errors.js';
 import { type Backoff, backoffMs, classify, RATE_LIMIT_FACT, waitText } from '../http/failure.js';
 import type { Card } from '../spec-types.js';
 import { formatDuration } from '../units.js';
+import type { Probe } from './recheck.js';
 
 /** How a POST ended, before the engine turns it into a row state. */
 export type SendResult =
   | { kind: 'ok'; card: Card; recovered?: string }
-  | { kind: 'found'; id: string; reason: string }
+  /** A read of the board found the card a try that may have been applied made. */
+  | { kind: 'found'; id: string; reason: string; by: 'key' | 'content' }
   | { kind: 'rejected'; message: string; fatal?: ApiError }
   | { kind: 'uncertain'; message: string }
   /** The service could not be reached (or answered only 503) for the whole grace: nothing of the row was applied. */
@@ -28,8 +31,10 @@ export interface SendContext {
   /** Right before each try leaves: a promise to wait for (the journal writing finished rows), if any. */
   beforeSend(): Promise<void> | undefined;
   onRetry(reason: string, attempt: number): void;
-  /** --match-on: after an uncertain create, the card holding `key` on the board (batched, recheck.ts). */
-  recheck?: (key: string) => Promise<string | undefined>;
+  /** A read of the board settled whether a try was applied (counted in the summary). */
+  onSettled(): void;
+  /** The row's card on the board, by --match-on key or by content (batched, recheck.ts). */
+  recheck(probe: Probe): Promise<string | undefined>;
   /** Tries for failures that may repeat safely (503 or refused connections; 5xx with `_id`). */
   maxTries: number;
   /** How long a row may meet nothing but 429s before the run stops: a CI job must end, not wait forever. */
@@ -81,13 +86,53 @@ function unreachable(err: ApiError, ms: number, asked?: { ms: number; graceMs: n
   );
 }
 
-/** POST one row's body, applying the retry rules; `key` is the row's --match-on value, if any. */
-export async function sendRow(sc: SendContext, body: Record<string, unknown>, key: string | undefined): Promise<SendResult> {
-  const hasId = body._id !== undefined;
+/** Where a row that may have been applied stands, read from the board. */
+type Settled = { kind: 'found'; id: string; by: 'key' | 'content' } | { kind: 'send' } | { kind: 'uncertain'; message: string };
+
+/**
+ * Settle a row whose earlier try may have been applied (`reason`). With an `_id`: a card that exists makes
+ * the post repeatable (an update); one that does not may have been created under a new id by that try, so
+ * it is looked for like a row without one. Then by the --match-on key, or by the content the row sends.
+ */
+async function settle(sc: SendContext, body: Record<string, unknown>, key: string | undefined, reason: string): Promise<Settled> {
+  sc.onSettled();
+  if (body._id !== undefined) {
+    try {
+      // As patient as a page of the board's read: a GET cannot duplicate anything.
+      await sc.api.getCard(String(body._id), { signal: sc.stop, maxTries: 8 });
+      return { kind: 'send' };
+    } catch (err) {
+      if (sc.stop.aborted) return { kind: 'uncertain', message: `${reason}; interrupted while reading card ${String(body._id)}` };
+      if (!(err instanceof ApiError) || err.status !== 404) {
+        return { kind: 'uncertain', message: `${reason}; reading card ${String(body._id)} failed: ${(err as Error).message}` };
+      }
+    }
+  }
+  const probe: Probe = key !== undefined ? { kind: 'key', key } : { kind: 'content', body };
+  try {
+    const id = await sc.recheck(probe);
+    return id === undefined ? { kind: 'send' } : { kind: 'found', id, by: probe.kind };
+  } catch (readErr) {
+    if (sc.stop.aborted) return { kind: 'uncertain', message: `${reason}; interrupted while reading the board` };
+    return { kind: 'uncertain', message: `${reason}; reading the board failed: ${(readErr as Error).message}` };
+  }
+}
+
+/**
+ * POST one row's body, applying the retry rules; `key` is the row's --match-on value, if any.
+ * `maybeApplied`: an earlier run's try may have been applied (why): the board is read before any send.
+ */
+export async function sendRow(sc: SendContext, body: Record<string, unknown>, key: string | undefined, maybeApplied?: string): Promise<SendResult> {
   let recovered: string | undefined;
   let throttledSince: number | undefined;
   let unreachableSince: number | undefined;
   const wait = (ms: number) => sc.clock.sleep(ms, sc.stop);
+  if (maybeApplied !== undefined) {
+    const s = await settle(sc, body, key, maybeApplied);
+    if (s.kind === 'found') return { kind: 'found', id: s.id, reason: maybeApplied, by: s.by };
+    if (s.kind === 'uncertain') return s;
+    recovered = maybeApplied;
+  }
   for (let attempt = 1; ; attempt++) {
     if (sc.stop.aborted) return { kind: 'stopped' };
     const written = sc.beforeSend();
@@ -134,9 +179,6 @@ export async function sendRow(sc: SendContext, body: Record<string, unknown>, ke
           return { kind: 'unreachable', fatal: unreachable(err, away, { ms: failure.retryAfterMs, graceMs: sc.unreachableAfterMs }) };
         }
       } else unreachableSince = undefined;
-      if (!notApplied && (attempt >= sc.maxTries || !failure.heals)) {
-        return { kind: 'uncertain', message: `gave up after ${attempt} tries: ${reason}` };
-      }
       if (notApplied) {
         // A 503 holds only this row for its Retry-After: unlike a 429 it says nothing about our rate.
         const retryAfter = failure.retryAfterMs;
@@ -144,28 +186,17 @@ export async function sendRow(sc: SendContext, body: Record<string, unknown>, ke
         await wait(retryAfter !== undefined ? retryAfter : backoffMs(attempt, ROW_BACKOFF, sc.clock.random));
         continue;
       }
-      // Maybe applied (500, 502, 504, a reset or a timeout after sending): the card may exist now.
-      if (hasId) {
-        // Repeating an `_id` post updates the same card: it cannot duplicate.
-        recovered = reason;
-        sc.onRetry(reason, attempt);
-        await wait(backoffMs(attempt, ROW_BACKOFF, sc.clock.random));
-        continue;
+      // Maybe applied (500, 502, 504, a 2xx without `_id`, a reset or a timeout after sending): the card
+      // may exist now. The board is read before anything else is sent for this row.
+      const settled = await settle(sc, body, key, reason);
+      if (settled.kind === 'found') return { kind: 'found', id: settled.id, reason, by: settled.by };
+      if (settled.kind === 'uncertain') return settled;
+      if (attempt >= sc.maxTries || !failure.heals) {
+        return { kind: 'uncertain', message: `gave up after ${attempt} tries: ${reason}` };
       }
-      if (sc.recheck !== undefined && key !== undefined) {
-        sc.onRetry(`${reason}; re-reading the board for '${key}'`, attempt);
-        let id: string | undefined;
-        try {
-          id = await sc.recheck(key);
-        } catch (readErr) {
-          if (sc.stop.aborted) return { kind: 'uncertain', message: `${reason}; interrupted while re-reading the board` };
-          return { kind: 'uncertain', message: `${reason}; re-reading the board failed: ${(readErr as Error).message}` };
-        }
-        if (id !== undefined) return { kind: 'found', id, reason };
-        recovered = reason;
-        continue;
-      }
-      return { kind: 'uncertain', message: `${reason}: the card may or may not have been created; not re-sent` };
+      recovered = reason;
+      sc.onRetry(reason, attempt);
+      await wait(backoffMs(attempt, ROW_BACKOFF, sc.clock.random));
     }
   }
 }

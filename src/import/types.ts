@@ -6,7 +6,7 @@ export type CsvItem =
   | { kind: 'row'; line: number; values: unknown[] }
   | { kind: 'bad'; line: number; values: unknown[]; reason: string };
 
-/** The one state every row ends in (issue 4, section 5; `unchanged`: issue 10). */
+/** The one state every row ends in. */
 export type RowState = 'created' | 'updated' | 'unchanged' | 'skipped' | 'rejected' | 'uncertain';
 
 /** Every state, in the order summaries list them. */
@@ -18,6 +18,8 @@ export interface RowOutcome {
   state: RowState;
   id?: string;
   message?: string;
+  /** A read of the board decided this row's outcome (its earlier try may have been applied). */
+  settled?: boolean;
   values: unknown[];
 }
 
@@ -56,6 +58,8 @@ export interface ImportSummary {
   skipped: number;
   rejected: number;
   uncertain: number;
+  /** Rows whose outcome a read of the board decided: a try that may have been applied, never re-sent blindly. */
+  settled: number;
   durationMs: number;
   retries: number;
   waits: number;
@@ -64,10 +68,10 @@ export interface ImportSummary {
   stopMessage?: string;
 }
 
-/** The column a rejects file adds to the input's own: recognised on import and never sent (issue 10). */
+/** The column a rejects file adds to the input's own: recognised on import and never sent. */
 export const REASON_COLUMN = '_cardboard_reason';
 
-/** The input formats `import` reads (issue 10): chosen by extension or --input-format. */
+/** The input formats `import` reads: chosen by extension or --input-format. */
 export type InputFormat = 'csv' | 'tsv' | 'ndjson' | 'json';
 
 /** What `--type Field=T` makes of a CSV cell before it is sent. */

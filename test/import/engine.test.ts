@@ -122,10 +122,34 @@ describe('import engine in simulated time', () => {
     expectAccounted(r, values);
     const s = r.result.summary;
     expect(s.rows).toBe(300);
-    // Faults that prove nothing was applied (503, refused) are repeated: nothing is left in doubt.
-    if (name === '503' || name === 'refused') expect(s.created).toBe(300);
-    // A reset before sending is indistinguishable from one after: without a key, those rows are uncertain.
-    if (name === 'reset' || name === '500-after' || name === 'reset-after') expect(s.uncertain).toBeGreaterThan(0);
+    // Faults that prove nothing was applied (503, refused) are repeated; the others may have been applied,
+    // and are settled by reading the board for a card with the row's values, never by re-sending blindly.
+    expect(s.created).toBe(300);
+    expect(s.uncertain).toBe(0);
+    expect(r.service.cards).toHaveLength(300);
+    if (name === '503' || name === 'refused') expect(s.settled).toBe(0);
+    else {
+      expect(s.settled).toBeGreaterThan(0);
+      expect(r.outcomes.filter((o) => o.settled)).toHaveLength(s.settled);
+      if (name !== 'reset') expect(r.outcomes.some((o) => o.message?.startsWith('found on the board by content after'))).toBe(true);
+    }
+  });
+
+  it('an _id that matches no card is never repeated blindly under 500s: one card per row (spec 4.3 rule 4)', async () => {
+    const clock = simClock(5);
+    const service = new SimService(clock, {}, 5);
+    await simulate(named(40, 'k'), { service, clock });
+    // Rows carrying ids that exist nowhere: each first try may create a new card under a new id.
+    const values = Array.from({ length: 40 }, (_, i) => [`gone-${i + 1}`, `S${i + 1}`]);
+    Object.assign(service.opts, { faults: { errorAfter: 0.5 } });
+    const r = await simulate(values, { service, clock, columns: ID_COLUMNS, seed: 5 });
+    const s = r.result.summary;
+    expect(s.created + s.uncertain).toBe(40);
+    expect(s.uncertain).toBe(0);
+    expect(s.settled).toBeGreaterThan(0);
+    // 40 seeded cards plus exactly one new card per row.
+    expect(service.cards).toHaveLength(80);
+    for (let i = 1; i <= 40; i++) expect(service.cards.filter((c) => c.Status === `S${i}`), `S${i}`).toHaveLength(1);
   });
 
   it('with --match-on, uncertain failures are re-checked on the board: every row exactly once', async () => {
@@ -133,7 +157,7 @@ describe('import engine in simulated time', () => {
     const r = await simulate(values, { matchOn: 'Name', pageSize: 7, faults: { errorAfter: 0.1, resetAfter: 0.1, reset: 0.05, unavailable: 0.05 } });
     expectAccounted(r, values);
     expect(r.result.summary.created).toBe(120);
-    expect(r.outcomes.some((o) => o.message?.startsWith('found on the board after'))).toBe(true);
+    expect(r.outcomes.some((o) => o.message?.startsWith('found on the board by its key after'))).toBe(true);
   });
 
   it('rows with an _id are repeated after an unknown outcome: updates land, no card is added', async () => {

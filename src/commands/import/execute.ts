@@ -1,11 +1,12 @@
 // Executing an import: the journal, the report files, Ctrl-C, progress, the engine, and the summary.
 import type { Context } from '../../context.js';
 import { CancelledError, PartialError } from '../../errors.js';
-import { dirname, join } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { runEngine } from '../../import/engine.js';
 import { importCommandLine, nextOutputName } from '../../import/command-line.js';
-import { defaultJournalPath, Journal, type JournalKey, journalDir, journalStem, otherPlanJournals, planDigest } from '../../import/journal.js';
-import { ImportLock } from '../../import/lock.js';
+import { defaultJournalPath, Journal, type JournalKey, planDigest } from '../../import/journal.js';
+import { boardLockPath, ImportLock } from '../../import/lock.js';
+import { tmpdir } from 'node:os';
 import { checkOutputPaths } from '../../import/path-guard.js';
 import type { ImportSummary } from '../../import/types.js';
 import { ImportOutputs } from '../../import/outputs.js';
@@ -37,51 +38,71 @@ export async function runImport(ctx: Context, opts: ImportOptions, deps: ImportD
   await renderPlan(ctx, opts, { columns, plan, match, boardId: api.board.id, changes });
 }
 
-/** The journal's key: the input's content, the board (base URL and id) and the plan. */
+/** The journal's key: the board (base URL and id); the input, its content and the plan are reported. */
 function journalKey(opts: ImportOptions, p: PreparedImport): JournalKey {
   const plan = planDigest({ ...opts, columns: p.columns });
-  return { sha256: p.scan?.sha256, board: p.api.board.id, baseUrl: p.api.board.baseUrl, plan };
+  const key: JournalKey = { board: p.api.board.id, baseUrl: p.api.board.baseUrl, input: opts.file === '-' ? '-' : resolve(opts.file), plan };
+  if (p.scan) key.sha256 = p.scan.sha256;
+  return key;
 }
 
 /**
- * Lock the input and board (whatever the plan), then open the journal: next to the file, or --journal;
- * none for stdin without --journal. Unfinished journals of another plan are named, never applied.
+ * Lock the board (one import into it at a time, whatever the input), then open the journal: next to the
+ * file, or --journal; none for stdin without --journal. A journal left by an unfinished run is applied by
+ * content (resume.ts), and the run says so first.
  */
-function lockAndOpen(ctx: Context, opts: ImportOptions, p: PreparedImport): { lock?: ImportLock; journal?: Promise<Journal> } {
+function lockAndOpen(ctx: Context, opts: ImportOptions, p: PreparedImport): { lock: ImportLock; journal?: Promise<Journal> } {
   const status = createStatus(ctx);
+  const doing = `importing ${opts.file === '-' ? 'stdin' : resolve(opts.file)}`;
+  let lock: ImportLock;
+  let lockPath: string | undefined;
+  try {
+    lockPath = boardLockPath(p.api.board.baseUrl, p.api.board.id);
+    lock = ImportLock.acquire(lockPath, new Date(), undefined, doing);
+  } catch (err) {
+    throw fileError(err, { action: 'create the import lock in', path: lockPath ? dirname(lockPath) : tmpdir(), hint: 'The lock is kept in the temporary directory: set TMPDIR to a writable directory of your own.' });
+  }
   if (opts.journal === undefined && p.scan === undefined) {
     status.info('Reading stdin: no journal is kept (pass --journal F to make this import resumable).');
-    return {};
+    return { lock };
   }
   const key = journalKey(opts, p);
-  // The lock sits beside the journal: the same command (a CI retry) always meets the same lock.
-  const dir = opts.journal !== undefined ? dirname(opts.journal) : journalDir(opts.file);
-  const stem = journalStem(opts.file, key);
   const path = opts.journal ?? defaultJournalPath(opts.file, key);
-  // A directory that cannot be created or written names the flag that moves it (issue 11, finding 5).
+  // A directory that cannot be created or written names the flag that moves it.
   const hint =
     opts.journal === undefined
-      ? `The journal and its lock are kept next to the input; pass --journal <path> (a file in a writable directory) to keep them elsewhere.`
+      ? `The journal is kept next to the input; pass --journal <path> (a file in a writable directory) to keep it elsewhere.`
       : 'Pass --journal with a file path in a writable directory.';
-  const fail = (action: string, at: string) => (err: unknown): never => {
-    throw fileError(err, { action, path: at, hint });
-  };
-  let lock: ImportLock;
-  try {
-    lock = ImportLock.acquire(join(dir, `${stem}.lock`));
-  } catch (err) {
-    return fail('create the import lock in', dir)(err);
-  }
-  if (opts.journal === undefined && !opts.restart) {
-    for (const other of otherPlanJournals(dir, stem, path)) {
-      status.warn(`An unfinished journal of this file and board under another mapping or options is not applied: ${other}`);
-    }
-  }
-  const journal = Journal.open(path, key, opts.restart, ctx.secrets).catch(fail('write the journal', path)).then((j) => {
-    if (j.previous.size > 0) status.info(`Resuming: ${j.previous.size} rows already finished (journal ${j.path}).`);
-    return j;
-  });
+  const journal = Journal.open(path, key, opts.restart, ctx.secrets)
+    .catch((err: unknown) => {
+      throw fileError(err, { action: 'write the journal', path, hint });
+    })
+    .then((j) => {
+      if (j.found && j.previous.length > 0) status.info(resumeText(j, key));
+      return j;
+    });
   return { lock, journal };
+}
+
+/** What a resumed run says first: the journal applied, what it holds, and how rows are matched to it. */
+function resumeText(j: Journal, key: JournalKey): string {
+  const found = j.found!;
+  const count = new Map<string, number>();
+  for (const e of j.previous) count.set(e.state, (count.get(e.state) ?? 0) + 1);
+  const done = (count.get('created') ?? 0) + (count.get('updated') ?? 0);
+  const maybe = (count.get('uncertain') ?? 0) + (count.get('sending') ?? 0);
+  const lines = [`Resuming: ${done} ${done === 1 ? 'row' : 'rows'} already finished (journal ${j.path}, started ${found.started}).`];
+  if (maybe > 0) lines.push(`${maybe} ${maybe === 1 ? 'row' : 'rows'} may have been applied (uncertain, or in flight when it stopped): the board is read for them before anything is sent again.`);
+  const other: string[] = [];
+  if (found.input !== key.input) other.push(`input ${found.input}`);
+  if (found.sha256 !== key.sha256 || key.sha256 === undefined) other.push(key.sha256 === undefined ? 'stdin' : 'other content');
+  if (found.plan !== key.plan) other.push('another mapping or options');
+  if (other.length > 0) {
+    lines.push(
+      `It was written for ${other.join(', ')}: rows are matched to it by content, and a row changed since it was sent is sent again only by its _id or --match-on key (else rejected, naming its line).`,
+    );
+  }
+  return lines.join('\n');
 }
 
 /** Send every row through the engine, write the reports, and end with the exit the summary calls for. */
@@ -92,7 +113,7 @@ export async function executeImport(ctx: Context, opts: ImportOptions, p: Prepar
   try {
     journal = await held.journal;
   } catch (err) {
-    held.lock?.release();
+    held.lock.release();
     throw err;
   }
   let outputs: ImportOutputs;
@@ -100,9 +121,9 @@ export async function executeImport(ctx: Context, opts: ImportOptions, p: Prepar
     outputs = new ImportOutputs({ results: opts.results, rejects: opts.rejects }, p.headers, p.format === 'ndjson' || p.format === 'json', ctx.secrets);
   } catch (err) {
     // Nothing was sent: the journal and the lock go as if the run had not started.
-    if (journal?.previous.size === 0) journal.discard();
+    if (journal?.previous.length === 0) journal.discard();
     else journal?.close();
-    held.lock?.release();
+    held.lock.release();
     throw err;
   }
   const flushTimer = setInterval(() => outputs.flush(), 1000);
@@ -127,23 +148,24 @@ export async function executeImport(ctx: Context, opts: ImportOptions, p: Prepar
         progress.event(e);
       },
     });
-    finished = engine.summary.stopped === undefined;
+    // Uncertain rows keep the journal: the same command reads the board for them instead of re-sending.
+    finished = engine.summary.stopped === undefined && engine.summary.uncertain === 0;
   } finally {
     stop.dispose();
     clearInterval(flushTimer);
     outputs.close();
-    // A run that reached the end of its input closes its journal: the next run starts afresh.
+    // A run that reached the end of its input with every row settled deletes its journal: the next run starts afresh.
     if (finished) journal?.discard();
     else journal?.close();
-    held.lock?.release();
+    held.lock.release();
   }
   const { summary, fatal } = engine;
   progress.done(summary);
   if (opts.json) {
-    const { rows, created, updated, unchanged, skipped, rejected, uncertain, durationMs } = summary;
+    const { rows, created, updated, unchanged, skipped, rejected, uncertain, settled, durationMs } = summary;
     const rowsPerSec = Math.round(rowsPerSecond({ rows, skipped, elapsedMs: durationMs }) * 10) / 10;
     // The same state names as --dry-run --json (with dryRun telling them apart), results files and the journal.
-    await writeJson(ctx.stdout, { dryRun: false, rows, created, updated, unchanged, skipped, rejected, uncertain, durationMs, rowsPerSec, results: opts.results ?? null, rejects: opts.rejects ?? null });
+    await writeJson(ctx.stdout, { dryRun: false, rows, created, updated, unchanged, skipped, rejected, uncertain, settled, durationMs, rowsPerSec, results: opts.results ?? null, rejects: opts.rejects ?? null });
   } else {
     await renderSummary(ctx, summary, progress.problems, opts);
   }
@@ -159,7 +181,7 @@ export async function executeImport(ctx: Context, opts: ImportOptions, p: Prepar
   }
   if (summary.rejected + summary.uncertain > 0) {
     throw new PartialError(`${summary.rejected} rows rejected, ${summary.uncertain} uncertain (the card may exist).`, {
-      hint: partialHint(ctx, opts, p, summary),
+      hint: partialHint(ctx, opts, p, summary, journal !== undefined),
     });
   }
 }
@@ -169,10 +191,13 @@ export async function executeImport(ctx: Context, opts: ImportOptions, p: Prepar
  * it does not overwrite itself). Uncertain rows may be on the board: without --match-on or an _id
  * column, a re-import would create them twice, so the hint asks for a key instead.
  */
-function partialHint(ctx: Context, opts: ImportOptions, p: PreparedImport, summary: ImportSummary): string {
+function partialHint(ctx: Context, opts: ImportOptions, p: PreparedImport, summary: ImportSummary, journalled: boolean): string {
   const keyed = opts.matchOn !== undefined || p.columns.some((c) => c.target.kind === 'id');
   const fields = p.columns.flatMap((c) => (c.target.kind === 'field' || c.target.kind === 'new' ? [c.target.field] : []));
   const lines: string[] = [];
+  if (summary.uncertain > 0 && journalled) {
+    lines.push(`Run the same command again to settle the ${summary.uncertain} uncertain rows: it reads the board for them and sends only those it does not find: ${importCommandLine(opts, ctx.globals)}`);
+  }
   if (summary.uncertain > 0 && !keyed) {
     lines.push(
       `${summary.uncertain} uncertain rows may already be on the board: do not import them again as they are.`,

@@ -87,6 +87,7 @@ export async function renderSummary(ctx: Context, s: ImportSummary, problems: Pr
   const rows: [string, string | number][] = ROW_STATES.map((state) => [state, s[state]]);
   rows.push(['rows', s.rows], ['duration', duration(s.durationMs)], ['rate', rateText(rate)]);
   rows.push(['retries', `${s.retries} (${s.waits} after 429)`]);
+  if (s.settled > 0) rows.push(['settled', `${s.settled} (may have been applied: the board was read, nothing re-sent blindly)`]);
   if (opts.results) rows.push(['results', opts.results]);
   if (opts.rejects) rows.push(['rejects', opts.rejects]);
   const out: string[] = [];

@@ -1,0 +1,123 @@
+// What a resumed run does with each row, decided by content: the journal of earlier runs holds, per row,
+// the digest of what was sent (journal.ts). A row whose digest an earlier record holds is that row, at
+// whatever line it stands now (rows inserted above it, or removed, shift lines; stdin may bring the rows
+// in another order). A row whose content no record holds is new, unless the record at its own line sent
+// something else that may be on the board and no later row turns out to be that record's row: then the
+// row was changed after it was sent, and re-sending it without a key would duplicate the card.
+import type { JournalEntry } from './journal.js';
+
+/** How far (in rows) a changed-looking row waits for a later row to claim its line's record (a shift). */
+export const SHIFT_WINDOW = 1000;
+
+/** What a row is, against the journal. */
+export type Resumed =
+  /** Sent and answered before: created or updated (skip it), or another outcome to act on again. */
+  | { kind: 'known'; entry: JournalEntry }
+  /** Content no record holds, and no record at its line that could be on the board. */
+  | { kind: 'new' }
+  /** Content no record holds, at the line of a record that may be on the board: decided later. */
+  | { kind: 'pending'; decided: Promise<Verdict> };
+
+/** The decision on a row that looked changed: a later row was the record's (so this one is new), or not. */
+export type Verdict = { kind: 'new' } | { kind: 'changed'; entry: JournalEntry };
+
+/** States of a record whose row may be a card on the board now. */
+const ON_BOARD = new Set<JournalEntry['state']>(['created', 'updated', 'uncertain', 'sending']);
+
+interface Waiting {
+  line: number;
+  entries: JournalEntry[];
+  resolve(v: Verdict): void;
+  done: boolean;
+}
+
+/** The records of earlier runs, consumed as the rows of this run claim them. */
+export class ResumeIndex {
+  private readonly byDigest = new Map<string, JournalEntry[]>();
+  private readonly byLine = new Map<number, JournalEntry[]>();
+  private readonly claimed = new Set<JournalEntry>();
+  /** Rows waiting for a verdict, in input order (so the oldest are first). */
+  private waiting: Waiting[] = [];
+  private readonly waitingOn = new Map<JournalEntry, Waiting[]>();
+  readonly size: number;
+
+  constructor(entries: readonly JournalEntry[]) {
+    this.size = entries.length;
+    const sorted = [...entries].sort((a, b) => a.line - b.line);
+    for (const e of sorted) {
+      const d = this.byDigest.get(e.digest);
+      if (d) d.push(e);
+      else this.byDigest.set(e.digest, [e]);
+      const l = this.byLine.get(e.line);
+      if (l) l.push(e);
+      else this.byLine.set(e.line, [e]);
+    }
+  }
+
+  /** Records of each state, for the message at the start of a resumed run. */
+  counts(): Map<JournalEntry['state'], number> {
+    const out = new Map<JournalEntry['state'], number>();
+    for (const list of this.byLine.values()) for (const e of list) out.set(e.state, (out.get(e.state) ?? 0) + 1);
+    return out;
+  }
+
+  /** Ids of cards earlier runs created or updated: no other row of this import may take them as its own. */
+  *ownedIds(): Iterable<string> {
+    for (const list of this.byLine.values()) for (const e of list) if (e.id !== undefined && (e.state === 'created' || e.state === 'updated')) yield e.id;
+  }
+
+  /** Match the row at `line` with content `digest`; called in input order. */
+  match(line: number, digest: string): Resumed {
+    const same = this.byDigest.get(digest);
+    if (same) {
+      // The record of its own line first, else the earliest unclaimed one (the rows shifted).
+      const entry = same.find((e) => e.line === line && !this.claimed.has(e)) ?? same.find((e) => !this.claimed.has(e));
+      if (entry) {
+        this.claim(entry);
+        return { kind: 'known', entry };
+      }
+    }
+    const here = (this.byLine.get(line) ?? []).filter((e) => ON_BOARD.has(e.state) && !this.claimed.has(e));
+    if (here.length === 0) return { kind: 'new' };
+    return {
+      kind: 'pending',
+      decided: new Promise<Verdict>((resolve) => {
+        const w: Waiting = { line, entries: here, resolve, done: false };
+        this.waiting.push(w);
+        for (const e of here) {
+          const list = this.waitingOn.get(e);
+          if (list) list.push(w);
+          else this.waitingOn.set(e, [w]);
+        }
+      }),
+    };
+  }
+
+  /** The reader reached `line`: rows that waited a whole window without a shift showing are changed. */
+  advance(line: number): void {
+    let i = 0;
+    while (i < this.waiting.length && this.waiting[i]!.line <= line - SHIFT_WINDOW) this.decide(this.waiting[i++]!);
+    if (i > 0) this.waiting = this.waiting.slice(i);
+  }
+
+  /** The input ended: every row still waiting is decided. */
+  end(): void {
+    const all = this.waiting;
+    this.waiting = [];
+    for (const w of all) this.decide(w);
+  }
+
+  private decide(w: Waiting): void {
+    if (w.done) return;
+    w.done = true;
+    for (const e of w.entries) this.waitingOn.delete(e);
+    const left = w.entries.find((e) => !this.claimed.has(e));
+    w.resolve(left ? { kind: 'changed', entry: left } : { kind: 'new' });
+  }
+
+  private claim(entry: JournalEntry): void {
+    this.claimed.add(entry);
+    // A row waiting on this record's line is new once every record there is claimed by other rows.
+    for (const w of this.waitingOn.get(entry) ?? []) if (w.entries.every((e) => this.claimed.has(e))) this.decide(w);
+  }
+}
