@@ -144,7 +144,9 @@ export async function runEngine(items: AsyncIterable<CsvItem>, o: EngineOptions)
       if (verdict.kind === 'changed') {
         const was = verdict.entry;
         if (prepared.kind === 'send' && body._id === undefined && prepared.key === undefined) {
-          return finish(row, 'rejected', undefined, `changed after it was sent (line ${was.line}): use --match-on or an _id column`);
+          // What an unsettled earlier send held is known only by its digest: it cannot be looked for.
+          const unsure = was.state === 'created' || was.state === 'updated' ? '' : ', and that send may or may not have been applied (check the board)';
+          return finish(row, 'rejected', undefined, `changed after it was sent (line ${was.line})${unsure}: use --match-on or an _id column`);
         }
       }
       seen = undefined;

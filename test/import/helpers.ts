@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { openSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { BIN, childEnv, tempDir } from '../helpers/cli.js';
@@ -30,8 +30,8 @@ export function nameCounts(emu: RunningEmulator, board = BOARD_ID): Map<string, 
 }
 
 /** The --results file as records. */
-export function readResults(path: string): { line: string; state: string; _id: string; message: string }[] {
-  return parse(readFileSync(path), { columns: true }) as { line: string; state: string; _id: string; message: string }[];
+export function readResults(path: string): { line: string; state: string; _id: string; message: string; settled: string }[] {
+  return parse(readFileSync(path), { columns: true }) as { line: string; state: string; _id: string; message: string; settled: string }[];
 }
 
 /** POSTs the emulator received. */
@@ -40,10 +40,10 @@ export function posts(emu: RunningEmulator): number {
 }
 
 /** Spawn the built CLI (for kill -9 / SIGINT tests), env pointed at the emulator. */
-export function spawnCli(emu: RunningEmulator, args: string[]): { child: ChildProcess; output: () => { stdout: string; stderr: string }; exit: Promise<number | null> } {
+export function spawnCli(emu: RunningEmulator, args: string[], stdinFile?: string): { child: ChildProcess; output: () => { stdout: string; stderr: string }; exit: Promise<number | null> } {
   const child = spawn(process.execPath, [BIN, ...args], {
     env: childEnv({ env: { CARDBOARD_BASE_URL: emu.url, CARDBOARD_BOARD: BOARD_ID, CARDBOARD_TOKEN: emu.boards[BOARD_ID]!.token } }),
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: [stdinFile === undefined ? 'ignore' : openSync(stdinFile, 'r'), 'pipe', 'pipe'],
   });
   let stdout = '';
   let stderr = '';

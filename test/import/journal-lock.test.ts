@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { importCommandLine, nextOutputName } from '../../src/import/command-line.js';
-import { defaultJournalPath, Journal, otherPlanJournals, planDigest } from '../../src/import/journal.js';
+import { defaultJournalPath, Journal, planDigest, rowDigest } from '../../src/import/journal.js';
 import { ImportLock } from '../../src/import/lock.js';
 import { checkOutputPaths } from '../../src/import/path-guard.js';
 import { toOptions } from '../../src/commands/import/options.js';
@@ -36,20 +36,27 @@ describe('journal keys', () => {
     expect(new Set([d, ...digests]).size).toBe(others.length + 1);
   });
 
-  it('names the journal by input, content, board, server and plan; another plan is found, not applied', async () => {
+  it('names the journal by input path, board and server, not by content or plan', async () => {
     const dir = tempDir();
     const input = join(dir, 'w.csv');
-    const key = { sha256: 'a'.repeat(64), board: 'b/1', baseUrl: 'http://h', plan: 'f'.repeat(64) };
+    const key = { board: 'b/1', baseUrl: 'http://h' };
     const path = defaultJournalPath(input, key);
-    expect(path).toMatch(/\.cardboard-journal\/w\.csv\.a{16}\.b_1\.[0-9a-f]{8}\.f{12}\.log$/);
+    expect(path).toMatch(/\.cardboard-journal\/w\.csv\.b_1\.[0-9a-f]{8}\.[0-9a-f]{8}\.log$/);
     expect(defaultJournalPath(input, { ...key, baseUrl: 'http://other' })).not.toBe(path);
-    const other = defaultJournalPath(input, { ...key, plan: 'e'.repeat(64) });
-    (await Journal.open(other, { ...key, plan: 'e'.repeat(64) }, false)).close();
-    const stem = path.slice(path.lastIndexOf('/') + 1, -'.ffffffffffff.log'.length);
-    expect(otherPlanJournals(join(dir, '.cardboard-journal'), stem, path)).toEqual([other]);
-    const j = await Journal.open(other, { ...key, plan: 'e'.repeat(64) }, false);
+    expect(defaultJournalPath(join(dir, 'sub', 'w.csv'), key).endsWith(path.slice(path.lastIndexOf('/')))).toBe(false);
+    const j = await Journal.open(path, { ...key, input, plan: 'e'.repeat(64) }, false);
     j.discard();
-    expect(existsSync(other)).toBe(false);
+    expect(existsSync(path)).toBe(false);
+  });
+
+  it('the digest of a row is of what it sends: key order does not matter, a value does, an _id from the index does not', () => {
+    const d = rowDigest({ Name: 'A', Status: 'Open' }, false);
+    expect(d).toMatch(/^[0-9a-f]{16}$/);
+    expect(rowDigest({ Status: 'Open', Name: 'A' }, false)).toBe(d);
+    expect(rowDigest({ Name: 'A', Status: 'Open ' }, false)).not.toBe(d);
+    expect(rowDigest({ Name: 'A', Status: 3 }, false)).not.toBe(rowDigest({ Name: 'A', Status: '3' }, false));
+    expect(rowDigest({ _id: 'x1', Name: 'A', Status: 'Open' }, true)).toBe(d);
+    expect(rowDigest({ _id: 'x1', Name: 'A', Status: 'Open' }, false)).not.toBe(d);
   });
 });
 

@@ -60,37 +60,49 @@ describe('resolveMapping', () => {
 });
 
 describe('Journal', () => {
-  it('reads back finished rows, ignores a line cut short by kill -9, and appends after it', async () => {
+  it('reads back each row by line and digest (its last record), ignores a line cut short by kill -9, and appends after it', async () => {
     const path = join(tempDir(), 'j.log');
-    const key = { sha256: 'abc', board: 'b1', baseUrl: 'http://h', plan: 'p1' };
+    const key = { sha256: 'abc', board: 'b1', baseUrl: 'http://h', input: '/in.csv', plan: 'p1' };
     const j = await Journal.open(path, key, false);
-    j.record(2, 'created', 'id-2');
-    j.record(3, 'uncertain');
+    const [d2, d3, d4] = ['a', 'b', 'c'].map((x) => x.repeat(16));
+    j.sending(2, d2!);
+    j.record(2, d2!, 'created', 'id-2');
+    j.sending(3, d3!);
+    j.sending(4, d4!);
     j.close();
-    appendFileSync(path, '4\tcreat');
+    appendFileSync(path, `4\tcreat`);
     const again = await Journal.open(path, key, false);
-    expect([...again.previous]).toEqual([
-      [2, { state: 'created', id: 'id-2' }],
-      [3, { state: 'uncertain' }],
+    expect(again.found).toMatchObject({ board: 'b1', baseUrl: 'http://h', input: '/in.csv', sha256: 'abc', plan: 'p1' });
+    expect(again.previous).toEqual([
+      { line: 2, digest: d2, state: 'created', id: 'id-2' },
+      { line: 3, digest: d3, state: 'sending' },
+      { line: 4, digest: d4, state: 'sending' },
     ]);
-    again.record(4, 'updated', 'id-4');
+    again.record(4, d4!, 'updated', 'id-4');
     again.close();
-    expect((await Journal.open(path, key, false)).previous.get(4)).toEqual({ state: 'updated', id: 'id-4' });
-    expect(readFileSync(path, 'utf8')).toContain('4\tcreat\n4\tupdated\tid-4\n');
+    expect((await Journal.open(path, key, false)).previous.find((e) => e.line === 4)).toEqual({ line: 4, digest: d4, state: 'updated', id: 'id-4' });
+    expect(readFileSync(path, 'utf8')).toContain(`4\tcreat\n4\tupdated\tid-4\t${d4}\n`);
   });
 
-  it('refuses a journal of another file, board, server or plan, and --restart truncates it', async () => {
+  it('refuses a journal of another board or server, or not a journal; applies one of other content or plan; --restart truncates it', async () => {
     const path = join(tempDir(), 'j.log');
-    const key = { sha256: 'abc', board: 'b1', baseUrl: 'http://h', plan: 'p1' };
-    (await Journal.open(path, key, false)).close();
-    for (const other of [{ sha256: 'def' }, { board: 'b2' }, { baseUrl: 'http://other' }, { plan: 'p2' }]) {
-      await expect(Journal.open(path, { ...key, ...other }, false)).rejects.toThrow(/belongs to another file, board or plan/);
+    const key = { sha256: 'abc', board: 'b1', baseUrl: 'http://h', input: '/in.csv', plan: 'p1' };
+    const j = await Journal.open(path, key, false);
+    j.record(2, 'a'.repeat(16), 'created', 'id-2');
+    j.close();
+    for (const other of [{ board: 'b2' }, { baseUrl: 'http://other' }]) {
+      await expect(Journal.open(path, { ...key, ...other }, false)).rejects.toThrow(/belongs to board b1 at http:\/\/h; it is not applied/);
     }
+    const changed = await Journal.open(path, { ...key, sha256: 'def', plan: 'p2' }, false);
+    expect(changed.previous).toHaveLength(1);
+    changed.close();
     const fresh = await Journal.open(path, { ...key, sha256: 'def' }, true);
-    expect(fresh.previous.size).toBe(0);
+    expect(fresh.previous).toHaveLength(0);
     fresh.close();
-    writeFileSync(path, '');
-    expect((await Journal.open(path, { ...key, sha256: 'x' }, false)).previous.size).toBe(0);
+    writeFileSync(path, 'Name,Status\nA,B\n');
+    await expect(Journal.open(path, key, false)).rejects.toThrow(/is not an import journal/);
+    writeFileSync(path, '{"cardboard-import-journal":2,"board":"b1","baseUrl":"http://h"}\n2\tcreated\tid\n');
+    await expect(Journal.open(path, key, false)).rejects.toThrow(/written by another version of cardboard/);
   });
 });
 

@@ -23,6 +23,12 @@ beforeAll(async () => {
       return;
     }
     req.resume();
+    // Every other request (the POSTs, and the reads of the board that look for an uncertain row's card)
+    // gets the same kind of answers: success without a card.
+    if (req.method !== 'POST') {
+      res.writeHead(204).end();
+      return;
+    }
     req.on('end', () => answers[stored++ % answers.length]!(res));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

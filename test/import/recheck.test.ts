@@ -48,7 +48,7 @@ describe('--match-on: the board read', () => {
     // Every page of each read (20,500 cards / 100, plus the empty end), and the retries of 500s on GETs.
     expect(gets).toBeLessThanOrEqual(4 * 207 * 1.25);
     expect(result.summary).toMatchObject({ rows: 500, created: 500, uncertain: 0, rejected: 0 });
-    expect(outcomes.filter((o) => o.message?.startsWith('found on the board after')).length).toBeGreaterThan(20);
+    expect(outcomes.filter((o) => o.message?.startsWith('found on the board by its key after')).length).toBeGreaterThan(20);
     for (let i = 1; i <= 500; i++) expect(service.count(`new-${i}`)).toBe(1);
     expect(service.cards).toHaveLength(20_500);
   });

@@ -4,22 +4,27 @@ import { describe, expect, it } from 'vitest';
 import { cli } from '../commands/helpers.js';
 import { tempDir } from '../helpers/cli.js';
 import { BOARD_ID } from '../helpers/emulator.js';
+import { boardLockPath } from '../../src/import/lock.js';
 import { nameCounts, posts, readResults, spawnCli, start, until, writeCards } from './helpers.js';
 
 const ROWS = 60;
 const CONCURRENCY = 4;
 
-/** Finished rows recorded in a journal file (its first line is the header). */
-function journalRows(path: string): number {
-  if (!existsSync(path)) return 0;
-  return readFileSync(path, 'utf8')
-    .split('\n')
-    .slice(1)
-    .filter((l) => /^\d+\t\w+\t/.test(l)).length;
+/** Rows of a journal file (its first line is the header): finished, and sent with no outcome written (in flight). */
+function journalled(path: string): { finished: number; inFlight: number } {
+  if (!existsSync(path)) return { finished: 0, inFlight: 0 };
+  const last = new Map<string, string>();
+  for (const l of readFileSync(path, 'utf8').split('\n').slice(1)) {
+    const [line, state, , digest] = l.split('\t');
+    if (digest !== undefined && /^[0-9a-f]{16}$/.test(digest)) last.set(`${line}\t${digest}`, state!);
+  }
+  const states = [...last.values()];
+  return { finished: states.filter((x) => x !== 'sending').length, inFlight: states.filter((x) => x === 'sending').length };
 }
+const journalRows = (path: string) => journalled(path).finished;
 
 describe('cardboard import: resume', () => {
-  it('after kill -9, a re-run skips the journalled rows; at most the rows in flight are sent twice', async () => {
+  it('after kill -9, a re-run skips the journalled rows and settles the rows in flight by reading the board: no duplicate', async () => {
     const e = await start({ faults: 'delay:100ms' });
     const file = writeCards(ROWS, 'k');
     const journal = join(tempDir(), 'import.journal');
@@ -28,9 +33,11 @@ describe('cardboard import: resume', () => {
     await until(() => journalRows(journal) >= 12);
     run.child.kill('SIGKILL');
     await run.exit;
-    const journalled = journalRows(journal);
+    const { finished, inFlight } = journalled(journal);
     const before = e.state()[BOARD_ID]!.cards.length;
     expect(before).toBeLessThan(ROWS);
+    // Every row that may be on the board is in the journal: sent ones have at least their `sending` record.
+    expect(finished + inFlight).toBeGreaterThanOrEqual(before);
 
     e.setFaults(undefined);
     const results = join(tempDir(), 'results.csv');
@@ -38,15 +45,16 @@ describe('cardboard import: resume', () => {
     expect(again.code).toBe(0);
     const summary = JSON.parse(again.stdout);
     expect(summary.rows).toBe(ROWS);
-    expect(summary.skipped).toBe(journalled);
-    expect(readResults(results).filter((r) => r.state === 'skipped')).toHaveLength(journalled);
+    expect(summary.skipped).toBe(finished);
+    expect(summary.settled).toBe(inFlight);
+    expect(summary.uncertain).toBe(0);
+    expect(readResults(results).filter((r) => r.state === 'skipped')).toHaveLength(finished);
+    expect(again.stderr).toContain(`Resuming: ${finished} rows already finished`);
+    if (inFlight > 0) expect(again.stderr).toContain(`${inFlight} row${inFlight === 1 ? '' : 's'} may have been applied`);
     const counts = nameCounts(e);
     expect(counts.size).toBe(ROWS);
-    const twice = [...counts.values()].filter((n) => n > 1);
-    expect(twice.every((n) => n === 2)).toBe(true);
-    // Sent before the kill but not journalled: one row per worker at most (issue 4, section 6).
-    expect(twice.length).toBeLessThanOrEqual(CONCURRENCY);
-    expect(e.state()[BOARD_ID]!.cards.length).toBe(ROWS + twice.length);
+    expect([...counts.values()].every((n) => n === 1)).toBe(true);
+    expect(e.state()[BOARD_ID]!.cards.length).toBe(ROWS);
   });
 
   it('Ctrl-C before the first row (reading the schema) stops at once with 130: it is never swallowed', async () => {
@@ -74,7 +82,7 @@ describe('cardboard import: resume', () => {
     expect(out.stderr).toContain('Interrupted: finishing the requests in flight');
     expect(out.stderr).toMatch(/error: Interrupted after \d+ rows\./);
     expect(out.stderr).toContain('hint: Run the same command again to resume');
-    expect(journal()).toMatch(new RegExp(`c\\.csv\\.[0-9a-f]{16}\\.${BOARD_ID}\\.[0-9a-f]{8}\\.[0-9a-f]{12}\\.log$`));
+    expect(journal()).toMatch(new RegExp(`c\\.csv\\.${BOARD_ID}\\.[0-9a-f]{8}\\.[0-9a-f]{8}\\.log$`));
     expect(out.stderr).toContain(`hint: Run the same command again to resume: cardboard import ${file} --concurrency ${CONCURRENCY}`);
     // Every row sent so far finished and was journalled before the exit.
     expect(journalRows(journal())).toBe(e.state()[BOARD_ID]!.cards.length);
@@ -114,7 +122,7 @@ describe('cardboard import: resume', () => {
     expect(e.state()[BOARD_ID]!.cards[0]).toMatchObject({ Name: 'Ada', Owner: 'ada@x' });
   });
 
-  it('after kill -9: its stale lock is taken over; another plan names its journal and does not apply it; --restart ignores it', async () => {
+  it('after kill -9: its stale lock is taken over; under another mapping the rows it sent are rejected as changed, not sent twice; --restart ignores it', async () => {
     const e = await start({ faults: 'delay:100ms' });
     const file = writeCards(ROWS, 'p');
     const planA = ['import', file, '--skip-column', 'Priority', '--concurrency', String(CONCURRENCY)];
@@ -124,19 +132,30 @@ describe('cardboard import: resume', () => {
     await until(() => log() !== undefined && journalRows(join(dir, log()!)) >= 4);
     run.child.kill('SIGKILL');
     await run.exit;
-    expect(readdirSync(dir).some((n) => n.endsWith('.lock'))).toBe(true);
+    expect(existsSync(boardLockPath(e.url, BOARD_ID))).toBe(true);
     const journalA = join(dir, log()!);
+    const { finished, inFlight } = journalled(journalA);
     e.setFaults(undefined);
 
-    const planB = await cli(e, ['import', file, '--json']);
-    expect(planB.code).toBe(0);
-    expect(planB.stderr).toContain(`not applied: ${journalA}`);
-    expect(JSON.parse(planB.stdout)).toMatchObject({ rows: ROWS, skipped: 0 });
+    // Plan B sends Priority too: every row plan A sent now has other content at its line.
+    const results = join(tempDir(), 'results.csv');
+    const planB = await cli(e, ['import', file, '--json', '--results', results]);
+    expect(planB.code, planB.stderr).toBe(3);
+    expect(planB.stderr).toContain(`journal ${journalA}`);
+    expect(planB.stderr).toContain('another mapping or options: rows are matched to it by content');
+    expect(JSON.parse(planB.stdout)).toMatchObject({ rows: ROWS, skipped: 0, rejected: finished + inFlight, created: ROWS - finished - inFlight });
+    const rejected = readResults(results).filter((r) => r.state === 'rejected');
+    expect(rejected.filter((r) => /^changed after it was sent \(line \d+\): use --match-on or an _id column$/.test(r.message))).toHaveLength(finished);
+    // Rows in flight at the kill, now changed: refused with the doubt named, never sent twice.
+    expect(rejected.filter((r) => r.message.includes('may or may not have been applied (check the board)'))).toHaveLength(inFlight);
+    const counts = nameCounts(e);
+    expect(counts.size).toBeGreaterThanOrEqual(ROWS - inFlight);
+    expect([...counts.values()].every((n) => n === 1)).toBe(true);
     expect(existsSync(journalA)).toBe(true);
 
     const restarted = await cli(e, [...planA, '--restart', '--json']);
     expect(restarted.code).toBe(0);
-    expect(restarted.stderr).not.toContain('not applied');
+    expect(restarted.stderr).not.toContain('Resuming');
     expect(JSON.parse(restarted.stdout)).toMatchObject({ rows: ROWS, skipped: 0, created: ROWS });
     expect(readdirSync(dir)).toEqual([]);
   });

@@ -65,9 +65,9 @@ describe('NDJSON rejects and the journal', () => {
   it('journal lines are redacted and the file is 0600 even when it existed with another mode', async () => {
     const path = join(tempDir(), 'j.log');
     writeFileSync(path, '', { mode: 0o644 });
-    const key = { sha256: 'abc', board: 'b', baseUrl: 'http://h', plan: 'p'.repeat(64) };
+    const key = { sha256: 'abc', board: 'b', baseUrl: 'http://h', input: '/in.csv', plan: 'p'.repeat(64) };
     const j = await Journal.open(path, key, true, [TOKEN]);
-    j.record(2, 'created', `id-${TOKEN}`);
+    j.record(2, 'a'.repeat(16), 'created', `id-${TOKEN}`);
     j.close();
     expect(readFileSync(path, 'utf8')).toContain('2\tcreated\tid-***');
     expect(readFileSync(path, 'utf8')).not.toContain(TOKEN);

@@ -148,13 +148,14 @@ export async function executeImport(ctx: Context, opts: ImportOptions, p: Prepar
         progress.event(e);
       },
     });
-    // Uncertain rows keep the journal: the same command reads the board for them instead of re-sending.
-    finished = engine.summary.stopped === undefined && engine.summary.uncertain === 0;
+    // Rejected and uncertain rows keep the journal: the same command (the input fixed) skips every row
+    // done, reads the board for the uncertain ones, and knows what the rejected ones had sent before.
+    finished = engine.summary.stopped === undefined && engine.summary.uncertain === 0 && engine.summary.rejected === 0;
   } finally {
     stop.dispose();
     clearInterval(flushTimer);
     outputs.close();
-    // A run that reached the end of its input with every row settled deletes its journal: the next run starts afresh.
+    // A run that reached the end of its input with every row done deletes its journal: the next run starts afresh.
     if (finished) journal?.discard();
     else journal?.close();
     held.lock.release();
