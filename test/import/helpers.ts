@@ -40,9 +40,14 @@ export function posts(emu: RunningEmulator): number {
 }
 
 /** Spawn the built CLI (for kill -9 / SIGINT tests), env pointed at the emulator. */
-export function spawnCli(emu: RunningEmulator, args: string[], stdinFile?: string): { child: ChildProcess; output: () => { stdout: string; stderr: string }; exit: Promise<number | null> } {
+export function spawnCli(
+  emu: RunningEmulator,
+  args: string[],
+  stdinFile?: string,
+  board = BOARD_ID,
+): { child: ChildProcess; output: () => { stdout: string; stderr: string }; exit: Promise<number | null> } {
   const child = spawn(process.execPath, [BIN, ...args], {
-    env: childEnv({ env: { CARDBOARD_BASE_URL: emu.url, CARDBOARD_BOARD: BOARD_ID, CARDBOARD_TOKEN: emu.boards[BOARD_ID]!.token } }),
+    env: childEnv({ env: { CARDBOARD_BASE_URL: emu.url, CARDBOARD_BOARD: board, CARDBOARD_TOKEN: emu.boards[board]!.token } }),
     stdio: [stdinFile === undefined ? 'ignore' : openSync(stdinFile, 'r'), 'pipe', 'pipe'],
   });
   let stdout = '';
