@@ -2,9 +2,13 @@
 // is a plain field, stored and shown under its exact name, over real HTTP against the emulator (and the
 // import's mapping and --match-on against the independent alt server too).
 import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
 import { readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
+import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import type { Context } from '../../src/context.js';
 import type { StopSignal } from '../../src/interrupt.js';
@@ -67,6 +71,15 @@ async function putPairs(tag: string): Promise<string> {
   ok(r);
   return r.stdout.trim();
 }
+
+describe('the emulator', () => {
+  it('--seed-cards fills every name as an own key', async () => {
+    const e = await startTestEmulator({ boards: { [BOARD]: { token: TOKEN, fields: [...FIELDS] } }, seedCards: 2 });
+    onTestFinished(() => e.close());
+    const cards = JSON.parse(JSON.stringify(e.state()[BOARD]!.cards)) as Record<string, unknown>[];
+    expect(cards.map((c) => NAMES.map((n) => Object.hasOwn(c, n) && c[n]))).toEqual([1, 2].map((i) => NAMES.map((n) => `${n} ${i}`)));
+  });
+});
 
 describe('schema', () => {
   it('lists the seven names, piped and as JSON', async () => {
@@ -166,7 +179,7 @@ describe('card list', () => {
     const fields = ['__proto__', 'toString', 'valueOf', 'constructor'];
     const nd = await run(['card', 'list', '--fields', fields.join(','), '--format', 'ndjson']);
     ok(nd);
-    const rec = nd.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>).find((c) => c.toString === value('toString', 'list'))!;
+    const rec = nd.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>).find((c) => Object.values(c).includes(value('toString', 'list')))!;
     expect(Object.keys(rec)).toEqual(['_id', ...fields]);
     for (const f of fields) expect(rec[f]).toBe(value(f, 'list'));
     const bare = nd.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>).find((c) => !Object.hasOwn(c, 'toString'))!;
@@ -315,3 +328,118 @@ function mapFile(text: string): string {
   writeFileSync(file, text);
   return file;
 }
+
+/** Resolve once `check` holds, polling every 20 ms (the test's timeout bounds it). */
+async function until(check: () => boolean): Promise<void> {
+  while (!check()) await new Promise((r) => setTimeout(r, 20));
+}
+
+/**
+ * `webhook listen` run in-process with the emulator's board pointed at it (stdout a terminal unless --json):
+ * `act` runs once it listens, then a stop signal ends it. Returns the run's result.
+ */
+async function listen(args: string[], act: (out: () => string) => Promise<void>): Promise<CliResult> {
+  let stop: ((s: StopSignal) => void) | undefined;
+  let ctx: Context | undefined;
+  const running = run(['webhook', 'listen', '--port', '0', ...args], {
+    env: { ...env(), CARDBOARD_SIGNING_KEY: KEY },
+    context: (c) => {
+      ctx = c;
+      if (!args.includes('--json')) Object.assign(c.stdout, { isTTY: true, columns: 200 });
+      return { signals: { listen: (l) => ((stop = l), () => (stop = undefined)), exitNow: () => {} } };
+    },
+  });
+  const text = (s: 'stdout' | 'stderr') => (ctx?.[s] as unknown as { text: string } | undefined)?.text ?? '';
+  await until(() => /Listening on (\S+)/.test(text('stderr')));
+  emu.boards[BOARD]!.webhookUrl = /Listening on (\S+)/.exec(text('stderr'))![1]!;
+  try {
+    await act(() => text('stdout'));
+  } finally {
+    emu.boards[BOARD]!.webhookUrl = null;
+    stop?.('SIGTERM');
+  }
+  return running;
+}
+
+describe('webhook listen and replay', () => {
+  it('a line per delivery shows the names and their values', async () => {
+    const r = await listen([], async (out) => {
+      const id = await putPairs('hook-line');
+      await until(() => out().includes(id));
+    });
+    ok(r);
+    expect(r.stdout).toMatch(new RegExp(`card \\S+  Name=hook-line  toString=hook-line:toString  valueOf=hook-line:valueOf  \\d+ B`));
+  });
+
+  it('--json and the record file keep every name as an own key', async () => {
+    const record = join(tempDir(), 'hooks.jsonl');
+    const r = await listen(['--json', '--record', record], async (out) => {
+      await putPairs('hook-json');
+      await until(() => out().includes('hook-json'));
+    });
+    ok(r);
+    const body = (JSON.parse(r.stdout.trim()) as { body: Record<string, unknown> }).body;
+    expectRow(body, 'hook-json');
+    const recorded = JSON.parse(readFileSync(record, 'utf8').trim()) as { body: Record<string, unknown> };
+    expectRow(recorded.body, 'hook-json');
+  });
+
+  it('headers named like the members are kept by --json, the record file and replay', async () => {
+    const record = join(tempDir(), 'hooks.jsonl');
+    const r = await listen(['--json', '--record', record], async (out) => {
+      const url = emu.boards[BOARD]!.webhookUrl!;
+      // A flat list: an object literal with a `__proto__` key would set its prototype, not a header.
+      const res = await request(url, { method: 'POST', body: '{"_id":"h1"}', headers: ['content-type', 'application/json', 'x-signingKey', KEY, '__proto__', 'hp', 'constructor', 'hc', 'toString', 'ht'] });
+      await res.body.dump();
+      expect(res.statusCode).toBe(200);
+      await until(() => out().includes('h1'));
+    });
+    ok(r);
+    const shown = (JSON.parse(r.stdout.trim()) as { headers: Record<string, string> }).headers;
+    expect([Object.hasOwn(shown, '__proto__'), shown.__proto__, shown.constructor, shown.toString]).toEqual([true, 'hp', 'hc', 'ht']);
+    const got: Array<Record<string, string | string[] | undefined>> = [];
+    const app = createServer((req, res) => {
+      got.push(req.headersDistinct as Record<string, string[]>);
+      req.resume().on('end', () => res.end('ok'));
+    });
+    app.listen(0, '127.0.0.1');
+    await once(app, 'listening');
+    onTestFinished(() => void app.close());
+    const replay = await runMain(['webhook', 'replay', record, '--to', `http://127.0.0.1:${(app.address() as AddressInfo).port}/`], { env: { CARDBOARD_SIGNING_KEY: KEY } });
+    ok(replay);
+    expect(got).toHaveLength(1);
+    expect([got[0]!['__proto__'], got[0]!.constructor, got[0]!.tostring]).toEqual([['hp'], ['hc'], ['ht']]);
+  });
+
+  it.each(['__proto__', 'constructor', 'toString'])('replay --filter %s=value keeps the cards with that own value', async (field) => {
+    const record = join(tempDir(), 'hooks.jsonl');
+    const tags = ['r1', 'r2', 'r3'];
+    const r = await listen(['--record', record], async (out) => {
+      for (const tag of tags) await putPairs(tag);
+      // And a card without the field: `--filter` must not match what it inherits.
+      ok(await run(['card', 'put', 'Name=r4']));
+      await until(() => out().split('\n').filter((l) => l.includes('  card ')).length === 4);
+    });
+    ok(r);
+    const got: string[] = [];
+    const app = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => (body += c.toString()));
+      req.on('end', () => {
+        got.push(body);
+        res.end('ok');
+      });
+    });
+    app.listen(0, '127.0.0.1');
+    await once(app, 'listening');
+    onTestFinished(() => void app.close());
+    const to = `http://127.0.0.1:${(app.address() as AddressInfo).port}/`;
+    const replay = await runMain(['webhook', 'replay', record, '--to', to, '--filter', `${field}=${value(field, 'r2')}`], { env: { CARDBOARD_SIGNING_KEY: KEY } });
+    ok(replay);
+    expect(got.map((b) => (JSON.parse(b) as { Name: string }).Name)).toEqual(['r2']);
+    expectRow(JSON.parse(got[0]!) as Record<string, unknown>, 'r2');
+    const none = await runMain(['webhook', 'replay', record, '--to', to, '--filter', `${field}=${String(Object.prototype[field as keyof object])}`], { env: { CARDBOARD_SIGNING_KEY: KEY } });
+    expect(none.code).toBe(0);
+    expect(got).toHaveLength(1);
+  });
+});
