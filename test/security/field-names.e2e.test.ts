@@ -123,6 +123,9 @@ describe('card put and card get', () => {
     const json = await run(['card', 'get', id, '--json']);
     ok(json);
     expectRow(JSON.parse(json.stdout) as Record<string, unknown>, 'get');
+    const table = await onTerminal(['card', 'get', id]);
+    ok(table);
+    for (const n of NAMES) expect(table.stdout).toMatch(new RegExp(`│ ${n.replace(/\$/g, '\\$')}\\s+│ ${value(n, 'get')}\\s+│`));
   });
 });
 
@@ -306,6 +309,27 @@ describe.each(TARGETS)('import against the %s', (_label, target) => {
     expect(summary(await importJson(t, [file, '--match-on', field]))).toMatchObject({ rows: 4, created: 0, updated: 0, unchanged: 4 });
     expect(t.posts()).toBe(before);
     expect(t.cards()).toHaveLength(5);
+  });
+
+  it('--dry-run --match-on names the changes of such a field, and NDJSON input maps its keys by own name', async () => {
+    const t = await target();
+    const file = csvFile(namesCsv());
+    expect(summary(await importJson(t, [file, '--match-on', 'Name']))).toMatchObject({ created: 5 });
+    const edited = csvFile(namesCsv().replace(value('__proto__', 'b'), 'new proto').replace(value('constructor', 'd'), 'new constructor'));
+    const plan = summary(await importJson(t, [edited, '--match-on', 'Name', '--dry-run']));
+    expect(plan).toMatchObject({ updated: 2, unchanged: 3 });
+    const changes = (plan.changes as { changes: { field: string; from: string; to: string }[] }[]).map((c) => c.changes);
+    expect(changes).toEqual(
+      expect.arrayContaining([
+        [{ field: '__proto__', from: value('__proto__', 'b'), to: 'new proto' }],
+        [{ field: 'constructor', from: value('constructor', 'd'), to: 'new constructor' }],
+      ]),
+    );
+    const nd = join(tempDir(), 'in.ndjson');
+    writeFileSync(nd, `${JSON.stringify(row('nd'))}\n${JSON.stringify(own([['Name', 'nd2'], ['__proto__', { nested: true }], ['constructor', 7]]))}\n`);
+    expect(summary(await importJson(t, [nd]))).toMatchObject({ created: 2 });
+    expectRow(byName(t, 'nd'), 'nd');
+    expect([byName(t, 'nd2').__proto__, byName(t, 'nd2').constructor]).toEqual([{ nested: true }, 7]);
   });
 
   it('--match-on: a row with empty cells is unchanged against the card it made, and an edited row is an update', async () => {
