@@ -1,7 +1,7 @@
 // Field names, CSV headers and card keys are the user's and the server's strings: `toString`, `constructor`
 // and `__proto__` are plain names there. Read through `obj[name]` a plain object answers Object.prototype's
-// members for them, and `obj[name] = v` with `__proto__` sets the prototype instead of adding a key; these
-// helpers read and write own keys only.
+// members for them, and `obj[name] = v` with `__proto__` sets the prototype instead of adding a key. Records
+// built from such names have no prototype, and reads of records parsed from JSON take own keys only.
 
 /** A record with no prototype: any string, `__proto__` included, is a plain key of it. */
 export function emptyRecord<T = unknown>(): Record<string, T> {
@@ -13,10 +13,3 @@ export function ownValue(record: object, key: string): unknown {
   return Object.hasOwn(record, key) ? (record as Record<string, unknown>)[key] : undefined;
 }
 
-/**
- * Set `key` as an own enumerable property, even `__proto__` on an object with Object.prototype (where `=` would
- * replace the prototype): what JSON.parse makes and JSON.stringify writes back.
- */
-export function setOwn(record: object, key: string, value: unknown): void {
-  Object.defineProperty(record, key, { value, writable: true, enumerable: true, configurable: true });
-}
