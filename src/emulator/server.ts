@@ -17,11 +17,12 @@ const MAX_BODY = 1 << 20;
 const JSON_TYPE = 'application/json';
 const SERVICE_UNAVAILABLE: Reply = { status: 503, body: '{"error":"Service Unavailable"}', retryAfter: 1 };
 const INTERNAL_ERROR: Reply = { status: 500, body: '{"error":"Internal Server Error"}' };
-const DEMO_VALUES: Record<string, string[]> = {
-  Status: ['To do', 'Doing', 'Done'],
-  Owner: ['Ada', 'Grace', 'Linus', 'Margaret'],
-  Priority: ['High', 'Medium', 'Low'],
-};
+// A Map: a board's field may be named `toString` or `constructor`, which a plain object would answer for.
+const DEMO_VALUES = new Map<string, string[]>([
+  ['Status', ['To do', 'Doing', 'Done']],
+  ['Owner', ['Ada', 'Grace', 'Linus', 'Margaret']],
+  ['Priority', ['High', 'Medium', 'Low']],
+]);
 
 /** True for `application/json`, with or without parameters such as `; charset=utf-8`. */
 function isJsonType(value: string | undefined): boolean {
@@ -199,9 +200,10 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
 /** Insert `count` demo cards into the board (`--seed-cards`); no webhooks, they are the starting state. */
 function seed(api: Api, board: BoardStore, count: number): void {
   for (let i = 1; i <= count; i++) {
-    const body: Record<string, unknown> = {};
+    // Null prototype: a field named `__proto__` is a key of the body like any other.
+    const body: Record<string, unknown> = Object.create(null);
     for (const name of board.settings.fields) {
-      const values = DEMO_VALUES[name];
+      const values = DEMO_VALUES.get(name);
       body[name] = name === 'Name' ? `Demo card ${i}` : values ? values[(i - 1) % values.length] : `${name} ${i}`;
     }
     api.put(board, body);

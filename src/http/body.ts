@@ -3,12 +3,13 @@ import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
 /** Largest body accepted once decompressed; the same 64 MB as the dispatcher's limit on the wire. */
 export const MAX_DECODED_BYTES = 64 * 1024 * 1024;
 
-const DECODERS: Record<string, (buf: Buffer, opts: { maxOutputLength: number }) => Buffer> = {
-  gzip: gunzipSync,
-  'x-gzip': gunzipSync,
-  deflate: inflateSync,
-  br: brotliDecompressSync,
-};
+// A Map: the coding is the server's word, and `Content-Encoding: constructor` must be unsupported, not Object.
+const DECODERS = new Map<string, (buf: Buffer, opts: { maxOutputLength: number }) => Buffer>([
+  ['gzip', gunzipSync],
+  ['x-gzip', gunzipSync],
+  ['deflate', inflateSync],
+  ['br', brotliDecompressSync],
+]);
 
 /** One decoder for every body: building a TextDecoder per response costs more than the decoding of a small one. */
 const UTF8 = new TextDecoder();
@@ -28,7 +29,7 @@ export function decodeBody(bytes: Buffer, contentEncoding: string | string[] | u
   let buf = bytes;
   if (buf.length > 0) {
     for (const coding of codings.reverse()) {
-      const decoder = DECODERS[coding];
+      const decoder = DECODERS.get(coding);
       if (!decoder) throw Object.assign(new Error(`unsupported Content-Encoding ${coding}`), { code: 'EUNSUPPORTED_ENCODING' });
       buf = decoder(buf, { maxOutputLength: MAX_DECODED_BYTES });
     }

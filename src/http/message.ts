@@ -13,7 +13,8 @@ export function oneLine(text: string, max = MAX_MESSAGE): string {
   return flat.length > max ? `${flat.slice(0, max - 1).trimEnd()}…` : flat;
 }
 
-const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ' };
+// A Map: the entity name is the server's text (`&constructor;` is no entity).
+const ENTITIES = new Map([['amp', '&'], ['lt', '<'], ['gt', '>'], ['quot', '"'], ['apos', "'"], ['nbsp', ' ']]);
 
 /** The text of an HTML page: its <title> when it has one, else the body without tags. */
 export function htmlToText(html: string): string {
@@ -27,7 +28,7 @@ export function htmlToText(html: string): string {
     .replace(/&(#\d+|#x[0-9a-f]+|[a-z]+);/gi, (whole, name: string) => {
       if (name.startsWith('#x') || name.startsWith('#X')) return String.fromCodePoint(Number.parseInt(name.slice(2), 16));
       if (name.startsWith('#')) return String.fromCodePoint(Number.parseInt(name.slice(1), 10));
-      return ENTITIES[name.toLowerCase()] ?? whole;
+      return ENTITIES.get(name.toLowerCase()) ?? whole;
     });
   return oneLine(text);
 }

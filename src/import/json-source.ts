@@ -7,6 +7,7 @@ import { readFile, stat } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { createInterface } from 'node:readline';
 import { UsageError } from '../errors.js';
+import { ownValue } from '../own-keys.js';
 import type { CsvItem } from './types.js';
 
 /** Records read ahead on stdin to learn the keys (a file is read once beforehand instead). */
@@ -55,7 +56,7 @@ export async function ndjsonKeys(path: string): Promise<string[]> {
 function toItem(line: number, p: Parsed, headers: string[], known: Set<string>): CsvItem {
   if (!p.ok) return { kind: 'bad', line, values: [], reason: p.reason };
   const extra = Object.keys(p.record).find((k) => !known.has(k));
-  const values = headers.map((h) => (Object.hasOwn(p.record, h) ? p.record[h] : undefined));
+  const values = headers.map((h) => ownValue(p.record, h));
   if (extra !== undefined) {
     return { kind: 'bad', line, values, reason: `key '${extra}' is not among the keys of the first ${STDIN_KEY_RECORDS} records, so it has no mapping; not sent` };
   }

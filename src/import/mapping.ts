@@ -1,6 +1,7 @@
 // CSV headers → board fields, exactly (spec 2.2: names are case-sensitive; spec 4.3 rule 1: a key that
 // does not match is dropped without an error, so every header must be accounted for before a row is sent).
 import { UsageError } from '../errors.js';
+import { emptyRecord } from '../own-keys.js';
 import { ansiCQuote, terminalText } from '../io/text.js';
 import { fieldSuggester, suggestField } from '../schema/match.js';
 import { type ColumnMapping, type ColumnTarget, REASON_COLUMN } from './types.js';
@@ -32,7 +33,7 @@ export interface MappingResult {
 }
 
 /** Parse one `--map "Header=Field"` value (split at the LAST `=`, so a header may contain `=`). */
-export function parseMapFlag(value: string, into: Record<string, string> = Object.create(null)): Record<string, string> {
+export function parseMapFlag(value: string, into: Record<string, string> = emptyRecord<string>()): Record<string, string> {
   const eq = value.lastIndexOf('=');
   if (eq <= 0 || eq === value.length - 1) {
     throw new UsageError(`Invalid --map '${value}'.`, { hint: 'Use --map "CSV header=Field name".' });
@@ -58,7 +59,7 @@ export function parseMapFile(text: string, path: string): Record<string, string 
     throw new UsageError(`--map-file ${path} must be an object of "CSV header": "Field name" (or null to skip).`);
   }
   // The "mapping" of an older `--dry-run --json` said "(dropped)" where map files say null: read it as null.
-  const out: Record<string, string | null> = Object.create(null);
+  const out = emptyRecord<string | null>();
   for (const [header, target] of Object.entries(data as Record<string, unknown>)) out[header] = target === DROPPED_TEXT ? null : (target as string | null);
   return out;
 }
@@ -188,7 +189,7 @@ export function unmappedError(unmapped: Unmapped[], commandWith: (flags: string[
 /** The mapping as a `--map-file` object: header → field, null for skipped columns. */
 export function mappingToFile(columns: ColumnMapping[]): Record<string, string | null> {
   // Null prototype: a header named `__proto__` is saved as a key like any other.
-  const out: Record<string, string | null> = Object.create(null);
+  const out = emptyRecord<string | null>();
   for (const c of columns) {
     out[c.header] = c.target.kind === 'skip' ? null : c.target.kind === 'id' ? '_id' : c.target.field;
   }
@@ -227,7 +228,7 @@ export function typedCell(c: ColumnMapping, value: unknown): unknown {
  * `__proto__` or `constructor`. Throws CellError for a cell its --type cannot convert.
  */
 export function rowBody(columns: ColumnMapping[], values: readonly unknown[], sendEmpty: boolean): Record<string, unknown> {
-  const body: Record<string, unknown> = Object.create(null);
+  const body = emptyRecord();
   for (const c of columns) {
     if (c.target.kind === 'skip') continue;
     const value = values[c.index];

@@ -4,6 +4,7 @@
 import { hash } from 'node:crypto';
 import { SeenIds } from '../api/seen-ids.js';
 import type { Api, PagesRead } from '../api/types.js';
+import { ownValue } from '../own-keys.js';
 import type { Card } from '../spec-types.js';
 import { CardTable, DIGEST_BYTES } from './card-table.js';
 
@@ -39,7 +40,7 @@ export function keyText(v: unknown): string | undefined {
 
 /** The key of a card: its own value only (a field named `constructor` is not Object's). */
 export function cardKey(card: Card, field: string): string | undefined {
-  return Object.hasOwn(card, field) ? keyText(card[field]) : undefined;
+  return keyText(ownValue(card, field));
 }
 
 /** JSON with object keys sorted at every depth: equal values give equal text, and 3 differs from "3". */
@@ -56,11 +57,14 @@ export function canonicalJson(v: unknown): string {
   return JSON.stringify(v) ?? 'null';
 }
 
-/** The digest of `fields` of a card or a body; absent fields are part of it (absent differs from ""). */
+/**
+ * The digest of `fields` of a card or a body; absent fields are part of it (absent differs from ""). Own values
+ * only: a card parsed from JSON inherits `constructor` and `toString`, which a body without them must not differ by.
+ */
 export function digestOf(values: Readonly<Record<string, unknown>>, fields: readonly string[]): string {
   let text = '';
   for (const f of fields) {
-    const v = values[f];
+    const v = ownValue(values, f);
     text += v === undefined ? `${JSON.stringify(f)}!\n` : `${JSON.stringify(f)}=${canonicalJson(v)}\n`;
   }
   // One-shot hash of the whole text: the same digest as hashing it line by line, and no Hash object per card.

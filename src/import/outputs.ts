@@ -2,6 +2,7 @@
 import { closeSync, fchmodSync, openSync, writeSync } from 'node:fs';
 import { fileError } from '../fs-errors.js';
 import { csvRow } from '../io/csv.js';
+import { emptyRecord } from '../own-keys.js';
 import { redactValue } from '../redact.js';
 import { REASON_COLUMN, type RowOutcome } from './types.js';
 
@@ -97,7 +98,7 @@ export class ImportOutputs {
     this.results?.row([o.line, o.state, o.id ?? '', o.message ?? '', o.settled ? 'board' : '']);
     if (this.rejects && (o.state === 'rejected' || o.state === 'uncertain') && this.json) {
       // The record as read (absent keys stay absent), with the reason replacing any earlier one.
-      const record: Record<string, unknown> = Object.create(null);
+      const record = emptyRecord();
       this.headers.forEach((h, i) => {
         if (o.values[i] !== undefined && h !== REASON_COLUMN) record[h] = o.values[i];
       });

@@ -1,5 +1,6 @@
 // --dry-run (issue 4, section 8): read, map and check every row; count what a run would do. Sends nothing.
 import type { Api } from '../api/types.js';
+import { ownValue } from '../own-keys.js';
 import { canonicalJson, type KeyIndex } from './match-index.js';
 import { type PrepareState, prepareRow } from './prepare.js';
 import type { ColumnMapping, CsvItem } from './types.js';
@@ -73,7 +74,7 @@ export async function describeChanges(api: Pick<Api, 'getCard'>, sample: Plan['u
     // A card deleted since the index was read: every field shows as new.
     const card = ((await api.getCard(u.id).catch(() => undefined)) ?? {}) as Record<string, unknown>;
     // Own keys only: a field named `constructor` absent from the card is absent, not Object.prototype's.
-    const was = (f: string) => (Object.hasOwn(card, f) ? card[f] : undefined);
+    const was = (f: string) => ownValue(card, f);
     const changes = Object.keys(u.body)
       .filter((f) => f !== '_id' && canonicalJson(was(f)) !== canonicalJson(u.body[f]))
       .map((field) => ({ field, from: text(was(field)), to: text(u.body[field]) }));

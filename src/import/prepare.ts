@@ -1,6 +1,7 @@
 // The checks every row goes through before it may be sent, shared by the run and --dry-run.
 import { digestOf, type KeyIndex, keyText, lookupCard } from './match-index.js';
 import { CellError, rowBody } from './mapping.js';
+import { ownValue } from '../own-keys.js';
 import type { ColumnMapping } from './types.js';
 
 /** A row ready to send (with `_id` from --match-on when its key is on the board), or why it cannot be. */
@@ -42,7 +43,7 @@ export function prepareRow(st: PrepareState, line: number, values: readonly unkn
   if (Object.keys(body).every((k) => k === '_id')) return { kind: 'reject', message: 'no values to send' };
   if (!st.match) return { kind: 'send', body, idFromIndex: false };
   const field = st.match.field;
-  const key = Object.hasOwn(body, field) ? keyText(body[field]) : undefined;
+  const key = keyText(ownValue(body, field));
   if (key === undefined) return { kind: 'reject', message: `empty --match-on value (${field})` };
   const first = st.seenKeys.get(key);
   if (first !== undefined) return { kind: 'reject', message: `duplicate ${field} '${key}' (first on line ${first}); not sent` };

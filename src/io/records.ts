@@ -1,4 +1,5 @@
 import type { Context } from '../context.js';
+import { emptyRecord, ownValue } from '../own-keys.js';
 import { csvRow } from './csv.js';
 import { printTable } from './table.js';
 import { tsvRow } from './text.js';
@@ -54,9 +55,10 @@ export function defaultFormat(ctx: Context): Format {
   return ctx.stdout.isTTY ? 'table' : 'ndjson';
 }
 
+/** The record's own keys among `columns`, in their order (own only: a field may be named `toString` or `__proto__`). */
 function pick(record: Record<string, unknown>, columns: string[]): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const c of columns) if (c in record) out[c] = record[c];
+  const out = emptyRecord();
+  for (const c of columns) if (Object.hasOwn(record, c)) out[c] = record[c];
   return out;
 }
 
@@ -80,7 +82,7 @@ export function createRecordWriter(ctx: Context, opts: RecordWriterOptions): Rec
     return {
       write: async (r) => {
         await start();
-        await push(row(columns.map((c) => r[c])));
+        await push(row(columns.map((c) => ownValue(r, c))));
       },
       flush,
       end: async () => {
@@ -110,7 +112,7 @@ export function createRecordWriter(ctx: Context, opts: RecordWriterOptions): Rec
       const rows: unknown[][] = [];
       return {
         write: async (r) => {
-          rows.push(columns.map((c) => r[c]));
+          rows.push(columns.map((c) => ownValue(r, c)));
         },
         // A table on a terminal is rendered whole at the end: its column widths depend on every row.
         // `_id` is never cut; columns that do not fit are left out, last first (src/io/table.ts).

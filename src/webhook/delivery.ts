@@ -1,4 +1,5 @@
 import { MIN_SUBSTRING_SECRET, scrubSecret } from '../redact.js';
+import { emptyRecord } from '../own-keys.js';
 import { LARGE_BODY, type Piece, recordPieces, viewPieces } from './pieces.js';
 
 /** The header that carries the webhook signing key (spec 6), spelled as the service sends it. */
@@ -81,7 +82,8 @@ export function isSigningHeader(name: string): boolean {
 
 /** Build the headers object from Node's rawHeaders (name/value pairs), keeping case and hiding the key. */
 export function headersFromRaw(raw: readonly string[]): Record<string, string> {
-  const out: Record<string, string> = {};
+  // Null prototype: a header is the sender's name; one called `__proto__` must be kept as a header.
+  const out = emptyRecord<string>();
   const byLower = new Map<string, string>();
   for (let i = 0; i + 1 < raw.length; i += 2) {
     const name = raw[i]!;
@@ -188,7 +190,7 @@ export function parseRecordLine(text: string): Delivery {
     receivedAt: String(v.receivedAt),
     method: v.method,
     path: String(v.path ?? '/'),
-    headers: { ...(v.headers ?? {}) },
+    headers: Object.assign(emptyRecord<string>(), v.headers),
     body: Buffer.from(v.bodyBase64, 'base64'),
   };
 }
@@ -199,7 +201,7 @@ export function parseRecordLine(text: string): Delivery {
  * is never stored, so without one the header is left out.
  */
 export function outgoingHeaders(headers: Record<string, string>, key: string | undefined): Record<string, string> {
-  const out: Record<string, string> = {};
+  const out = emptyRecord<string>();
   let signingName = SIGNING_HEADER;
   for (const [name, value] of Object.entries(headers)) {
     if (isSigningHeader(name)) signingName = name;

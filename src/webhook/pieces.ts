@@ -6,6 +6,7 @@
 import { isUtf8 } from 'node:buffer';
 import { StringDecoder } from 'node:string_decoder';
 import type { Delivery } from './delivery.js';
+import { emptyRecord } from '../own-keys.js';
 
 /** A piece of a line: text, or bytes written as they are. */
 export type Piece = string | Buffer;
@@ -177,7 +178,7 @@ export function parseLargeRecordLine(line: Buffer): Delivery | undefined {
       continue;
     }
     if (typeof head.seq !== 'number' || typeof head.method !== 'string' || typeof head.headers !== 'object' || head.headers === null) return undefined;
-    return { seq: head.seq, receivedAt: String(head.receivedAt), method: head.method, path: String(head.path ?? '/'), headers: { ...head.headers }, body: decodeBase64(line.subarray(at + BASE64_KEY.length, end)) };
+    return { seq: head.seq, receivedAt: String(head.receivedAt), method: head.method, path: String(head.path ?? '/'), headers: Object.assign(emptyRecord<string>(), head.headers), body: decodeBase64(line.subarray(at + BASE64_KEY.length, end)) };
   }
   return undefined;
 }

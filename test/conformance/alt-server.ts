@@ -143,6 +143,14 @@ function htmlPage(status: number, message: string): string {
   return `<!DOCTYPE html>\n<html><head><style>body{font:14px sans-serif}</style><script>var x=1;</script></head>\n<body><h1>${status} ${reasonPhrase(status)}</h1>\n<p>${message}</p><hr><address>alt-server</address></body></html>\n`;
 }
 
+/**
+ * Store a card's field as an own key: `card[name] = v` with a field named `__proto__` would set the card's
+ * prototype instead, and the field would never be served back.
+ */
+function setField(card: Record<string, unknown>, name: string, value: unknown): void {
+  Object.defineProperty(card, name, { value, writable: true, enumerable: true, configurable: true });
+}
+
 /** Start the server on 127.0.0.1, port 0, with `overrides` on top of the defaults. */
 export async function startAltServer(overrides: Partial<AltOptions> = {}, fields: AltField[] = defaultFields()): Promise<AltServer> {
   const opts: AltOptions = { ...DEFAULTS, ...overrides };
@@ -170,7 +178,7 @@ export async function startAltServer(overrides: Partial<AltOptions> = {}, fields
     const card: Record<string, unknown> = { _id: newId() };
     if (opts.extraCardKeys) Object.assign(card, { createdAt: new Date(Date.UTC(2024, 0, 1, 0, 0, counter)).toISOString(), boardId: opts.boardId });
     // Spec 4.3 rule 1: a key that is not a field name exactly is dropped.
-    for (const f of fields) if (Object.hasOwn(values, f.name)) card[f.name] = values[f.name];
+    for (const f of fields) if (Object.hasOwn(values, f.name)) setField(card, f.name, values[f.name]);
     state.cards.push(card);
     return card;
   }
@@ -273,7 +281,7 @@ export async function startAltServer(overrides: Partial<AltOptions> = {}, fields
     // Spec 4.3 rules 3-4.
     const existing = opts.updateMode === 'Update if exists' && typeof body._id === 'string' ? state.cards.find((c) => c._id === body._id) : undefined;
     if (!existing) return json(req, res, opts.createdStatus, createCard(body));
-    for (const f of fields) if (Object.hasOwn(body, f.name)) existing[f.name] = body[f.name];
+    for (const f of fields) if (Object.hasOwn(body, f.name)) setField(existing, f.name, body[f.name]);
     json(req, res, 200, existing);
   }
 

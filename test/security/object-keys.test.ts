@@ -5,6 +5,9 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parsePairs } from '../../src/commands/card/pairs.js';
+import { decodeBody } from '../../src/http/body.js';
+import { htmlToText } from '../../src/http/message.js';
+import { headersFromRaw, outgoingHeaders } from '../../src/webhook/delivery.js';
 import { readConfig, storedBoard, updateConfig } from '../../src/config/store.js';
 import { resolveSelection } from '../../src/config/resolve.js';
 import { createContext } from '../../src/context.js';
@@ -206,5 +209,23 @@ describe('--match-on keys are own values only', () => {
     expect([cardKey(own, '__proto__'), cardKey(own, 'constructor')]).toEqual(['P', 'C']);
     // Before: Object.prototype read as the key "{}", so every card without the field shared one key.
     expect([cardKey(bare, '__proto__'), cardKey(bare, 'constructor'), cardKey(bare, 'toString')]).toEqual([undefined, undefined, undefined]);
+  });
+});
+
+describe('the server\'s words are never looked up on a plain object', () => {
+  it('a Content-Encoding named like a member is unsupported, not Object called as a decoder', () => {
+    for (const coding of ['constructor', 'toString', '__proto__', 'valueOf']) {
+      expect(() => decodeBody(Buffer.from('{}'), coding)).toThrow(`unsupported Content-Encoding ${coding.toLowerCase()}`);
+    }
+  });
+
+  it('an HTML entity named like a member stays as written', () => {
+    expect(htmlToText('<p>a &constructor; b &toString; c &amp; d</p>')).toBe('a &constructor; b &toString; c & d');
+  });
+
+  it('webhook headers named like members are kept as headers, and re-sent', () => {
+    const headers = headersFromRaw(['__proto__', 'p', 'Constructor', 'c1', 'constructor', 'c2', 'toString', 't']);
+    expect(JSON.parse(JSON.stringify(headers))).toEqual(JSON.parse('{"__proto__":"p","Constructor":"c1, c2","toString":"t"}'));
+    expect(JSON.stringify(outgoingHeaders(headers, 'k'))).toBe('{"__proto__":"p","Constructor":"c1, c2","toString":"t","x-signingKey":"k"}');
   });
 });

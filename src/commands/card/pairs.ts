@@ -1,4 +1,5 @@
 import { UsageError } from '../../errors.js';
+import { emptyRecord } from '../../own-keys.js';
 
 /**
  * Parse HTTPie-style field arguments: `Field=value` is a string, `Field:=json` a raw JSON value.
@@ -7,7 +8,7 @@ import { UsageError } from '../../errors.js';
  */
 export function parsePairs(args: readonly string[]): Record<string, unknown> {
   // Null prototype: a field named `__proto__` or `constructor` is a key of the card like any other.
-  const out: Record<string, unknown> = Object.create(null);
+  const out = emptyRecord();
   for (const arg of args) {
     const eq = arg.indexOf('=');
     const raw = eq > 0 && arg[eq - 1] === ':';

@@ -1,5 +1,6 @@
 import { parseDuration, parseInteger } from '../../units.js';
 import { UsageError } from '../../errors.js';
+import { emptyRecord } from '../../own-keys.js';
 import { parseMapFlag } from '../../import/mapping.js';
 import type { FieldType, InputFormat } from '../../import/types.js';
 
@@ -69,7 +70,7 @@ export function toOptions(file: string, f: Record<string, unknown>): ImportOptio
   if (f.restart && f.journal === undefined && file === '-') {
     throw new UsageError('--restart has no journal to ignore when reading stdin without --journal.');
   }
-  const map: Record<string, string> = Object.create(null);
+  const map = emptyRecord<string>();
   for (const m of f.map as string[]) parseMapFlag(m, map);
   const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
   return {

@@ -5,6 +5,7 @@ import { AuthError, CancelledError, CardboardError, UsageError } from '../../err
 import { interruptible } from '../../interrupt.js';
 import { createStatus } from '../../io/status.js';
 import { terminalText } from '../../io/text.js';
+import { ownValue } from '../../own-keys.js';
 import { answerStart, DeliveryClient } from '../../webhook/client.js';
 import { bodyValue, type Delivery, outgoingHeaders } from '../../webhook/delivery.js';
 import { readDeliveries, sniffRecordFile } from '../../webhook/record-file.js';
@@ -72,7 +73,13 @@ export function matchesFilters(d: Delivery, filters: Array<[string, string]>): b
 
 function cardMatches(card: Record<string, unknown> | undefined, filters: Array<[string, string]>): boolean {
   // Own fields only: `--filter constructor=x` must not find Object.prototype's (PITFALLS).
-  return card !== undefined && filters.every(([field, want]) => Object.hasOwn(card, field) && (typeof card[field] === 'string' ? card[field] : JSON.stringify(card[field])) === want);
+  return (
+    card !== undefined &&
+    filters.every(([field, want]) => {
+      const v = ownValue(card, field);
+      return v !== undefined && (typeof v === 'string' ? v : JSON.stringify(v)) === want;
+    })
+  );
 }
 
 function cardOf(d: Delivery): Record<string, unknown> | undefined {
