@@ -20,13 +20,14 @@ function boardsFile(updateMode = 'Always Create New') {
 
 /**
  * Start `cardboard emulator` with the bench board. opts: pageSize, rateLimit ('1200/min'), burst, seedCards,
- * updateMode (default 'Always Create New').
+ * updateMode (default 'Always Create New'), faults ('500-after:0.05,…') and faultSeed.
  * Resolves with { url, env (CARDBOARD_* for the CLI), requests(), close() } once it listens.
  */
 export function startEmulator(opts = {}) {
   const args = [BIN, 'emulator', '--port', '0', '--boards', boardsFile(opts.updateMode), '--page-size', String(opts.pageSize ?? 50)];
   if (opts.rateLimit) args.push('--rate-limit', opts.rateLimit, '--burst', String(opts.burst ?? 20));
   if (opts.seedCards) args.push('--seed-cards', String(opts.seedCards));
+  if (opts.faults) args.push('--faults', opts.faults, '--fault-seed', String(opts.faultSeed ?? 1));
   const child = spawn(process.execPath, args, { env: childEnv(), stdio: ['ignore', 'ignore', 'pipe'] });
   let err = '';
   return new Promise((resolve, reject) => {
@@ -44,6 +45,8 @@ export function startEmulator(opts = {}) {
         url,
         pid: child.pid,
         env: { CARDBOARD_BASE_URL: url, CARDBOARD_BOARD: BOARD, CARDBOARD_TOKEN: TOKEN },
+        /** The emulator's state: per board, its cards in order (test view). */
+        state: async () => (await fetch(`${url}/__emulator/state`)).json(),
         /** The emulator's record of requests (test view; last 50,000). */
         requests: async () => (await fetch(`${url}/__emulator/requests`)).json(),
         close: () =>
