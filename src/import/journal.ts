@@ -8,7 +8,7 @@ import { basename, dirname, extname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { UsageError } from '../errors.js';
 import { redactSecrets } from '../redact.js';
-import { openPrivate } from './outputs.js';
+import { openPrivate, requireRegularFile } from '../private-file.js';
 import type { ColumnMapping, FieldType, InputFormat, RowState } from './types.js';
 
 /** What a journal belongs to. `sha256` is absent for stdin (no content hash before reading it). */
@@ -116,6 +116,8 @@ export class Journal {
    * board is refused. `secrets` (the token, the signing key) are redacted from every line written.
    */
   static async open(path: string, key: JournalKey, restart: boolean, secrets: Iterable<string> = []): Promise<Journal> {
+    // Before reading it back: a FIFO would block the read, and a device cannot hold a journal.
+    requireRegularFile(path, '--journal');
     mkdirSync(dirname(path), { recursive: true });
     const header = redactSecrets(secrets, JSON.stringify({ [MAGIC]: 2, sha256: key.sha256 ?? null, board: key.board, baseUrl: key.baseUrl, plan: key.plan }));
     const previous = new Map<number, JournalEntry>();
@@ -143,7 +145,7 @@ export class Journal {
         if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
       }
     }
-    const fd = openPrivate(path, exists ? 'a' : 'w');
+    const fd = openPrivate(path, exists ? 'a' : 'w', { flag: '--journal', reread: true });
     // On append, a newline first: the last line may have been cut short by kill -9.
     writeSync(fd, exists ? '\n' : `${header}\n`);
     return new Journal(path, fd, previous, secrets);
