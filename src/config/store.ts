@@ -1,8 +1,9 @@
-import { chmodSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { CardboardError } from '../errors.js';
 import { fileError } from '../fs-errors.js';
+import { makePrivateDir, tightenFile } from '../private-file.js';
 
 /** One stored board: where it lives and its secrets (spec 2.4: API Key, POST URL, webhook signing key). */
 export interface StoredBoard {
@@ -95,10 +96,12 @@ export function readConfig(env: Env): CardboardConfig {
   }
 }
 
-/** Create the config directory owner-only (0700): conf would create it 0755 (PITFALLS). */
+/**
+ * Create the config (or cache) directory owner-only (0700): conf would create it 0755 (PITFALLS). One that
+ * exists already is left as it is: CARDBOARD_CONFIG_DIR may name a shared directory such as /tmp.
+ */
 export function ensurePrivateDir(dir: string): void {
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  chmodSync(dir, 0o700);
+  makePrivateDir(dir);
 }
 
 /**
@@ -132,7 +135,8 @@ export async function updateConfig(env: Env, change: (config: CardboardConfig) =
   try {
     const store = new Conf<Record<string, unknown>>({ cwd: dir, configName: 'config', configFileMode: 0o600, projectName: 'cardboard', projectSuffix: '' });
     store.store = data;
-    chmodSync(store.path, 0o600);
+    // conf creates it 0600 and fixes a wider mode on write (PITFALLS); a file in its place that is not ours is left alone.
+    tightenFile(store.path);
   } catch (err) {
     throw configFileError(err, 'write the config file', file);
   }

@@ -29,9 +29,21 @@ const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREAC
 /** Failures that will not heal by trying again within seconds. */
 const PERMANENT = new Set(['ENOTFOUND', 'UND_ERR_RES_EXCEEDED_MAX_SIZE', 'ERR_BUFFER_TOO_LARGE', 'EUNSUPPORTED_ENCODING', ...TLS]);
 
+/**
+ * The least wait before a request the server declined (429, 503) is sent again, whatever its Retry-After
+ * says. `Retry-After: 0` and a date already past are legal and mean "now"; taken literally, a server that
+ * keeps saying so gets the next request as fast as the network answers (50 in under 3 s). Retry-After
+ * counts whole seconds, so a second is the shortest wait a server can ask for other than none.
+ */
+export const RETRY_FLOOR_MS = 1000;
+
+/** The most jitter added to a server's wait: processes told the same Retry-After come back spread over it. */
+const JITTER_MS = 1000;
+
 /** Classify an ApiError (status set: the server answered; unset: the network failed, `code` says how). */
 export function classify(err: ApiError): Failure {
-  const retryAfterMs = err.retryAfter === undefined ? undefined : err.retryAfter * 1000;
+  // Raised to the floor here, so every budget and give-up check counts what will really be waited.
+  const retryAfterMs = err.retryAfter === undefined ? undefined : Math.max(RETRY_FLOOR_MS, err.retryAfter * 1000);
   const { status } = err;
   if (status === undefined) {
     const code = err.code ?? '';
@@ -63,6 +75,22 @@ export interface Backoff {
 export function backoffMs(attempt: number, bounds: Backoff, random: () => number): number {
   const ceiling = Math.min(bounds.maxMs, bounds.baseMs * 2 ** Math.max(0, attempt - 1));
   return Math.floor(random() * ceiling);
+}
+
+/**
+ * Milliseconds to wait before repeating a request after `failure`, given the caller's jittered `backoff`
+ * for this attempt: the one place a failure becomes a wait (retry wrapper, rate gate, import rows). A
+ * request the server declined (429, 503) waits at least RETRY_FLOOR_MS whatever Retry-After said: its
+ * Retry-After (already floored by classify) plus up to a second of jitter (never more than the wait), or
+ * without a usable one (absent, negative, garbage) the floor plus the backoff. Other failures wait the
+ * backoff: their tries are counted, so they cannot loop.
+ */
+export function retryWaitMs(failure: Failure, backoff: number, random: () => number): number {
+  if (failure.kind !== 'retryable') return backoff;
+  const asked = failure.retryAfterMs;
+  if (asked === undefined) return RETRY_FLOOR_MS + backoff;
+  const base = Math.max(RETRY_FLOOR_MS, asked);
+  return base + Math.floor(random() * Math.min(base, JITTER_MS));
 }
 
 /**

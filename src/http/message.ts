@@ -76,12 +76,18 @@ export function extractServerMessage(text: string, contentType = ''): string | u
   return (looksLikeHtml(text, contentType) ? htmlToText(text) : oneLine(text)) || undefined;
 }
 
-/** Retry-After (RFC 9110 10.2.3) as whole seconds: delta-seconds or an HTTP date; undefined when absent or invalid. */
+const MAX_RETRY_AFTER_S = 1e9;
+
+/**
+ * Retry-After (RFC 9110 10.2.3) as whole seconds, as the server said it: 0 for `0` or a date already past
+ * (classify in failure.ts raises every wait to the retry floor); undefined when absent or invalid (`-5`, `soon`).
+ */
 export function parseRetryAfter(value: string | string[] | undefined, nowMs: number): number | undefined {
   const raw = Array.isArray(value) ? value[0] : value;
   if (raw === undefined) return undefined;
   const trimmed = raw.trim();
-  if (/^\d+$/.test(trimmed)) return Number.parseInt(trimmed, 10);
+  // Capped at about 31 years: a 400-digit number would otherwise be Infinity and print as `Infinityd`.
+  if (/^\d+$/.test(trimmed)) return Math.min(MAX_RETRY_AFTER_S, Number.parseInt(trimmed, 10));
   if (!/[a-z]/i.test(trimmed)) return undefined;
   const at = Date.parse(trimmed);
   if (Number.isNaN(at)) return undefined;

@@ -3,11 +3,12 @@
 // (spec 8: "Rate limits: not shown"), so without --rate the pacer learns it: unlimited until the first 429,
 // then additive-increase / multiplicative-decrease. A 429 pauses every request of the client, not just one.
 import { type Clock, realClock } from '../clock.js';
-import { CancelledError } from '../errors.js';
+import { ApiError, CancelledError } from '../errors.js';
 import type { Send } from './core.js';
+import { classify, retryWaitMs } from './failure.js';
 
-/** The part of the clock the pacer uses; tests pass a discrete-event clock. */
-export type PacerClock = Pick<Clock, 'now' | 'sleep'>;
+/** The part of the clock the pacer uses (random: the jitter of a 429's pause, Math.random without it); tests pass a discrete-event clock. */
+export type PacerClock = Pick<Clock, 'now' | 'sleep'> & Partial<Pick<Clock, 'random'>>;
 
 export interface PacerOptions {
   /** Requests per second from --rate: fixed, never adapted. */
@@ -49,6 +50,9 @@ export class Pacer {
     this.clock = opts.clock ?? realClock;
     this.started = this.clock.now();
   }
+
+  /** A number in [0, 1) for the jitter of a 429's pause: the clock's, else Math.random. */
+  readonly random = (): number => (this.clock.random ?? Math.random)();
 
   /** Requests per second now (Infinity: not yet limited). */
   get rate(): number {
@@ -178,8 +182,9 @@ export function withPacer(next: Send, pacer: Pacer): Send {
       pacer.succeeded();
       return res;
     } catch (err) {
-      const e = err as { status?: number; retryAfter?: number };
-      if (e.status === 429) pacer.throttled(sentAt, (e.retryAfter ?? 1) * 1000);
+      // The pause is the wait of every worker's next try: at least the retry floor whatever Retry-After said
+      // (0, a date past, garbage), with jitter, so a server answering "now" cannot draw a storm of requests.
+      if (err instanceof ApiError && err.status === 429) pacer.throttled(sentAt, retryWaitMs(classify(err), 0, pacer.random));
       throw err;
     }
   };

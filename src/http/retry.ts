@@ -1,7 +1,7 @@
 import { realClock, type Clock } from '../clock.js';
 import { ApiError, CancelledError } from '../errors.js';
 import type { HttpRequest, Send } from './core.js';
-import { backoffMs, classify, mayRepeat, RATE_LIMIT_HINT, waitText } from './failure.js';
+import { backoffMs, classify, mayRepeat, RATE_LIMIT_HINT, RETRY_FLOOR_MS, retryWaitMs, waitText } from './failure.js';
 
 /**
  * How hard to retry. Failures other than the service's "come back later" count against `maxTries`; a
@@ -36,7 +36,7 @@ export function isRateLimit(err: unknown): err is ApiError {
   return err instanceof ApiError && (err.status === 429 || (err.status === 503 && err.retryAfter !== undefined));
 }
 
-/** What a wait costs of the budget: the server's Retry-After (our spread of it is free), else the backoff. */
+/** What a wait costs of the budget: the server's Retry-After raised to the floor (our spread of it is free), else the whole wait. */
 function budgeted(askedMs: number | undefined, waitMs: number): number {
   return askedMs ?? waitMs;
 }
@@ -61,14 +61,13 @@ export function retryDelay(
   const bounds = { baseMs: policy.baseDelayMs, maxMs: policy.maxDelayMs };
   if (isRateLimit(err)) {
     if (state.throttledTries + 1 >= policy.maxThrottledTries) return undefined;
-    const asked = failure.retryAfterMs;
-    // Processes throttled together are told the same Retry-After: up to a second more (never more than
-    // the wait itself) spreads them, so they do not all come back in the same instant and meet a 429 again.
-    const wait = asked === undefined ? backoffMs(state.throttledTries + 1, bounds, random) : asked + Math.floor(random() * Math.min(asked, 1000));
-    return state.waitedMs + budgeted(asked, wait) > policy.maxWaitMs ? undefined : wait;
+    // Processes throttled together are told the same Retry-After: the jitter of retryWaitMs spreads them,
+    // so they do not all come back in the same instant and meet a 429 again; never less than the floor.
+    const wait = retryWaitMs(failure, backoffMs(state.throttledTries + 1, bounds, random), random);
+    return state.waitedMs + budgeted(failure.retryAfterMs, wait) > policy.maxWaitMs ? undefined : wait;
   }
   if (attempt - state.throttledTries >= (req.maxTries ?? policy.maxTries)) return undefined;
-  return backoffMs(attempt - state.throttledTries, bounds, random);
+  return retryWaitMs(failure, backoffMs(attempt - state.throttledTries, bounds, random), random);
 }
 
 /**
@@ -110,11 +109,20 @@ function secondsText(ms: number): string {
   return ms === 0 ? '0s' : ms % 1000 === 0 ? waitText(ms) : `${Math.ceil(ms / 100) / 10}s`;
 }
 
-/** `Rate limited (429); waiting 3.4s as the service asked (Retry-After: 3s, plus jitter), then trying again…` */
+/**
+ * `Rate limited (429); waiting 3.4s as the service asked (Retry-After: 3s, plus jitter), then trying again…`;
+ * a Retry-After below the floor (0, a date past) says the floor was waited instead.
+ */
 export function waitLine(err: ApiError, delayMs: number): string {
   const what = err.status === 429 ? 'Rate limited (429)' : `Service unavailable (${err.status})`;
   const asked = err.retryAfter === undefined ? undefined : err.retryAfter * 1000;
-  const why = asked === undefined ? '' : ` as the service asked (Retry-After: ${secondsText(asked)}${delayMs > asked ? ', plus jitter' : ''})`;
+  const floor = waitText(RETRY_FLOOR_MS);
+  const why =
+    asked === undefined
+      ? ''
+      : asked < RETRY_FLOOR_MS
+        ? ` (Retry-After: ${secondsText(asked)}; cardboard waits at least ${floor}${delayMs > RETRY_FLOOR_MS ? ', plus jitter' : ''})`
+        : ` as the service asked (Retry-After: ${secondsText(asked)}${delayMs > asked ? ', plus jitter' : ''})`;
   return `${what}; waiting ${secondsText(delayMs)}${why}, then trying again…`;
 }
 

@@ -11,8 +11,8 @@ import { basename, dirname, extname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { UsageError } from '../errors.js';
 import { redactSecrets } from '../redact.js';
+import { openPrivate, requireRegularFile } from '../private-file.js';
 import { canonicalJson } from './match-index.js';
-import { openPrivate } from './outputs.js';
 import type { ColumnMapping, FieldType, InputFormat, RowState } from './types.js';
 
 /** What a journal belongs to: one board on one server. The rest of its header is what a resume reports. */
@@ -127,6 +127,8 @@ export class Journal {
    * redacted from every line written.
    */
   static async open(path: string, key: JournalKey, restart: boolean, secrets: Iterable<string> = [], now = new Date()): Promise<Journal> {
+    // Before reading it back: a FIFO would block the read, and a device cannot hold a journal.
+    requireRegularFile(path, '--journal');
     mkdirSync(dirname(path), { recursive: true });
     const header: JournalHeader = { ...key, started: now.toISOString() };
     const byKey = new Map<string, JournalEntry>();
@@ -161,7 +163,7 @@ export class Journal {
         if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
       }
     }
-    const fd = openPrivate(path, exists ? 'a' : 'w');
+    const fd = openPrivate(path, exists ? 'a' : 'w', { flag: '--journal', reread: true });
     // On append, a newline first: the last line may have been cut short by kill -9.
     writeSync(fd, exists ? '\n' : `${redactSecrets(secrets, JSON.stringify({ [MAGIC]: VERSION, ...header }))}\n`);
     return new Journal(path, fd, [...byKey.values()], found, secrets);

@@ -1,26 +1,16 @@
 // --results and --rejects: CSV files written as rows finish (issue 4, section 5).
-import { closeSync, fchmodSync, openSync, writeSync } from 'node:fs';
+import { closeSync, writeSync } from 'node:fs';
 import { fileError } from '../fs-errors.js';
 import { csvRow } from '../io/csv.js';
 import { emptyRecord } from '../own-keys.js';
+import { openPrivate } from '../private-file.js';
 import { redactValue } from '../redact.js';
 import { REASON_COLUMN, type RowOutcome } from './types.js';
 
-/** Open `path` for writing, owner-only (0600) whatever the umask or the mode of a file it replaces. */
-export function openPrivate(path: string, flags: 'w' | 'a'): number {
-  const fd = openSync(path, flags, 0o600);
-  try {
-    fchmodSync(fd, 0o600);
-  } catch (err) {
-    closeSync(fd);
-    throw err;
-  }
-  return fd;
-}
-
 /**
  * A CSV file written in batches with writeSync: bounded memory, and what is written survives a crash.
- * Mode 0600 (it holds the board's data), and every secret of the run (token, signing key) is redacted:
+ * Created 0600 (it holds the board's data; openPrivate: a device or FIFO such as /dev/stdout is written
+ * as it is, never chmod-ed), and every secret of the run (token, signing key) is redacted:
  * a server may echo them in its messages (issue 11, finding 7).
  */
 class CsvFile {
@@ -33,7 +23,7 @@ class CsvFile {
     private readonly secrets: Iterable<string>,
   ) {
     try {
-      this.fd = openPrivate(path, 'w');
+      this.fd = openPrivate(path, 'w', { flag });
     } catch (err) {
       throw fileError(err, { action: `write the ${flag} file`, path, hint: `Pass ${flag} with a path in a writable directory.` });
     }

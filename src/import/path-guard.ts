@@ -3,6 +3,7 @@
 import { realpathSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { UsageError } from '../errors.js';
+import { requireRegularFile } from '../private-file.js';
 
 /** What identifies a file: its inode when it exists, else the real path it would be created at. */
 function identity(path: string): string {
@@ -26,7 +27,7 @@ function isDirectory(path: string): boolean {
   }
 }
 
-/** Refuse (exit 2, before any request) an output that is a directory, and outputs that resolve to the input or to each other. */
+/** Refuse (exit 2, before any request) an output that is a directory, a --journal that is not a regular file, and outputs that resolve to the input or to each other. */
 export function checkOutputPaths(input: string, outputs: { flag: string; path: string | undefined }[]): void {
   const seen = new Map<string, string>();
   if (input !== '-') seen.set(identity(input), `the input ${input}`);
@@ -37,6 +38,8 @@ export function checkOutputPaths(input: string, outputs: { flag: string; path: s
         hint: `Pass ${flag} with a file path, e.g. ${flag} ${join(path, flag === '--journal' ? 'import.journal' : `${flag.slice(2)}.csv`)}.`,
       });
     }
+    // The journal is read back and appended: a FIFO or a device in its place is refused before the lock is made beside it.
+    if (flag === '--journal') requireRegularFile(path, flag);
     const id = identity(path);
     const other = seen.get(id);
     if (other !== undefined) {

@@ -5,7 +5,7 @@
 import type { Api } from '../api/types.js';
 import type { Clock } from '../clock.js';
 import { ApiError, CancelledError } from '../errors.js';
-import { type Backoff, backoffMs, classify, RATE_LIMIT_FACT, waitText } from '../http/failure.js';
+import { type Backoff, backoffMs, classify, RATE_LIMIT_FACT, retryWaitMs, waitText } from '../http/failure.js';
 import type { Card } from '../spec-types.js';
 import { formatDuration } from '../units.js';
 import type { Probe } from './recheck.js';
@@ -180,10 +180,9 @@ export async function sendRow(sc: SendContext, body: Record<string, unknown>, ke
         }
       } else unreachableSince = undefined;
       if (notApplied) {
-        // A 503 holds only this row for its Retry-After: unlike a 429 it says nothing about our rate.
-        const retryAfter = failure.retryAfterMs;
+        // A 503 holds only this row for its Retry-After (at least the floor): unlike a 429 it says nothing about our rate.
         sc.onRetry(reason, attempt);
-        await wait(retryAfter !== undefined ? retryAfter : backoffMs(attempt, ROW_BACKOFF, sc.clock.random));
+        await wait(retryWaitMs(failure, backoffMs(attempt, ROW_BACKOFF, sc.clock.random), sc.clock.random));
         continue;
       }
       // Maybe applied (500, 502, 504, a 2xx without `_id`, a reset or a timeout after sending): the card

@@ -1,4 +1,5 @@
-import { closeSync, fchmodSync, fdatasync, fstatSync, openSync, readSync, writeSync } from 'node:fs';
+import { closeSync, fdatasync, fstatSync, openSync, readSync, writeSync } from 'node:fs';
+import { openPrivate } from '../private-file.js';
 import { type Delivery, parseRecordLine, recordLinePieces } from './delivery.js';
 import { LARGE_BODY, parseLargeRecordLine, type Piece } from './pieces.js';
 
@@ -134,12 +135,10 @@ export class RecordFile {
   private scratch: Buffer | undefined;
 
   constructor(readonly path: string) {
-    this.fd = openSync(path, 'a', 0o600);
-    const stat = fstatSync(this.fd);
-    // The mode only applies to a new file: one made earlier (by hand, an older version) is closed to others
-    // too, since it holds the board's cards.
-    if ((stat.mode & 0o077) !== 0 && stat.uid === process.getuid?.()) fchmodSync(this.fd, stat.mode & 0o700);
-    this.size = stat.size;
+    // Created 0600; one made earlier (by hand, an older version) is closed to others too when it is a regular
+    // file of ours, since it holds the board's cards. It is re-read on restart, so a FIFO or device is refused.
+    this.fd = openPrivate(path, 'a', { flag: '--record', reread: true });
+    this.size = fstatSync(this.fd).size;
     if (this.size > 0) this.recover();
   }
 

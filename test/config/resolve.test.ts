@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, sep } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -105,14 +105,21 @@ describe('config store', () => {
     expect(existsSync(env.CARDBOARD_CONFIG_DIR)).toBe(false);
   });
 
-  it('writes the file 0600 in a 0700 directory, and tightens an existing 0755 directory', async () => {
+  it('writes the file 0600 in a 0700 directory it creates, and leaves an existing 0755 directory as it is', async () => {
+    const created = { CARDBOARD_CONFIG_DIR: join(tempDir(), 'new-cfg') };
+    await updateConfig(created, (c) => {
+      c.boards.a = { id: 'b', baseUrl: 'https://h.example', token: 't' };
+    });
+    expect(statSync(created.CARDBOARD_CONFIG_DIR).mode & 0o777).toBe(0o700);
+    // An existing directory may be shared (CARDBOARD_CONFIG_DIR=/tmp): its mode is not cardboard's to change.
     const dir = join(tempDir(), 'cfg');
     mkdirSync(dir, { mode: 0o755 });
+    chmodSync(dir, 0o755);
     const env = { CARDBOARD_CONFIG_DIR: dir };
     await updateConfig(env, (c) => {
       c.boards.a = { id: 'b', baseUrl: 'https://h.example', token: 't' };
     });
-    expect(statSync(dir).mode & 0o777).toBe(0o700);
+    expect(statSync(dir).mode & 0o777).toBe(0o755);
     expect(statSync(configPath(env)).mode & 0o777).toBe(0o600);
     expect(readConfig(env).boards.a).toEqual({ id: 'b', baseUrl: 'https://h.example', token: 't' });
   });

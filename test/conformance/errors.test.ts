@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { realClock } from '../../src/clock.js';
 import type { ErrorStyle } from './alt-server.js';
 import { noLeak, run, seen, start } from './helpers.js';
 
@@ -96,10 +97,16 @@ describe('retries and transport choices', () => {
   it('429 on every POST: each wait said on stderr, exit 1 at the try cap naming the limit (no --rate)', async () => {
     const s = await start();
     for (let i = 0; i < 50; i++) s.faults.push({ method: 'POST', status: 429, headers: { 'retry-after': '0' }, body: 'slow down' });
-    const r = await run(s, ['card', 'put', 'Title=x']);
+    // Waits of about 1.5 s each (the floor, plus jitter) would take over a minute: time skips them instead.
+    const waited: number[] = [];
+    let skipped = 0;
+    const clock = { ...realClock, now: () => Date.now() + skipped, sleep: async (ms: number) => void (waited.push(ms), (skipped += ms)) };
+    const r = await run(s, ['card', 'put', 'Title=x'], { context: () => ({ clock }) });
     expect(r.code).toBe(1);
-    const waits = r.stderr.split('\n').filter((l) => l === 'Rate limited (429); waiting 0s as the service asked (Retry-After: 0s), then trying again…');
+    const waits = r.stderr.split('\n').filter((l) => /^Rate limited \(429\); waiting [12](\.\d)?s \(Retry-After: 0s; cardboard waits at least 1s(, plus jitter)?\), then trying again…$/.test(l));
     expect(waits).toHaveLength(49);
+    // Each retry's own wait is at least the floor (the rate gate may add a short sleep to the end of its pause).
+    expect(waited.filter((ms) => ms >= 1000)).toHaveLength(49);
     const [error, hint] = twoLines(r.stderr.split('\n').filter((l) => !l.startsWith('Rate limited')).join('\n'));
     expect(error).toContain('429 Too Many Requests from POST');
     expect(error).toContain('still rate-limited after 50 tries: stopped.');

@@ -33,12 +33,16 @@ describe('hostile server', () => {
     expect(ids.size).toBe(15);
   });
 
-  it('null-in-page, huge-retry-after, no-id, echo-token, escapes', async () => {
+  it('null-in-page, huge-retry-after, past-retry-after, no-id, echo-token, escapes', async () => {
     server = await startHostileServer({ mode: 'null-in-page' });
     expect((await get(server, `/api/aptlet/${server.boardId}?page=0`)).body).toContain(null);
     server.setMode('huge-retry-after');
     const limited = await get(server, `/api/aptlet/${server.boardId}/schema`);
     expect([limited.status, limited.headers.get('retry-after')]).toEqual([429, '999999']);
+    server.setMode('past-retry-after');
+    const past = await get(server, `/api/aptlet/${server.boardId}/schema`);
+    expect(past.status).toBe(429);
+    expect(Date.parse(past.headers.get('retry-after') ?? '')).toBeLessThan(Date.now() - 30_000);
     server.setMode('no-id');
     const post = await fetch(`${server.url}/api/aptlet/${server.boardId}`, { method: 'POST', headers: { 'x-token': server.token }, body: '{"Title":"x"}' });
     expect(await post.json()).not.toHaveProperty('_id');

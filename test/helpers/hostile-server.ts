@@ -14,6 +14,8 @@ export type HostileMode =
   | 'trickle'
   /** Every request is answered 429 with `Retry-After: retryAfter`. */
   | 'huge-retry-after'
+  /** Every request (of `retryAfterMethods`) is answered 429 with `Retry-After:` an HTTP date a minute in the past. */
+  | 'past-retry-after'
   /** Page 0 holds a `null` (and a number) among its cards. */
   | 'null-in-page'
   /** A card POST answers 2xx with a body that has no `_id`. */
@@ -36,7 +38,7 @@ export interface HostileOptions {
   pageSize?: number;
   trickleMs?: number;
   retryAfter?: string;
-  /** Mode 'huge-retry-after': only these methods are answered 429 (default: every request). */
+  /** Modes 'huge-retry-after' and 'past-retry-after': only these methods are answered 429 (default: every request). */
   retryAfterMethods?: string[];
 }
 
@@ -133,6 +135,9 @@ export async function startHostileServer(options: HostileOptions): Promise<Hosti
       requests.push({ method, url: url.pathname + url.search, headers: req.headers, body });
       if (req.headers['x-token'] !== token) return send(res, 401, { error: 'Unauthorized' });
       if (mode === 'huge-retry-after' && (options.retryAfterMethods?.includes(method) ?? true)) return send(res, 429, { error: 'Too Many Requests' }, { 'retry-after': options.retryAfter ?? '999999' });
+      if (mode === 'past-retry-after' && (options.retryAfterMethods?.includes(method) ?? true)) {
+        return send(res, 429, { error: 'Too Many Requests' }, { 'retry-after': new Date(Date.now() - 60_000).toUTCString() });
+      }
       const path = url.pathname;
       const board = `/api/aptlet/${boardId}`;
       if (method === 'GET' && (path === `${board}/schema` || path === `/api/schema/${boardId}`)) return send(res, 200, schema());

@@ -10,6 +10,7 @@ import { RateLimiter } from '../../src/emulator/rate-limit.js';
 import { ApiError } from '../../src/errors.js';
 import type { HttpRequest, HttpResponse, Send } from '../../src/http/core.js';
 import type { Http } from '../../src/http/index.js';
+import { parseRetryAfter } from '../../src/http/message.js';
 import { Pacer, withPacer } from '../../src/http/pacer.js';
 import { type RetryOptions, withRetry } from '../../src/http/retry.js';
 import type { Card } from '../../src/spec-types.js';
@@ -89,8 +90,8 @@ export interface SimServiceOptions {
   rateLimit?: { perMinute: number; burst: number };
   /** Every answer takes this long (simulated). */
   latencyMs?: number;
-  /** Answer every request 429 with this Retry-After (seconds). */
-  always429?: number;
+  /** Answer every request 429 with this Retry-After: seconds, or a header as a server sends it (`0`, a date, `soon`), parsed at the simulated now. */
+  always429?: number | string;
   /** Retry-After (seconds) of the 503 fault (default 1). */
   retryAfter?: number;
   updateMode?: 'Always Create New' | 'Update if exists';
@@ -131,7 +132,8 @@ export class SimService {
     const f = this.opts.faults ?? {};
     if (this.roll(f.refused)) this.fail(req, undefined, 'ECONNREFUSED');
     await this.clock.sleep(this.opts.latencyMs ?? 5);
-    if (this.opts.always429 !== undefined) this.fail(req, 429, undefined, this.opts.always429);
+    const always = this.opts.always429;
+    if (always !== undefined) this.fail(req, 429, undefined, typeof always === 'number' ? always : parseRetryAfter(always, this.clock.now()));
     const wait = this.bucket?.take('token', this.clock.now()) ?? 0;
     if (wait > 0) this.fail(req, 429, undefined, wait);
     if (this.roll(f.unavailable) && !(req.method === 'GET' && req.path.endsWith('/schema'))) this.fail(req, 503, undefined, this.opts.retryAfter ?? 1);

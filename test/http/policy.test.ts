@@ -17,7 +17,8 @@ describe('retry decisions', () => {
     expect(retryDelay(status(500), GET, 1, DEFAULT_RETRY, half)).toBe(250);
     expect(retryDelay(status(502), GET, 2, DEFAULT_RETRY, half)).toBe(500);
     // A rate limit backs off by its own count of throttled tries (the third here), not the tries in all.
-    expect(retryDelay(status(429), GET, 3, DEFAULT_RETRY, () => 0.999, { throttledTries: 2, waitedMs: 1500 })).toBe(1998);
+    // Declined without Retry-After: the 1 s floor plus that backoff.
+    expect(retryDelay(status(429), GET, 3, DEFAULT_RETRY, () => 0.999, { throttledTries: 2, waitedMs: 1500 })).toBe(2998);
     expect(retryDelay(network('ECONNRESET'), GET, 1, DEFAULT_RETRY, half)).toBe(250);
     expect(retryDelay(network('UND_ERR_HEADERS_TIMEOUT'), GET, 1, DEFAULT_RETRY, () => 0)).toBe(0);
   });
@@ -42,7 +43,7 @@ describe('retry decisions', () => {
     expect(retryDelay(status(500), { ...POST, retrySafe: true }, 1, DEFAULT_RETRY, half)).toBe(250);
     expect(retryDelay(network('ECONNREFUSED'), POST, 1, DEFAULT_RETRY, half)).toBe(250);
     // 429 and 503: the server says it did nothing, so the import and a single write agree to repeat.
-    expect(retryDelay(status(503), POST, 1, DEFAULT_RETRY, half)).toBe(250);
+    expect(retryDelay(status(503), POST, 1, DEFAULT_RETRY, half)).toBe(1250);
     expect(retryDelay(status(429, 2), POST, 1, DEFAULT_RETRY, () => 0)).toBe(2000);
   });
 
@@ -153,7 +154,8 @@ describe('the rate gate in front of the core (withPacer, fake clock)', () => {
     expect(clock.now()).toBe(1000);
     await expect(send(GET)).rejects.toMatchObject({ status: 429 });
     await send(GET);
-    expect(clock.now()).toBe(4000);
+    // Retry-After 3 s plus the spread (half of a second with this clock's random).
+    expect(clock.now()).toBe(4500);
     // Three answers before it: enough to learn from, so the gate now paces instead of letting all through.
     expect(Number.isFinite(pacer.rate)).toBe(true);
   });
@@ -165,7 +167,7 @@ describe('the rate gate in front of the core (withPacer, fake clock)', () => {
     await expect(send(GET)).rejects.toMatchObject({ status: 429 });
     await send(GET);
     await send(GET);
-    expect(clock.now()).toBe(3000);
+    expect(clock.now()).toBe(3500);
     expect(pacer.rate).toBe(Number.POSITIVE_INFINITY);
   });
 

@@ -89,8 +89,11 @@ describe('the waiting budget of a command (withRetry, simulated clock)', () => {
     const fake = scripted(clock, [limited(undefined)]);
     const err = (await clock.run(withRetry(fake.send, { clock, onWait: (l) => lines.push(l) })(GET)).catch((e: unknown) => e)) as ApiError;
     const waits = fake.tries.slice(1).map((t, i) => t - fake.tries[i]!);
-    // Full jitter under a doubling ceiling (500 ms, 1 s, 2 s … 8 s): each wait below its ceiling, not all equal.
-    waits.forEach((w, i) => expect(w).toBeLessThan(Math.min(8000, 500 * 2 ** i)));
+    // The 1 s floor plus full jitter under a doubling ceiling (500 ms, 1 s, 2 s … 8 s): each wait in its window, not all equal.
+    waits.forEach((w, i) => {
+      expect(w).toBeGreaterThanOrEqual(1000);
+      expect(w).toBeLessThan(1000 + Math.min(8000, 500 * 2 ** i));
+    });
     expect(new Set(waits).size).toBeGreaterThan(1);
     expect(waits.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(60_000);
     expect(fake.tries.length).toBeGreaterThan(DEFAULT_RETRY.maxTries);
@@ -108,11 +111,12 @@ describe('the waiting budget of a command (withRetry, simulated clock)', () => {
     expect(clock.now()).toBe(150_000);
   });
 
-  it('a Retry-After: 0 loop ends after 50 tries of one request', async () => {
+  it('a Retry-After: 0 loop ends after 50 tries of one request, each at least 1 s after the last', async () => {
     const clock = simClock();
     const fake = scripted(clock, [limited(0)]);
     const err = (await clock.run(withRetry(fake.send, { clock })(POST)).catch((e: unknown) => e)) as ApiError;
     expect(fake.tries).toHaveLength(50);
+    for (const [i, t] of fake.tries.slice(1).entries()) expect(t - fake.tries[i]!).toBeGreaterThanOrEqual(1000);
     expect(err.message).toContain('still rate-limited after 50 tries: stopped.');
   });
 

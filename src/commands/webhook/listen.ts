@@ -9,6 +9,7 @@ import { ImportLock } from '../../import/lock.js';
 import { interruptible } from '../../interrupt.js';
 import { createLiveLine } from '../../io/live-line.js';
 import { createStatus } from '../../io/status.js';
+import { requireRegularFile } from '../../private-file.js';
 import { viewJson, viewLinePieces } from '../../webhook/delivery.js';
 import { LARGE_BODY } from '../../webhook/pieces.js';
 import { cursorPath, type ForwardEvent } from '../../webhook/forwarder.js';
@@ -213,6 +214,8 @@ function boardToken(ctx: Context): string[] {
 
 function lockRecord(path: string): ImportLock {
   if (!existsSync(dirname(path))) throw new UsageError(`--record: cannot open ${path} (ENOENT)`);
+  // Refused before the lock is made beside it: --record /dev/null would put the lock in /dev.
+  requireRegularFile(path, '--record');
   return ImportLock.acquire(`${path}.lock`, new Date(), (who, lockPath) =>
     new UsageError(`--record ${path} is in use by another webhook listener: ${who}.`, {
       hint: `Give this listener its own --record file. If that process is gone, delete ${lockPath} and start again.`,
@@ -224,6 +227,7 @@ function openRecord(path: string): RecordFile {
   try {
     return new RecordFile(path);
   } catch (err) {
+    if (err instanceof UsageError) throw err;
     throw new UsageError(`--record: cannot open ${path} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`, { cause: err });
   }
 }
