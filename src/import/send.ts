@@ -190,6 +190,10 @@ export async function sendRow(sc: SendContext, body: Record<string, unknown>, ke
       const settled = await settle(sc, body, key, reason);
       if (settled.kind === 'found') return { kind: 'found', id: settled.id, reason, by: settled.by };
       if (settled.kind === 'uncertain') return settled;
+      // A success without an `_id` says the server took the row: not finding it is no proof it was not stored.
+      if (err.code === 'ENOCARDID') {
+        return { kind: 'uncertain', message: `${reason}: the server answered success without a card _id, and no card with these values is on the board; not re-sent` };
+      }
       if (attempt >= sc.maxTries || !failure.heals) {
         return { kind: 'uncertain', message: `gave up after ${attempt} tries: ${reason}` };
       }

@@ -103,9 +103,10 @@ describe('a server that echoes x-token', () => {
     expect(resultsText).toContain('server error, x-token ***');
     expect(resultsText).toContain('id-***-ok-3');
     expect(readFileSync(rejects, 'utf8')).toContain('bad token ***');
-    // The run reached the end of its file: its journal is closed and deleted (issue 10), so none is left
-    // to leak; the ids it held are the ones in --results, checked above.
-    expect(filesUnder(join(dir, '.cardboard-journal'))).toHaveLength(0);
+    // The run ended with rejected rows, so its journal is kept for the next run: redacted like the rest.
+    const journals = filesUnder(join(dir, '.cardboard-journal'));
+    expect(journals).toHaveLength(1);
+    expect(journals[0]![1]).toContain('id-***-ok-3');
     // The schema cache lives apart from the config (XDG_CACHE_HOME), and an env-only run leaves the config dir empty.
     const config = [...filesUnder(configDir), ...filesUnder(childEnv({ configDir }).XDG_CACHE_HOME!)];
     expect(config.some(([path]) => path.includes('schema-'))).toBe(true);

@@ -60,7 +60,7 @@ describe('--results and --rejects that are not regular files of ours', () => {
     try {
       const r = await runMain(['import', input(dir), '--results', results.path], { env: env(), cwd: dir });
       expect(r.code, r.stderr).toBe(0);
-      expect(await results.text).toMatch(/^line,state,_id,message\r\n/);
+      expect(await results.text).toMatch(/^line,state,_id,message,settled\r\n/);
       expect(mode(results.path)).toBe('644');
     } finally {
       results.release();

@@ -79,7 +79,7 @@ describe('import files', () => {
     const before = posts();
     const r = await runMain(['import', file], { env: env() });
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain(`Cannot create the import lock in ${join(dir, '.cardboard-journal')}`);
+    expect(r.stderr).toContain(`Cannot write the journal ${join(dir, '.cardboard-journal')}/in.csv.`);
     expect(r.stderr).toContain('--journal <path>');
     expect(r.stderr).not.toMatch(/This is a bug/);
     expect(posts()).toBe(before);
@@ -168,7 +168,8 @@ describe('permission denied, as an unprivileged user', () => {
     const ro = readOnlyDir();
     const before = emu.requests().filter((q) => q.method === 'POST').length;
     const r = await run(['import', join(ro, 'in.csv')], board());
-    expect(r.stderr).toContain(`Cannot create the import lock in ${join(ro, '.cardboard-journal')}: permission denied (EACCES)`);
+    expect(r.stderr).toContain(`Cannot write the journal ${join(ro, '.cardboard-journal')}/`);
+    expect(r.stderr).toContain('permission denied (EACCES)');
     expect(r.stderr).toContain('--journal <path>');
     expect(r.code).toBe(2);
     expect(emu.requests().filter((q) => q.method === 'POST').length).toBe(before);
