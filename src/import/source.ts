@@ -95,6 +95,9 @@ export async function* readCsv(input: Readable | AsyncIterable<Buffer>, opts: Re
   let columns = -1;
   const parser = parse({
     delimiter,
+    // Each record ends at CRLF, LF or CR, whatever the first line used: csv-parse would otherwise fix the
+    // record delimiter from the first line, merging LF rows under a CRLF header and keeping a CR in values.
+    record_delimiter: ['\r\n', '\n', '\r'],
     relax_quotes: true, // a stray quote inside an unquoted field is data, and no line is silently lost
     relax_column_count: true, // checked below, so the row is reported instead of failing the stream
     skip_records_with_error: true,
