@@ -36,6 +36,8 @@ export class ResumeIndex {
   private readonly byDigest = new Map<string, JournalEntry[]>();
   private readonly byLine = new Map<number, JournalEntry[]>();
   private readonly claimed = new Set<JournalEntry>();
+  /** Per digest, the index in its list before which every record is claimed. */
+  private readonly cursor = new Map<string, number>();
   /** Rows waiting for a verdict, in input order (so the oldest are first). */
   private waiting: Waiting[] = [];
   private readonly waitingOn = new Map<JournalEntry, Waiting[]>();
@@ -70,8 +72,17 @@ export class ResumeIndex {
   match(line: number, digest: string): Resumed {
     const same = this.byDigest.get(digest);
     if (same) {
-      // The record of its own line first, else the earliest unclaimed one (the rows shifted).
-      const entry = same.find((e) => e.line === line && !this.claimed.has(e)) ?? same.find((e) => !this.claimed.has(e));
+      // The record of its own line first, else the earliest unclaimed one (the rows shifted). The list is
+      // in line order and claimed from its front as a rule: a cursor skips the claimed ones, so a file of
+      // many identical rows costs no search per row.
+      const own = this.byLine.get(line)?.find((e) => e.digest === digest && !this.claimed.has(e));
+      let entry = own;
+      if (entry === undefined) {
+        let at = this.cursor.get(digest) ?? 0;
+        while (at < same.length && this.claimed.has(same[at]!)) at++;
+        this.cursor.set(digest, at);
+        entry = same[at];
+      }
       if (entry) {
         this.claim(entry);
         return { kind: 'known', entry };
