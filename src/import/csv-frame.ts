@@ -1,12 +1,18 @@
 // Record framing in front of csv-parse (issue 10 §5). csv-parse cannot resynchronise: an unclosed quote
 // swallows the rest of the file, and a record over the size limit is reported again and again. This splits
-// the text into physical lines, follows the quote state the way csv-parse reads it (a quote opens a quoted
-// field only at the field's start; "" inside it is a quote), and hands csv-parse only whole records, each
-// with its starting line. A record still open past the size limit or at the end of the input is rejected by
-// its first line, and reading starts again at the line after it. Written by hand: no CSV library frames
-// records this way, and it needs only the quote rule, not a parser.
+// the text into physical lines (lines.ts: CRLF, LF or CR, in any mix), follows the quote state the way
+// csv-parse reads it (a quote opens a quoted field only at the field's start; "" inside it is a quote), and
+// hands csv-parse only whole records, each with its starting line. A record still open past the size limit
+// or at the end of the input is rejected by its first line, and reading starts again at the line after it.
+// Written by hand: no CSV library frames records this way, and it needs only the quote rule, not a parser.
+//
+// Every record handed on ends in exactly one LF, whatever ended it in the file, so csv-parse reads with
+// `record_delimiter: '\n'` and never guesses one (PITFALLS: it fixes the first line's, and a file mixing
+// line ends lost rows or kept `\r` in values). A line break inside a quoted field is data and stays as written.
 
-/** A whole record for the parser, or lines rejected before parsing. */
+import { LineSplitter } from './lines.js';
+
+/** A whole record for the parser (its text ends in one LF), or lines rejected before parsing. */
 export type Frame =
   | { kind: 'record'; line: number; text: string }
   | { kind: 'bad'; line: number; reason: string };
@@ -24,7 +30,8 @@ const shown = (text: string) => JSON.stringify(text.length > SHOWN ? `${text.sli
 
 /** Splits decoded text into records; `push` and `end` return what is ready, in file order. */
 export class RecordFramer {
-  private carry = '';
+  private readonly lines = new LineSplitter();
+  private readonly onLine = (text: string, eol: string) => this.line(text, eol);
   private lineNo = 0;
   /** A physical line over the limit is being dropped until its line break. */
   private dropping: number | undefined;
@@ -40,25 +47,15 @@ export class RecordFramer {
   ) {}
 
   push(text: string): Frame[] {
-    let s = this.carry + text;
-    this.carry = '';
-    const eol = /\r\n|\n|\r/g;
-    let start = 0;
-    for (let m = eol.exec(s); m !== null; m = eol.exec(s)) {
-      // A CR at the very end may be the first half of a CRLF split across two chunks.
-      if (m[0] === '\r' && m.index === s.length - 1) break;
-      this.line(s.slice(start, m.index), m[0]);
-      start = m.index + m[0].length;
-    }
-    s = s.slice(start);
-    if (this.dropping === undefined && s.length > this.maxChars) this.oversize(this.lineNo + 1);
-    if (this.dropping === undefined) this.carry = s;
+    this.lines.push(text, this.onLine);
+    if (this.dropping === undefined && this.lines.pending > this.maxChars) this.oversize(this.lineNo + 1);
+    if (this.dropping !== undefined) this.lines.discard();
     return this.take();
   }
 
   end(): Frame[] {
-    if (this.carry !== '' || this.dropping !== undefined) this.line(this.carry, '');
-    this.carry = '';
+    this.lines.end(this.onLine);
+    if (this.dropping !== undefined) this.line('', '');
     while (this.open.length > 0) this.abandon('unclosed quote: the record never ends');
     return this.take();
   }
@@ -88,7 +85,7 @@ export class RecordFramer {
   private feed(l: Line): void {
     // Most lines hold no quote and start no record of their own lines: a whole record at once.
     if (this.open.length === 0 && !l.text.includes('"') && l.text.length + l.eol.length <= this.maxChars) {
-      this.out.push({ kind: 'record', line: l.no, text: l.text + l.eol });
+      this.out.push({ kind: 'record', line: l.no, text: `${l.text}\n` });
       return;
     }
     if (this.open.length === 0) {
@@ -118,7 +115,10 @@ export class RecordFramer {
       if (this.chars > this.maxChars) {
         this.out.push({ kind: 'bad', line: lines[0]!.no, reason: `the record of lines ${lines[0]!.no}-${l.no} is over ${this.maxChars.toLocaleString('en')} characters; not read` });
       } else {
-        this.out.push({ kind: 'record', line: lines[0]!.no, text: lines.map((x) => x.text + x.eol).join('') });
+        // The breaks between its lines are inside quotes: data, kept as written. The last one ends the record.
+        let text = '';
+        for (let i = 0; i < lines.length - 1; i++) text += lines[i]!.text + lines[i]!.eol;
+        this.out.push({ kind: 'record', line: lines[0]!.no, text: `${text}${l.text}\n` });
       }
       return;
     }

@@ -5,9 +5,10 @@
 import { createReadStream } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
-import { createInterface } from 'node:readline';
+import { TextDecoder } from 'node:util';
 import { UsageError } from '../errors.js';
 import { ownValue } from '../own-keys.js';
+import { LineSplitter } from './lines.js';
 import type { CsvItem } from './types.js';
 
 /** Records read ahead on stdin to learn the keys (a file is read once beforehand instead). */
@@ -33,14 +34,29 @@ function parseLine(text: string): Parsed {
   return { ok: true, record: value };
 }
 
-/** Lines of a stream with their 1-based numbers; blank lines skipped. */
+/**
+ * Lines of a stream with their 1-based numbers, split as the CSV reader splits them (lines.ts: CRLF, LF or
+ * CR, in any mix); blank lines skipped. UTF-8; the decoder drops a byte order mark at the start.
+ */
 async function* lines(input: Readable | AsyncIterable<Buffer>): AsyncGenerator<{ line: number; text: string }> {
-  const rl = createInterface({ input: input as Readable, crlfDelay: Number.POSITIVE_INFINITY });
+  const decoder = new TextDecoder('utf-8');
+  const splitter = new LineSplitter();
   let n = 0;
-  for await (const text of rl) {
+  let ready: { line: number; text: string }[] = [];
+  const take = (text: string) => {
     n++;
-    if (text.trim() !== '') yield { line: n, text: text.charCodeAt(0) === 0xfeff ? text.slice(1) : text };
+    if (text.trim() !== '') ready.push({ line: n, text: text.charCodeAt(0) === 0xfeff ? text.slice(1) : text });
+  };
+  for await (const chunk of input as AsyncIterable<Buffer | string>) {
+    splitter.push(decoder.decode(typeof chunk === 'string' ? Buffer.from(chunk) : chunk, { stream: true }), take);
+    const out = ready;
+    ready = [];
+    // Not `yield*`: over an array it wraps every line in one more promise.
+    for (const l of out) yield l;
   }
+  splitter.push(decoder.decode(), take);
+  splitter.end(take);
+  for (const l of ready) yield l;
 }
 
 /** Every key of an NDJSON file, in first-seen order (one streamed pass before the import). */

@@ -1,10 +1,12 @@
 // One quick pass over an input file before the import: its content hash (the journal's key), the number
 // of records (the progress total), and, for UTF-8, whether it decodes (PITFALLS: invalid UTF-8 silently
-// becomes U+FFFD, which would store corrupted values).
+// becomes U+FFFD, which would store corrupted values). Lines end as the readers split them (lines.ts):
+// at CRLF, LF or CR, in any mix.
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { TextDecoder } from 'node:util';
 import { UsageError } from '../errors.js';
+import { countLineBreaks, endsLine } from './lines.js';
 
 /** What the pass found. */
 export interface FileScan {
@@ -20,54 +22,65 @@ const ASCII_COMPATIBLE = /^(utf-?8|unicode-1-1-utf-8|latin1|iso-8859-\d+|windows
 export async function scanFile(path: string, encoding = 'utf-8'): Promise<FileScan> {
   const hash = createHash('sha256');
   const isUtf8 = /^(utf-?8|unicode-1-1-utf-8)$/i.test(encoding);
-  // Counting quotes and line feeds byte by byte is only meaningful where those are single ASCII bytes.
+  // Counting quotes and line breaks byte by byte is only meaningful where those are single ASCII bytes.
   const countable = ASCII_COMPATIBLE.test(encoding);
   const decoder = isUtf8 ? new TextDecoder('utf-8', { fatal: true }) : undefined;
   let bytes = 0;
   let lines = 0;
   let quoted = false;
   let last = 0x0a;
-  // For the line of a bad sequence: every line feed (quoted or not) before the previous chunk, and that chunk.
-  let newlines = 0;
-  let previous: { chunk: Buffer; newlinesBefore: number; offset: number } | undefined;
+  // For the line of a bad sequence: every line break (quoted or not) before the previous chunk, and that chunk.
+  let breaks = 0;
+  let previous: Chunk | undefined;
   for await (const chunk of createReadStream(path) as AsyncIterable<Buffer>) {
     hash.update(chunk);
     if (decoder) {
       try {
         decoder.decode(chunk, { stream: true });
       } catch {
-        throw badUtf8(path, locateBadUtf8(previous, chunk, { newlinesBefore: newlines, offset: bytes }));
+        throw badUtf8(path, locateBadUtf8(previous, chunk, { breaksBefore: breaks, offset: bytes, lastBefore: last }));
       }
     }
-    const newlinesBefore = newlines;
+    const breaksBefore = breaks;
+    const lastBefore = last;
     if (countable) {
       for (let i = 0; i < chunk.length; i++) {
-        const b = chunk[i];
+        const b = chunk[i]!;
+        // Most bytes are none of `"`, CR, LF: one comparison for them.
+        if (b > 0x22) continue;
         // A doubled quote toggles twice, so the state stays right for RFC 4180 files.
         if (b === 0x22) quoted = !quoted;
-        else if (b === 0x0a) {
-          newlines++;
+        else if (endsLine(chunk, i, lastBefore)) {
+          breaks++;
           if (!quoted) lines++;
         }
       }
       if (chunk.length > 0) last = chunk[chunk.length - 1]!;
     }
-    previous = { chunk, newlinesBefore, offset: bytes };
+    previous = { chunk, breaksBefore, offset: bytes, lastBefore };
     bytes += chunk.length;
   }
   if (decoder) {
     try {
       decoder.decode();
     } catch {
-      // A sequence cut short by the end of the file: its bytes are the last ones, after the last line feed.
-      throw badUtf8(path, { line: newlines + 1, offset: bytes - trailingPartial(previous?.chunk) });
+      // A sequence cut short by the end of the file: its bytes are the last ones, after the last line break.
+      throw badUtf8(path, { line: breaks + 1, offset: bytes - trailingPartial(previous?.chunk) });
     }
   }
-  if (last !== 0x0a && bytes > 0) lines++;
+  if (last !== 0x0a && last !== 0x0d && bytes > 0) lines++;
   return { sha256: hash.digest('hex'), bytes, records: countable ? Math.max(0, lines - 1) : 0 };
 }
 
-/** Where a bad sequence starts: its line (1-based, every line feed counted) and byte offset. */
+/** A chunk read: the line breaks and bytes before it, and its preceding byte (LF at the start of the file). */
+interface Chunk {
+  chunk: Buffer;
+  breaksBefore: number;
+  offset: number;
+  lastBefore: number;
+}
+
+/** Where a bad sequence starts: its line (1-based, every line break counted) and byte offset. */
 interface BadAt {
   line: number;
   offset: number;
@@ -124,16 +137,17 @@ function trailingPartial(chunk: Buffer | undefined): number {
  * at its end), so the search runs over both; the previous chunk decoded, so only up to three continuation
  * bytes at its start belong to a sequence begun earlier, and they are skipped.
  */
-function locateBadUtf8(previous: { chunk: Buffer; newlinesBefore: number; offset: number } | undefined, chunk: Buffer, here: { newlinesBefore: number; offset: number }): BadAt {
+function locateBadUtf8(previous: Chunk | undefined, chunk: Buffer, here: { breaksBefore: number; offset: number; lastBefore: number }): BadAt {
   let skip = 0;
   if (previous) while (skip < 3 && skip < previous.chunk.length && (previous.chunk[skip]! & 0xc0) === 0x80) skip++;
   const before = previous ? previous.chunk.subarray(skip) : Buffer.alloc(0);
   const both = Buffer.concat([before, chunk]);
   let at = firstInvalidUtf8(both);
   if (at === -1) at = before.length; // not expected: TextDecoder found one
-  const start = previous ? previous.newlinesBefore : here.newlinesBefore;
-  let line = start + 1;
-  for (let i = both.indexOf(0x0a); i !== -1 && i < at; i = both.indexOf(0x0a, i + 1)) line++;
+  const start = previous ? previous.breaksBefore : here.breaksBefore;
+  // The skipped bytes are continuation bytes, neither CR nor LF: what precedes `both` only matters when none were.
+  const byteBefore = previous ? (skip === 0 ? previous.lastBefore : 0x80) : here.lastBefore;
+  const line = start + 1 + countLineBreaks(both, at, byteBefore);
   const offset = (previous ? previous.offset + skip : here.offset) + at;
   return { line, offset };
 }

@@ -1,12 +1,14 @@
 // Streaming CSV reader: bytes → TextDecoder → record framing (csv-frame.ts) → csv-parse (stream API) →
 // records with their STARTING line. csv-parse's info.lines is the line where a record ends and drifts in
 // CRLF files (PITFALLS), so the start line comes from the framer, which also rejects an unclosed quote or
-// an oversized record by its own lines and reads on from the next line.
+// an oversized record by its own lines and reads on from the next line. Lines end at CRLF, LF or CR in any
+// mix (lines.ts); the framer ends every record in one LF, and csv-parse is told so instead of guessing.
 import type { Readable } from 'node:stream';
 import { TextDecoder } from 'node:util';
 import type { Options as ParseOptions } from 'csv-parse';
 import { UsageError } from '../errors.js';
 import { RecordFramer } from './csv-frame.js';
+import { firstLine } from './lines.js';
 import type { CsvItem } from './types.js';
 
 /** How to read the input. */
@@ -75,7 +77,7 @@ export async function* readCsv(input: Readable | AsyncIterable<Buffer>, opts: Re
   // Read up to the end of the header line first: the delimiter is detected from it.
   let head = '';
   let ended = false;
-  while (!/[\r\n]/.test(head) && head.length < 65_536) {
+  while (firstLine(head) === undefined && head.length < 65_536) {
     const next = await chunks.next();
     if (next.done) {
       head += decoder.decode();
@@ -84,7 +86,7 @@ export async function* readCsv(input: Readable | AsyncIterable<Buffer>, opts: Re
     }
     head += decode(next.value);
   }
-  const delimiter = validDelimiter(opts.delimiter) ?? detectDelimiter(head.split(/[\r\n]/)[0] ?? '');
+  const delimiter = validDelimiter(opts.delimiter) ?? detectDelimiter(firstLine(head) ?? head);
 
   // Whole records only (csv-frame.ts): each parsed record takes its starting line from this queue, and
   // the lines the framer rejected are yielded just before the record that follows them.
@@ -95,9 +97,7 @@ export async function* readCsv(input: Readable | AsyncIterable<Buffer>, opts: Re
   let columns = -1;
   const parser = parse({
     delimiter,
-    // Each record ends at CRLF, LF or CR, whatever the first line used: csv-parse would otherwise fix the
-    // record delimiter from the first line, merging LF rows under a CRLF header and keeping a CR in values.
-    record_delimiter: ['\r\n', '\n', '\r'],
+    record_delimiter: '\n', // the framer's, for every record whatever its line break in the file (never guessed from the first line)
     relax_quotes: true, // a stray quote inside an unquoted field is data, and no line is silently lost
     relax_column_count: true, // checked below, so the row is reported instead of failing the stream
     skip_records_with_error: true,

@@ -1,20 +1,10 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { detectDelimiter, readCsv } from '../../src/import/source.js';
+import { detectDelimiter } from '../../src/import/source.js';
 import type { CsvItem } from '../../src/import/types.js';
-
-async function read(data: string | Buffer, opts: { delimiter?: string; encoding?: string; chunk?: number } = {}): Promise<CsvItem[]> {
-  const buf = typeof data === 'string' ? Buffer.from(data) : data;
-  const size = opts.chunk ?? buf.length;
-  const chunks: Buffer[] = [];
-  for (let i = 0; i < buf.length; i += size) chunks.push(buf.subarray(i, i + size));
-  const out: CsvItem[] = [];
-  for await (const item of readCsv(Readable.from(chunks), opts)) out.push(item);
-  return out;
-}
+import { readAll as read } from './read-csv.js';
 
 const spectrumDir = join(createRequire(import.meta.url).resolve('csv-spectrum/package.json'), '..');
 
@@ -116,21 +106,57 @@ describe('readCsv', () => {
     await expect(read('a,b\n', { delimiter: '||' })).rejects.toThrow(/Invalid --delimiter/);
   });
 
-  describe('csv-spectrum corpus', () => {
+  describe('csv-spectrum corpus, as written and with every line break rewritten', () => {
+    // Each case as written, then with every line break (between records and inside quoted fields alike)
+    // rewritten to LF, CRLF, CR, or CRLF/LF/CR in turn. A line break inside a quoted field is data, so the
+    // expected values get the same rewrite; the expected starting lines count every break before a record.
+    const BREAK = /\r\n|\n|\r/g;
+    const ENDINGS: Record<string, ((k: number) => string) | undefined> = {
+      'as written': undefined,
+      LF: () => '\n',
+      CRLF: () => '\r\n',
+      CR: () => '\r',
+      mixed: (k) => ['\r\n', '\n', '\r'][k % 3]!,
+    };
     const cases = readdirSync(join(spectrumDir, 'csvs')).map((f) => f.replace(/\.csv$/, ''));
-    it.each(cases)('%s', async (name) => {
-      const items = await read(readFileSync(join(spectrumDir, 'csvs', `${name}.csv`)), { chunk: 4 });
-      const expected = JSON.parse(readFileSync(join(spectrumDir, 'json', `${name}.json`), 'utf8')) as Record<string, string>[] | Record<string, string>;
-      const header = items[0] as Extract<CsvItem, { kind: 'header' }>;
-      const rows = items.filter((i) => i.kind === 'row').map((i) => Object.fromEntries(header.headers.map((h, k) => [h, i.values[k]])));
-      expect(items.filter((i) => i.kind === 'bad')).toEqual([]);
+    it.each(cases.flatMap((name) => Object.keys(ENDINGS).map((ending) => [name, ending] as const)))('%s, %s', async (name, ending) => {
+      const eolAt = ENDINGS[ending];
+      const raw = readFileSync(join(spectrumDir, 'csvs', `${name}.csv`));
+      // latin1 keeps every byte as it is: only the line breaks change.
+      let k = 0;
+      const file = eolAt ? Buffer.from(raw.toString('latin1').replace(BREAK, () => eolAt(k++)), 'latin1') : raw;
+      let expected = JSON.parse(readFileSync(join(spectrumDir, 'json', `${name}.json`), 'utf8')) as Record<string, string>[] | Record<string, string>;
       if (name === 'location_coordinates') {
-        // PITFALLS: its expected JSON is itself inconsistent (one object, another phone number);
-        // with relaxed quotes the stray quotes of the coordinates are data and the row is read whole.
-        expect(rows).toEqual([{ ...(expected as Record<string, string>), 'Contact Phone Number': '2095257564' }]);
-        return;
+        // Named exception: its expected JSON is itself inconsistent (PITFALLS): one object, not an array,
+        // and another phone number than the CSV's. With relaxed quotes the stray quotes of the coordinates
+        // are data and the row is read whole: the CSV's own values.
+        expected = [{ ...(expected as Record<string, string>), 'Contact Phone Number': '2095257564' }];
       }
-      expect(rows).toEqual(expected);
+      const rows = expected as Record<string, string>[];
+      // Walk the records in file order: the header's break, then each value's breaks and the record's own.
+      let breaks = 1;
+      const rewrite = (m: string) => {
+        const eol = eolAt ? eolAt(breaks) : m;
+        breaks++;
+        return eol;
+      };
+      const lines: number[] = [];
+      const want = rows.map((row) => {
+        lines.push(breaks + 1);
+        const out = Object.fromEntries(Object.entries(row).map(([h, v]) => [h, v.replace(BREAK, rewrite)]));
+        breaks++;
+        return out;
+      });
+
+      for (const chunk of [1, 4, undefined]) {
+        const items = await read(file, { chunk });
+        expect(items.filter((i) => i.kind === 'bad')).toEqual([]);
+        const header = items[0] as Extract<CsvItem, { kind: 'header' }>;
+        expect(header.line).toBe(1);
+        const got = items.filter((i) => i.kind === 'row');
+        expect(got.map((i) => Object.fromEntries(header.headers.map((h, c) => [h, i.values[c]])))).toEqual(want);
+        expect(got.map((i) => i.line)).toEqual(lines);
+      }
     });
   });
 });
