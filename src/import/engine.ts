@@ -37,6 +37,11 @@ export interface EngineOptions {
   giveUpAfterMs?: number;
   /** How long a row may fail to reach the service before the run stops (default 30 s). */
   unreachableAfterMs?: number;
+  /**
+   * Clock time before which rows in flight when an earlier run was killed are not looked for: the server
+   * may still be applying them, and a read before it has would not find them (default: at once).
+   */
+  settleInFlightAt?: number;
 }
 
 /** The result: counts, and the error that stopped the run early (auth, Update Mode), if any. */
@@ -97,6 +102,9 @@ export async function runEngine(items: AsyncIterable<CsvItem>, o: EngineOptions)
   }
 
   const resume = o.journal && o.journal.previous.length > 0 ? new ResumeIndex(o.journal.previous) : undefined;
+  let landed: Promise<void> | undefined;
+  /** The one wait for an earlier run's requests in flight to land, shared by every row that needs it. */
+  const inFlightLanded = () => (landed ??= o.clock.sleep(Math.max(0, (o.settleInFlightAt ?? 0) - o.clock.now()), stop.signal));
   const owned = new SeenIds();
   for (const id of resume?.ownedIds() ?? []) owned.add(id);
   // Rows whose try may have been applied give up their slot and wait for one shared read of the board,
@@ -157,6 +165,7 @@ export async function runEngine(items: AsyncIterable<CsvItem>, o: EngineOptions)
       if (was.state === 'created' || was.state === 'updated') return finish(row, 'skipped', was.id, `${was.state} in an earlier run`);
       if (was.state === 'uncertain' || was.state === 'sending') {
         maybeApplied = was.state === 'sending' ? 'in flight when an earlier run ended' : 'uncertain in an earlier run';
+        if (was.state === 'sending') await unslotted(inFlightLanded());
       }
     }
     if (prepared.kind === 'unchanged') return finish(row, 'unchanged', prepared.id, 'equal to the card; not sent');
@@ -190,8 +199,16 @@ export async function runEngine(items: AsyncIterable<CsvItem>, o: EngineOptions)
 
   async function settle(row: Row, body: Record<string, unknown>, r: SendResult, idFromIndex: boolean, confirm: () => void): Promise<void> {
     const { line } = row;
-    if (r.kind === 'stopped') return; // never sent: not a finished row; a re-run takes it
-    if (r.kind === 'unreachable') return stopWith('fatal', r.fatal); // likewise: no state, the next run sends it
+    if (r.kind === 'stopped') {
+      // Never sent: not a finished row; a re-run takes it, knowing nothing of it was applied.
+      if (row.digest !== undefined) o.journal?.unsent(row.journalLine, row.digest);
+      return;
+    }
+    if (r.kind === 'unreachable') {
+      // Likewise: no state, the next run sends it.
+      if (row.digest !== undefined) o.journal?.unsent(row.journalLine, row.digest);
+      return stopWith('fatal', r.fatal);
+    }
     if (r.kind === 'rejected') {
       finish(row, 'rejected', undefined, r.message);
       if (r.fatal) stopWith('fatal', r.fatal as ApiError);

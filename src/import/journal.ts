@@ -6,7 +6,7 @@
 // instead of sending it blindly again. One journal per board and input path; a run that reaches the end
 // of its input deletes it, so the next run starts afresh.
 import { createHash, hash } from 'node:crypto';
-import { closeSync, createReadStream, mkdirSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, createReadStream, mkdirSync, rmSync, statSync, writeSync } from 'node:fs';
 import { basename, dirname, extname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { UsageError } from '../errors.js';
@@ -90,14 +90,17 @@ export function defaultJournalPath(inputPath: string, key: Pick<JournalKey, 'boa
 export interface JournalEntry {
   line: number;
   digest: string;
-  /** `sending`: its first try was about to leave, and no outcome was written (kill -9). */
-  state: RowState | 'sending';
+  /**
+   * `sending`: its first try was about to leave, and no outcome was written (kill -9). `unsent`: the run
+   * stopped before that try left (Ctrl-C in a wait, the service away), so nothing of it was applied.
+   */
+  state: RowState | 'sending' | 'unsent';
   id?: string;
 }
 
 const MAGIC = 'cardboard-import-journal';
 const VERSION = 3;
-const STATES = new Set<string>(['created', 'updated', 'unchanged', 'rejected', 'uncertain', 'sending']);
+const STATES = new Set<string>(['created', 'updated', 'unchanged', 'rejected', 'uncertain', 'sending', 'unsent']);
 
 /** An open journal: the rows of earlier runs, and an append-only writer flushed in small batches. */
 export class Journal {
@@ -114,6 +117,8 @@ export class Journal {
     /** The header of the journal as found (undefined: created by this run). */
     readonly found: JournalHeader | undefined,
     private readonly secrets: Iterable<string>,
+    /** When the journal found was last written (ms since the epoch): when its run ended, at the latest. */
+    readonly lastWritten: number | undefined,
   ) {
     this.fd = fd;
     // A timer flushes rows that finish while no new request is about to go out.
@@ -163,15 +168,28 @@ export class Journal {
         if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
       }
     }
+    let lastWritten: number | undefined;
+    if (exists) {
+      try {
+        lastWritten = statSync(path).mtimeMs;
+      } catch {
+        // gone meanwhile: treated as just written
+      }
+    }
     const fd = openPrivate(path, exists ? 'a' : 'w', { flag: '--journal', reread: true });
     // On append, a newline first: the last line may have been cut short by kill -9.
     writeSync(fd, exists ? '\n' : `${redactSecrets(secrets, JSON.stringify({ [MAGIC]: VERSION, ...header }))}\n`);
-    return new Journal(path, fd, [...byKey.values()], found, secrets);
+    return new Journal(path, fd, [...byKey.values()], found, secrets, lastWritten);
   }
 
   /** Record that a row's first try is about to leave; written before it does (see ready()). */
   sending(line: number, digest: string): void {
     this.pending.push(`${line}\tsending\t\t${digest}\n`);
+  }
+
+  /** Record that a row's try never left after all (its `sending` record stands for nothing). */
+  unsent(line: number, digest: string): void {
+    this.pending.push(`${line}\tunsent\t\t${digest}\n`);
   }
 
   /** Record a finished row; written at the next flush. */

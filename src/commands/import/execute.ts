@@ -84,6 +84,18 @@ function lockAndOpen(ctx: Context, opts: ImportOptions, p: PreparedImport): { lo
   return { lock, journal };
 }
 
+/**
+ * How long after a killed run's last journal write its requests in flight are taken to have landed: a
+ * server finishing a request it received just before the kill stores the card after our read otherwise.
+ */
+export const IN_FLIGHT_LANDS_MS = 5000;
+
+/** Clock time at which rows in flight at the end of the journal's earlier run may be looked for. */
+function settleAt(ctx: Context, journal: Journal | undefined): number | undefined {
+  if (journal?.lastWritten === undefined || !journal.previous.some((e) => e.state === 'sending')) return undefined;
+  return ctx.clock.now() + Math.max(0, journal.lastWritten + IN_FLIGHT_LANDS_MS - Date.now());
+}
+
 /** What a resumed run says first: the journal applied, what it holds, and how rows are matched to it. */
 function resumeText(j: Journal, key: JournalKey): string {
   const found = j.found!;
@@ -92,7 +104,11 @@ function resumeText(j: Journal, key: JournalKey): string {
   const done = (count.get('created') ?? 0) + (count.get('updated') ?? 0);
   const maybe = (count.get('uncertain') ?? 0) + (count.get('sending') ?? 0);
   const lines = [`Resuming: ${done} ${done === 1 ? 'row' : 'rows'} already finished (journal ${j.path}, started ${found.started}).`];
-  if (maybe > 0) lines.push(`${maybe} ${maybe === 1 ? 'row' : 'rows'} may have been applied (uncertain, or in flight when it stopped): the board is read for them before anything is sent again.`);
+  if (maybe > 0) {
+    const inFlight = count.get('sending') ?? 0;
+    const wait = inFlight > 0 ? ` (once ${IN_FLIGHT_LANDS_MS / 1000}s have passed since it stopped, so that requests the server was still handling have landed)` : '';
+    lines.push(`${maybe} ${maybe === 1 ? 'row' : 'rows'} may have been applied (uncertain, or in flight when it stopped): the board is read for them before anything is sent again${wait}.`);
+  }
   const other: string[] = [];
   if (found.input !== key.input) other.push(`input ${found.input}`);
   if (found.sha256 !== key.sha256 || key.sha256 === undefined) other.push(key.sha256 === undefined ? 'stdin' : 'other content');
@@ -140,6 +156,7 @@ export async function executeImport(ctx: Context, opts: ImportOptions, p: Prepar
       concurrency: opts.concurrency,
       giveUpAfterMs: opts.giveUpAfterMs,
       journal,
+      settleInFlightAt: settleAt(ctx, journal),
       match: p.match,
       force: opts.force,
       signal: stop.signal,
