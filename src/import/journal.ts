@@ -68,12 +68,15 @@ export function planDigest(p: PlanInputs): string {
  * only when the row itself carries it (an `_id` found by --match-on is the board's, not the row's).
  */
 export function rowDigest(body: Readonly<Record<string, unknown>>, idFromIndex: boolean): string {
-  let text = canonicalJson(body);
-  if (idFromIndex && Object.hasOwn(body, '_id')) {
-    const { _id: _ignored, ...rest } = body;
-    text = canonicalJson(rest);
+  // canonicalJson's text for an object, built here without the intermediate arrays: it runs for every row.
+  let text = '{';
+  for (const k of Object.keys(body).sort()) {
+    const v = body[k];
+    if (v === undefined || (k === '_id' && idFromIndex)) continue;
+    if (text.length > 1) text += ',';
+    text += `${JSON.stringify(k)}:${typeof v === 'string' ? JSON.stringify(v) : canonicalJson(v)}`;
   }
-  return hash('sha1', text, 'hex').slice(0, 16);
+  return hash('sha1', `${text}}`, 'hex').slice(0, 16);
 }
 
 const safe = (s: string) => s.replace(/[^\w.-]/g, '_');
