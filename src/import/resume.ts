@@ -56,13 +56,6 @@ export class ResumeIndex {
     }
   }
 
-  /** Records of each state, for the message at the start of a resumed run. */
-  counts(): Map<JournalEntry['state'], number> {
-    const out = new Map<JournalEntry['state'], number>();
-    for (const list of this.byLine.values()) for (const e of list) out.set(e.state, (out.get(e.state) ?? 0) + 1);
-    return out;
-  }
-
   /** Ids of cards earlier runs created or updated: no other row of this import may take them as its own. */
   *ownedIds(): Iterable<string> {
     for (const list of this.byLine.values()) for (const e of list) if (e.id !== undefined && (e.state === 'created' || e.state === 'updated')) yield e.id;

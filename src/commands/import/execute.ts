@@ -1,12 +1,12 @@
 // Executing an import: the journal, the report files, Ctrl-C, progress, the engine, and the summary.
 import type { Context } from '../../context.js';
 import { CancelledError, PartialError } from '../../errors.js';
+import { tmpdir } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { runEngine } from '../../import/engine.js';
 import { importCommandLine, nextOutputName } from '../../import/command-line.js';
 import { defaultJournalPath, Journal, type JournalKey, planDigest } from '../../import/journal.js';
 import { boardLockPath, ImportLock } from '../../import/lock.js';
-import { tmpdir } from 'node:os';
 import { checkOutputPaths } from '../../import/path-guard.js';
 import type { ImportSummary } from '../../import/types.js';
 import { ImportOutputs } from '../../import/outputs.js';
@@ -111,7 +111,7 @@ function resumeText(j: Journal, key: JournalKey): string {
   }
   const other: string[] = [];
   if (found.input !== key.input) other.push(`input ${found.input}`);
-  if (found.sha256 !== key.sha256 || key.sha256 === undefined) other.push(key.sha256 === undefined ? 'stdin' : 'other content');
+  if (found.sha256 !== key.sha256 || key.sha256 === undefined) other.push(key.sha256 === undefined ? 'stdin (whose content cannot be compared as a whole)' : 'other content');
   if (found.plan !== key.plan) other.push('another mapping or options');
   if (other.length > 0) {
     lines.push(
