@@ -105,10 +105,10 @@ interface Outcome {
 }
 
 /**
- * Collect a child's output (decoded once at the end) and its exit code; SIGKILL after `killAfterMs` (none
- * for the emulator, which serves the whole file: on a loaded machine the file outlasts any fixed budget).
+ * Collect a child's output (decoded once at the end) and its exit code; SIGKILL after `killAfterMs` (null:
+ * never, for the emulator, which serves the whole file: on a loaded machine the file outlasts any fixed budget).
  */
-function collect(child: ChildProcess, onStderr?: (text: string) => void, killAfterMs: number | undefined = 30_000): Promise<Outcome> {
+function collect(child: ChildProcess, onStderr?: (text: string) => void, killAfterMs: number | null = 30_000): Promise<Outcome> {
   children.add(child);
   const out: Buffer[] = [];
   const err: Buffer[] = [];
@@ -118,7 +118,7 @@ function collect(child: ChildProcess, onStderr?: (text: string) => void, killAft
     onStderr?.(Buffer.concat(err).toString('utf8'));
   });
   return new Promise((resolve) => {
-    const timer = killAfterMs === undefined ? undefined : setTimeout(() => child.pid && process.kill(-child.pid, 'SIGKILL'), killAfterMs);
+    const timer = killAfterMs === null ? undefined : setTimeout(() => child.pid && process.kill(-child.pid, 'SIGKILL'), killAfterMs);
     child.on('close', (code) => {
       clearTimeout(timer);
       children.delete(child);
@@ -138,7 +138,7 @@ let env: NodeJS.ProcessEnv;
 async function startEmulator(): Promise<typeof emulator> {
   const child = spawn(process.execPath, [BIN, 'emulator', '--port', '0'], { env: childEnv(), detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
-  const exited = collect(child, undefined, undefined);
+  const exited = collect(child, undefined, null);
   const ready = await new Promise<RegExpExecArray>((resolve, reject) => {
     child.stderr.on('data', (b: Buffer) => {
       stderr += b.toString();
