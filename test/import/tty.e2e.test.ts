@@ -316,7 +316,8 @@ describe('import progress (issue 4, section 7)', () => {
     expect(done).toBeLessThan(N);
     expect(emu.state()[BOARD_ID]!.cards).toHaveLength(done);
     // The same command, piped this time, resumes from the journal the interrupted run wrote.
-    const again = await runCli(args(file), { env, configDir: env.CARDBOARD_CONFIG_DIR });
+    // One row at a time, each held 5 ms: on a loaded machine this takes well past runCli's default 20 s.
+    const again = await runCli(args(file), { env, configDir: env.CARDBOARD_CONFIG_DIR, timeoutMs: 50_000 });
     expect(again.code, again.stderr).toBe(0);
     expect(again.stderr).toContain(`Resuming: ${done} rows already finished`);
     const names = emu.state()[BOARD_ID]!.cards.map((c) => c.Name);
