@@ -1,7 +1,8 @@
 import type { Readable, Writable } from 'node:stream';
 import type { ApiClient, ApiTarget } from './api/types.js';
 import { type Clock, realClock } from './clock.js';
-import { processSignals, type SignalSource } from './interrupt.js';
+import { type ConfigStore, configStore } from './config/store.js';
+import { Cancellation, noSignals, processSignals, type SignalSource } from './interrupt.js';
 import { redactSecrets } from './redact.js';
 import type { Duration } from './units.js';
 
@@ -28,24 +29,43 @@ export interface GlobalOptions {
   pager?: boolean;
 }
 
+/** What exists before the command line is parsed: the process's streams, environment, clock and signals. */
+export interface Host {
+  readonly stdin: InStream;
+  readonly stdout: OutStream;
+  readonly stderr: OutStream;
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly clock: Clock;
+  /** Where SIGINT/SIGTERM come from (the process, or a test firing them by hand). */
+  readonly signals: SignalSource;
+}
+
+/** The real process's host. */
+export function processHost(): Host {
+  return { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr, env: process.env, clock: realClock, signals: processSignals };
+}
+
 /**
- * What every command receives (gh's factory): streams with their TTY facts, env, parsed global options,
- * secrets to redact, the clock, the stop signals, and the API client, built on first use.
+ * What every command receives (gh's factory), built once by main after parsing and never written to again:
+ * the streams with their TTY facts, env, the parsed global options, the config store, the secrets to
+ * redact, the clock, the run's cancellation, and the API client, built on first use.
  */
 export interface Context {
-  stdin: InStream;
-  stdout: OutStream;
-  stderr: OutStream;
-  env: Record<string, string | undefined>;
-  /** Global options as parsed for the running command (set before the action runs). */
-  globals: GlobalOptions;
+  readonly stdin: InStream;
+  readonly stdout: OutStream;
+  readonly stderr: OutStream;
+  readonly env: Readonly<Record<string, string | undefined>>;
+  /** Global options as parsed for the running command. */
+  readonly globals: Readonly<GlobalOptions>;
+  /** The one place the config file is read and written. */
+  readonly config: ConfigStore;
   /** Values (tokens, signing keys) that must never be printed; redact() replaces them. */
-  secrets: Set<string>;
-  /** Aborted on SIGTERM (main.ts), so requests in flight end with exit 130. */
-  signal: AbortSignal;
-  /** Where SIGINT/SIGTERM come from; long runs watch them through interruptible(). */
-  signals: SignalSource;
-  clock: Clock;
+  readonly secrets: Set<string>;
+  /** The run's cancellation: `cancel.signal` stops now, `cancel.drain` takes no new work (interrupt.ts). */
+  readonly cancel: Cancellation;
+  /** `cancel.signal`: every wait takes it (requests, sleeps, stdin, prompts). */
+  readonly signal: AbortSignal;
+  readonly clock: Clock;
   /**
    * The client of the selected board (flags > env > config), built on first call with the global options
    * (--timeout, --rate, --verbose, --insecure). Every client of a run shares one dispatcher and one rate gate.
@@ -53,33 +73,50 @@ export interface Context {
   api(): Promise<ApiClient>;
   /** A client for explicit credentials, sharing the same dispatcher and gate. */
   apiFor(target: ApiTarget): Promise<ApiClient>;
-  /** Release what api() opened (the keep-alive dispatcher). main.ts calls it when the command ends. */
+  /** Release what api() opened (the keep-alive dispatcher). main calls it when the command ends. */
   close(): Promise<void>;
 }
 
-/** Build a context: the real process's by default; tests override streams, env, clock and signals. */
-export function createContext(overrides: Partial<Context> = {}): Context {
+/** The parts a context is built from; main passes the parsed globals and its cancellation, tests what they need. */
+export interface ContextParts extends Partial<Host> {
+  globals?: GlobalOptions;
+  secrets?: Set<string>;
+  cancel?: Cancellation;
+  config?: ConfigStore;
+  /** Builds the selected board's client instead of the real session (tests: a simulated service). */
+  api?: (ctx: Context) => Promise<ApiClient>;
+}
+
+/** A builder's way to the run's context: called when the command runs, once main has built it. */
+export type ContextRef = () => Context;
+
+/** Build a context (frozen): the real process's parts by default; tests pass streams, env, clock, globals. */
+export function createContext(parts: ContextParts = {}): Context {
+  const host = { ...processHost(), ...definedOnly(parts) };
   let session: Promise<import('./api/session.js').ApiSession> | undefined;
   let selected: Promise<ApiClient> | undefined;
   const open = () => {
     session ??= import('./api/session.js').then((m) => m.openSession(ctx));
     return session;
   };
-  const ctx: Context = {
-    stdin: process.stdin,
-    stdout: process.stdout,
-    stderr: process.stderr,
-    env: process.env,
-    globals: {},
-    secrets: new Set(),
-    signal: new AbortController().signal,
-    signals: processSignals,
-    clock: realClock,
+  // A context built outside main (a test, a library caller) hears no process signal unless given a source.
+  const cancel = parts.cancel ?? new Cancellation(parts.signals ?? noSignals, host.clock);
+  const ctx: Context = Object.freeze({
+    stdin: host.stdin,
+    stdout: host.stdout,
+    stderr: host.stderr,
+    env: host.env,
+    clock: host.clock,
+    globals: Object.freeze({ ...parts.globals }),
+    config: parts.config ?? configStore(host.env),
+    secrets: parts.secrets ?? new Set<string>(),
+    cancel,
+    signal: cancel.signal,
     api: () => {
-      selected ??= open().then((s) => s.selected());
+      selected ??= parts.api ? parts.api(ctx) : open().then((s) => s.selected());
       return selected;
     },
-    apiFor: async (target) => (await open()).client(target),
+    apiFor: async (target: ApiTarget) => (await open()).client(target),
     async close() {
       if (!session) return;
       const s = session;
@@ -87,9 +124,12 @@ export function createContext(overrides: Partial<Context> = {}): Context {
       selected = undefined;
       await (await s.catch(() => undefined))?.close();
     },
-    ...overrides,
-  };
+  });
   return ctx;
+}
+
+function definedOnly<T extends object>(parts: T): Partial<T> {
+  return Object.fromEntries(Object.entries(parts).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
 
 /** True when prompts may be shown: stdin and stdout are TTYs and CI is not set (PITFALLS: prompts hang otherwise). */

@@ -54,8 +54,13 @@ export class PartialError extends CardboardError {
 
 /** The user interrupted the run (Ctrl-C): exit 130. */
 export class CancelledError extends CardboardError {
-  constructor(message = 'Interrupted.', options: Omit<CardboardErrorOptions, 'exitCode'> = {}) {
-    super(message, { ...options, exitCode: ExitCode.interrupted });
+  /** A request was cut off after it may have left: a POST may have been applied. */
+  readonly inFlight: boolean;
+
+  constructor(message = 'Interrupted.', options: Omit<CardboardErrorOptions, 'exitCode'> & { inFlight?: boolean } = {}) {
+    const { inFlight, ...rest } = options;
+    super(message, { ...rest, exitCode: ExitCode.interrupted });
+    this.inFlight = inFlight === true;
   }
 }
 

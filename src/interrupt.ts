@@ -1,8 +1,16 @@
-// Ctrl-C and SIGTERM, handled in one place for every long-running command (import, webhook listen and
-// replay, the emulator): the first asks the run to stop gracefully, the second ends the process at once.
+// The run's one cancellation. main builds a Cancellation once; every wait of every command takes one of its
+// two signals: `signal` ("stop now": requests in flight, sleeps, stdin, prompts, page walks end) and its
+// child `drain` ("take no new work": the import stops taking rows, a listener stops accepting). Ctrl-C
+// aborts `signal` at once, except while a long run drains: then the first Ctrl-C aborts `drain` only,
+// and `signal` follows after the run's grace. A second Ctrl-C always ends the process at once.
+import { setMaxListeners } from 'node:events';
+import type { Clock } from './clock.js';
 
 /** The signals that ask a run to stop. */
 export type StopSignal = 'SIGINT' | 'SIGTERM';
+
+/** Why a run was stopped: a signal, or the reader of stdout went away (`| head -1`), which is no failure. */
+export type StopReason = StopSignal | 'broken-pipe';
 
 /** Where stop signals come from: the process, or a test that fires them by hand. */
 export interface SignalSource {
@@ -27,27 +35,122 @@ export const processSignals: SignalSource = {
   exitNow: (code) => process.exit(code),
 };
 
-/** A run that can be interrupted: `signal` aborts on the first stop signal, `stopped` resolves with it. */
-export interface Interruptible {
+/** A source that never fires: contexts built outside main (tests, library use) leave the process's signals alone. */
+export const noSignals: SignalSource = {
+  listen: () => () => {},
+  exitNow: (code) => {
+    throw new Error(`exitNow(${code}) without a signal source`);
+  },
+};
+
+/** A stop that can be pulled by its owner: the child of a signal (an engine's own fatal stop). */
+export interface Stopper {
   readonly signal: AbortSignal;
-  readonly stopped: Promise<StopSignal>;
-  /** Stop listening (the run is over); Node's default signal handling comes back. */
-  dispose(): void;
+  abort(reason?: unknown): void;
 }
 
 /**
- * Watch for stop signals: on the first, `onFirst` runs (say what happens next) and `signal` aborts;
- * on the second, the process exits at once with 130 (interrupted).
+ * A signal that aborts when `parent` does, or when its owner calls abort(): the only way code below main
+ * makes a stop of its own (an engine ending on a fatal answer, a forwarder shutting down). Many waits share
+ * it on purpose (one per request in flight), and each removes its listener when it ends, so Node's
+ * listener-leak warning (10 by default) is off for it.
  */
-export function interruptible(source: SignalSource, onFirst?: (signal: StopSignal) => void): Interruptible {
+export function childStop(parent?: AbortSignal): Stopper {
   const controller = new AbortController();
-  let resolveStopped: (s: StopSignal) => void = () => {};
-  const stopped = new Promise<StopSignal>((resolve) => (resolveStopped = resolve));
-  const dispose = source.listen((s) => {
-    if (controller.signal.aborted) return source.exitNow(130);
-    onFirst?.(s);
-    controller.abort(s);
-    resolveStopped(s);
-  });
-  return { signal: controller.signal, stopped, dispose };
+  setMaxListeners(0, controller.signal);
+  if (parent) {
+    if (parent.aborted) controller.abort(parent.reason);
+    else {
+      const follow = () => controller.abort(parent.reason);
+      parent.addEventListener('abort', follow, { once: true });
+      // The child ends when the parent does, and the parent's listener goes with it.
+      controller.signal.addEventListener('abort', () => parent.removeEventListener('abort', follow), { once: true });
+    }
+  }
+  return { signal: controller.signal, abort: (reason?: unknown) => controller.abort(reason) };
+}
+
+/** How a long run drains: what to say on the first signal, and how long work in flight may go on after it. */
+export interface DrainOptions {
+  /** Said on the first signal (what happens next). */
+  onFirst?(signal: StopSignal): void;
+  /** After the first Ctrl-C, `signal` aborts this much later (requests in flight are cut off). Default: never. */
+  graceMs?: number;
+  /**
+   * Ctrl-C belongs to a child in the foreground (the pager, in our process group, gets it too and decides):
+   * it is not acted on at all, however often it comes. SIGTERM still stops now.
+   */
+  leaveInterrupts?: boolean;
+}
+
+/**
+ * The run's signal tree, listening to `source` from construction until dispose(). SIGTERM and a broken
+ * pipe always stop now; Ctrl-C stops now unless a run is draining (drainOn), and a second one exits 130.
+ */
+export class Cancellation {
+  private readonly root = childStop();
+  private readonly child = childStop(this.root.signal);
+  private drainer: DrainOptions | undefined;
+  private readonly unlisten: () => void;
+
+  constructor(
+    private readonly source: SignalSource,
+    private readonly clock: Pick<Clock, 'sleep'>,
+  ) {
+    this.unlisten = source.listen((s) => this.onSignal(s));
+  }
+
+  /** Stop now: every wait ends, requests in flight are aborted (CancelledError). */
+  get signal(): AbortSignal {
+    return this.root.signal;
+  }
+
+  /** Take no new work: aborted by the first Ctrl-C of a draining run, and whenever `signal` is. */
+  get drain(): AbortSignal {
+    return this.child.signal;
+  }
+
+  /** Why the run was stopped, once it was. */
+  get reason(): StopReason | undefined {
+    return this.drain.aborted ? (this.drain.reason as StopReason) : undefined;
+  }
+
+  /** Stop now for `reason` (a broken pipe; main and tests). */
+  stop(reason: StopReason): void {
+    this.root.abort(reason);
+  }
+
+  /**
+   * While the returned function is not called, the first Ctrl-C only drains (`drain` aborts, `onFirst` is
+   * told, and `signal` follows after `graceMs`). Outside such a window a Ctrl-C stops at once: a run reading
+   * its input or the board before it starts sending has nothing to finish.
+   */
+  drainOn(options: DrainOptions = {}): () => void {
+    this.drainer = options;
+    return () => {
+      if (this.drainer === options) this.drainer = undefined;
+    };
+  }
+
+  /** Stop listening: Node's default signal handling comes back. */
+  dispose(): void {
+    this.unlisten();
+  }
+
+  private onSignal(s: StopSignal): void {
+    const drainer = this.drainer;
+    if (s === 'SIGINT' && drainer?.leaveInterrupts) return;
+    if (this.drain.aborted) return this.source.exitNow(130);
+    if (s === 'SIGTERM' || !drainer) return this.stop(s);
+    this.child.abort(s);
+    drainer.onFirst?.(s);
+    const grace = drainer.graceMs;
+    if (grace !== undefined && Number.isFinite(grace)) void this.clock.sleep(grace, this.signal).then(() => this.stop(s));
+  }
+}
+
+/** Resolves with the reason when `signal` aborts (at once if it has). */
+export function whenAborted(signal: AbortSignal): Promise<unknown> {
+  if (signal.aborted) return Promise.resolve(signal.reason);
+  return new Promise((resolve) => signal.addEventListener('abort', () => resolve(signal.reason), { once: true }));
 }

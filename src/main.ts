@@ -1,65 +1,58 @@
 import { CommanderError } from 'commander';
-import { type Context, createContext, redact } from './context.js';
-import { CardboardError, ExitCode } from './errors.js';
+import { type Context, type ContextParts, createContext, processHost } from './context.js';
+import { redactSecrets } from './redact.js';
+import { CancelledError, CardboardError, ExitCode } from './errors.js';
 import { terminalText } from './io/text.js';
-import type { StopSignal } from './interrupt.js';
+import { Cancellation } from './interrupt.js';
 import { isBrokenPipe, watchBrokenPipe } from './io/write.js';
 import { buildProgram } from './program.js';
 
-/** Run the CLI with argv (without node and script); returns the exit code and never exits the process. */
-export async function main(argv: string[], ctx: Context = createContext()): Promise<number> {
-  const controller = new AbortController();
-  ctx.signal = controller.signal;
-  // SIGTERM aborts requests in flight (exit 130). So does Ctrl-C, except while a long run handles it
-  // itself through interruptible() (finish what is in flight, then a summary): before that run starts (an
-  // import reading its file, the schema or the board) a Ctrl-C must not be swallowed.
-  const source = ctx.signals;
-  let claimed = 0;
-  const runs = new Set<(signal: StopSignal) => void>();
-  ctx.signals = {
-    listen(listener) {
-      claimed++;
-      runs.add(listener);
-      const stop = source.listen(listener);
-      return () => {
-        claimed--;
-        runs.delete(listener);
-        stop();
-      };
-    },
-    exitNow: (code) => source.exitNow(code),
+/**
+ * Run the CLI with argv (without node and script); returns the exit code and never exits the process.
+ * The run's context is built here, once, when commander has parsed the command line (its preAction), and
+ * never changed after; `parts` replaces the process's streams, env, clock or signals (tests).
+ */
+export async function main(argv: string[], parts: ContextParts = {}): Promise<number> {
+  const host = { ...processHost(), ...Object.fromEntries(Object.entries(parts).filter(([, v]) => v !== undefined)) } as ReturnType<typeof processHost>;
+  // The run's one signal tree: Ctrl-C and SIGTERM from here on stop every wait (interrupt.ts).
+  const cancel = parts.cancel ?? new Cancellation(host.signals, host.clock);
+  const secrets = parts.secrets ?? new Set<string>();
+  let ctx: Context | undefined;
+  const runContext = (): Context => {
+    if (!ctx) throw new Error('the run context is built when commander runs an action');
+    return ctx;
   };
-  const stopListening = source.listen((s) => {
-    if (s === 'SIGTERM' || claimed === 0) controller.abort();
-  });
-  // A reader that went away (`| head -1`) ends the run quietly with exit 0: it stops as on SIGTERM (requests
-  // in flight end, a long run such as `webhook listen` winds down) and nothing is reported. On stderr it
-  // only means there is no one to tell (src/io/write.ts).
-  let readerGone = false;
-  const stopWatching = [
-    watchBrokenPipe(ctx.stdout, () => {
-      readerGone = true;
-      controller.abort();
-      for (const run of [...runs]) run('SIGTERM');
-    }),
-    watchBrokenPipe(ctx.stderr, () => {}),
-  ];
+  // A reader that went away (`| head -1`) stops the run with its own reason and exit 0: requests in flight
+  // end, a long run such as `webhook listen` winds down, and nothing is reported. On stderr it only means
+  // there is no one to tell (src/io/write.ts).
+  const stopWatching = [watchBrokenPipe(host.stdout, () => cancel.stop('broken-pipe')), watchBrokenPipe(host.stderr, () => {})];
+  // Input is work: a read of stdin pending when the run stops or drains (a terminal waiting for Ctrl-D,
+  // a pipe that never ends) ends with CancelledError, since a pending read does not end by itself (PITFALLS).
+  const endInput = () => {
+    if (host.stdin.destroyed) return;
+    host.stdin.once('error', () => {}); // the reader, if any, gets the error; nobody reading is no crash
+    host.stdin.destroy(new CancelledError('Interrupted.', { cause: cancel.drain.reason }));
+  };
+  cancel.drain.addEventListener('abort', endInput, { once: true });
   try {
-    const program = await buildProgram(ctx, argv);
+    const program = await buildProgram(host, argv, runContext);
+    program.hook('preAction', (_root, action) => {
+      ctx = createContext({ ...parts, ...host, secrets, cancel, globals: action.optsWithGlobals() });
+    });
     await program.parseAsync(argv, { from: 'user' });
     return ExitCode.ok;
   } catch (err) {
-    if (readerGone || isBrokenPipe(err)) return ExitCode.ok;
-    return report(err, ctx, argv.includes('--verbose') || argv.includes('-v'));
+    if (cancel.reason === 'broken-pipe' || isBrokenPipe(err)) return ExitCode.ok;
+    return report(err, host, secrets, argv.includes('--verbose') || argv.includes('-v'));
   } finally {
     for (const stop of stopWatching) stop();
-    stopListening();
-    ctx.signals = source;
-    await ctx.close();
+    cancel.drain.removeEventListener('abort', endInput);
+    cancel.dispose();
+    await ctx?.close();
   }
 }
 
-function report(err: unknown, ctx: Context, verbose: boolean): number {
+function report(err: unknown, host: Pick<Context, 'stderr'>, secrets: Set<string>, verbose: boolean): number {
   if (err instanceof CommanderError) {
     // Commander has already printed the message (or the help/version).
     if (err.exitCode === 0) return ExitCode.ok;
@@ -68,7 +61,7 @@ function report(err: unknown, ctx: Context, verbose: boolean): number {
   // Messages quote the server (field names, suggestions, its error text) and the user's files: escaped,
   // so nothing in them moves the cursor or retitles the terminal. Line breaks stay: a message or hint
   // may list one item a line (each quoted value is escaped to one line where it is built).
-  const write = (line: string) => ctx.stderr.write(`${terminalText(redact(ctx, line), { keepNewlines: true })}\n`);
+  const write = (line: string) => host.stderr.write(`${terminalText(redactSecrets(secrets, line), { keepNewlines: true })}\n`);
   if (err instanceof CardboardError) {
     write(`error: ${err.message}`);
     if (err.hint) write(`hint: ${err.hint}`);

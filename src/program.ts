@@ -1,6 +1,6 @@
 // The command tree: global options, and the noun groups, each loaded only when it runs.
 import { Command, type HelpContext, type Option } from 'commander';
-import type { Context } from './context.js';
+import type { ContextRef, Host } from './context.js';
 import { UsageError } from './errors.js';
 import { terminalText } from './io/text.js';
 import { parseRate, readDuration } from './units.js';
@@ -13,7 +13,7 @@ type TreeLoader = () => Promise<Command>;
 interface Noun {
   name: string;
   summary: string;
-  load: () => Promise<{ register(program: Command, ctx: Context, tree: TreeLoader): void }>;
+  load: () => Promise<{ register(program: Command, ctx: ContextRef, tree: TreeLoader): void }>;
 }
 
 const NOUNS: Noun[] = [
@@ -138,9 +138,10 @@ function addHelpCommands(cmd: Command): void {
 
 /**
  * Build the program with only the running group's module loaded; the others are listed for help.
- * With `all`, every group is loaded (shell completion walks the whole tree).
+ * With `all`, every group is loaded (shell completion walks the whole tree). Help and commander's errors
+ * go to the host's streams; an action gets the run's context from `ctx`, which main builds once parsed.
  */
-export async function buildProgram(ctx: Context, argv: string[], all = false): Promise<Command> {
+export async function buildProgram(host: Pick<Host, 'stdout' | 'stderr'>, argv: string[], ctx: ContextRef, all = false): Promise<Command> {
   const program = new CardboardCommand('cardboard')
     // Set before any subcommand is made: each copies its parent's help settings when created. Every
     // command's help lists the global options; --version is left to the root's.
@@ -163,8 +164,8 @@ export async function buildProgram(ctx: Context, argv: string[], all = false): P
     .showSuggestionAfterError()
     .exitOverride()
     .configureOutput({
-      writeOut: (s) => ctx.stdout.write(s),
-      writeErr: (s) => ctx.stderr.write(s),
+      writeOut: (s) => host.stdout.write(s),
+      writeErr: (s) => host.stderr.write(s),
       // Commander's errors quote the arguments (an unknown option, a bad value): escaped like ours.
       outputError: (s, write) => write(terminalText(s, { keepNewlines: true })),
     })
@@ -182,14 +183,10 @@ CARDBOARD_CONFIG_DIR, CARDBOARD_CACHE_DIR, CARDBOARD_PAGER, PAGER, NO_COLOR, CI 
 A board named by --board or CARDBOARD_BOARD keeps its stored URL, token and key; the variables fill in
 what it lacks and beat the default board (README: Boards and credentials).`,
     );
-  program.hook('preAction', (_root, action) => {
-    ctx.globals = action.optsWithGlobals();
-  });
-
   const wanted = findNoun(argv);
   for (const noun of NOUNS) {
     if (all || noun.name === wanted) {
-      (await noun.load()).register(program, ctx, () => buildProgram(ctx, [], true));
+      (await noun.load()).register(program, ctx, () => buildProgram(host, [], ctx, true));
     } else {
       // Listed for help only; running it loads the real module instead.
       // Should findNoun ever miss the word commander picks, the placeholder refuses instead of doing nothing.

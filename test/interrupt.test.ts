@@ -1,5 +1,6 @@
+import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { interruptible, type SignalSource, type StopSignal } from '../src/interrupt.js';
+import { Cancellation, childStop, type SignalSource, type StopSignal } from '../src/interrupt.js';
 
 /** A signal source the test fires by hand, recording exitNow calls and listener counts. */
 function fakeSignals() {
@@ -15,36 +16,134 @@ function fakeSignals() {
   return { source, exits, fire: (s: StopSignal) => [...listeners].forEach((l) => l(s)), listening: () => listeners.size };
 }
 
-describe('interruptible: one helper for Ctrl-C and SIGTERM', () => {
-  it('first signal: onFirst runs once, the signal aborts, stopped resolves with it; no exit', async () => {
+/** A clock whose sleeps end when the test says (or when their signal aborts). */
+function manualSleep() {
+  const pending: { ms: number; wake: () => void }[] = [];
+  const sleep = (ms: number, signal?: AbortSignal) =>
+    new Promise<void>((resolve) => {
+      pending.push({ ms, wake: resolve });
+      signal?.addEventListener('abort', () => resolve(), { once: true });
+    });
+  return { clock: { sleep }, pending, elapse: () => pending.splice(0).forEach((p) => p.wake()) };
+}
+
+const tick = () => new Promise((r) => setImmediate(r));
+
+describe('Cancellation: the run signal tree', () => {
+  it('Ctrl-C outside a draining run stops now: both signals abort with the reason; no exit', () => {
     const s = fakeSignals();
-    const seen: StopSignal[] = [];
-    const run = interruptible(s.source, (sig) => seen.push(sig));
-    expect(run.signal.aborted).toBe(false);
+    const c = new Cancellation(s.source, manualSleep().clock);
+    expect([c.signal.aborted, c.drain.aborted, c.reason]).toEqual([false, false, undefined]);
     s.fire('SIGINT');
-    expect(run.signal.aborted).toBe(true);
-    await expect(run.stopped).resolves.toBe('SIGINT');
-    expect(seen).toEqual(['SIGINT']);
+    expect([c.signal.aborted, c.drain.aborted, c.reason]).toEqual([true, true, 'SIGINT']);
     expect(s.exits).toEqual([]);
   });
 
-  it('second signal: exits at once with 130, without calling onFirst again', () => {
+  it('a second signal exits at once with 130', () => {
     const s = fakeSignals();
-    let first = 0;
-    interruptible(s.source, () => first++);
+    new Cancellation(s.source, manualSleep().clock);
     s.fire('SIGTERM');
+    expect(s.exits).toEqual([]);
     s.fire('SIGINT');
-    expect(first).toBe(1);
     expect(s.exits).toEqual([130]);
   });
 
-  it('dispose stops listening, so the default signal handling comes back', () => {
+  it('while draining, the first Ctrl-C takes no new work, says so once, and stops now when the grace ends', async () => {
     const s = fakeSignals();
-    const run = interruptible(s.source);
-    expect(s.listening()).toBe(1);
-    run.dispose();
-    expect(s.listening()).toBe(0);
+    const m = manualSleep();
+    const c = new Cancellation(s.source, m.clock);
+    const said: StopSignal[] = [];
+    c.drainOn({ graceMs: 2000, onFirst: (sig) => said.push(sig) });
     s.fire('SIGINT');
-    expect(run.signal.aborted).toBe(false);
+    expect([c.drain.aborted, c.signal.aborted, said]).toEqual([true, false, ['SIGINT']]);
+    expect(m.pending.map((p) => p.ms)).toEqual([2000]);
+    m.elapse();
+    await tick();
+    expect([c.signal.aborted, c.reason]).toEqual([true, 'SIGINT']);
+    expect(s.exits).toEqual([]);
+    s.fire('SIGINT');
+    expect(s.exits).toEqual([130]);
+  });
+
+  it('while draining, a second Ctrl-C within the grace exits 130 at once', () => {
+    const s = fakeSignals();
+    const c = new Cancellation(s.source, manualSleep().clock);
+    c.drainOn({ graceMs: 2000 });
+    s.fire('SIGINT');
+    s.fire('SIGINT');
+    expect(s.exits).toEqual([130]);
+  });
+
+  it('SIGTERM stops now even while draining; a drain window ended makes Ctrl-C stop now again', () => {
+    const s = fakeSignals();
+    const c = new Cancellation(s.source, manualSleep().clock);
+    c.drainOn({ graceMs: 2000 });
+    s.fire('SIGTERM');
+    expect([c.signal.aborted, c.reason]).toEqual([true, 'SIGTERM']);
+    const s2 = fakeSignals();
+    const c2 = new Cancellation(s2.source, manualSleep().clock);
+    c2.drainOn({ graceMs: 2000 })();
+    s2.fire('SIGINT');
+    expect(c2.signal.aborted).toBe(true);
+  });
+
+  it('leaveInterrupts (a pager in the foreground): Ctrl-C is not acted on however often; SIGTERM still stops', () => {
+    const s = fakeSignals();
+    const c = new Cancellation(s.source, manualSleep().clock);
+    const leave = c.drainOn({ leaveInterrupts: true });
+    for (let i = 0; i < 3; i++) s.fire('SIGINT');
+    expect([c.drain.aborted, s.exits]).toEqual([false, []]);
+    s.fire('SIGTERM');
+    expect(c.reason).toBe('SIGTERM');
+    leave();
+  });
+
+  it('a broken pipe stops now with its own reason; dispose stops listening', () => {
+    const s = fakeSignals();
+    const c = new Cancellation(s.source, manualSleep().clock);
+    expect(s.listening()).toBe(1);
+    c.stop('broken-pipe');
+    expect([c.signal.aborted, c.drain.aborted, c.reason]).toEqual([true, true, 'broken-pipe']);
+    c.dispose();
+    expect(s.listening()).toBe(0);
+  });
+
+  it('many waits on the run signals never print a listener-leak warning, and each wait leaves no listener behind', async () => {
+    const warnings: Error[] = [];
+    const onWarning = (w: Error) => warnings.push(w);
+    process.on('warning', onWarning);
+    try {
+      const c = new Cancellation(fakeSignals().source, manualSleep().clock);
+      const waits = Array.from({ length: 64 }, () => new Promise<void>((resolve) => {
+        const done = () => {
+          c.signal.removeEventListener('abort', done);
+          resolve();
+        };
+        c.signal.addEventListener('abort', done);
+        setImmediate(done);
+      }));
+      await Promise.all(waits);
+      await tick();
+      expect(warnings.filter((w) => w.name === 'MaxListenersExceededWarning')).toEqual([]);
+      expect(getEventListeners(c.signal, 'abort').length).toBe(1); // the drain child's own link
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
+});
+
+describe('childStop', () => {
+  it('follows its parent, stops alone when pulled, and leaves no listener on the parent once stopped', () => {
+    const parent = childStop();
+    const before = getEventListeners(parent.signal, 'abort').length;
+    const own = childStop(parent.signal);
+    expect(getEventListeners(parent.signal, 'abort').length).toBe(before + 1);
+    own.abort('fatal');
+    expect([own.signal.aborted, own.signal.reason, parent.signal.aborted]).toEqual([true, 'fatal', false]);
+    expect(getEventListeners(parent.signal, 'abort').length).toBe(before);
+    const follower = childStop(parent.signal);
+    parent.abort('SIGINT');
+    expect([follower.signal.aborted, follower.signal.reason]).toEqual([true, 'SIGINT']);
+    expect(childStop(parent.signal).signal.aborted).toBe(true);
   });
 });

@@ -38,12 +38,12 @@ export function openSession(ctx: ApiContext): ApiSession {
     ctx.secrets.add(target.token);
     checkBaseUrl(target.baseUrl, g.insecure);
     dispatcher ??= createDispatcher(timeoutMs);
-    const http = createHttp({ baseUrl: target.baseUrl, token: target.token, dispatcher: await dispatcher, pacer, insecure: Boolean(g.insecure), timeoutMs, clock: ctx.clock, log, hints: tokenHints(board), notice });
+    const http = createHttp({ baseUrl: target.baseUrl, token: target.token, dispatcher: await dispatcher, pacer, insecure: Boolean(g.insecure), timeoutMs, clock: ctx.clock, log, hints: tokenHints(board), notice, signal: ctx.signal });
     return apiOver(http, { ...board, baseUrl: http.baseUrl }, ctx, cacheToken);
   };
   return {
-    selected() {
-      const { board, token } = resolveCredentials(ctx);
+    async selected() {
+      const { board, token } = resolveCredentials(ctx, await ctx.config.read());
       return client({ baseUrl: board.baseUrl, id: board.id, token }, board, token);
     },
     client(target) {

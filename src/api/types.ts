@@ -1,5 +1,6 @@
 import type { Clock } from '../clock.js';
 import type { ResolveContext, ResolvedBoard } from '../config/resolve.js';
+import type { CardboardConfig } from '../config/store.js';
 import type { Http, Pacer } from '../http/index.js';
 import type { Card, Comment, Field } from '../spec-types.js';
 import type { Duration } from '../units.js';
@@ -12,6 +13,8 @@ export interface ApiContext extends ResolveContext {
   clock: Clock;
   signal: AbortSignal;
   stderr: { write(text: string): unknown };
+  /** The config store: the selected board's stored credentials. */
+  config: { read(): Promise<CardboardConfig> };
 }
 
 /** Credentials given explicitly (board add checks a token before saving it). */

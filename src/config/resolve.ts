@@ -1,5 +1,5 @@
 import { AuthError, UsageError } from '../errors.js';
-import { type CardboardConfig, readConfig, type StoredBoard, storedBoard } from './store.js';
+import { type CardboardConfig, type StoredBoard, storedBoard } from './store.js';
 
 /** What resolution reads from the run (a part of the command context; config/ depends on nothing above it). */
 export interface ResolveContext {
@@ -80,9 +80,9 @@ const first = (...parts: (Resolved | undefined)[]): Resolved | undefined => part
  *   or CARDBOARD_TOKEN left over from another board must not redirect it.
  * - the default board is a fallback, not a choice made for this run: CARDBOARD_* variables beat its parts.
  * - an id that is no stored board (CI) takes everything from `--base-url` and the environment.
- * Never throws for missing parts (`board show` reports them). Reads the config, never creates it.
+ * Never throws for missing parts (`board show` reports them).
  */
-export function resolveSelection(ctx: ResolveContext, config: CardboardConfig = readConfig(ctx.env)): Selection {
+export function resolveSelection(ctx: ResolveContext, config: CardboardConfig): Selection {
   const { env, globals } = ctx;
   const picked = first(
     globals.board ? part(globals.board, 'flag', '--board') : undefined,
@@ -143,7 +143,7 @@ export function tokenHints(board: ResolvedBoard): { 401: string; 403: string } |
 }
 
 /** The board a command talks to and its token, or a UsageError/AuthError naming what is missing. Adds the token to ctx.secrets. */
-export function resolveCredentials(ctx: ResolveContext, config?: CardboardConfig): { board: ResolvedBoard; token: string } {
+export function resolveCredentials(ctx: ResolveContext, config: CardboardConfig): { board: ResolvedBoard; token: string } {
   const sel = resolveSelection(ctx, config);
   if (!sel.id) {
     throw new UsageError('No board selected.', {
@@ -178,8 +178,8 @@ export function resolveCredentials(ctx: ResolveContext, config?: CardboardConfig
  * The webhook signing key of the selected board, resolved like the token (see resolveSelection), with its
  * source and `from`, a phrase naming it (`CARDBOARD_SIGNING_KEY`, `stored board "work"`). Added to ctx.secrets.
  */
-export async function resolveSigningKey(ctx: ResolveContext): Promise<{ key: string; source: Source; origin: Origin; from: string } | undefined> {
-  const found = resolveSelection(ctx).signingKey;
+export function resolveSigningKey(ctx: ResolveContext, config: CardboardConfig): { key: string; source: Source; origin: Origin; from: string } | undefined {
+  const found = resolveSelection(ctx, config).signingKey;
   if (!found) return undefined;
   ctx.secrets.add(found.value);
   return { key: found.value, source: found.source, origin: found.origin, from: describeOrigin(found.origin) };

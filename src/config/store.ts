@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { CardboardError } from '../errors.js';
+import { CardboardError, UsageError } from '../errors.js';
 import { fileError } from '../fs-errors.js';
 import { makePrivateDir, tightenFile } from '../private-file.js';
 
@@ -57,43 +57,119 @@ export function configPath(env: Env): string {
   return join(configDir(env), 'config.json');
 }
 
-function validate(raw: unknown, file: string): CardboardConfig {
-  const bad = () => new CardboardError(`The config file ${file} is not a cardboard config.`, { hint: 'Fix or remove it, then run `cardboard board add`.' });
-  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw bad();
-  const { defaultBoard, boards } = raw as Record<string, unknown>;
-  if (boards !== undefined && (typeof boards !== 'object' || boards === null || Array.isArray(boards))) throw bad();
+/** The config's shape as conf checks it on every read and write (a broken file is a clear exit 2). */
+const SCHEMA = {
+  defaultBoard: { type: 'string' },
+  boards: {
+    type: 'object',
+    additionalProperties: {
+      type: 'object',
+      required: ['id', 'baseUrl', 'token'],
+      properties: { id: { type: 'string' }, baseUrl: { type: 'string' }, token: { type: 'string' }, signingKey: { type: 'string' } },
+    },
+  },
+} as const;
+
+/** The stored data copied into a null-prototype record: an alias is a user's string, never a key of Object.prototype. */
+function toConfig(raw: Record<string, unknown>): CardboardConfig {
   const out = emptyConfig();
-  if (typeof defaultBoard === 'string') out.defaultBoard = defaultBoard;
-  for (const [alias, b] of Object.entries((boards ?? {}) as Record<string, unknown>)) {
-    const board = b as Partial<StoredBoard> | null;
-    if (!board || typeof board.id !== 'string' || typeof board.baseUrl !== 'string' || typeof board.token !== 'string') throw bad();
-    const stored: StoredBoard = { id: board.id, baseUrl: board.baseUrl, token: board.token };
-    if (typeof board.signingKey === 'string') stored.signingKey = board.signingKey;
+  if (typeof raw.defaultBoard === 'string') out.defaultBoard = raw.defaultBoard;
+  for (const [alias, b] of Object.entries((raw.boards ?? {}) as Record<string, StoredBoard>)) {
+    const stored: StoredBoard = { id: b.id, baseUrl: b.baseUrl, token: b.token };
+    if (typeof b.signingKey === 'string') stored.signingKey = b.signingKey;
     out.boards[alias] = stored;
   }
   return out;
 }
 
-/**
- * Read the config without creating anything: a CI job with only CARDBOARD_* variables has no
- * file and must not get one. Read with fs, not conf, which costs ~100 ms to import (PITFALLS).
- */
-export function readConfig(env: Env): CardboardConfig {
-  const file = configPath(env);
-  if (!existsSync(file)) return emptyConfig();
-  let text: string;
+type ConfInstance = import('conf').default<Record<string, unknown>>;
+
+/** Open the file through conf (mode 0600, its schema); conf's own errors become one line naming the file. */
+async function openConf(dir: string, file: string): Promise<ConfInstance> {
+  const { default: Conf } = await import('conf');
   try {
-    text = readFileSync(file, 'utf8');
+    return new Conf<Record<string, unknown>>({
+      cwd: dir,
+      configName: 'config',
+      configFileMode: 0o600,
+      projectName: 'cardboard',
+      projectSuffix: '',
+      schema: SCHEMA as never,
+      clearInvalidConfig: false,
+    });
   } catch (err) {
+    if (err instanceof SyntaxError) throw new UsageError(`The config file ${file} is not valid JSON.`, { hint: 'Fix or remove it, then run `cardboard board add`.', cause: err });
+    // conf lists every violation; the first names the thing to fix in one line.
+    const detail = err instanceof Error && /schema violation/i.test(err.message) ? `: ${err.message.replace(/^Config schema violation:\s*/i, '').split('; ')[0]}` : '';
+    if (detail) throw new UsageError(`The config file ${file} is not a cardboard config${detail}.`, { hint: 'Fix or remove it, then run `cardboard board add`.', cause: err });
     throw configFileError(err, 'read the config file', file);
   }
-  if (!text.trim()) return emptyConfig();
-  try {
-    return validate(JSON.parse(text), file);
-  } catch (err) {
-    if (err instanceof CardboardError) throw err;
-    throw new CardboardError(`The config file ${file} is not valid JSON.`, { hint: 'Fix or remove it.', cause: err });
-  }
+}
+
+/**
+ * The one place that reads and writes the config file (board aliases and their secrets), through conf with
+ * its schema and file mode. Reading never creates anything: a CI job with only CARDBOARD_* variables has no
+ * file and must not get one (conf would create its directory), and loading conf (~100 ms, PITFALLS) is
+ * left to runs that have a file to read or something to store.
+ */
+export interface ConfigStore {
+  /** The file's path. */
+  readonly path: string;
+  /** The config (read once per run; an absent or empty file is an empty config). */
+  read(): Promise<CardboardConfig>;
+  /** Change the config and write it back (file 0600, directory 0700); returns the new config. */
+  update(change: (config: CardboardConfig) => void): Promise<CardboardConfig>;
+}
+
+/** The config store of `env`'s config directory (CARDBOARD_CONFIG_DIR, XDG_CONFIG_HOME, ~/.config). */
+export function configStore(env: Env): ConfigStore {
+  const dir = configDir(env);
+  const file = configPath(env);
+  let current: Promise<CardboardConfig> | undefined;
+  const load = async (): Promise<CardboardConfig> => {
+    let text: string;
+    try {
+      if (!existsSync(file)) return emptyConfig();
+      text = readFileSync(file, 'utf8');
+    } catch (err) {
+      throw configFileError(err, 'read the config file', file);
+    }
+    if (!text.trim()) return emptyConfig();
+    return toConfig((await openConf(dir, file)).store);
+  };
+  return {
+    path: file,
+    read: () => (current ??= load()),
+    async update(change) {
+      const config = structuredCopy(await (current ??= load()));
+      change(config);
+      try {
+        ensurePrivateDir(dir);
+      } catch (err) {
+        throw configFileError(err, 'use the config directory', dir);
+      }
+      const store = await openConf(dir, file);
+      const data: Record<string, unknown> = { boards: config.boards };
+      if (config.defaultBoard !== undefined) data.defaultBoard = config.defaultBoard;
+      try {
+        store.store = data;
+        // conf creates it 0600 and fixes a wider mode on write (PITFALLS); a file in its place that is not ours is left alone.
+        tightenFile(store.path);
+      } catch (err) {
+        throw configFileError(err, 'write the config file', file);
+      }
+      current = Promise.resolve(config);
+      return config;
+    },
+  };
+}
+
+/** A config's copy (its boards' record keeps the null prototype), so a failed write leaves what was read intact. */
+function structuredCopy(config: CardboardConfig): CardboardConfig {
+  const out = emptyConfig();
+  if (config.defaultBoard !== undefined) out.defaultBoard = config.defaultBoard;
+  for (const [alias, b] of Object.entries(config.boards)) out.boards[alias] = { ...b };
+  return out;
 }
 
 /**
@@ -116,29 +192,4 @@ function configFileError(err: unknown, action: string, path: string): unknown {
   });
   if (translated !== err || err instanceof CardboardError) return translated;
   return new CardboardError(`Cannot ${action} ${path}: ${(err as Error).message}`, { cause: err });
-}
-
-/** Change the config and write it back through conf, file mode 0600, directory 0700. Returns the new config. */
-export async function updateConfig(env: Env, change: (config: CardboardConfig) => void): Promise<CardboardConfig> {
-  const config = readConfig(env);
-  change(config);
-  const dir = configDir(env);
-  try {
-    ensurePrivateDir(dir);
-  } catch (err) {
-    throw configFileError(err, 'use the config directory', dir);
-  }
-  const { default: Conf } = await import('conf');
-  const data: Record<string, unknown> = { boards: config.boards };
-  if (config.defaultBoard !== undefined) data.defaultBoard = config.defaultBoard;
-  const file = configPath(env);
-  try {
-    const store = new Conf<Record<string, unknown>>({ cwd: dir, configName: 'config', configFileMode: 0o600, projectName: 'cardboard', projectSuffix: '' });
-    store.store = data;
-    // conf creates it 0600 and fixes a wider mode on write (PITFALLS); a file in its place that is not ours is left alone.
-    tightenFile(store.path);
-  } catch (err) {
-    throw configFileError(err, 'write the config file', file);
-  }
-  return config;
 }

@@ -24,7 +24,11 @@ export interface HttpRequest {
   /** Tries in all for this request, when it differs from the client's policy (a long board read). */
   maxTries?: number;
   signal?: AbortSignal;
-  /** Ends a wait for the rate gate only (the request is then not sent, CancelledError); a request sent is awaited. */
+  /**
+   * Ends the waits before the request leaves (the rate gate, a retry's backoff): it is then not sent
+   * (CancelledError). `signal` ends those too, and cuts off a request in flight. The import passes the
+   * run's "take no new work" here and its "stop now" as `signal`.
+   */
   waitSignal?: AbortSignal;
 }
 
@@ -198,7 +202,7 @@ export function createCore(opts: CoreOptions): Send {
       });
       text = decodeBody(res.body, res.headers['content-encoding']);
     } catch (err) {
-      if (req.signal?.aborted) throw new CancelledError('Interrupted.', { cause: err });
+      if (req.signal?.aborted) throw new CancelledError('Interrupted.', { cause: err, inFlight: true });
       throw networkError(req.method, shown, err, opts.headersTimeoutMs, opts.token);
     }
     const status = res.statusCode;

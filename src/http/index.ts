@@ -42,6 +42,8 @@ export interface HttpOptions {
   hints?: CoreOptions['hints'];
   /** Receives the line a person reads before each wait for a rate limit (429, 503 with Retry-After). */
   notice?: (line: string) => void;
+  /** The run's "stop now": every request that names no signal of its own ends with it (CancelledError). */
+  signal?: AbortSignal;
 }
 
 /** A configured client: `send` through every wrapper, JSON helpers, and its rate gate. */
@@ -70,6 +72,11 @@ export function createHttp(opts: HttpOptions): Http {
     onRetry: ({ err, attempt, delayMs }) => opts.log?.(`retry #${attempt} of ${err.method} ${err.url} in ${delayMs} ms after ${err.status ?? err.code}`),
     onWait: opts.notice,
   });
+  const runSignal = opts.signal;
+  if (runSignal) {
+    const wrapped = send;
+    send = (req) => wrapped(req.signal ? req : { ...req, signal: runSignal });
+  }
   return {
     send,
     pacer: opts.pacer,

@@ -175,7 +175,7 @@ export class Pacer {
  */
 export function withPacer(next: Send, pacer: Pacer): Send {
   const settle = async (req: Parameters<Send>[0], sentAt: number) => {
-    const gate = req.signal ?? req.waitSignal;
+    const gate = req.waitSignal ?? req.signal;
     if (gate?.aborted) throw new CancelledError('Interrupted.', { cause: gate.reason });
     try {
       const res = await next(req);
@@ -191,6 +191,6 @@ export function withPacer(next: Send, pacer: Pacer): Send {
   // Unlimited and not paused (an import against an unthrottled service): no await before the request.
   return (req) => {
     const now = pacer.tryAcquire();
-    return now !== undefined ? settle(req, now) : pacer.acquire(req.signal ?? req.waitSignal).then((sentAt) => settle(req, sentAt));
+    return now !== undefined ? settle(req, now) : pacer.acquire(req.waitSignal ?? req.signal).then((sentAt) => settle(req, sentAt));
   };
 }

@@ -153,8 +153,10 @@ export function withRetry(next: Send, options: RetryOptions = {}): Send {
           waitedMs += budgeted(classify(err).retryAfterMs, wait);
           options.onWait?.(waitLine(err, wait));
         }
-        await clock.sleep(wait, req.signal);
-        if (req.signal?.aborted) throw new CancelledError('Interrupted.', { cause: req.signal.reason });
+        // A wait before a try that has not left: the waiting signal ends it (no new work), as the run's stop does.
+        const waiting = req.waitSignal ?? req.signal;
+        await clock.sleep(wait, waiting);
+        if (waiting?.aborted) throw new CancelledError('Interrupted.', { cause: waiting.reason });
       }
     }
   };

@@ -6,6 +6,7 @@ import { SeenIds } from '../api/seen-ids.js';
 import type { Api } from '../api/types.js';
 import type { Clock } from '../clock.js';
 import { type ApiError, CardboardError } from '../errors.js';
+import { childStop } from '../interrupt.js';
 import { type Journal, rowDigest } from './journal.js';
 import type { KeyIndex } from './match-index.js';
 import { type PrepareState, prepareRow } from './prepare.js';
@@ -28,8 +29,10 @@ export interface EngineOptions {
   match?: KeyIndex;
   /** --force: send rows --match-on finds unchanged. */
   force?: boolean;
-  /** Aborted by Ctrl-C: stop taking rows, let requests in flight finish. */
+  /** The run's "take no new work" (the first Ctrl-C): stop taking rows, let requests in flight finish. */
   signal: AbortSignal;
+  /** The run's "stop now" (the grace is over): requests in flight are cut off and their rows left uncertain. */
+  stopNow?: AbortSignal;
   onEvent(event: ImportEvent): void;
   /** Tries of a row whose failure may safely repeat (default 6). */
   maxTries?: number;
@@ -55,9 +58,11 @@ export async function runEngine(items: AsyncIterable<CsvItem>, o: EngineOptions)
   const started = o.clock.now();
   const summary: ImportSummary = { rows: 0, created: 0, updated: 0, unchanged: 0, skipped: 0, rejected: 0, uncertain: 0, settled: 0, durationMs: 0, retries: 0, waits: 0 };
   o.onEvent({ type: 'start', at: started });
-  const stop = new AbortController();
+  // The engine's own stop: the run's drain, or a fatal answer (auth, Update Mode) that ends the run early.
+  const stop = childStop(o.signal);
   const onUserStop = () => stopWith('interrupted');
-  o.signal.addEventListener('abort', onUserStop);
+  if (o.signal.aborted) onUserStop();
+  else o.signal.addEventListener('abort', onUserStop, { once: true });
   let fatal: CardboardError | undefined;
   const prep: PrepareState = { columns: o.columns, sendEmpty: o.sendEmpty, match: o.match, seenKeys: new Map(), force: o.force };
   // Update Mode is not readable (spec 2.4 is UI-only): the first `_id` post goes alone and its answer tells.
@@ -123,6 +128,7 @@ export async function runEngine(items: AsyncIterable<CsvItem>, o: EngineOptions)
     api: o.api,
     clock: o.clock,
     stop: stop.signal,
+    now: o.stopNow,
     recheck: (probe: Probe) => unslotted(recheck.find(probe)),
     maxTries: o.maxTries ?? 6,
     giveUpAfterMs: o.giveUpAfterMs ?? 15 * 60_000,
@@ -274,8 +280,9 @@ export async function runEngine(items: AsyncIterable<CsvItem>, o: EngineOptions)
       handle(item).then(release, failed);
     }
   } catch (err) {
-    // A read failure (I/O, decoding) ends the run after the rows in flight.
-    stopWith('fatal', err instanceof CardboardError ? err : new CardboardError(`Reading the CSV failed: ${(err as Error).message}`, { cause: err }));
+    // A read failure (I/O, decoding) ends the run after the rows in flight; a read cut off because the
+    // run stopped (stdin ends when it drains) is no failure of the input.
+    if (!stop.signal.aborted) stopWith('fatal', err instanceof CardboardError ? err : new CardboardError(`Reading the CSV failed: ${(err as Error).message}`, { cause: err }));
   }
   // Rows still waiting to learn whether they were changed are decided now that no row is left to claim.
   resume?.end();

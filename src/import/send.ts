@@ -28,6 +28,8 @@ export interface SendContext {
   clock: Clock;
   /** Aborted on Ctrl-C or a fatal answer: no new try starts and backoffs end (a try already sent is awaited). */
   stop: AbortSignal;
+  /** The run's "stop now" (the grace after Ctrl-C is over): a try in flight is cut off, and may have been applied. */
+  now?: AbortSignal;
   /** Right before each try leaves: a promise to wait for (the journal writing finished rows), if any. */
   beforeSend(): Promise<void> | undefined;
   onRetry(reason: string, attempt: number): void;
@@ -139,13 +141,17 @@ export async function sendRow(sc: SendContext, body: Record<string, unknown>, ke
     if (written) await written;
     if (sc.stop.aborted) return { kind: 'stopped' };
     try {
-      // noRetry: this policy, not the client's, decides what may be sent again. No signal either:
-      // a try that has left is awaited on Ctrl-C, or its outcome would be unknown.
-      // waitSignal: a try still waiting for the rate gate (a long 429 pause) is dropped when the run stops.
-      const card = await sc.api.putCard(body, { noRetry: true, waitSignal: sc.stop });
+      // noRetry: this policy, not the client's, decides what may be sent again.
+      // waitSignal: a try still waiting for the rate gate (a long 429 pause) is dropped when the run stops;
+      // a try that has left is awaited on the first Ctrl-C, and cut off only when the run must stop now.
+      const card = await sc.api.putCard(body, { noRetry: true, waitSignal: sc.stop, signal: sc.now });
       return recovered === undefined ? { kind: 'ok', card } : { kind: 'ok', card, recovered };
     } catch (err) {
-      if (err instanceof CancelledError && sc.stop.aborted) return { kind: 'stopped' }; // never sent
+      if (err instanceof CancelledError) {
+        // Cut off in flight: the server may have stored it; the next run reads the board for it (resume.ts).
+        if (err.inFlight) return { kind: 'uncertain', message: 'interrupted in flight: the card may have been stored' };
+        return { kind: 'stopped' }; // never sent
+      }
       if (!(err instanceof ApiError)) throw err;
       const reason = describe(err);
       const failure = classify(err);

@@ -58,9 +58,15 @@ export async function writePaged(ctx: Context, text: string): Promise<void> {
   const line = process.platform === 'win32' ? command : `exec ${command}`;
   const child = spawn(line, { shell: true, stdio: ['pipe', fd, stderr], env });
   if (!(await started(child))) return writeChunk(ctx.stdout, text);
-  const stopListening = ctx.signals.listen((signal) => {
-    if (signal === 'SIGTERM') child.kill('SIGTERM');
-  });
+  // Ctrl-C is the pager's (it reaches it directly); SIGTERM, or stdout's reader gone, ends it.
+  const leave = ctx.cancel.drainOn({ leaveInterrupts: true });
+  const onStop = () => child.kill('SIGTERM');
+  if (ctx.signal.aborted) onStop();
+  else ctx.signal.addEventListener('abort', onStop, { once: true });
+  const stopListening = () => {
+    ctx.signal.removeEventListener('abort', onStop);
+    leave();
+  };
   try {
     const stdin = child.stdin!;
     // Both: the pager's end, and the end of our write to it. Whether the pager took everything is whether the

@@ -1,3 +1,4 @@
+import { childStop } from '../interrupt.js';
 import { closeSync, existsSync, openSync, readFileSync, renameSync, writeFileSync, writeSync } from 'node:fs';
 import { type Clock, realClock } from '../clock.js';
 import type { Duration } from '../units.js';
@@ -66,7 +67,7 @@ function readCursor(path: string): number | undefined {
  */
 export class Forwarder {
   private readonly client = new DeliveryClient(1);
-  private readonly stopper = new AbortController();
+  private readonly stopper = childStop();
   private readonly cursorFd: number;
   private queue: Delivery[] = [];
   private queueBytes = 0;

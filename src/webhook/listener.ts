@@ -1,3 +1,4 @@
+import { whenAborted } from '../interrupt.js';
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
@@ -134,18 +135,26 @@ export class Listener {
     return url;
   }
 
-  /** Stop accepting, let requests in flight finish, flush the record file, stop forwarding. Idempotent. */
-  stop(): Promise<void> {
-    this.stopping ??= this.shutdown();
+  /**
+   * Stop accepting, let requests in flight finish, flush the record file, stop forwarding. Idempotent.
+   * `signal` (the run's "stop now") cuts the wait for requests in flight short.
+   */
+  stop(signal?: AbortSignal): Promise<void> {
+    this.stopping ??= this.shutdown(signal);
     return this.stopping;
   }
 
-  private async shutdown(): Promise<void> {
+  private async shutdown(signal?: AbortSignal): Promise<void> {
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
     this.server.closeIdleConnections();
     // Requests in flight get to finish (their senders may already hold a 200), but a sender that stalls
-    // mid-body cannot hold the shutdown for ever: after 10 s its connection is dropped, unanswered.
-    if (this.inFlight > 0) await Promise.race([new Promise<void>((resolve) => (this.drained = resolve)), sleep(10_000, undefined, { ref: false })]);
+    // mid-body cannot hold the shutdown for ever: after 10 s, or when the run must stop now, its
+    // connection is dropped, unanswered (the service sends it again).
+    if (this.inFlight > 0) {
+      const waits = [new Promise<void>((resolve) => (this.drained = resolve)), sleep(10_000, undefined, { ref: false })];
+      if (signal) waits.push(whenAborted(signal).then(() => undefined));
+      await Promise.race(waits);
+    }
     this.server.closeAllConnections();
     await closed;
     await this.opts.record?.flush();

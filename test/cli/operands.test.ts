@@ -47,8 +47,8 @@ describe('the command word', () => {
   });
 
   it('a placeholder group that runs (its module was not loaded) refuses with exit 2 instead of doing nothing', async () => {
-    const { ctx } = testContext();
-    const program = await buildProgram(ctx, []);
+    const { ctx, parts } = testContext();
+    const program = await buildProgram(parts as Required<typeof parts>, [], () => ctx);
     await expect(program.parseAsync(['schema', '--json'], { from: 'user' })).rejects.toBeInstanceOf(UsageError);
   });
 });

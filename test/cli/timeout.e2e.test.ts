@@ -60,7 +60,8 @@ function invocations(): Record<string, { args: string[]; code: number; input?: s
 
 /** The leaf commands of the real tree (every noun loaded), as "noun verb". */
 async function leafCommands(): Promise<string[]> {
-  const program = await buildProgram(testContext().ctx, [], true);
+  const { ctx } = testContext();
+  const program = await buildProgram(ctx, [], () => ctx, true);
   const leaves: string[] = [];
   const visit = (cmd: Command, path: string[]) => {
     const subs = cmd.commands.filter((c) => c.name() !== 'help');

@@ -6,11 +6,11 @@ import { parseDataObject, parsePairs } from '../../src/commands/card/pairs.js';
 import { cardPutCommand } from '../../src/commands/card/put.js';
 import { commentCommand } from '../../src/commands/comment/comment.js';
 import { schemaCommand } from '../../src/commands/schema/schema.js';
-import type { Context } from '../../src/context.js';
+import type { Context, ContextRef } from '../../src/context.js';
 import { UsageError } from '../../src/errors.js';
 import { testContext } from '../io/buffers.js';
 
-type Builder<O> = (parent: Command, ctx: Context, run: (ctx: Context, opts: O) => Promise<void>) => Command;
+type Builder<O> = (parent: Command, ctx: ContextRef, run: (ctx: Context, opts: O) => Promise<void>) => Command;
 
 /** Parse argv through a builder whose run function only records the options. */
 async function parseWith<O>(build: Builder<O>, argv: string[], noun?: string): Promise<O> {
@@ -18,7 +18,7 @@ async function parseWith<O>(build: Builder<O>, argv: string[], noun?: string): P
   const program = new Command('cardboard').exitOverride().configureOutput({ writeOut: () => {}, writeErr: () => {} });
   const parent = noun ? program.command(noun) : program;
   let seen: O | undefined;
-  build(parent, ctx, async (_ctx, opts) => {
+  build(parent, () => ctx, async (_ctx, opts) => {
     seen = opts;
   });
   await program.parseAsync(noun ? [noun, ...argv] : argv, { from: 'user' });

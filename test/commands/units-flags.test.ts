@@ -8,18 +8,19 @@ import type { ImportOptions } from '../../src/commands/import/options.js';
 import { webhookListenCommand, type WebhookListenOptions } from '../../src/commands/webhook/listen.js';
 import { webhookReplayCommand, type WebhookReplayOptions } from '../../src/commands/webhook/replay.js';
 import { webhookSendCommand, type WebhookSendOptions } from '../../src/commands/webhook/send.js';
-import type { Context } from '../../src/context.js';
+import { type Context, type ContextParts, type ContextRef, createContext } from '../../src/context.js';
+import { buildProgram } from '../../src/program.js';
 import { UsageError } from '../../src/errors.js';
 import { main } from '../../src/main.js';
 import { testContext } from '../io/buffers.js';
 
-type Builder<O> = (parent: Command, ctx: Context, run: (ctx: Context, opts: O) => Promise<void>) => Command;
+type Builder<O> = (parent: Command, ctx: ContextRef, run: (ctx: Context, opts: O) => Promise<void>) => Command;
 
 /** Parse argv through a builder whose run function only records the options. */
 async function parseWith<O>(build: Builder<O>, argv: string[], ctx = testContext().ctx): Promise<O> {
   const program = new Command('cardboard').exitOverride().configureOutput({ writeOut: () => {}, writeErr: () => {} });
   const run = vi.fn(async (_ctx: Context, _opts: O) => {});
-  build(program, ctx, run);
+  build(program, () => ctx, run);
   await program.parseAsync(argv, { from: 'user' });
   expect(run).toHaveBeenCalledTimes(1);
   return run.mock.calls[0]![1];
@@ -63,12 +64,10 @@ describe('webhook listen --forward-timeout', () => {
 
 describe('webhook send and replay take the global --timeout as parsed', () => {
   it('use it when given, else 60 s', async () => {
-    const { ctx } = testContext();
-    ctx.globals = { timeout: { ms: 5_400_000, text: '90m' } };
+    const { ctx } = testContext({ globals: { timeout: { ms: 5_400_000, text: '90m' } } });
     const send = await parseWith<WebhookSendOptions>(webhookSendCommand, ['send', '--to', 'http://localhost:3000/h'], ctx);
     expect(send.timeout).toEqual({ ms: 5_400_000, text: '90m' });
-    ctx.globals = {};
-    const replay = await parseWith<WebhookReplayOptions>(webhookReplayCommand, ['replay', 'h.jsonl', '--to', 'http://localhost:3000/h'], ctx);
+    const replay = await parseWith<WebhookReplayOptions>(webhookReplayCommand, ['replay', 'h.jsonl', '--to', 'http://localhost:3000/h']);
     expect(replay.timeout.ms).toBe(60_000);
   });
 });
@@ -99,19 +98,27 @@ describe('global --timeout and --rate, parsed once for every command', () => {
     [['--timeout', '90s', 'completion', 'bash'], { timeout: { ms: 90_000, text: '90s' } }],
     [['completion', 'bash', '--timeout', '2min'], { timeout: { ms: 120_000, text: '2min' } }],
     [['--rate', '120/min', 'completion', 'bash'], { rate: 2 }],
-  ])('%j sets ctx.globals', async (argv, globals) => {
-    const { ctx, stdout } = testContext();
-    expect(await main(argv, ctx)).toBe(0);
-    expect(ctx.globals).toMatchObject(globals);
+  ])('%j reaches the run context as its globals', async (argv, globals) => {
+    const { parts, stdout } = testContext();
+    // The context main builds once parsed: seen through the one part a command asks it for (the API client).
+    let seen: Context | undefined;
+    const program = await buildProgram(parts as Required<Pick<ContextParts, 'stdout' | 'stderr'>>, argv, () => seen!);
+    program.hook('preAction', (_root, action) => {
+      seen = createContext({ ...parts, globals: action.optsWithGlobals() });
+    });
+    await program.parseAsync(argv, { from: 'user' });
+    expect(seen!.globals).toMatchObject(globals);
+    expect(Object.isFrozen(seen) && Object.isFrozen(seen!.globals)).toBe(true);
     expect(stdout.text).toContain('complete');
+    expect(await main(argv, testContext().parts)).toBe(0);
   });
 
   it.each([
     [['--timeout', '30', 'completion', 'bash'], 'error: --timeout 30 has no unit\nhint: Write 30s for seconds, 30m for minutes or 30ms.\n'],
     [['completion', 'bash', '--rate', '2'], 'error: --rate 2 is ambiguous: write 2/s or 2/min\n'],
   ])('%j exits 2 before the command runs, even one that sends nothing', async (argv, stderrText) => {
-    const { ctx, stdout, stderr } = testContext();
-    expect(await main(argv, ctx)).toBe(2);
+    const { parts, stdout, stderr } = testContext();
+    expect(await main(argv, parts)).toBe(2);
     expect(stderr.text).toBe(stderrText);
     expect(stdout.text).toBe('');
   });

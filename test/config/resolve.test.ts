@@ -4,7 +4,7 @@ import { join, sep } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parsePostUrl, resolveCredentials, resolveSelection, resolveSigningKey } from '../../src/config/resolve.js';
 import { readSchemaCache, schemaCachePath, writeSchemaCache } from '../../src/config/schema-cache.js';
-import { cacheDir, type CardboardConfig, configPath, readConfig, updateConfig } from '../../src/config/store.js';
+import { cacheDir, type CardboardConfig, configPath, configStore } from '../../src/config/store.js';
 import { type Context, createContext, type GlobalOptions } from '../../src/context.js';
 import { AuthError, UsageError } from '../../src/errors.js';
 import { tempDir } from '../helpers/cli.js';
@@ -65,9 +65,9 @@ describe('precedence: flags > env > config', () => {
     expect([f.board.baseUrl, f.board.sources.baseUrl]).toEqual(['https://flag.example', 'flag']);
   });
 
-  it('works in CI with env only and no config file, and creates none', () => {
+  it('works in CI with env only and no config file, and creates none', async () => {
     const ctx = ctxWith({ CARDBOARD_BASE_URL: 'https://ci.example', CARDBOARD_BOARD: 'b-ci', CARDBOARD_TOKEN: 'tok-ci' });
-    const r = resolveCredentials(ctx);
+    const r = resolveCredentials(ctx, await ctx.config.read());
     expect(r.board).toMatchObject({ id: 'b-ci', baseUrl: 'https://ci.example', alias: undefined, sources: { id: 'env', baseUrl: 'env', token: 'env' } });
     expect(r.board.origins?.token).toEqual({ kind: 'env', name: 'CARDBOARD_TOKEN' });
     expect(ctx.secrets.has('tok-ci')).toBe(true);
@@ -91,23 +91,23 @@ describe('precedence: flags > env > config', () => {
   it('resolves the signing key from env, else the selected board, and marks it secret', async () => {
     const ctx = ctxWith();
     writeFileSync(configPath(ctx.env), JSON.stringify(CONFIG));
-    expect(await resolveSigningKey(ctx)).toEqual({ key: 'sk-work', source: 'config', origin: { kind: 'stored', name: 'work' }, from: 'stored board "work"' });
+    expect(resolveSigningKey(ctx, await ctx.config.read())).toEqual({ key: 'sk-work', source: 'config', origin: { kind: 'stored', name: 'work' }, from: 'stored board "work"' });
     expect(ctx.secrets.has('sk-work')).toBe(true);
-    ctx.globals = { board: 'side' };
-    expect(await resolveSigningKey(ctx)).toBeUndefined();
+    const side = ctxWith(ctx.env as Record<string, string>, { board: 'side' });
+    expect(resolveSigningKey(side, await side.config.read())).toBeUndefined();
   });
 });
 
 describe('config store', () => {
-  it('reads a missing file as empty without creating it', () => {
+  it('reads a missing file as empty without creating it', async () => {
     const env = { CARDBOARD_CONFIG_DIR: join(tempDir(), 'nested', 'cfg') };
-    expect(readConfig(env)).toEqual({ boards: {} });
+    expect(await configStore(env).read()).toEqual({ boards: {} });
     expect(existsSync(env.CARDBOARD_CONFIG_DIR)).toBe(false);
   });
 
   it('writes the file 0600 in a 0700 directory it creates, and leaves an existing 0755 directory as it is', async () => {
     const created = { CARDBOARD_CONFIG_DIR: join(tempDir(), 'new-cfg') };
-    await updateConfig(created, (c) => {
+    await configStore(created).update((c) => {
       c.boards.a = { id: 'b', baseUrl: 'https://h.example', token: 't' };
     });
     expect(statSync(created.CARDBOARD_CONFIG_DIR).mode & 0o777).toBe(0o700);
@@ -116,18 +116,24 @@ describe('config store', () => {
     mkdirSync(dir, { mode: 0o755 });
     chmodSync(dir, 0o755);
     const env = { CARDBOARD_CONFIG_DIR: dir };
-    await updateConfig(env, (c) => {
+    await configStore(env).update((c) => {
       c.boards.a = { id: 'b', baseUrl: 'https://h.example', token: 't' };
     });
     expect(statSync(dir).mode & 0o777).toBe(0o755);
     expect(statSync(configPath(env)).mode & 0o777).toBe(0o600);
-    expect(readConfig(env).boards.a).toEqual({ id: 'b', baseUrl: 'https://h.example', token: 't' });
+    expect((await configStore(env).read()).boards.a).toEqual({ id: 'b', baseUrl: 'https://h.example', token: 't' });
   });
 
-  it('rejects a config file of the wrong shape', () => {
+  it('rejects a config file of the wrong shape or broken JSON with exit 2, naming the file and the flaw (conf and its schema)', async () => {
     const env = { CARDBOARD_CONFIG_DIR: tempDir() };
     writeFileSync(configPath(env), JSON.stringify({ boards: { a: { id: 1 } } }));
-    expect(() => readConfig(env)).toThrow(/not a cardboard config/);
+    const wrong = await configStore(env).read().catch((e: unknown) => e);
+    expect(wrong).toBeInstanceOf(UsageError);
+    expect((wrong as Error).message).toBe(`The config file ${configPath(env)} is not a cardboard config: \`boards/a\` must have required property 'baseUrl'.`);
+    writeFileSync(configPath(env), '{"boards": {');
+    const broken = await configStore(env).read().catch((e: unknown) => e);
+    expect(broken).toBeInstanceOf(UsageError);
+    expect((broken as Error).message).toBe(`The config file ${configPath(env)} is not valid JSON.`);
   });
 
   it('caches a schema per board and token for the TTL, 0600, without the token', () => {

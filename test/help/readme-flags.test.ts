@@ -157,7 +157,8 @@ let tree: Command;
 let claims: Claim[];
 
 beforeAll(async () => {
-  tree = await buildProgram(createContext({ env: {} }), [], true);
+  const ctx = createContext({ env: {} });
+    tree = await buildProgram(ctx, [], () => ctx, true);
   claims = readmeClaims(readFileSync(README_URL, 'utf8'), tree);
 });
 

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { type Context, createContext } from '../../src/context.js';
+import type { ContextParts } from '../../src/context.js';
 import type { SignalSource } from '../../src/interrupt.js';
 import { main } from '../../src/main.js';
 import { BufferStream } from '../io/buffers.js';
@@ -30,8 +30,8 @@ export interface RunOptions {
   timeoutMs?: number;
   /** Spawn the built binary instead of running main() in this process (signals, pipes, the entry point). */
   spawn?: boolean;
-  /** In-process only: parts of the context to replace (a simulated clock, a fake api()), given the context built. */
-  context?: (ctx: Context) => Partial<Context>;
+  /** In-process only: parts of the run's context to replace (a simulated clock, a fake api()), given the streams and env. */
+  context?: (parts: ContextParts) => ContextParts;
 }
 
 /** A fresh temporary directory (config dir, output files). */
@@ -97,8 +97,7 @@ export async function runMain(args: string[], opts: RunOptions = {}): Promise<Cl
   if (opts.spawn) return runCli(args, opts);
   const stdout = new BufferStream(false);
   const stderr = new BufferStream(false);
-  const ctx = createContext({ stdout, stderr, stdin: Readable.from([Buffer.from(opts.input ?? '')]), env: childEnv(opts), signals: NO_SIGNALS });
-  if (opts.context) Object.assign(ctx, opts.context(ctx));
-  const code = await main(args, ctx);
+  const parts: ContextParts = { stdout, stderr, stdin: Readable.from([Buffer.from(opts.input ?? '')]), env: childEnv(opts), signals: NO_SIGNALS };
+  const code = await main(args, { ...parts, ...opts.context?.(parts) });
   return { code, signal: null, stdout: stdout.text, stderr: stderr.text };
 }

@@ -139,10 +139,7 @@ describe('every single command waits (runMain in-process, sim clock, a fake serv
     await clock.run(drain.getSchema()); // the burst is spent: the next request waits for the bucket
     const run = runMain([...globals, ...args], {
       env: { CARDBOARD_BASE_URL: 'http://127.0.0.1:9', CARDBOARD_BOARD: 'b', CARDBOARD_TOKEN: 'tok-test' },
-      context: (ctx: Context) => {
-        let api: ReturnType<typeof simApi> | undefined;
-        return { clock, api: async () => (api ??= simApi(service, clock, undefined, { onWait: rateLimitNotice(ctx) })) };
-      },
+      context: () => ({ clock, api: async (ctx: Context) => simApi(service, clock, undefined, { onWait: rateLimitNotice(ctx) }) }),
     });
     const r = await clock.run(run);
     return { ...r, service, waited: clock.now() };

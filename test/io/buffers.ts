@@ -2,7 +2,9 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
-import { type Context, createContext } from '../../src/context.js';
+import type { Clock } from '../../src/clock.js';
+import type { SignalSource } from '../../src/interrupt.js';
+import { type Context, type ContextParts, createContext, type GlobalOptions } from '../../src/context.js';
 
 /** A Writable collecting what is written, with the TTY facts the output layer reads. */
 export class BufferStream extends Writable {
@@ -42,20 +44,22 @@ export class BufferStream extends Writable {
 let cacheHome: string | undefined;
 
 /** A test context: buffer stdout/stderr (TTY or not), given env and stdin text, globals set by hand. */
-export function testContext(opts: { tty?: boolean; errTty?: boolean; env?: Record<string, string | undefined>; stdin?: string; quiet?: boolean } = {}): {
+export function testContext(opts: { tty?: boolean; errTty?: boolean; env?: Record<string, string | undefined>; stdin?: string; quiet?: boolean; globals?: GlobalOptions; clock?: Clock; signals?: SignalSource } = {}): {
   ctx: Context;
+  /** The same streams and env as parts for main(argv, parts). */
+  parts: ContextParts;
   stdout: BufferStream;
   stderr: BufferStream;
 } {
   const stdout = new BufferStream(opts.tty ?? false, opts.tty ? 100 : undefined);
   const stderr = new BufferStream(opts.errTty ?? false, opts.errTty ? 100 : undefined);
-  const ctx = createContext({
+  const parts: ContextParts = {
     stdout,
     stderr,
     stdin: Readable.from([Buffer.from(opts.stdin ?? '')]),
     // A temporary cache home: a test that fetches a schema never writes the real ~/.cache.
     env: { NO_COLOR: '1', XDG_CACHE_HOME: (cacheHome ??= mkdtempSync(join(tmpdir(), 'cardboard-cache-'))), ...opts.env },
-  });
-  ctx.globals = { quiet: opts.quiet };
-  return { ctx, stdout, stderr };
+  };
+  const ctx = createContext({ ...parts, clock: opts.clock, signals: opts.signals, globals: { quiet: opts.quiet, ...opts.globals } });
+  return { ctx, parts, stdout, stderr };
 }

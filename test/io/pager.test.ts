@@ -17,13 +17,12 @@ afterEach(() => {
 
 /** A terminal 80×`rows` whose screen is a file (`screen()`), env as given, --no-pager when `noPager`. */
 function terminal(env: Record<string, string | undefined>, opts: { rows?: number; tty?: boolean; noPager?: boolean } = {}) {
-  const t = testContext({ tty: opts.tty ?? true, env });
+  const t = testContext({ tty: opts.tty ?? true, env, globals: opts.noPager ? { pager: false } : {} });
   const file = join(dir, `screen-${opened.length}-${Math.random().toString(36).slice(2)}`);
   writeFileSync(file, '');
   const fd = openSync(file, 'a');
   opened.push(fd);
   Object.assign(t.stdout, { rows: opts.rows ?? 10, fd });
-  if (opts.noPager) t.ctx.globals.pager = false;
   return { ...t, screen: () => readFileSync(file, 'utf8') };
 }
 

@@ -1,3 +1,4 @@
+import { realClock } from '../../src/clock.js';
 import { describe, expect, it } from 'vitest';
 import { canAnimate, createProgress } from '../../src/io/progress.js';
 import { testContext } from './buffers.js';
@@ -32,9 +33,8 @@ describe('createProgress, plain fallback', () => {
     expect(stderr.text).not.toContain('\u001b]0;');
   });
   it('prints the start, then at most one update per interval, then the final line', async () => {
-    const { ctx, stderr } = testContext();
     let now = 0;
-    ctx.clock = { ...ctx.clock, now: () => now };
+    const { ctx, stderr } = testContext({ clock: { ...realClock, now: () => now } });
     const p = await createProgress(ctx, { intervalMs: 1000 });
     p.start('importing');
     now = 500;
@@ -49,8 +49,7 @@ describe('createProgress, plain fallback', () => {
     expect(stderr.text).toBe('importing\n30 rows\n✔ 40 rows imported\n');
   });
   it('stop() flushes the last update that was throttled away', async () => {
-    const { ctx, stderr } = testContext();
-    ctx.clock = { ...ctx.clock, now: () => 0 };
+    const { ctx, stderr } = testContext({ clock: { ...realClock, now: () => 0 } });
     const p = await createProgress(ctx);
     p.start('a');
     p.update('b');

@@ -174,7 +174,8 @@ describe('every --json shape in the README matches the real output (emulator)', 
     const documented = documentedShapes().map((d) => d.command);
     expect(new Set(documented).size).toBe(documented.length); // once each
     expect([...documented].sort()).toEqual(Object.keys(runners).sort());
-    const program = await buildProgram(createContext({ env: {} }), [], true);
+    const ctx = createContext({ env: {} });
+    const program = await buildProgram(ctx, [], () => ctx, true);
     const withJson: string[] = [];
     const walk = (c: Command, path: string[]) => {
       if (c.options.some((o) => o.long === '--json')) withJson.push(`cardboard ${path.join(' ')} --json`);

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
-import type { Context } from '../../src/context.js';
+import type { ContextParts } from '../../src/context.js';
 import type { StopSignal } from '../../src/interrupt.js';
 import { startAltServer, type AltServer } from '../conformance/alt-server.js';
 import { type CliResult, runMain, tempDir } from '../helpers/cli.js';
@@ -45,7 +45,7 @@ afterAll(() => emu.close());
 const env = () => ({ CARDBOARD_BASE_URL: emu.url, CARDBOARD_BOARD: BOARD, CARDBOARD_TOKEN: TOKEN });
 const run = (args: string[], opts: Parameters<typeof runMain>[1] = {}) => runMain(args, { env: env(), ...opts });
 /** runMain with stdout a terminal 200 columns wide. */
-const onTerminal = (args: string[]) => run(args, { context: (ctx: Context) => (Object.assign(ctx.stdout, { isTTY: true, columns: 200 }), {}) });
+const onTerminal = (args: string[]) => run(args, { context: (parts) => (Object.assign(parts.stdout!, { isTTY: true, columns: 200 }), {}) });
 
 /** The card of that Name as the emulator holds it, as its JSON text would parse. */
 function stored(name: string): Record<string, unknown> {
@@ -366,13 +366,13 @@ async function until(check: () => boolean): Promise<void> {
  */
 async function listen(args: string[], act: (out: () => string) => Promise<void>): Promise<CliResult> {
   let stop: ((s: StopSignal) => void) | undefined;
-  let ctx: Context | undefined;
+  let ctx: ContextParts | undefined;
   const running = run(['webhook', 'listen', '--port', '0', ...args], {
     env: { ...env(), CARDBOARD_SIGNING_KEY: KEY },
     context: (c) => {
       ctx = c;
-      if (!args.includes('--json')) Object.assign(c.stdout, { isTTY: true, columns: 200 });
-      return { signals: { listen: (l) => ((stop = l), () => (stop = undefined)), exitNow: () => {} } };
+      if (!args.includes('--json')) Object.assign(c.stdout!, { isTTY: true, columns: 200 });
+      return { signals: { listen: (l: (s: StopSignal) => void) => ((stop = l), () => (stop = undefined)), exitNow: () => {} } };
     },
   });
   const text = (s: 'stdout' | 'stderr') => (ctx?.[s] as unknown as { text: string } | undefined)?.text ?? '';

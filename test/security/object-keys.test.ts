@@ -8,7 +8,7 @@ import { parsePairs } from '../../src/commands/card/pairs.js';
 import { decodeBody } from '../../src/http/body.js';
 import { htmlToText } from '../../src/http/message.js';
 import { headersFromRaw, outgoingHeaders } from '../../src/webhook/delivery.js';
-import { readConfig, storedBoard, updateConfig } from '../../src/config/store.js';
+import { configStore, storedBoard } from '../../src/config/store.js';
 import { resolveSelection } from '../../src/config/resolve.js';
 import { createContext } from '../../src/context.js';
 import { normalizeBoards } from '../../src/emulator/boards.js';
@@ -82,27 +82,27 @@ describe('board aliases named like Object.prototype members', () => {
       expect(r.stderr).toContain(`Saved board "${name}"`);
       expect(r.code).toBe(0);
     }
-    expect(Object.keys(readConfig(env).boards).sort()).toEqual(['constructor', 'hasOwnProperty', 'toString', 'valueOf']);
+    expect(Object.keys((await configStore(env).read()).boards).sort()).toEqual(['constructor', 'hasOwnProperty', 'toString', 'valueOf']);
     const used = await runMain(['board', 'use', 'constructor'], { configDir: dir });
     expect(used.code).toBe(0);
     const schema = await runMain(['--board', 'valueOf', 'schema'], { configDir: dir });
     expect(schema.code).toBe(0);
     expect(schema.stdout).toContain('hasOwnProperty');
     expect((await runMain(['board', 'remove', 'toString'], { configDir: dir })).code).toBe(0);
-    expect(Object.keys(readConfig(env).boards).sort()).toEqual(['constructor', 'hasOwnProperty', 'valueOf']);
+    expect(Object.keys((await configStore(env).read()).boards).sort()).toEqual(['constructor', 'hasOwnProperty', 'valueOf']);
   });
 
   it('a hand-edited config with a `__proto__` alias keeps it as a board', async () => {
     const dir = tempDir();
     writeFileSync(join(dir, 'config.json'), `{"boards":{"__proto__":{"id":"${BOARD}","baseUrl":"${emu.url}","token":"${TOKEN}"}}}`);
     const env = { CARDBOARD_CONFIG_DIR: dir };
-    const config = readConfig(env);
+    const config = (await configStore(env).read());
     expect(Object.keys(config.boards)).toEqual(['__proto__']);
     expect(storedBoard(config, '__proto__')?.id).toBe(BOARD);
     expect(storedBoard(config, 'toString')).toBeUndefined();
     const sel = resolveSelection(createContext({ env, globals: { board: '__proto__' }, secrets: new Set() }), config);
     expect([sel.alias, sel.id?.value, sel.baseUrl?.value]).toEqual(['__proto__', BOARD, emu.url]);
-    await updateConfig(env, (c) => {
+    await configStore(env).update((c) => {
       c.defaultBoard = '__proto__';
     });
     expect(JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8')).boards).toEqual(JSON.parse(`{"__proto__":{"id":"${BOARD}","baseUrl":"${emu.url}","token":"${TOKEN}"}}`));

@@ -22,20 +22,20 @@ const ctx = createContext({ env: {} });
 
 describe('webhook listen parsing', () => {
   it('turns flags into plain options with the documented defaults', async () => {
-    const { run, done } = parse((p, r) => webhookListenCommand(p, ctx, r), ['listen']);
+    const { run, done } = parse((p, r) => webhookListenCommand(p, () => ctx, r), ['listen']);
     await done;
     expect(run).toHaveBeenCalledWith(ctx, { port: 8787, host: '127.0.0.1', path: '/', signingKeyStdin: false, forwardTo: undefined, forwardTimeout: { ms: 30_000, text: '30s' }, record: undefined, json: false, maxBody: 1024 * 1024, maxConnections: 128, verify: true });
   });
 
   it('reads every flag', async () => {
     const args = ['listen', '--port', '0', '--host', '0.0.0.0', '--path', '/hooks', '--signing-key-stdin', '--forward-to', 'http://localhost:3000/x', '--forward-timeout', '2m', '--record', 'r.jsonl', '--json', '--max-body', '64kb', '--max-connections', '16', '--no-verify'];
-    const { run, done } = parse((p, r) => webhookListenCommand(p, ctx, r), args);
+    const { run, done } = parse((p, r) => webhookListenCommand(p, () => ctx, r), args);
     await done;
     expect(run.mock.calls[0]![1]).toEqual({ port: 0, host: '0.0.0.0', path: '/hooks', signingKeyStdin: true, forwardTo: 'http://localhost:3000/x', forwardTimeout: { ms: 120_000, text: '2m' }, record: 'r.jsonl', json: true, maxBody: 65_536, maxConnections: 16, verify: false });
   });
 
   it('refuses a bad --forward-to before running', async () => {
-    const { run, done } = parse((p, r) => webhookListenCommand(p, ctx, r), ['listen', '--forward-to', 'localhost:3000']);
+    const { run, done } = parse((p, r) => webhookListenCommand(p, () => ctx, r), ['listen', '--forward-to', 'localhost:3000']);
     await expect(done).rejects.toThrow(UsageError);
     expect(run).not.toHaveBeenCalled();
   });
@@ -43,19 +43,19 @@ describe('webhook listen parsing', () => {
 
 describe('webhook replay and send parsing', () => {
   it('replay collects repeated --filter pairs and --from', async () => {
-    const { run, done } = parse((p, r) => webhookReplayCommand(p, ctx, r), ['replay', 'f.jsonl', '--to', 'http://localhost/', '--from', '3', '--filter', 'Status=Done', '--filter', 'Name=a=b']);
+    const { run, done } = parse((p, r) => webhookReplayCommand(p, () => ctx, r), ['replay', 'f.jsonl', '--to', 'http://localhost/', '--from', '3', '--filter', 'Status=Done', '--filter', 'Name=a=b']);
     await done;
     expect(run.mock.calls[0]![1]).toMatchObject({ file: 'f.jsonl', to: 'http://localhost/', from: 3, filters: [['Status', 'Done'], ['Name', 'a=b']], timeout: { ms: 60_000 } });
   });
 
   it('replay refuses a filter without a field name', async () => {
-    const { done } = parse((p, r) => webhookReplayCommand(p, ctx, r), ['replay', 'f.jsonl', '--to', 'http://h/', '--filter', '=x']);
+    const { done } = parse((p, r) => webhookReplayCommand(p, () => ctx, r), ['replay', 'f.jsonl', '--to', 'http://h/', '--filter', '=x']);
     await expect(done).rejects.toThrow(/Field=value/);
   });
 
   it('send refuses --data with --card, and stdin twice', async () => {
-    await expect(parse((p, r) => webhookSendCommand(p, ctx, r), ['send', '--to', 'http://h/', '--data', '{}', '--card', 'c1']).done).rejects.toThrow(UsageError);
-    await expect(parse((p, r) => webhookSendCommand(p, ctx, r), ['send', '--to', 'http://h/', '--data', '-', '--signing-key-stdin']).done).rejects.toThrow(/both want stdin/);
+    await expect(parse((p, r) => webhookSendCommand(p, () => ctx, r), ['send', '--to', 'http://h/', '--data', '{}', '--card', 'c1']).done).rejects.toThrow(UsageError);
+    await expect(parse((p, r) => webhookSendCommand(p, () => ctx, r), ['send', '--to', 'http://h/', '--data', '-', '--signing-key-stdin']).done).rejects.toThrow(/both want stdin/);
   });
 });
 

@@ -66,7 +66,6 @@ describe('webhook listen on a terminal (in process)', () => {
     cleanups.push(() => new Promise<void>((r) => target.close(() => r())));
     const targetUrl = `http://127.0.0.1:${(target.address() as AddressInfo).port}/hook`;
 
-    const { ctx, stdout, stderr } = testContext({ tty: true });
     let fire: (s: StopSignal) => void = () => {};
     const signals: SignalSource = {
       listen: (l) => {
@@ -77,7 +76,7 @@ describe('webhook listen on a terminal (in process)', () => {
         throw new Error(`exitNow(${code})`);
       },
     };
-    ctx.signals = signals;
+    const { ctx, stdout, stderr } = testContext({ tty: true, signals });
     const run = runWebhookListen(ctx, { port: 0, host: '127.0.0.1', path: '/', signingKeyStdin: false, forwardTo: targetUrl, forwardTimeout: { ms: 2000, text: '2s' }, json: false, maxBody: 1 << 20, verify: false, maxConnections: 128 });
     const until = async (check: () => boolean) => {
       while (!check()) await new Promise((r) => setTimeout(r, 10));

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { parsePostUrl } from '../../config/resolve.js';
-import { readConfig, storedBoard, updateConfig } from '../../config/store.js';
-import type { Context } from '../../context.js';
+import { storedBoard } from '../../config/store.js';
+import type { Context, ContextRef } from '../../context.js';
 import { ApiError, AuthError, CardboardError, UsageError } from '../../errors.js';
 import { checkBaseUrl } from '../../http/url.js';
 import { createStatus } from '../../io/status.js';
@@ -37,7 +37,7 @@ export function checkAlias(alias: string): string {
 }
 
 /** Define `board add` under `parent`; `run` is replaceable so parse tests can spy on the options. */
-export function boardAddCommand(parent: Command, ctx: Context, run = runBoardAdd): Command {
+export function boardAddCommand(parent: Command, ctx: ContextRef, run = runBoardAdd): Command {
   return parent
     .command('add')
     .description("Store a board's POST URL and API token under an alias")
@@ -50,8 +50,8 @@ export function boardAddCommand(parent: Command, ctx: Context, run = runBoardAdd
     .option('--default', 'make it the default board')
     .addHelpText('after', EXAMPLES)
     .action(async (alias: string, flags: { url?: string; id?: string; tokenStdin?: boolean; signingKeyStdin?: boolean; verify: boolean; default?: boolean }) => {
-      // --base-url is a global option (it reaches every command), so it arrives through ctx.globals.
-      const baseUrlFlag = ctx.globals.baseUrl;
+      // --base-url is a global option (it reaches every command), so it arrives through ctx().globals.
+      const baseUrlFlag = ctx().globals.baseUrl;
       let target: { baseUrl: string; id: string };
       if (flags.url) {
         if (baseUrlFlag || flags.id) throw new UsageError('Pass either --url, or --base-url with --id, not both.');
@@ -67,9 +67,9 @@ export function boardAddCommand(parent: Command, ctx: Context, run = runBoardAdd
           hint: 'Or store the key afterwards with `cardboard board set-signing-key <alias>`.',
         });
       }
-      await run(ctx, {
+      await run(ctx(), {
         alias: checkAlias(alias),
-        baseUrl: checkBaseUrl(target.baseUrl, ctx.globals.insecure),
+        baseUrl: checkBaseUrl(target.baseUrl, ctx().globals.insecure),
         id: target.id,
         tokenStdin: Boolean(flags.tokenStdin),
         signingKeyStdin: Boolean(flags.signingKeyStdin),
@@ -112,10 +112,10 @@ export async function runBoardAdd(ctx: Context, opts: BoardAddOptions): Promise<
 
   const status = createStatus(ctx);
   const fieldCount = opts.verify ? await verify(ctx, opts, token) : undefined;
-  const previous = storedBoard(readConfig(ctx.env), opts.alias);
+  const previous = storedBoard(await ctx.config.read(), opts.alias);
   // Re-adding the same board keeps its signing key unless a new one is given.
   const keep = previous && previous.id === opts.id && previous.baseUrl === opts.baseUrl ? previous.signingKey : undefined;
-  const config = await updateConfig(ctx.env, (c) => {
+  const config = await ctx.config.update((c) => {
     c.boards[opts.alias] = { id: opts.id, baseUrl: opts.baseUrl, token, ...((signingKey ?? keep) ? { signingKey: signingKey ?? keep } : {}) };
     if (opts.makeDefault || !c.defaultBoard || !storedBoard(c, c.defaultBoard)) c.defaultBoard = opts.alias;
   });

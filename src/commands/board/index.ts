@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { Context } from '../../context.js';
+import type { ContextRef } from '../../context.js';
 import { boardAddCommand } from './add.js';
 import { boardListCommand } from './list.js';
 import { boardRemoveCommand } from './remove.js';
@@ -14,7 +14,7 @@ Examples:
   $ cardboard board show`;
 
 /** Register `board` and its verbs: add, list, use, remove, show, set-signing-key. */
-export function register(program: Command, ctx: Context): void {
+export function register(program: Command, ctx: ContextRef): void {
   const board = program
     .command('board')
     .description('Store board credentials and pick the default board')

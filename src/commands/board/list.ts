@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
-import { readConfig } from '../../config/store.js';
-import type { Context } from '../../context.js';
+import type { Context, ContextRef } from '../../context.js';
 import { createStatus } from '../../io/status.js';
 import { printTable } from '../../io/table.js';
 import { tsvRow } from '../../io/text.js';
@@ -29,7 +28,7 @@ Examples:
   $ cardboard board list --json | jq -r '.[] | select(.default) | .alias'`;
 
 /** Define `board list` under `parent`; `run` is replaceable so parse tests can spy on the options. */
-export function boardListCommand(parent: Command, ctx: Context, run = runBoardList): Command {
+export function boardListCommand(parent: Command, ctx: ContextRef, run = runBoardList): Command {
   return parent
     .command('list')
     .alias('ls')
@@ -37,13 +36,13 @@ export function boardListCommand(parent: Command, ctx: Context, run = runBoardLi
     .option('--json', 'print a JSON array')
     .addHelpText('after', EXAMPLES)
     .action(async (flags: { json?: boolean }) => {
-      await run(ctx, { json: flags.json ?? false });
+      await run(ctx(), { json: flags.json ?? false });
     });
 }
 
 /** Print the stored boards, sorted by alias. */
 export async function runBoardList(ctx: Context, opts: BoardListOptions): Promise<void> {
-  const config = readConfig(ctx.env);
+  const config = await ctx.config.read();
   const entries: BoardListEntry[] = Object.entries(config.boards)
     .sort(([a], [b]) => a.localeCompare(b))
     .map(([alias, b]) => ({ alias, id: b.id, baseUrl: b.baseUrl, default: alias === config.defaultBoard, signingKey: b.signingKey !== undefined }));

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import { readConfig, storedBoard, updateConfig } from '../../config/store.js';
-import type { Context } from '../../context.js';
+import { storedBoard } from '../../config/store.js';
+import type { Context, ContextRef } from '../../context.js';
 import { createStatus } from '../../io/status.js';
 import { unknownAlias } from './use.js';
 
@@ -10,7 +10,7 @@ export interface BoardRemoveOptions {
 }
 
 /** Define `board remove` under `parent`; `run` is replaceable so parse tests can spy on the options. */
-export function boardRemoveCommand(parent: Command, ctx: Context, run = runBoardRemove): Command {
+export function boardRemoveCommand(parent: Command, ctx: ContextRef, run = runBoardRemove): Command {
   return parent
     .command('remove')
     .alias('rm')
@@ -18,16 +18,16 @@ export function boardRemoveCommand(parent: Command, ctx: Context, run = runBoard
     .argument('<alias>', 'a stored board alias')
     .addHelpText('after', '\nExamples:\n  $ cardboard board remove old-board')
     .action(async (alias: string) => {
-      await run(ctx, { alias });
+      await run(ctx(), { alias });
     });
 }
 
 /** Delete the board from the config; if it was the default, no board is the default any more. */
 export async function runBoardRemove(ctx: Context, opts: BoardRemoveOptions): Promise<void> {
-  const config = readConfig(ctx.env);
+  const config = await ctx.config.read();
   if (!storedBoard(config, opts.alias)) throw unknownAlias(opts.alias, config);
   const wasDefault = config.defaultBoard === opts.alias;
-  await updateConfig(ctx.env, (c) => {
+  await ctx.config.update((c) => {
     delete c.boards[opts.alias];
     if (wasDefault) delete c.defaultBoard;
   });

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import { readConfig, storedBoard, updateConfig } from '../../config/store.js';
-import type { Context } from '../../context.js';
+import { storedBoard } from '../../config/store.js';
+import type { Context, ContextRef } from '../../context.js';
 import { isInteractive } from '../../context.js';
 import { createStatus } from '../../io/status.js';
 import { unknownAlias } from './use.js';
@@ -20,26 +20,26 @@ Examples:
   $ printf '%s\\n' "$SIGNING_KEY" | cardboard board set-signing-key work`;
 
 /** Define `board set-signing-key` under `parent`; `run` is replaceable so parse tests can spy on the options. */
-export function boardSetSigningKeyCommand(parent: Command, ctx: Context, run = runBoardSetSigningKey): Command {
+export function boardSetSigningKeyCommand(parent: Command, ctx: ContextRef, run = runBoardSetSigningKey): Command {
   return parent
     .command('set-signing-key')
     .description("Store a board's webhook signing key (from a prompt or stdin)")
     .argument('<alias>', 'a stored board alias')
     .addHelpText('after', EXAMPLES)
     .action(async (alias: string) => {
-      await run(ctx, { alias });
+      await run(ctx(), { alias });
     });
 }
 
 /** Read the key (prompt on a TTY, else stdin) and store it with the board, file mode 0600. */
 export async function runBoardSetSigningKey(ctx: Context, opts: BoardSetSigningKeyOptions): Promise<void> {
-  const config = readConfig(ctx.env);
+  const config = await ctx.config.read();
   if (!storedBoard(config, opts.alias)) throw unknownAlias(opts.alias, config);
   const key = isInteractive(ctx)
     ? await promptSecret(ctx, 'Webhook signing key', 'stdin')
     : (await readSecretsFromStdin(ctx, false))[0]!;
   ctx.secrets.add(checkSecret(key, 'signing key'));
-  await updateConfig(ctx.env, (c) => {
+  await ctx.config.update((c) => {
     const board = storedBoard(c, opts.alias);
     if (!board) throw unknownAlias(opts.alias, c);
     board.signingKey = key;

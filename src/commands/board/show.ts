@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { describeOrigin, type Origin, resolveSelection } from '../../config/resolve.js';
-import { cacheDir, configPath, readConfig } from '../../config/store.js';
-import type { Context } from '../../context.js';
+import { cacheDir, configPath } from '../../config/store.js';
+import type { Context, ContextRef } from '../../context.js';
 import { createStatus } from '../../io/status.js';
 import { terminalText } from '../../io/text.js';
 import { writeChunk, writeJson } from '../../io/write.js';
@@ -44,22 +44,22 @@ Examples:
   $ cardboard --board work board show --json`;
 
 /** Define `board show` under `parent`; `run` is replaceable so parse tests can spy on the options. */
-export function boardShowCommand(parent: Command, ctx: Context, run = runBoardShow): Command {
+export function boardShowCommand(parent: Command, ctx: ContextRef, run = runBoardShow): Command {
   return parent
     .command('show')
     .description('Show the board, base URL and secrets a command would use, and their source')
     .option('--json', 'print a JSON object')
     .addHelpText('after', EXAMPLES)
     .action(async (flags: { json?: boolean }) => {
-      await run(ctx, { json: flags.json ?? false });
+      await run(ctx(), { json: flags.json ?? false });
     });
 }
 
 const shown = (origin: Origin | undefined): ShownSource => ({ source: origin?.kind ?? null, from: origin?.name ?? null });
 
 /** What a command would use, resolved exactly as an API command resolves it, without failing on missing parts. */
-export function boardShowResult(ctx: Context): BoardShowResult {
-  const sel = resolveSelection(ctx, readConfig(ctx.env));
+export async function boardShowResult(ctx: Context): Promise<BoardShowResult> {
+  const sel = resolveSelection(ctx, await ctx.config.read());
   return {
     alias: sel.alias ?? null,
     id: { value: sel.id?.value ?? null, ...shown(sel.id?.origin) },
@@ -83,7 +83,7 @@ function missing(r: BoardShowResult): string {
 
 /** Print the result: `--json` exact, otherwise one line a part, escaped for the terminal. */
 export async function runBoardShow(ctx: Context, opts: BoardShowOptions): Promise<void> {
-  const result = boardShowResult(ctx);
+  const result = await boardShowResult(ctx);
   if (opts.json) return writeJson(ctx.stdout, result);
   const lines = [
     `board:        ${result.id.value ?? '(none)'}${result.alias && result.alias !== result.id.value ? ` (alias ${result.alias})` : ''}${from(result.id)}`,

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import { type CardboardConfig, readConfig, storedBoard, updateConfig } from '../../config/store.js';
-import type { Context } from '../../context.js';
+import { type CardboardConfig, storedBoard } from '../../config/store.js';
+import type { Context, ContextRef } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import { createStatus } from '../../io/status.js';
 
@@ -18,22 +18,22 @@ export function unknownAlias(alias: string, config: CardboardConfig): UsageError
 }
 
 /** Define `board use` under `parent`; `run` is replaceable so parse tests can spy on the options. */
-export function boardUseCommand(parent: Command, ctx: Context, run = runBoardUse): Command {
+export function boardUseCommand(parent: Command, ctx: ContextRef, run = runBoardUse): Command {
   return parent
     .command('use')
     .description('Make a stored board the default')
     .argument('<alias>', 'a stored board alias')
     .addHelpText('after', '\nExamples:\n  $ cardboard board use work')
     .action(async (alias: string) => {
-      await run(ctx, { alias });
+      await run(ctx(), { alias });
     });
 }
 
 /** Set the default board; --board and CARDBOARD_BOARD still win over it. */
 export async function runBoardUse(ctx: Context, opts: BoardUseOptions): Promise<void> {
-  const config = readConfig(ctx.env);
+  const config = await ctx.config.read();
   if (!storedBoard(config, opts.alias)) throw unknownAlias(opts.alias, config);
-  await updateConfig(ctx.env, (c) => {
+  await ctx.config.update((c) => {
     c.defaultBoard = opts.alias;
   });
   createStatus(ctx).success(`Board "${opts.alias}" is now the default.`);

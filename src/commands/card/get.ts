@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { Context } from '../../context.js';
+import type { Context, ContextRef } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import { printTable } from '../../io/table.js';
 import { terminalText, tsvRow } from '../../io/text.js';
@@ -22,7 +22,7 @@ Examples:
   $ cardboard card get "$id" --json | jq -r .Status`;
 
 /** Define `card get` under `parent`; `run` is replaceable so parse tests can spy on the options. */
-export function cardGetCommand(parent: Command, ctx: Context, run = runCardGet): Command {
+export function cardGetCommand(parent: Command, ctx: ContextRef, run = runCardGet): Command {
   return parent
     .command('get')
     .description('Show one card by its _id')
@@ -31,7 +31,7 @@ export function cardGetCommand(parent: Command, ctx: Context, run = runCardGet):
     .addHelpText('after', EXAMPLES)
     .action(async (cardId: string, flags: { json?: boolean }) => {
       if (cardId.trim() === '') throw new UsageError('the card id must not be empty');
-      await run(ctx, { cardId, json: flags.json ?? false });
+      await run(ctx(), { cardId, json: flags.json ?? false });
     });
 }
 

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { Context } from '../../context.js';
+import type { ContextRef } from '../../context.js';
 import { cardGetCommand } from './get.js';
 import { cardListCommand } from './list.js';
 import { cardPutCommand } from './put.js';
@@ -11,7 +11,7 @@ Examples:
   $ cardboard card list --all --format csv > cards.csv`;
 
 /** Register `card` with its verbs get, put and list. */
-export function register(program: Command, ctx: Context): void {
+export function register(program: Command, ctx: ContextRef): void {
   const card = program.command('card').description('Get, create/update (put) and list cards').addHelpText('after', EXAMPLES);
   cardGetCommand(card, ctx);
   cardPutCommand(card, ctx);

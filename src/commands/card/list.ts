@@ -1,6 +1,6 @@
 import { type Command, Option } from 'commander';
 import type { Api, PagesRead } from '../../api/types.js';
-import type { Context } from '../../context.js';
+import type { Context, ContextRef } from '../../context.js';
 import { PartialError, UsageError } from '../../errors.js';
 import { canAnimate, createProgress, groupDigits, pagesText } from '../../io/progress.js';
 import { createRecordWriter, defaultFormat, FORMATS, type Format } from '../../io/records.js';
@@ -34,7 +34,7 @@ Examples:
 const splitFields = (value: string, previous: string[] = []) => [...previous, ...value.split(',').map((f) => f.trim()).filter(Boolean)];
 
 /** Define `card list` under `parent`; `run` is replaceable so parse tests can spy on the options. */
-export function cardListCommand(parent: Command, ctx: Context, run = runCardList): Command {
+export function cardListCommand(parent: Command, ctx: ContextRef, run = runCardList): Command {
   return parent
     .command('list')
     .description('List the cards of the board: one page, or every page with --all')
@@ -47,7 +47,7 @@ export function cardListCommand(parent: Command, ctx: Context, run = runCardList
     .action(async (flags: { page?: number; all?: boolean; format?: Format; fields?: string[]; limit?: number }) => {
       if (flags.all && flags.page !== undefined) throw new UsageError('--page and --all cannot be used together');
       if (flags.fields?.length === 0) throw new UsageError('--fields needs at least one field name');
-      await run(ctx, { page: flags.page ?? 0, all: flags.all ?? false, format: flags.format, fields: flags.fields, limit: flags.limit });
+      await run(ctx(), { page: flags.page ?? 0, all: flags.all ?? false, format: flags.format, fields: flags.fields, limit: flags.limit });
     });
 }
 

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { Context } from '../../context.js';
+import type { Context, ContextRef } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import { readTextArgument } from '../../io/input.js';
 import { createStatus } from '../../io/status.js';
@@ -34,7 +34,7 @@ Examples:
   $ echo '{"Name":"From a file"}' | cardboard card put --data - --json`;
 
 /** Define `card put` under `parent`; `run` is replaceable so parse tests can spy on the options. */
-export function cardPutCommand(parent: Command, ctx: Context, run = runCardPut): Command {
+export function cardPutCommand(parent: Command, ctx: ContextRef, run = runCardPut): Command {
   return parent
     .command('put')
     .description('Create a card, or update one with --id (depending on the Update Mode)')
@@ -46,7 +46,7 @@ export function cardPutCommand(parent: Command, ctx: Context, run = runCardPut):
     .addHelpText('after', EXAMPLES)
     .action(async (pairs: string[], flags: { id?: string; data?: string; allowUnknown?: boolean; json?: boolean }) => {
       if (flags.id === '') throw new UsageError('--id must not be empty');
-      await run(ctx, {
+      await run(ctx(), {
         fields: parsePairs(pairs),
         id: flags.id,
         data: flags.data,

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { Context } from '../../context.js';
+import type { Context, ContextRef } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import { readStdin, readTextFile } from '../../io/input.js';
 import { textFor } from '../../io/text.js';
@@ -25,7 +25,7 @@ Examples:
   $ cardboard comment "$id" --file notes.md --json`;
 
 /** Define `comment` under `parent`; `run` is replaceable so parse tests can spy on the options. */
-export function commentCommand(parent: Command, ctx: Context, run = runComment): Command {
+export function commentCommand(parent: Command, ctx: ContextRef, run = runComment): Command {
   return parent
     .command('comment')
     .description('Post a comment on a card')
@@ -41,7 +41,7 @@ export function commentCommand(parent: Command, ctx: Context, run = runComment):
       if (flags.file === undefined && words.length === 0) {
         throw new UsageError('no comment text', { hint: 'Give it as arguments, with --file F, or - to read stdin.' });
       }
-      await run(ctx, {
+      await run(ctx(), {
         cardId,
         text: stdin || flags.file !== undefined ? undefined : words.join(' '),
         file: flags.file,

@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
-import type { Context } from '../../context.js';
+import type { ContextRef } from '../../context.js';
 import { commentCommand } from './comment.js';
 
 /** Register `comment` (no verbs): post a comment on a card. */
-export function register(program: Command, ctx: Context): void {
+export function register(program: Command, ctx: ContextRef): void {
   commentCommand(program, ctx);
 }

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { Argument, type Command, Option } from 'commander';
-import { readConfig, resolveSelection, schemaCachePath } from '../../config/index.js';
-import type { Context } from '../../context.js';
+import { resolveSelection, schemaCachePath } from '../../config/index.js';
+import type { Context, ContextRef } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import { renderBash } from './bash.js';
 import { renderFish } from './fish.js';
@@ -15,7 +15,7 @@ const SHELLS = ['bash', 'zsh', 'fish'] as const;
 const LISTS = ['aliases', 'fields'] as const;
 
 /** Define `completion` under `parent`: `tree` builds the whole command tree the script is generated from. */
-export function completionCommand(parent: Command, ctx: Context, tree: TreeLoader): Command {
+export function completionCommand(parent: Command, ctx: ContextRef, tree: TreeLoader): Command {
   return parent
     .command('completion')
     .description('Print a shell completion script (commands, flags, board aliases, field names)')
@@ -30,11 +30,11 @@ Examples:
   $ cardboard completion fish > ~/.config/fish/completions/cardboard.fish`,
     )
     .action(async (shell: string | undefined, opts: { list?: string }) => {
-      if (opts.list !== undefined) return runCompletionList(ctx, opts.list as (typeof LISTS)[number]);
+      if (opts.list !== undefined) return runCompletionList(ctx(), opts.list as (typeof LISTS)[number]);
       if (!shell) {
         throw new UsageError(`Name the shell: cardboard completion ${SHELLS.join('|')}.`);
       }
-      return runCompletion(ctx, shell as (typeof SHELLS)[number], await tree());
+      return runCompletion(ctx(), shell as (typeof SHELLS)[number], await tree());
     });
 }
 
@@ -50,7 +50,7 @@ export async function runCompletion(ctx: Context, shell: 'bash' | 'zsh' | 'fish'
  * board aliases from the config, field names from the selected board's cached schema, stale or not.
  */
 export async function runCompletionList(ctx: Context, what: 'aliases' | 'fields'): Promise<void> {
-  const config = readConfig(ctx.env);
+  const config = await ctx.config.read();
   if (what === 'aliases') {
     for (const alias of Object.keys(config.boards)) if (listable(alias)) ctx.stdout.write(`${alias}\n`);
     return;

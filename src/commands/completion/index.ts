@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
-import type { Context } from '../../context.js';
+import type { ContextRef } from '../../context.js';
 import { completionCommand, type TreeLoader } from './completion.js';
 
 /** Register `completion [shell]`: one command, no verbs. */
-export function register(program: Command, ctx: Context, tree: TreeLoader): void {
+export function register(program: Command, ctx: ContextRef, tree: TreeLoader): void {
   completionCommand(program, ctx, tree);
 }

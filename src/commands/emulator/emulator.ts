@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
-import type { Context } from '../../context.js';
+import type { Context, ContextRef } from '../../context.js';
 import { CardboardError, UsageError } from '../../errors.js';
 import { FaultSpecError, parseFaults } from '../../emulator/faults.js';
 import { isLoopbackHost } from '../../http/url.js';
-import { interruptible } from '../../interrupt.js';
+import { whenAborted } from '../../interrupt.js';
 import { parseInteger, parsePort, parseRate } from '../../units.js';
 
 /** Options of `cardboard emulator`, as plain data. */
@@ -73,8 +73,11 @@ export function toOptions(flags: Record<string, string | boolean | undefined>): 
   };
 }
 
+/** How long the emulator may take to close after Ctrl-C before the run ends regardless. */
+const STOP_GRACE_MS = 1000;
+
 /** Declare `cardboard emulator` on the program; the action runs `run` with the parsed options. */
-export function emulatorCommand(parent: Command, ctx: Context, run = runEmulator): Command {
+export function emulatorCommand(parent: Command, ctx: ContextRef, run = runEmulator): Command {
   return parent
     .command('emulator')
     .description('Run a local Card Board Service for offline use and tests (state in memory)')
@@ -97,7 +100,7 @@ Examples:
   $ cardboard emulator --port 0 --boards fixtures/demo-boards.json --page-size 2
   $ cardboard emulator --rate-limit 120/min --faults 503:0.05,delay:200ms   # as the service: 120/min, bursts of 20`,
     )
-    .action(async (flags: Record<string, string | boolean | undefined>) => run(ctx, toOptions(flags)));
+    .action(async (flags: Record<string, string | boolean | undefined>) => run(ctx(), toOptions(flags)));
 }
 
 /** Quote a value for a POSIX shell only when it needs it. */
@@ -128,7 +131,7 @@ export async function runEmulator(ctx: Context, opts: EmulatorRunOptions): Promi
     throw err;
   }
   // Catch Ctrl-C before the ready line: a supervisor may send SIGINT as soon as it reads it.
-  const stop = interruptible(ctx.signals);
+  const undrain = ctx.cancel.drainOn({ graceMs: STOP_GRACE_MS });
   // A file's tokens are the user's to protect; the generated demo board's are printed on purpose.
   const showTokens = !opts.boardsFile || opts.printTokens;
   // Everything goes to stderr (stdout stays empty). Under --quiet only the data is left: the export
@@ -150,10 +153,11 @@ export async function runEmulator(ctx: Context, opts: EmulatorRunOptions): Promi
   if (opts.faults) out(`faults: ${opts.faults}`);
   data(`listening on ${running.url}  (Ctrl-C to stop)`);
   try {
-    await stop.stopped;
-    await running.close();
+    await whenAborted(ctx.cancel.drain);
+    // Open connections are closed at once; a close still pending when the grace ends is not waited for.
+    await Promise.race([running.close(), whenAborted(ctx.signal)]);
   } finally {
-    stop.dispose();
+    undrain();
   }
   out('emulator stopped');
 }

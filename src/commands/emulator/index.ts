@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
-import type { Context } from '../../context.js';
+import type { ContextRef } from '../../context.js';
 import { emulatorCommand } from './emulator.js';
 
 /** `cardboard emulator`: one command, no verbs; run.ts holds its options and run function. */
-export function register(program: Command, ctx: Context): void {
+export function register(program: Command, ctx: ContextRef): void {
   emulatorCommand(program, ctx);
 }

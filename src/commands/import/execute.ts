@@ -12,7 +12,6 @@ import type { ImportSummary } from '../../import/types.js';
 import { ImportOutputs } from '../../import/outputs.js';
 import { rowsPerSecond } from '../../import/rate.js';
 import { describeChanges, planImport } from '../../import/plan.js';
-import { interruptible } from '../../interrupt.js';
 import { fileError } from '../../fs-errors.js';
 import { createStatus } from '../../io/status.js';
 import { writeJson } from '../../io/write.js';
@@ -121,6 +120,12 @@ function resumeText(j: Journal, key: JournalKey): string {
   return lines.join('\n');
 }
 
+/**
+ * After the first Ctrl-C, how long requests in flight may take to be answered; then they are cut off and
+ * their rows left uncertain (the next run reads the board for them before sending anything again).
+ */
+export const IN_FLIGHT_GRACE_MS = 2000;
+
 /** Send every row through the engine, write the reports, and end with the exit the summary calls for. */
 export async function executeImport(ctx: Context, opts: ImportOptions, p: PreparedImport): Promise<void> {
   const status = createStatus(ctx);
@@ -143,7 +148,10 @@ export async function executeImport(ctx: Context, opts: ImportOptions, p: Prepar
     throw err;
   }
   const flushTimer = setInterval(() => outputs.flush(), 1000);
-  const stop = interruptible(ctx.signals, () => status.warn('Interrupted: finishing the requests in flight (Ctrl-C again to quit at once)...'));
+  const undrain = ctx.cancel.drainOn({
+    graceMs: IN_FLIGHT_GRACE_MS,
+    onFirst: () => status.warn(`Interrupted: finishing the requests in flight for up to ${IN_FLIGHT_GRACE_MS / 1000}s (Ctrl-C again to quit at once)...`),
+  });
   const progress = await startProgress(ctx, opts, p.scan?.records);
   let engine: Awaited<ReturnType<typeof runEngine>>;
   let finished = false;
@@ -159,7 +167,8 @@ export async function executeImport(ctx: Context, opts: ImportOptions, p: Prepar
       settleInFlightAt: settleAt(ctx, journal),
       match: p.match,
       force: opts.force,
-      signal: stop.signal,
+      signal: ctx.cancel.drain,
+      stopNow: ctx.signal,
       onEvent: (e) => {
         if (e.type === 'row') outputs.add(e.outcome);
         progress.event(e);
@@ -169,7 +178,7 @@ export async function executeImport(ctx: Context, opts: ImportOptions, p: Prepar
     // done, reads the board for the uncertain ones, and knows what the rejected ones had sent before.
     finished = engine.summary.stopped === undefined && engine.summary.uncertain === 0 && engine.summary.rejected === 0;
   } finally {
-    stop.dispose();
+    undrain();
     clearInterval(flushTimer);
     outputs.close();
     // A run that reached the end of its input with every row done deletes its journal: the next run starts afresh.

@@ -1,5 +1,5 @@
 import { type Command, Option } from 'commander';
-import type { Context } from '../../context.js';
+import type { Context, ContextRef } from '../../context.js';
 import { runImport } from './execute.js';
 import { type ImportOptions, toOptions } from './options.js';
 
@@ -28,7 +28,7 @@ Examples:
 const collect = (value: string, previous: string[]) => [...previous, value];
 
 /** Define `import` under `parent`; `run` is replaceable so parse tests can spy on the options. */
-export function importCommand(parent: Command, ctx: Context, run: (ctx: Context, opts: ImportOptions) => Promise<void> = runImport): Command {
+export function importCommand(parent: Command, ctx: ContextRef, run: (ctx: Context, opts: ImportOptions) => Promise<void> = runImport): Command {
   return parent
     .command('import')
     .description('Import cards from CSV or JSON: exact mapping, only what changed, resumable')
@@ -60,6 +60,6 @@ export function importCommand(parent: Command, ctx: Context, run: (ctx: Context,
     .option('--json', 'print the summary as JSON on stdout')
     .addHelpText('after', HELP)
     .action(async (file: string, flags: Record<string, unknown>) => {
-      await run(ctx, toOptions(file, flags));
+      await run(ctx(), toOptions(file, flags));
     });
 }

@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
-import type { Context } from '../../context.js';
+import type { ContextRef } from '../../context.js';
 import { importCommand } from './import.js';
 
 /** Register `import <file>`: one command, no verbs. */
-export function register(program: Command, ctx: Context): void {
+export function register(program: Command, ctx: ContextRef): void {
   importCommand(program, ctx);
 }

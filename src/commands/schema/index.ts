@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
-import type { Context } from '../../context.js';
+import type { ContextRef } from '../../context.js';
 import { schemaCommand } from './schema.js';
 
 /** Register `schema`: the board's fields (no verbs). */
-export function register(program: Command, ctx: Context): void {
+export function register(program: Command, ctx: ContextRef): void {
   schemaCommand(program, ctx);
 }

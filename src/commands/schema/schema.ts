@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { Context } from '../../context.js';
+import type { Context, ContextRef } from '../../context.js';
 import { printTable } from '../../io/table.js';
 import { tsvRow } from '../../io/text.js';
 import { writeChunk, writeJson } from '../../io/write.js';
@@ -22,7 +22,7 @@ Examples:
   $ cardboard schema --refresh | cut -f1`;
 
 /** Define `schema` under `parent`; `run` is replaceable so parse tests can spy on the options. */
-export function schemaCommand(parent: Command, ctx: Context, run = runSchema): Command {
+export function schemaCommand(parent: Command, ctx: ContextRef, run = runSchema): Command {
   return parent
     .command('schema')
     .description("Show the board's fields with their exact, case-sensitive names")
@@ -30,7 +30,7 @@ export function schemaCommand(parent: Command, ctx: Context, run = runSchema): C
     .option('--refresh', 'skip the cached copy and ask the server')
     .addHelpText('after', EXAMPLES)
     .action(async (flags: { json?: boolean; refresh?: boolean }) => {
-      await run(ctx, { json: flags.json ?? false, refresh: flags.refresh ?? false });
+      await run(ctx(), { json: flags.json ?? false, refresh: flags.refresh ?? false });
     });
 }
 

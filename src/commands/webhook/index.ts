@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { Context } from '../../context.js';
+import type { ContextRef } from '../../context.js';
 import { webhookListenCommand } from './listen.js';
 import { webhookReplayCommand } from './replay.js';
 import { webhookSendCommand } from './send.js';
@@ -11,7 +11,7 @@ Examples:
   $ cardboard webhook replay hooks.jsonl --to http://localhost:3000/hooks`;
 
 /** Register `webhook` and its verbs: listen, replay, send. */
-export function register(program: Command, ctx: Context): void {
+export function register(program: Command, ctx: ContextRef): void {
   const webhook = program
     .command('webhook')
     .description('Listen for, record, forward, replay and send webhook deliveries')

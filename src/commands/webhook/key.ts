@@ -22,7 +22,7 @@ export async function loadSigningKey(ctx: Context, fromStdin: boolean): Promise<
     ctx.secrets.add(key);
     return { key, source: 'stdin' };
   }
-  const resolved = await resolveSigningKey(ctx);
+  const resolved = resolveSigningKey(ctx, await ctx.config.read());
   if (!resolved) return undefined;
   return { key: resolved.key, source: resolved.from };
 }
@@ -31,10 +31,10 @@ export async function loadSigningKey(ctx: Context, fromStdin: boolean): Promise<
  * Hint shown when a command needs a key and has none: the three places a key comes from, the stored one
  * named by the command that stores it (with the selected board's alias when there is one).
  */
-export function noKeyHint(ctx: Context): string {
+export async function noKeyHint(ctx: Context): Promise<string> {
   let alias: string | undefined;
   try {
-    alias = resolveSelection(ctx).alias;
+    alias = resolveSelection(ctx, await ctx.config.read()).alias;
   } catch {
     // No board selected at all: the command is still named, with a placeholder.
   }

@@ -3,10 +3,10 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { Command } from 'commander';
 import { resolveSelection } from '../../config/index.js';
-import type { Context } from '../../context.js';
+import type { Context, ContextRef } from '../../context.js';
 import { AuthError, CardboardError, UsageError } from '../../errors.js';
 import { ImportLock } from '../../import/lock.js';
-import { interruptible } from '../../interrupt.js';
+import { whenAborted } from '../../interrupt.js';
 import { createLiveLine } from '../../io/live-line.js';
 import { createStatus } from '../../io/status.js';
 import { requireRegularFile } from '../../private-file.js';
@@ -39,8 +39,14 @@ export interface WebhookListenOptions {
   verify: boolean;
 }
 
+/**
+ * After Ctrl-C, how long deliveries in flight may finish (their senders may already hold a 200) and the
+ * record file be flushed before the run stops regardless; the forward in flight is sent again on resume.
+ */
+const STOP_GRACE_MS = 2000;
+
 /** Register `webhook listen`. */
-export function webhookListenCommand(parent: Command, ctx: Context, run = runWebhookListen): Command {
+export function webhookListenCommand(parent: Command, ctx: ContextRef, run = runWebhookListen): Command {
   return parent
     .command('listen')
     .description('Receive webhook deliveries: verify, answer 200 at once, print, record, forward')
@@ -66,13 +72,13 @@ Examples:
     .action(async (o: Record<string, string | boolean | undefined>) => {
       const path = String(o.path);
       if (!path.startsWith('/')) throw new UsageError(`--path must start with "/": ${path}`);
-      await run(ctx, {
+      await run(ctx(), {
         port: parsePort(String(o.port)),
         host: String(o.host),
         path,
         signingKeyStdin: o.signingKeyStdin === true,
         // The forwarder signs each forward with the key: plain http:// only to loopback unless --insecure.
-        forwardTo: o.forwardTo === undefined ? undefined : httpUrl(String(o.forwardTo), '--forward-to', { insecure: ctx.globals.insecure }),
+        forwardTo: o.forwardTo === undefined ? undefined : httpUrl(String(o.forwardTo), '--forward-to', { insecure: ctx().globals.insecure }),
         forwardTimeout: readDuration(String(o.forwardTimeout), '--forward-timeout'),
         record: o.record === undefined ? undefined : String(o.record),
         json: o.json === true,
@@ -102,7 +108,7 @@ export async function runWebhookListen(ctx: Context, opts: WebhookListenOptions)
   const limits = { ...timeoutsFromEnv(ctx.env[TIMEOUTS_ENV]), maxConnections: opts.maxConnections };
   const signing = await loadSigningKey(ctx, opts.signingKeyStdin);
   if (opts.verify && !signing) {
-    throw new AuthError('no webhook signing key: refusing to accept unverified deliveries (spec 6)', { hint: `${noKeyHint(ctx)} Or pass --no-verify to accept anything.` });
+    throw new AuthError('no webhook signing key: refusing to accept unverified deliveries (spec 6)', { hint: `${await noKeyHint(ctx)} Or pass --no-verify to accept anything.` });
   }
   // Forwarding always goes through a file so nothing acknowledged waits only in memory (issue 5 §2).
   const spool = opts.forwardTo && !opts.record ? join(tmpdir(), `cardboard-webhook-${process.pid}-${Date.now()}.jsonl`) : undefined;
@@ -145,7 +151,7 @@ export async function runWebhookListen(ctx: Context, opts: WebhookListenOptions)
     port: opts.port,
     path: opts.path,
     key: opts.verify ? signing?.key : undefined,
-    secrets: [...(signing ? [signing.key] : []), ...ctx.secrets, ...boardToken(ctx)],
+    secrets: [...(signing ? [signing.key] : []), ...ctx.secrets, ...(await boardToken(ctx))],
     maxBody: opts.maxBody,
     limits,
     record,
@@ -163,7 +169,7 @@ export async function runWebhookListen(ctx: Context, opts: WebhookListenOptions)
     throw new CardboardError(`cannot listen on ${opts.host}:${opts.port} (${code ?? (err as Error).message})`, { hint: code === 'EADDRINUSE' ? 'Pick another --port (0: any free port).' : undefined, cause: err });
   }
   // Catch Ctrl-C before the ready line: a supervisor may send SIGINT as soon as it reads it.
-  const stop = interruptible(ctx.signals);
+  const undrain = ctx.cancel.drainOn({ graceMs: STOP_GRACE_MS });
   // First line on stderr, printed even with --quiet: where to point the board (spec 2.4, Webhook URL).
   io.stderr.write(`Listening on ${url} : paste this URL into Card Sources → Webhook URL (the service must be able to reach it).\n`);
   if (!opts.verify) status.warn('NOT VERIFYING x-signingKey (--no-verify): anyone who can reach this port can post deliveries.');
@@ -183,12 +189,12 @@ export async function runWebhookListen(ctx: Context, opts: WebhookListenOptions)
   };
   const ticker = live ? setInterval(tick, 1000).unref() : undefined;
   try {
-    await stop.stopped;
-    await listener.stop();
+    await whenAborted(ctx.cancel.drain);
+    await listener.stop(ctx.signal);
   } finally {
     clearInterval(ticker);
     live?.clear();
-    stop.dispose();
+    undrain();
     lock?.release();
   }
   stdout.flush();
@@ -203,9 +209,9 @@ export async function runWebhookListen(ctx: Context, opts: WebhookListenOptions)
 }
 
 /** The selected board's token, if one is configured: a delivery carrying it must not be recorded with it. */
-function boardToken(ctx: Context): string[] {
+async function boardToken(ctx: Context): Promise<string[]> {
   try {
-    const token = resolveSelection(ctx).token?.value;
+    const token = resolveSelection(ctx, await ctx.config.read()).token?.value;
     return token ? [token] : [];
   } catch {
     return [];

@@ -1,8 +1,7 @@
 import { statSync } from 'node:fs';
 import type { Command } from 'commander';
-import type { Context } from '../../context.js';
+import type { Context, ContextRef } from '../../context.js';
 import { AuthError, CancelledError, CardboardError, UsageError } from '../../errors.js';
-import { interruptible } from '../../interrupt.js';
 import { createStatus } from '../../io/status.js';
 import { terminalText } from '../../io/text.js';
 import { ownValue } from '../../own-keys.js';
@@ -28,8 +27,11 @@ export interface WebhookReplayOptions {
   timeout: Duration;
 }
 
+/** After Ctrl-C, how long the delivery in flight may take to be answered before it is cut off (and sent again on resume). */
+const IN_FLIGHT_GRACE_MS = 2000;
+
 /** Register `webhook replay`. */
-export function webhookReplayCommand(parent: Command, ctx: Context, run = runWebhookReplay): Command {
+export function webhookReplayCommand(parent: Command, ctx: ContextRef, run = runWebhookReplay): Command {
   return parent
     .command('replay')
     .description('Re-send recorded deliveries in order (exact bytes and headers); show answers')
@@ -54,14 +56,14 @@ Examples:
         if (at < 1) throw new UsageError(`--filter: expected Field=value, got "${f}"`);
         return [f.slice(0, at), f.slice(at + 1)];
       });
-      await run(ctx, {
+      await run(ctx(), {
         file,
-        to: httpUrl(o.to, '--to', { insecure: ctx.globals.insecure }),
+        to: httpUrl(o.to, '--to', { insecure: ctx().globals.insecure }),
         from: parseInteger(o.from, '--from', 0),
         filters,
         signingKeyStdin: o.signingKeyStdin === true,
         json: o.json === true,
-        timeout: ctx.globals.timeout ?? durationOf(60_000),
+        timeout: ctx().globals.timeout ?? durationOf(60_000),
       });
     });
 }
@@ -131,7 +133,7 @@ function checkFilterFields(opts: WebhookReplayOptions, fields: Set<string>, read
 export async function runWebhookReplay(ctx: Context, opts: WebhookReplayOptions): Promise<void> {
   const kind = checkRecordFile(opts.file);
   const signing = await loadSigningKey(ctx, opts.signingKeyStdin);
-  if (!signing) throw new AuthError('no webhook signing key to sign the replayed deliveries with (spec 6)', { hint: noKeyHint(ctx) });
+  if (!signing) throw new AuthError('no webhook signing key to sign the replayed deliveries with (spec 6)', { hint: await noKeyHint(ctx) });
   const status = createStatus(ctx);
   if (kind === 'empty') {
     status.info(`replayed 0: ${opts.file} holds no deliveries yet`);
@@ -151,14 +153,16 @@ export async function runWebhookReplay(ctx: Context, opts: WebhookReplayOptions)
   let resumeAt = opts.from;
   let inFlight: number | undefined;
   const resumeText = () => `--from ${inFlight ?? resumeAt}${opts.filters.length ? ' and the same --filter' : ''}`;
-  const stop = interruptible(ctx.signals, () =>
-    status.warn(
+  const undrain = ctx.cancel.drainOn({
+    graceMs: IN_FLIGHT_GRACE_MS,
+    onFirst: () =>
+      status.warn(
       inFlight === undefined
         ? `Interrupted: stopping. Resume with ${resumeText()}.`
-        : `Interrupted: finishing #${inFlight} in flight (Ctrl-C again to quit at once, then resume with ${resumeText()}).`,
-    ),
-  );
-  const stopped = () => stop.signal.aborted || ctx.signal.aborted;
+          : `Interrupted: finishing #${inFlight} in flight (Ctrl-C again to quit at once, then resume with ${resumeText()}).`,
+      ),
+  });
+  const stopped = () => ctx.cancel.drain.aborted;
   try {
     for (let offset = 0; offset < size && !stopped(); ) {
       const batch = readDeliveries(opts.file, offset, opts.from - 1, 100, 8 * 1024 * 1024);
@@ -191,7 +195,7 @@ export async function runWebhookReplay(ctx: Context, opts: WebhookReplayOptions)
       }
     }
   } finally {
-    stop.dispose();
+    undrain();
     await client.close();
   }
   if (unreadable.length > 0) {

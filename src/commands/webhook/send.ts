@@ -1,6 +1,6 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import type { Command } from 'commander';
-import type { Context } from '../../context.js';
+import type { Context, ContextRef } from '../../context.js';
 import { AuthError, CardboardError, UsageError } from '../../errors.js';
 import { readTextArgument } from '../../io/input.js';
 import { textFor } from '../../io/text.js';
@@ -23,7 +23,7 @@ export interface WebhookSendOptions {
 }
 
 /** Register `webhook send`. */
-export function webhookSendCommand(parent: Command, ctx: Context, run = runWebhookSend): Command {
+export function webhookSendCommand(parent: Command, ctx: ContextRef, run = runWebhookSend): Command {
   return parent
     .command('send')
     .description("Send one signed delivery shaped like the service's; print the receiver's answer")
@@ -43,13 +43,13 @@ Examples:
     .action(async (o: { to: string; data?: string; card?: string; signingKeyStdin?: boolean; wrongKey?: boolean }) => {
       if (o.data !== undefined && o.card !== undefined) throw new UsageError('--data and --card cannot be used together');
       if (o.data === '-' && o.signingKeyStdin) throw new UsageError('--data - and --signing-key-stdin both want stdin; put the data in a file (--data @file)');
-      await run(ctx, {
-        to: httpUrl(o.to, '--to', { insecure: ctx.globals.insecure }),
+      await run(ctx(), {
+        to: httpUrl(o.to, '--to', { insecure: ctx().globals.insecure }),
         data: o.data,
         card: o.card,
         signingKeyStdin: o.signingKeyStdin === true,
         wrongKey: o.wrongKey === true,
-        timeout: ctx.globals.timeout ?? durationOf(60_000),
+        timeout: ctx().globals.timeout ?? durationOf(60_000),
       });
     });
 }
@@ -82,7 +82,7 @@ async function cardFor(ctx: Context, opts: WebhookSendOptions): Promise<Record<s
 /** Send one delivery and print the answer; the exit code says whether it was the expected one. */
 export async function runWebhookSend(ctx: Context, opts: WebhookSendOptions): Promise<void> {
   const signing = await loadSigningKey(ctx, opts.signingKeyStdin);
-  if (!signing && !opts.wrongKey) throw new AuthError('no webhook signing key to sign the delivery with (spec 6)', { hint: `${noKeyHint(ctx)} Or pass --wrong-key.` });
+  if (!signing && !opts.wrongKey) throw new AuthError('no webhook signing key to sign the delivery with (spec 6)', { hint: `${await noKeyHint(ctx)} Or pass --wrong-key.` });
   // A suffix catches the commonest broken check: comparing only as many characters as the stored key has.
   const key = opts.wrongKey ? `${signing?.key ?? `wrong-${randomBytes(8).toString('hex')}`}x` : signing!.key;
   const body = Buffer.from(JSON.stringify(await cardFor(ctx, opts)), 'utf8');
