@@ -6,10 +6,13 @@ import { suggestField } from '../../schema/match.js';
 
 type Env = Record<string, string | undefined>;
 
+/** What to do when no board is stored at all (`board list`, and the not-found error then). */
+export const ADD_A_BOARD = 'Add one with `cardboard board add <alias> --url <POST URL>`.';
+
 /** The error for an alias that is not stored: the closest stored alias when one is near, then the stored ones. */
 export function unknownAlias(alias: string, config: CardboardConfig): UsageError {
   const known = Object.keys(config.boards);
-  if (known.length === 0) return new UsageError(`No board stored as "${alias}".`, { hint: 'Add one with `cardboard board add <alias> --url <POST URL>`.' });
+  if (known.length === 0) return new UsageError(`No board stored as "${alias}".`, { hint: ADD_A_BOARD });
   const close = suggestField(alias, known);
   return new UsageError(`No board stored as "${alias}".`, {
     hint: `${close === undefined ? '' : `Did you mean "${close}"? `}Stored boards: ${known.join(', ')}.`,
