@@ -1,6 +1,7 @@
 // The command tree: global options, and the noun groups, each loaded only when it runs.
 import { Command, type HelpContext, type Option } from 'commander';
 import type { ContextRef, Host } from './context.js';
+import { type NounName, NOUNS } from './commands/nouns.js';
 import { UsageError } from './errors.js';
 import { terminalText } from './io/text.js';
 import { parseRate, readDuration } from './units.js';
@@ -9,23 +10,22 @@ import { VERSION } from './version.js';
 /** Builds the whole tree (every group loaded): shell completion walks it. */
 type TreeLoader = () => Promise<Command>;
 
-/** A command group: its module is imported only when the group runs, so start-up stays cheap. */
-interface Noun {
-  name: string;
-  summary: string;
-  load: () => Promise<{ register(program: Command, ctx: ContextRef, tree: TreeLoader): void }>;
+/** A command group's module, imported only when the group runs, so start-up stays cheap. */
+interface NounModule {
+  register(program: Command, ctx: ContextRef, tree: TreeLoader): void;
 }
 
-const NOUNS: Noun[] = [
-  { name: 'board', summary: 'Store board credentials and pick the default board', load: () => import('./commands/board/index.js') },
-  { name: 'schema', summary: "Show a board's fields with their exact, case-sensitive names", load: () => import('./commands/schema/index.js') },
-  { name: 'card', summary: 'Get, create/update (put) and list cards', load: () => import('./commands/card/index.js') },
-  { name: 'comment', summary: 'Post a comment on a card', load: () => import('./commands/comment/index.js') },
-  { name: 'import', summary: 'Import cards from CSV or JSON: exact mapping, only what changed, resumable', load: () => import('./commands/import/index.js') },
-  { name: 'webhook', summary: 'Listen for, record, forward, replay and send webhook deliveries', load: () => import('./commands/webhook/index.js') },
-  { name: 'emulator', summary: 'Run a local Card Board Service for offline use and tests', load: () => import('./commands/emulator/index.js') },
-  { name: 'completion', summary: 'Print a shell completion script (bash, zsh, fish)', load: () => import('./commands/completion/index.js') },
-];
+/** How to load each group of NOUNS (their names and summaries are in commands/nouns.ts, read without loading them). */
+const LOADERS: { [name in NounName]: () => Promise<NounModule> } = {
+  board: () => import('./commands/board/index.js'),
+  schema: () => import('./commands/schema/index.js'),
+  card: () => import('./commands/card/index.js'),
+  comment: () => import('./commands/comment/index.js'),
+  import: () => import('./commands/import/index.js'),
+  webhook: () => import('./commands/webhook/index.js'),
+  emulator: () => import('./commands/emulator/index.js'),
+  completion: () => import('./commands/completion/index.js'),
+};
 
 /** Global options that take a value: needed to find the command word in argv without parsing it. */
 const VALUE_OPTIONS = new Set(['-b', '--board', '--base-url', '--timeout', '--rate']);
@@ -186,7 +186,7 @@ what it lacks and beat the default board (README: Boards and credentials).`,
   const wanted = findNoun(argv);
   for (const noun of NOUNS) {
     if (all || noun.name === wanted) {
-      (await noun.load()).register(program, ctx, () => buildProgram(host, [], ctx, true));
+      (await LOADERS[noun.name]()).register(program, ctx, () => buildProgram(host, [], ctx, true));
     } else {
       // Listed for help only; running it loads the real module instead.
       // Should findNoun ever miss the word commander picks, the placeholder refuses instead of doing nothing.

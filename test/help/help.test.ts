@@ -2,6 +2,7 @@
 // <verb>`) describe that verb; bare `cardboard` and bare `cardboard <noun>` are help on stdout, exit 0;
 // defaults and choices read as values. Run in-process: the same text the binary prints.
 import { describe, expect, it } from 'vitest';
+import { NOUNS } from '../../src/commands/nouns.js';
 import { runMain } from '../helpers/cli.js';
 
 const GLOBALS = ['--board', '--base-url', '--timeout', '--rate', '--insecure', '--verbose', '--quiet'];
@@ -105,5 +106,18 @@ describe('help', () => {
     const line = listen.split('\n').find((l) => l.includes('--signing-key-stdin')) ?? '';
     expect(line).toMatch(/stored key/);
     expect(line).toMatch(/CARDBOARD_SIGNING_KEY/);
+  });
+
+  it("lists each group with the summary its own --help shows, stated once for both (commands/nouns.ts)", async () => {
+    // The root lists the groups without loading them; `<noun> --help` is the group's own module.
+    const listed = section(await help(['--help']), 'Commands:').join('\n').replace(/\n {10,}/g, ' ').split('\n');
+    const rows = listed.map((line) => /^ {2}(\S+)(?: \S+)* {2,}(.*)$/.exec(line)).filter((m) => m && m[1] !== 'help');
+    expect(rows.map((m) => m![1])).toEqual(NOUNS.map((n) => n.name));
+    for (const { name, summary } of NOUNS) {
+      expect(rows.find((m) => m![1] === name)![2], name).toBe(summary);
+      // The paragraph under its Usage line, joined across wrapped lines.
+      const own = (await help([name, '--help'])).split('\n\n')[1]!.replace(/\n/g, ' ');
+      expect(own, name).toBe(summary);
+    }
   });
 });

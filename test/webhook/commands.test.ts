@@ -1,13 +1,17 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Command } from 'commander';
 import { describe, expect, it, vi } from 'vitest';
 import { deliveryLine, forwardLine, LINE_PARSE_MAX_BYTES, summaryLine } from '../../src/commands/webhook/render.js';
 import { formatBytes } from '../../src/units.js';
+import { KEY_TRANSPORT_HELP } from '../../src/commands/webhook/key.js';
 import { webhookListenCommand } from '../../src/commands/webhook/listen.js';
 import { matchesFilters, webhookReplayCommand } from '../../src/commands/webhook/replay.js';
 import { webhookSendCommand } from '../../src/commands/webhook/send.js';
 import { type Context, createContext } from '../../src/context.js';
 import { UsageError } from '../../src/errors.js';
 import type { Delivery } from '../../src/webhook/delivery.js';
+import { runMain, tempDir } from '../helpers/cli.js';
 
 const spy = () => vi.fn(async (_ctx: Context, _opts: unknown) => {});
 
@@ -60,6 +64,33 @@ describe('webhook replay and send parsing', () => {
 });
 
 const d = (body: string): Delivery => ({ seq: 3, receivedAt: '2026-01-02T03:04:05.678Z', method: 'POST', path: '/', headers: {}, body: Buffer.from(body) });
+
+describe('--signing-key-stdin, one flag for listen, replay and send', () => {
+  const verbs = ['listen', 'replay', 'send'] as const;
+
+  it('reads the same in each help, with the same line on where the key may travel', async () => {
+    for (const verb of verbs) {
+      const r = await runMain(['webhook', verb, '--help']);
+      expect(r.code, verb).toBe(0);
+      const text = r.stdout.replace(/\n {10,}/g, ' ');
+      const line = text.split('\n').find((l) => l.startsWith('  --signing-key-stdin')) ?? '';
+      expect(line, verb).toMatch(/^ {2}--signing-key-stdin +read the signing key from stdin \(else the selected board's stored key or CARDBOARD_SIGNING_KEY; `board show` says which\)$/);
+      expect(text.split('\n'), verb).toContain(KEY_TRANSPORT_HELP);
+    }
+  });
+
+  it('an empty stdin is a usage error whose hint names the verb that ran', async () => {
+    const record = join(tempDir(), 'hooks.jsonl');
+    writeFileSync(record, '{"seq":1,"receivedAt":"2026-01-01T00:00:00.000Z","headers":{},"body":"{}"}\n');
+    const runs = { listen: ['--port', '0'], replay: [record, '--to', 'http://127.0.0.1:9/'], send: ['--to', 'http://127.0.0.1:9/'] };
+    for (const verb of verbs) {
+      const r = await runMain(['webhook', verb, ...runs[verb], '--signing-key-stdin'], { input: '' });
+      expect(r.code, `${verb}: ${r.stderr}`).toBe(2);
+      expect(r.stderr).toContain('--signing-key-stdin: stdin was empty');
+      expect(r.stderr).toContain(`hint: Pipe the key in: \`pbpaste | cardboard webhook ${verb} --signing-key-stdin …\`.`);
+    }
+  });
+});
 
 describe('rendering and filters', () => {
   it('shows time, seq, card _id, a few fields and the size', () => {

@@ -6,6 +6,7 @@ import { ApiError, AuthError, CardboardError, UsageError } from '../../errors.js
 import { checkBaseUrl } from '../../http/url.js';
 import { createStatus } from '../../io/status.js';
 import { checkSecret, promptSecret, readSecretsFromStdin } from './secret-input.js';
+import { changeBoard } from './stored.js';
 
 /** What `board add` stores and how it gets the secrets. */
 export interface BoardAddOptions {
@@ -112,14 +113,13 @@ export async function runBoardAdd(ctx: Context, opts: BoardAddOptions): Promise<
 
   const status = createStatus(ctx);
   const fieldCount = opts.verify ? await verify(ctx, opts, token) : undefined;
-  const previous = storedBoard(await ctx.config.read(), opts.alias);
-  // Re-adding the same board keeps its signing key unless a new one is given.
-  const keep = previous && previous.id === opts.id && previous.baseUrl === opts.baseUrl ? previous.signingKey : undefined;
-  const config = await ctx.config.update((c) => {
+  const { updated, isDefault } = await changeBoard(ctx.config, opts.alias, (previous, c) => {
+    // Re-adding the same board keeps its signing key unless a new one is given.
+    const keep = previous && previous.id === opts.id && previous.baseUrl === opts.baseUrl ? previous.signingKey : undefined;
     c.boards[opts.alias] = { id: opts.id, baseUrl: opts.baseUrl, token, ...((signingKey ?? keep) ? { signingKey: signingKey ?? keep } : {}) };
     if (opts.makeDefault || !c.defaultBoard || !storedBoard(c, c.defaultBoard)) c.defaultBoard = opts.alias;
+    return { updated: previous !== undefined, isDefault: c.defaultBoard === opts.alias };
   });
   const checked = fieldCount === undefined ? 'not verified' : `verified, ${fieldCount} field${fieldCount === 1 ? '' : 's'}`;
-  const isDefault = config.defaultBoard === opts.alias ? ', the default board' : '';
-  status.success(`${previous ? 'Updated' : 'Saved'} board "${opts.alias}" (id ${opts.id} at ${opts.baseUrl}; ${checked})${isDefault}.`);
+  status.success(`${updated ? 'Updated' : 'Saved'} board "${opts.alias}" (id ${opts.id} at ${opts.baseUrl}; ${checked})${isDefault ? ', the default board' : ''}.`);
 }

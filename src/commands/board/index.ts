@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import type { ContextRef } from '../../context.js';
+import { nounSummary } from '../nouns.js';
 import { boardAddCommand } from './add.js';
 import { boardListCommand } from './list.js';
 import { boardRemoveCommand } from './remove.js';
@@ -17,7 +18,7 @@ Examples:
 export function register(program: Command, ctx: ContextRef): void {
   const board = program
     .command('board')
-    .description('Store board credentials and pick the default board')
+    .description(nounSummary('board'))
     .addHelpText('after', EXAMPLES);
   boardAddCommand(board, ctx);
   boardListCommand(board, ctx);

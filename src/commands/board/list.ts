@@ -4,6 +4,7 @@ import { createStatus } from '../../io/status.js';
 import { printTable } from '../../io/table.js';
 import { tsvRow } from '../../io/text.js';
 import { writeChunk, writeJson } from '../../io/write.js';
+import { ADD_A_BOARD } from './stored.js';
 
 /** How `board list` prints. */
 export interface BoardListOptions {
@@ -48,7 +49,7 @@ export async function runBoardList(ctx: Context, opts: BoardListOptions): Promis
     .map(([alias, b]) => ({ alias, id: b.id, baseUrl: b.baseUrl, default: alias === config.defaultBoard, signingKey: b.signingKey !== undefined }));
   if (opts.json) return writeJson(ctx.stdout, entries);
   if (entries.length === 0) {
-    createStatus(ctx).info('No boards stored. Add one with `cardboard board add <alias> --url <POST URL>`.');
+    createStatus(ctx).info(`No boards stored. ${ADD_A_BOARD}`);
     return;
   }
   if (ctx.stdout.isTTY) {

@@ -1,8 +1,7 @@
 import type { Command } from 'commander';
-import { storedBoard } from '../../config/store.js';
 import type { Context, ContextRef } from '../../context.js';
 import { createStatus } from '../../io/status.js';
-import { unknownAlias } from './use.js';
+import { changeStoredBoard } from './stored.js';
 
 /** Which alias to forget. */
 export interface BoardRemoveOptions {
@@ -24,12 +23,11 @@ export function boardRemoveCommand(parent: Command, ctx: ContextRef, run = runBo
 
 /** Delete the board from the config; if it was the default, no board is the default any more. */
 export async function runBoardRemove(ctx: Context, opts: BoardRemoveOptions): Promise<void> {
-  const config = await ctx.config.read();
-  if (!storedBoard(config, opts.alias)) throw unknownAlias(opts.alias, config);
-  const wasDefault = config.defaultBoard === opts.alias;
-  await ctx.config.update((c) => {
-    delete c.boards[opts.alias];
-    if (wasDefault) delete c.defaultBoard;
+  const wasDefault = await changeStoredBoard(ctx.config, opts.alias, (_board, config) => {
+    delete config.boards[opts.alias];
+    if (config.defaultBoard !== opts.alias) return false;
+    delete config.defaultBoard;
+    return true;
   });
   const status = createStatus(ctx);
   status.success(`Removed board "${opts.alias}".`);

@@ -1,10 +1,9 @@
 import type { Command } from 'commander';
-import { storedBoard } from '../../config/store.js';
 import type { Context, ContextRef } from '../../context.js';
 import { isInteractive } from '../../context.js';
 import { createStatus } from '../../io/status.js';
-import { unknownAlias } from './use.js';
 import { checkSecret, promptSecret, readSecretsFromStdin } from './secret-input.js';
+import { changeStoredBoard, requireBoard } from './stored.js';
 
 /** Which board gets the webhook signing key. */
 export interface BoardSetSigningKeyOptions {
@@ -33,15 +32,13 @@ export function boardSetSigningKeyCommand(parent: Command, ctx: ContextRef, run 
 
 /** Read the key (prompt on a TTY, else stdin) and store it with the board, file mode 0600. */
 export async function runBoardSetSigningKey(ctx: Context, opts: BoardSetSigningKeyOptions): Promise<void> {
-  const config = await ctx.config.read();
-  if (!storedBoard(config, opts.alias)) throw unknownAlias(opts.alias, config);
+  // Checked before asking: nobody types a key for a board that is not there.
+  requireBoard(await ctx.config.read(), opts.alias);
   const key = isInteractive(ctx)
     ? await promptSecret(ctx, 'Webhook signing key', 'stdin')
     : (await readSecretsFromStdin(ctx, false))[0]!;
   ctx.secrets.add(checkSecret(key, 'signing key'));
-  await ctx.config.update((c) => {
-    const board = storedBoard(c, opts.alias);
-    if (!board) throw unknownAlias(opts.alias, c);
+  await changeStoredBoard(ctx.config, opts.alias, (board) => {
     board.signingKey = key;
   });
   createStatus(ctx).success(`Stored the webhook signing key of board "${opts.alias}".`);

@@ -1,20 +1,11 @@
 import type { Command } from 'commander';
-import { type CardboardConfig, storedBoard } from '../../config/store.js';
 import type { Context, ContextRef } from '../../context.js';
-import { UsageError } from '../../errors.js';
 import { createStatus } from '../../io/status.js';
+import { changeStoredBoard } from './stored.js';
 
 /** Which alias becomes the default board. */
 export interface BoardUseOptions {
   alias: string;
-}
-
-/** The error for an alias that is not stored, listing the ones that are. */
-export function unknownAlias(alias: string, config: CardboardConfig): UsageError {
-  const known = Object.keys(config.boards);
-  return new UsageError(`No board stored as "${alias}".`, {
-    hint: known.length ? `Stored boards: ${known.join(', ')}.` : 'Add one with `cardboard board add <alias> --url <POST URL>`.',
-  });
 }
 
 /** Define `board use` under `parent`; `run` is replaceable so parse tests can spy on the options. */
@@ -31,10 +22,8 @@ export function boardUseCommand(parent: Command, ctx: ContextRef, run = runBoard
 
 /** Set the default board; --board and CARDBOARD_BOARD still win over it. */
 export async function runBoardUse(ctx: Context, opts: BoardUseOptions): Promise<void> {
-  const config = await ctx.config.read();
-  if (!storedBoard(config, opts.alias)) throw unknownAlias(opts.alias, config);
-  await ctx.config.update((c) => {
-    c.defaultBoard = opts.alias;
+  await changeStoredBoard(ctx.config, opts.alias, (_board, config) => {
+    config.defaultBoard = opts.alias;
   });
   createStatus(ctx).success(`Board "${opts.alias}" is now the default.`);
 }

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import type { ContextRef } from '../../context.js';
+import { nounSummary } from '../nouns.js';
 import { cardGetCommand } from './get.js';
 import { cardListCommand } from './list.js';
 import { cardPutCommand } from './put.js';
@@ -12,7 +13,7 @@ Examples:
 
 /** Register `card` with its verbs get, put and list. */
 export function register(program: Command, ctx: ContextRef): void {
-  const card = program.command('card').description('Get, create/update (put) and list cards').addHelpText('after', EXAMPLES);
+  const card = program.command('card').description(nounSummary('card')).addHelpText('after', EXAMPLES);
   cardGetCommand(card, ctx);
   cardPutCommand(card, ctx);
   cardListCommand(card, ctx);

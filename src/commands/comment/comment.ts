@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import type { Context, ContextRef } from '../../context.js';
+import { nounSummary } from '../nouns.js';
 import { UsageError } from '../../errors.js';
 import { readStdin, readTextFile } from '../../io/input.js';
 import { textFor } from '../../io/text.js';
@@ -28,7 +29,7 @@ Examples:
 export function commentCommand(parent: Command, ctx: ContextRef, run = runComment): Command {
   return parent
     .command('comment')
-    .description('Post a comment on a card')
+    .description(nounSummary('comment'))
     .argument('<cardId>', "the card's _id")
     .argument('[text...]', 'the comment text, or - to read it from stdin')
     .option('--file <path>', 'read the comment text from a file')

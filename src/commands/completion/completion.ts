@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { Argument, type Command, Option } from 'commander';
 import { resolveSelection, schemaCachePath } from '../../config/index.js';
 import type { Context, ContextRef } from '../../context.js';
+import { nounSummary } from '../nouns.js';
 import { UsageError } from '../../errors.js';
 import { renderBash } from './bash.js';
 import { renderFish } from './fish.js';
@@ -18,7 +19,7 @@ const LISTS = ['aliases', 'fields'] as const;
 export function completionCommand(parent: Command, ctx: ContextRef, tree: TreeLoader): Command {
   return parent
     .command('completion')
-    .description('Print a shell completion script (commands, flags, board aliases, field names)')
+    .description(nounSummary('completion'))
     .addArgument(new Argument('[shell]', 'the shell to complete in').choices(SHELLS))
     .addOption(new Option('--list <what>', 'print completion words: board aliases, or field names of the cached schema (used by the scripts)').choices(LISTS))
     .addHelpText(

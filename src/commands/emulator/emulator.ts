@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import type { Context, ContextRef } from '../../context.js';
+import { nounSummary } from '../nouns.js';
 import { CardboardError, UsageError } from '../../errors.js';
 import { FaultSpecError, parseFaults } from '../../emulator/faults.js';
 import { isLoopbackHost } from '../../http/url.js';
@@ -80,7 +81,7 @@ const STOP_GRACE_MS = 1000;
 export function emulatorCommand(parent: Command, ctx: ContextRef, run = runEmulator): Command {
   return parent
     .command('emulator')
-    .description('Run a local Card Board Service for offline use and tests (state in memory)')
+    .description(nounSummary('emulator'))
     .option('--port <n>', 'port to listen on; 0 picks a free one', '4010')
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .option('--boards <file>', 'boards file (JSON: id → token, fields, updateMode, createFields, webhookUrl, signingKey)')

@@ -1,5 +1,6 @@
 import { type Command, Option } from 'commander';
 import type { Context, ContextRef } from '../../context.js';
+import { nounSummary } from '../nouns.js';
 import { runImport } from './execute.js';
 import { type ImportOptions, toOptions } from './options.js';
 
@@ -31,7 +32,7 @@ const collect = (value: string, previous: string[]) => [...previous, value];
 export function importCommand(parent: Command, ctx: ContextRef, run: (ctx: Context, opts: ImportOptions) => Promise<void> = runImport): Command {
   return parent
     .command('import')
-    .description('Import cards from CSV or JSON: exact mapping, only what changed, resumable')
+    .description(nounSummary('import'))
     .argument('<file>', 'the input file, or - for stdin')
     .option('--map <header=field>', 'send a CSV column as this field (repeatable)', collect, [])
     .option('--map-file <file.json>', 'a JSON mapping {"CSV header": "Field" | null to skip}')

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import type { Context, ContextRef } from '../../context.js';
+import { nounSummary } from '../nouns.js';
 import { printTable } from '../../io/table.js';
 import { tsvRow } from '../../io/text.js';
 import { writeChunk, writeJson } from '../../io/write.js';
@@ -25,7 +26,7 @@ Examples:
 export function schemaCommand(parent: Command, ctx: ContextRef, run = runSchema): Command {
   return parent
     .command('schema')
-    .description("Show the board's fields with their exact, case-sensitive names")
+    .description(nounSummary('schema'))
     .option('--json', "print the server's array of fields as JSON")
     .option('--refresh', 'skip the cached copy and ask the server')
     .addHelpText('after', EXAMPLES)

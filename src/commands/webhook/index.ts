@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import type { ContextRef } from '../../context.js';
+import { nounSummary } from '../nouns.js';
 import { webhookListenCommand } from './listen.js';
 import { webhookReplayCommand } from './replay.js';
 import { webhookSendCommand } from './send.js';
@@ -14,7 +15,7 @@ Examples:
 export function register(program: Command, ctx: ContextRef): void {
   const webhook = program
     .command('webhook')
-    .description('Listen for, record, forward, replay and send webhook deliveries')
+    .description(nounSummary('webhook'))
     .addHelpText('after', EXAMPLES);
   webhookListenCommand(webhook, ctx);
   webhookReplayCommand(webhook, ctx);

@@ -1,7 +1,22 @@
+import { Option } from 'commander';
 import { resolveSelection, resolveSigningKey } from '../../config/index.js';
 import type { Context } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import { readStdin } from '../../io/input.js';
+
+/**
+ * `--signing-key-stdin`, the same flag and text on every webhook verb that signs or verifies (listen, replay,
+ * send); loadSigningKey reads it. A new Option each time: commander keeps an option with the command it joins.
+ */
+export function signingKeyStdinOption(): Option {
+  return new Option('--signing-key-stdin', "read the signing key from stdin (else the selected board's stored key or CARDBOARD_SIGNING_KEY; `board show` says which)");
+}
+
+/** The help line of those verbs on where the key may travel (httpUrl refuses the rest). */
+export const KEY_TRANSPORT_HELP = 'The signing key goes over plain http:// only to loopback; another host needs https:// or --insecure.';
+
+/** The webhook verbs that take `--signing-key-stdin`. */
+export type KeyedVerb = 'listen' | 'replay' | 'send';
 
 /** A signing key with where it came from (printed, never the key itself). */
 export interface SigningKey {
@@ -14,11 +29,11 @@ export interface SigningKey {
  * own key before CARDBOARD_SIGNING_KEY; README, the precedence table). The key joins ctx.secrets so it is
  * redacted from anything printed.
  */
-export async function loadSigningKey(ctx: Context, fromStdin: boolean): Promise<SigningKey | undefined> {
+export async function loadSigningKey(ctx: Context, fromStdin: boolean, verb: KeyedVerb): Promise<SigningKey | undefined> {
   if (fromStdin) {
     // Only the line break a shell or `echo` adds is dropped: spec 6 compares the key exactly.
     const key = (await readStdin(ctx)).replace(/\r?\n$/, '');
-    if (key === '') throw new UsageError('--signing-key-stdin: stdin was empty', { hint: 'Pipe the key in: `pbpaste | cardboard webhook listen --signing-key-stdin`.' });
+    if (key === '') throw new UsageError('--signing-key-stdin: stdin was empty', { hint: `Pipe the key in: \`pbpaste | cardboard webhook ${verb} --signing-key-stdin …\`.` });
     ctx.secrets.add(key);
     return { key, source: 'stdin' };
   }

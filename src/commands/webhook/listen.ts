@@ -17,7 +17,7 @@ import { reachesListener, TIMEOUTS_ENV, timeoutsFromEnv } from '../../webhook/li
 import { Listener, type ListenerEvent, SelfForwardError } from '../../webhook/listener.js';
 import { RecordFile } from '../../webhook/record-file.js';
 import { type Duration, formatDuration, parseInteger, parsePort, parseSize, readDuration } from '../../units.js';
-import { loadSigningKey, noKeyHint } from './key.js';
+import { KEY_TRANSPORT_HELP, loadSigningKey, noKeyHint, signingKeyStdinOption } from './key.js';
 import { batchedOutput } from './batched-output.js';
 import { deliveryLine, rejectLine, summaryLine } from './render.js';
 import { ForwardOutage } from './outage.js';
@@ -53,7 +53,7 @@ export function webhookListenCommand(parent: Command, ctx: ContextRef, run = run
     .option('--port <port>', 'port to listen on (0: any free port)', '8787')
     .option('--host <host>', 'address to bind', '127.0.0.1')
     .option('--path <path>', 'the only path served; others get 404', '/')
-    .option('--signing-key-stdin', "read the signing key from stdin (else the selected board's stored key or CARDBOARD_SIGNING_KEY; `board show` says which)")
+    .addOption(signingKeyStdinOption())
     .option('--forward-to <url>', "re-send each delivery to your app, exact bytes and headers, in order, until it answers 2xx")
     .option('--forward-timeout <duration>', 'how long your app may take per forward, e.g. 30s or 2m', '30s')
     .option('--record <file.jsonl>', 'append every verified delivery to this file before answering 200')
@@ -64,7 +64,7 @@ export function webhookListenCommand(parent: Command, ctx: ContextRef, run = run
     .addHelpText('after', `
 Only POST is a delivery (else 405). Idle connections close after 10 s, a request must be in within 30 s
 (CARDBOARD_WEBHOOK_TIMEOUTS=idle=10s,headers=15s,request=30s). --forward-to the listener itself is refused.
-The signing key goes over plain http:// only to loopback; another host needs https:// or --insecure.
+${KEY_TRANSPORT_HELP}
 
 Examples:
   $ CARDBOARD_SIGNING_KEY="$SIGNING_KEY" cardboard webhook listen --forward-to http://localhost:3000/hooks --record hooks.jsonl
@@ -106,7 +106,7 @@ export async function runWebhookListen(ctx: Context, opts: WebhookListenOptions)
   // Refused before anything is opened when the port is known; with --port 0 the listener checks once bound.
   if (opts.forwardTo && opts.port !== 0 && reachesListener(opts.forwardTo, opts.host, opts.port)) throw selfForward(opts.forwardTo, opts.port);
   const limits = { ...timeoutsFromEnv(ctx.env[TIMEOUTS_ENV]), maxConnections: opts.maxConnections };
-  const signing = await loadSigningKey(ctx, opts.signingKeyStdin);
+  const signing = await loadSigningKey(ctx, opts.signingKeyStdin, 'listen');
   if (opts.verify && !signing) {
     throw new AuthError('no webhook signing key: refusing to accept unverified deliveries (spec 6)', { hint: `${await noKeyHint(ctx)} Or pass --no-verify to accept anything.` });
   }

@@ -9,7 +9,7 @@ import { answerStart, DeliveryClient } from '../../webhook/client.js';
 import { bodyValue, type Delivery, outgoingHeaders } from '../../webhook/delivery.js';
 import { readDeliveries, sniffRecordFile } from '../../webhook/record-file.js';
 import { checkKeys, describeUnknownKeys } from '../../schema/match.js';
-import { loadSigningKey, noKeyHint } from './key.js';
+import { KEY_TRANSPORT_HELP, loadSigningKey, noKeyHint, signingKeyStdinOption } from './key.js';
 import { answerText } from './render.js';
 import { httpUrl } from './url.js';
 import { type Duration, durationOf, parseInteger } from '../../units.js';
@@ -39,13 +39,13 @@ export function webhookReplayCommand(parent: Command, ctx: ContextRef, run = run
     .requiredOption('--to <url>', 'receiver to send to')
     .option('--from <seq>', 'start at this sequence number', '1')
     .option('--filter <Field=value>', 'only deliveries whose card has Field equal to value (repeatable)', (v: string, all: string[]) => [...all, v], [] as string[])
-    .option('--signing-key-stdin', "read the signing key from stdin (else the selected board's stored key or CARDBOARD_SIGNING_KEY; `board show` says which)")
+    .addOption(signingKeyStdinOption())
     .option('--json', 'one JSON result per delivery on stdout')
     .addHelpText('after', `
 Every answer other than 200 counts as failed (spec 6: only a 200 is delivered); exit 1 if any failed,
 4 if the receiver refused the key (401/403). A file that is not a record file, or a --filter field that
 no delivery has, exits 2. Ctrl-C finishes the delivery in flight and names the --from to resume at (130).
-The signing key goes over plain http:// only to loopback; another host needs https:// or --insecure.
+${KEY_TRANSPORT_HELP}
 
 Examples:
   $ cardboard webhook replay hooks.jsonl --to http://localhost:3000/hooks
@@ -132,7 +132,7 @@ function checkFilterFields(opts: WebhookReplayOptions, fields: Set<string>, read
 /** Send the matching deliveries one by one in recorded order; throws at the end if any was not answered 200. */
 export async function runWebhookReplay(ctx: Context, opts: WebhookReplayOptions): Promise<void> {
   const kind = checkRecordFile(opts.file);
-  const signing = await loadSigningKey(ctx, opts.signingKeyStdin);
+  const signing = await loadSigningKey(ctx, opts.signingKeyStdin, 'replay');
   if (!signing) throw new AuthError('no webhook signing key to sign the replayed deliveries with (spec 6)', { hint: await noKeyHint(ctx) });
   const status = createStatus(ctx);
   if (kind === 'empty') {

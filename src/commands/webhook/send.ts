@@ -6,7 +6,7 @@ import { readTextArgument } from '../../io/input.js';
 import { textFor } from '../../io/text.js';
 import { DeliveryClient } from '../../webhook/client.js';
 import { SIGNING_HEADER } from '../../webhook/delivery.js';
-import { loadSigningKey, noKeyHint } from './key.js';
+import { KEY_TRANSPORT_HELP, loadSigningKey, noKeyHint, signingKeyStdinOption } from './key.js';
 import { answerText } from './render.js';
 import { httpUrl } from './url.js';
 import { type Duration, durationOf } from '../../units.js';
@@ -30,12 +30,12 @@ export function webhookSendCommand(parent: Command, ctx: ContextRef, run = runWe
     .requiredOption('--to <url>', 'receiver to send to')
     .option('--data <json|@file|->', 'the card to send (JSON object; `_id` added when missing)')
     .option('--card <id>', "send a real card, fetched from the board (spec 4.4)")
-    .option('--signing-key-stdin', "read the signing key from stdin (else the selected board's stored key or CARDBOARD_SIGNING_KEY; `board show` says which)")
+    .addOption(signingKeyStdinOption())
     .option('--wrong-key', "sign with a wrong key (the real one plus a character) to test the receiver's 403")
     .addHelpText('after', `
 Exit 0 when the receiver answers 200 (spec 6: only a 200 is delivered), 4 on 401/403, 1 otherwise.
 With --wrong-key the expected answer is 403: exit 0 on 403, 1 if the receiver accepted the wrong key.
-The signing key goes over plain http:// only to loopback; another host needs https:// or --insecure.
+${KEY_TRANSPORT_HELP}
 
 Examples:
   $ cardboard webhook send --to http://localhost:8787/ --data '{"Name":"Fix login","Status":"Open"}'
@@ -81,8 +81,8 @@ async function cardFor(ctx: Context, opts: WebhookSendOptions): Promise<Record<s
 
 /** Send one delivery and print the answer; the exit code says whether it was the expected one. */
 export async function runWebhookSend(ctx: Context, opts: WebhookSendOptions): Promise<void> {
-  const signing = await loadSigningKey(ctx, opts.signingKeyStdin);
-  if (!signing && !opts.wrongKey) throw new AuthError('no webhook signing key to sign the delivery with (spec 6)', { hint: `${await noKeyHint(ctx)} Or pass --wrong-key.` });
+  const signing = await loadSigningKey(ctx, opts.signingKeyStdin, 'send');
+  if (!signing && !opts.wrongKey) throw new AuthError('no webhook signing key to sign the delivery with (spec 6)', { hint: `${noKeyHint(ctx)} Or pass --wrong-key.` });
   // A suffix catches the commonest broken check: comparing only as many characters as the stored key has.
   const key = opts.wrongKey ? `${signing?.key ?? `wrong-${randomBytes(8).toString('hex')}`}x` : signing!.key;
   const body = Buffer.from(JSON.stringify(await cardFor(ctx, opts)), 'utf8');

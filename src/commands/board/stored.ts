@@ -1,0 +1,42 @@
+// The board verbs' one path to a stored board: read the config, find the alias (one not-found error for
+// every verb), change it, write it back. The alias is a user's string: looked up with storedBoard, own keys only.
+import { type CardboardConfig, type ConfigStore, type StoredBoard, storedBoard } from '../../config/store.js';
+import { UsageError } from '../../errors.js';
+import { suggestField } from '../../schema/match.js';
+
+/** What to do when no board is stored at all (`board list`, and the not-found error then). */
+export const ADD_A_BOARD = 'Add one with `cardboard board add <alias> --url <POST URL>`.';
+
+/** The error for an alias that is not stored: the closest stored alias when one is near, then the stored ones. */
+export function unknownAlias(alias: string, config: CardboardConfig): UsageError {
+  const known = Object.keys(config.boards);
+  if (known.length === 0) return new UsageError(`No board stored as "${alias}".`, { hint: ADD_A_BOARD });
+  const close = suggestField(alias, known);
+  return new UsageError(`No board stored as "${alias}".`, {
+    hint: `${close === undefined ? '' : `Did you mean "${close}"? `}Stored boards: ${known.join(', ')}.`,
+  });
+}
+
+/** The board stored as `alias` in `config`, else the not-found error (before a verb asks for anything). */
+export function requireBoard(config: CardboardConfig, alias: string): StoredBoard {
+  const board = storedBoard(config, alias);
+  if (!board) throw unknownAlias(alias, config);
+  return board;
+}
+
+/**
+ * Read the config, hand `change` the board stored as `alias` (undefined when there is none) and the config
+ * to change, then write it (0600) and return what `change` returned. Nothing is written when it throws.
+ */
+export async function changeBoard<T>(store: ConfigStore, alias: string, change: (board: StoredBoard | undefined, config: CardboardConfig) => T): Promise<T> {
+  let result: { value: T } | undefined;
+  await store.update((config) => {
+    result = { value: change(storedBoard(config, alias), config) };
+  });
+  return result!.value;
+}
+
+/** changeBoard for a board that must be stored already: an alias that is not is the not-found error, and nothing is written. */
+export function changeStoredBoard<T>(store: ConfigStore, alias: string, change: (board: StoredBoard, config: CardboardConfig) => T): Promise<T> {
+  return changeBoard(store, alias, (_board, config) => change(requireBoard(config, alias), config));
+}
