@@ -4,7 +4,8 @@ import type { HttpRequest, HttpResponse, Send } from '../../src/http/core.js';
 import type { Clock } from '../../src/clock.js';
 import { backoffMs, classify, mayRepeat } from '../../src/http/failure.js';
 import { Pacer, withPacer } from '../../src/http/pacer.js';
-import { DEFAULT_RETRY, retryDelay, withRetry } from '../../src/http/retry.js';
+import { DEFAULT_RETRY, retryDelay } from '../../src/http/command-policy.js';
+import { NO_RETRY, withRetry } from '../../src/http/retry.js';
 
 const GET: HttpRequest = { method: 'GET', path: '/x' };
 const POST: HttpRequest = { method: 'POST', path: '/x', body: {} };
@@ -47,10 +48,10 @@ describe('retry decisions', () => {
     expect(retryDelay(status(429, 2), POST, 1, DEFAULT_RETRY, () => 0)).toBe(2000);
   });
 
-  it('stops at maxTries and when noRetry is set', () => {
+  it("stops at maxTries, the client's or the request's", () => {
     expect(retryDelay(status(500), GET, 4, DEFAULT_RETRY, half)).toBeUndefined();
     expect(retryDelay(status(500), GET, 2, { ...DEFAULT_RETRY, maxTries: 2 }, half)).toBeUndefined();
-    expect(retryDelay(status(500), { ...GET, noRetry: true }, 1, DEFAULT_RETRY, half)).toBeUndefined();
+    expect(retryDelay(status(500), { ...GET, maxTries: 6 }, 4, DEFAULT_RETRY, half)).toBe(2000);
   });
 
   it('classifies every failure once: not sent, retryable, maybe applied, refused', () => {
@@ -107,9 +108,18 @@ describe('withRetry', () => {
   it('rethrows the last error after maxTries', async () => {
     const last = status(502);
     const fake = replay([status(500), status(500), last, ok]);
-    const send = withRetry(fake.send, { clock: recording(), policy: { maxTries: 3 } });
+    const send = withRetry(fake.send, { clock: recording(), limits: { maxTries: 3 } });
     await expect(send(GET)).rejects.toBe(last);
     expect(fake.calls()).toBe(3);
+  });
+
+  it('a request with NO_RETRY is sent once, even for a 429 the client would wait for', async () => {
+    const waits: number[] = [];
+    const fake = replay([status(429, 1), ok]);
+    const send = withRetry(fake.send, { clock: recording(waits) });
+    await expect(send({ ...GET, retry: NO_RETRY })).rejects.toMatchObject({ status: 429, message: '429' });
+    expect(fake.calls()).toBe(1);
+    expect(waits).toEqual([]);
   });
 
   it('sends a 404 once', async () => {
