@@ -30,7 +30,10 @@ export class WriteStopped extends Error {
 /** The limits of a write policy and the caller's hooks. */
 export interface WritePolicyOptions {
   clock: Pick<Clock, 'now' | 'random'>;
-  /** Tries of a failure that may have been applied (settled, then sent again); 429s are not counted. */
+  /**
+   * Tries in all, 429s not counted: past them a failure that may have been applied is not sent again.
+   * Failures that were not applied (refused, 503) count, but end only with the grace.
+   */
   maxTries: number;
   /** How long the write may meet nothing but 429s. */
   giveUpAfterMs: number;

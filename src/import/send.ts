@@ -37,7 +37,7 @@ export interface SendContext {
   onSettled(): void;
   /** The row's card on the board, by --match-on key or by content (batched, recheck.ts). */
   recheck(probe: Probe): Promise<string | undefined>;
-  /** Tries of a failure that may have been applied: each settled by reading the board, then sent again. */
+  /** Tries of the row, 429s not counted, past which a try that may have been applied is not sent again (write-policy.ts). */
   maxTries: number;
   /** How long a row may meet nothing but 429s before the run stops: a CI job must end, not wait forever. */
   giveUpAfterMs: number;

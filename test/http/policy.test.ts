@@ -6,6 +6,7 @@ import { backoffMs, classify, mayRepeat } from '../../src/http/failure.js';
 import { Pacer, withPacer } from '../../src/http/pacer.js';
 import { DEFAULT_RETRY, retryDelay } from '../../src/http/command-policy.js';
 import { NO_RETRY, withRetry } from '../../src/http/retry.js';
+import { simClock } from '../helpers/sim.js';
 
 const GET: HttpRequest = { method: 'GET', path: '/x' };
 const POST: HttpRequest = { method: 'POST', path: '/x', body: {} };
@@ -179,6 +180,51 @@ describe('the rate gate in front of the core (withPacer, fake clock)', () => {
     await send(GET);
     expect(clock.now()).toBe(3500);
     expect(pacer.rate).toBe(Number.POSITIVE_INFINITY);
+  });
+
+  it('a 503 with Retry-After holds every later request for it too, but does not lower the rate (it says nothing of our rate)', async () => {
+    const clock = fakeClock();
+    const pacer = new Pacer({ clock });
+    // Three answers first: enough to learn from, so a 429 here would have slowed the gate (see above).
+    const send = withPacer(answer([ok, ok, ok, status(503, 3), ok]), pacer);
+    for (let i = 0; i < 3; i++) await send(GET);
+    await expect(send(GET)).rejects.toMatchObject({ status: 503 });
+    await send(GET);
+    expect(clock.now()).toBe(4500);
+    expect(pacer.rate).toBe(Number.POSITIVE_INFINITY);
+  });
+
+  it('a 503 without Retry-After holds no other request: it names no time', async () => {
+    const clock = fakeClock();
+    const pacer = new Pacer({ clock });
+    const send = withPacer(answer([status(503), ok]), pacer);
+    await expect(send(GET)).rejects.toMatchObject({ status: 503 });
+    await send(GET);
+    expect(clock.now()).toBe(1000);
+  });
+
+  it('in simulated time, a 503 with Retry-After to one request pauses the others of the client (each retrying under its own policy)', async () => {
+    const clock = simClock(2);
+    const sent: Array<{ path: string; at: number }> = [];
+    let first = true;
+    const next: Send = async (req) => {
+      sent.push({ path: req.path, at: clock.now() });
+      await clock.sleep(5);
+      if (first) {
+        first = false;
+        throw status(503, 5);
+      }
+      return ok;
+    };
+    const send = withRetry(withPacer(next, new Pacer({ clock })), { clock });
+    const a = send({ ...GET, path: '/a' });
+    const b = clock.sleep(100).then(() => send({ ...GET, path: '/b' }));
+    await clock.run(Promise.all([a, b]));
+    // /b, started at 100 ms, left only after the 5 s pause (plus its spread below 1 s) that /a's 503 set.
+    const bAt = sent.find((s) => s.path === '/b')!.at;
+    expect(bAt).toBeGreaterThanOrEqual(5005);
+    expect(bAt).toBeLessThan(6005);
+    expect(sent.map((s) => s.path).sort()).toEqual(['/a', '/a', '/b']);
   });
 
   it('throws Interrupted instead of sending when the request was aborted while it waited', async () => {
