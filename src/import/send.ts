@@ -166,7 +166,7 @@ export async function sendRow(sc: SendContext, body: Record<string, unknown>, ke
     maxTries: sc.maxTries,
     giveUpAfterMs: sc.giveUpAfterMs,
     unreachableAfterMs: sc.unreachableAfterMs,
-    beforeTry: sc.beforeSend,
+    beforeTry: () => sc.beforeSend(),
     onRetry: ({ err, counted }) => sc.onRetry(err.status === 429 ? '429' : describe(err), counted),
     async settle(err) {
       const end = await settleTry(sc, body, key, err);
