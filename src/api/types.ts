@@ -1,7 +1,7 @@
 import type { Clock } from '../clock.js';
 import type { ResolveContext, ResolvedBoard } from '../config/resolve.js';
 import type { CardboardConfig } from '../config/store.js';
-import type { Http, Pacer } from '../http/index.js';
+import type { Http, Pacer, RetryPolicy } from '../http/index.js';
 import type { Card, Comment, Field } from '../spec-types.js';
 import type { Duration } from '../units.js';
 
@@ -28,16 +28,16 @@ export interface ApiTarget {
 export interface WriteOptions {
   /** The caller knows a repeat cannot duplicate (e.g. `_id` on an Update-if-exists board): retry like a GET. */
   retrySafe?: boolean;
-  /** Skip every automatic retry (the import engine applies its own policy). */
-  noRetry?: boolean;
+  /** How the write is repeated, when not as a command's (the import's rows bring their own policy). */
+  retry?: RetryPolicy;
   signal?: AbortSignal;
-  /** Ends a wait for the rate gate (the request is then not sent); unlike `signal`, a request sent is awaited. */
+  /** Ends a wait before a try (for the rate gate, between tries; the try is then not sent); unlike `signal`, a request sent is awaited. */
   waitSignal?: AbortSignal;
 }
 
 export interface ReadOptions {
-  /** Skip every automatic retry. */
-  noRetry?: boolean;
+  /** How the read is repeated, when not as a command's (NO_RETRY: an optional read fails at once). */
+  retry?: RetryPolicy;
   /** Tries in all, when a read needs more patience than the client's default (a whole-board scan). */
   maxTries?: number;
   signal?: AbortSignal;

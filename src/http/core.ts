@@ -8,6 +8,7 @@ import { decodeBody } from './body.js';
 import { ANSWER_TIMEOUT, dispatchRequest, type RawResponse } from './dispatch.js';
 import { RATE_LIMIT_HINT } from './failure.js';
 import { extractServerMessage, oneLine, parseRetryAfter } from './message.js';
+import type { RetryPolicy } from './retry.js';
 import { displayUrl, joinUrl } from './url.js';
 
 /** One request as the API layer describes it; `path` is already encoded (see `path` in url.ts). */
@@ -19,9 +20,9 @@ export interface HttpRequest {
   body?: unknown;
   /** The caller knows a repeat cannot duplicate: a POST may be retried like a GET. */
   retrySafe?: boolean;
-  /** Skip every automatic retry (the import engine applies its own policy). */
-  noRetry?: boolean;
-  /** Tries in all for this request, when it differs from the client's policy (a long board read). */
+  /** How this request is repeated, when not as the client's default policy says (the import's rows; NO_RETRY). */
+  retry?: RetryPolicy;
+  /** Tries in all for this request, when it differs from the client's default policy (a long board read). */
   maxTries?: number;
   signal?: AbortSignal;
   /**

@@ -1,6 +1,6 @@
 // The one failure policy of cardboard: what a failed request tells us (was it sent? may it have been
-// applied? will trying again help?) and how long to back off. The HTTP retry wrapper, the import's row
-// sender and the --match-on board reads all decide from these two functions, so they cannot disagree.
+// applied? will trying again help?) and how long to back off. Every retry policy (a command's, the
+// import's writes) and the rate gate decide from these, so they cannot disagree.
 import type { ApiError } from '../errors.js';
 import { formatDuration } from '../units.js';
 
@@ -56,7 +56,7 @@ export function classify(err: ApiError): Failure {
 
 /**
  * The hint of a 429 that a command stops waiting for. It names the service's limit (not in the spec,
- * section 8; reported in issue 12) and no --rate: that flag paces one process, and the limit is shared by
+ * section 8) and no --rate: that flag paces one process, and the limit is shared by
  * every process and person using the company's keys. The import adds --rate where it can help.
  */
 export const RATE_LIMIT_FACT = 'The service allows about 120 requests a minute per API key, shared by all keys of a company.';
@@ -79,7 +79,7 @@ export function backoffMs(attempt: number, bounds: Backoff, random: () => number
 
 /**
  * Milliseconds to wait before repeating a request after `failure`, given the caller's jittered `backoff`
- * for this attempt: the one place a failure becomes a wait (retry wrapper, rate gate, import rows). A
+ * for this attempt: the one place a failure becomes a wait (the retry policies, the rate gate). A
  * request the server declined (429, 503) waits at least RETRY_FLOOR_MS whatever Retry-After said: its
  * Retry-After (already floored by classify) plus up to a second of jitter (never more than the wait), or
  * without a usable one (absent, negative, garbage) the floor plus the backoff. Other failures wait the

@@ -4,11 +4,13 @@ import { type CoreOptions, createCore, type HttpRequest, type Send } from './cor
 import { withDebugLog } from './debug-log.js';
 import { loadUndici } from './load-undici.js';
 import { type Pacer, withPacer } from './pacer.js';
-import { type RetryPolicy, withRetry } from './retry.js';
+import type { RetryLimits } from './command-policy.js';
+import { withRetry } from './retry.js';
 import { checkBaseUrl } from './url.js';
 
 export type { HttpRequest, HttpResponse, Send } from './core.js';
 export { Pacer } from './pacer.js';
+export type { RetryLimits } from './command-policy.js';
 export type { RetryPolicy } from './retry.js';
 export { path } from './url.js';
 
@@ -34,7 +36,8 @@ export interface HttpOptions {
   pacer: Pacer;
   insecure?: boolean;
   timeoutMs?: number;
-  retry?: Partial<RetryPolicy>;
+  /** The limits of the client's default policy, a command's (a request may bring its own policy). */
+  retry?: Partial<RetryLimits>;
   clock?: Clock;
   /** Receives one line per try and per retry (only with --verbose). */
   log?: (line: string) => void;
@@ -67,7 +70,7 @@ export function createHttp(opts: HttpOptions): Http {
   if (opts.log) send = withDebugLog(send, opts.log, clock.now);
   send = withPacer(send, opts.pacer);
   send = withRetry(send, {
-    policy: opts.retry,
+    limits: opts.retry,
     clock,
     onRetry: ({ err, attempt, delayMs }) => opts.log?.(`retry #${attempt} of ${err.method} ${err.url} in ${delayMs} ms after ${err.status ?? err.code}`),
     onWait: opts.notice,

@@ -1,7 +1,8 @@
 // The one rate gate of a client: every request of every command waits its turn here (the rate-limit
 // wrapper at the end of this file puts it in front of the core). The service's rate limit is not documented
 // (spec 8: "Rate limits: not shown"), so without --rate the pacer learns it: unlimited until the first 429,
-// then additive-increase / multiplicative-decrease. A 429 pauses every request of the client, not just one.
+// then additive-increase / multiplicative-decrease. A 429, or a 503 with Retry-After, pauses every request
+// of the client, not just the one it answered; only a 429 lowers the rate.
 import { type Clock, realClock } from '../clock.js';
 import { ApiError, CancelledError } from '../errors.js';
 import type { Send } from './core.js';
@@ -87,7 +88,7 @@ export class Pacer {
     }
   }
 
-  /** Pause every worker (not only the caller) until `ms` from now: a 429 or 503 with Retry-After. */
+  /** Pause every worker (not only the caller) until `ms` from now: a 429 (through throttled()), or a 503 with Retry-After. */
   pause(ms: number): void {
     const until = this.clock.now() + ms;
     if (until > this.pausedUntil) {
@@ -170,8 +171,9 @@ export class Pacer {
 }
 
 /**
- * Put the pacer in front of `next`: each try waits its turn, and its outcome teaches the pacer
- * (a 429 pauses every request for its Retry-After and slows the rate; a success lets it recover).
+ * Put the pacer in front of `next`: each try waits its turn, and its outcome teaches the pacer (a 429
+ * pauses every request for its Retry-After and slows the rate; a 503 with Retry-After only pauses; a
+ * success lets the rate recover).
  */
 export function withPacer(next: Send, pacer: Pacer): Send {
   const settle = async (req: Parameters<Send>[0], sentAt: number) => {
@@ -185,6 +187,12 @@ export function withPacer(next: Send, pacer: Pacer): Send {
       // The pause is the wait of every worker's next try: at least the retry floor whatever Retry-After said
       // (0, a date past, garbage), with jitter, so a server answering "now" cannot draw a storm of requests.
       if (err instanceof ApiError && err.status === 429) pacer.throttled(sentAt, retryWaitMs(classify(err), 0, pacer.random));
+      // A 503 naming a Retry-After is the service asking every client to hold off that long, so every
+      // request of this one holds off, not only the one answered. It does not lower the rate: a 503 says
+      // the service is unwell, not that our rate passed the key's limit, and a rate lowered for it would
+      // take minutes of slow recovery after the service is back. A 503 without Retry-After says no time:
+      // the request waits its own backoff, and its tries are counted.
+      else if (err instanceof ApiError && err.status === 503 && err.retryAfter !== undefined) pacer.pause(retryWaitMs(classify(err), 0, pacer.random));
       throw err;
     }
   };

@@ -1,11 +1,13 @@
-// The retry policy of one row's POST: retry what provably was not applied, and settle what may have been
-// applied by reading the board, never by sending again blindly: an `_id` is repeated only once its card is
-// known to exist (spec 4.3 rule 4: otherwise the repeat creates another card), and a create is looked for
-// on the board (by --match-on key, or by content) before it is sent again.
+// One row's POST: sent through the client's one retry loop under the write policy (http/write-policy.ts:
+// give-up-after, the unreachable grace, tries), with what is the row's own here: settling a try that may
+// have been applied by reading the board, never by sending again blindly (an `_id` is repeated only once
+// its card is known to exist, spec 4.3 rule 4; a create is looked for by --match-on key or by content),
+// what an ending means for the row, and the texts that stop the run.
 import type { Api } from '../api/types.js';
 import type { Clock } from '../clock.js';
 import { ApiError, CancelledError } from '../errors.js';
-import { type Backoff, backoffMs, classify, RATE_LIMIT_FACT, retryWaitMs, waitText } from '../http/failure.js';
+import { RATE_LIMIT_FACT, waitText } from '../http/failure.js';
+import { type WriteStop, WriteStopped, writePolicy } from '../http/write-policy.js';
 import type { Card } from '../spec-types.js';
 import { formatDuration } from '../units.js';
 import type { Probe } from './recheck.js';
@@ -37,16 +39,13 @@ export interface SendContext {
   onSettled(): void;
   /** The row's card on the board, by --match-on key or by content (batched, recheck.ts). */
   recheck(probe: Probe): Promise<string | undefined>;
-  /** Tries for failures that may repeat safely (503 or refused connections; 5xx with `_id`). */
+  /** Tries of the row, 429s not counted, past which a try that may have been applied is not sent again (write-policy.ts). */
   maxTries: number;
   /** How long a row may meet nothing but 429s before the run stops: a CI job must end, not wait forever. */
   giveUpAfterMs: number;
   /** How long a row may fail to reach the service (refused, DNS, reset before sending, 503) before the run stops. */
   unreachableAfterMs: number;
 }
-
-/** Backoff between tries of one row: 200 ms, doubling, at most 8 s (full jitter, failure.ts). */
-export const ROW_BACKOFF: Backoff = { baseMs: 200, maxMs: 8000 };
 
 function describe(err: ApiError): string {
   if (err.status === undefined) return err.message;
@@ -120,92 +119,87 @@ async function settle(sc: SendContext, body: Record<string, unknown>, key: strin
   }
 }
 
+/** Settle a try that may have been applied (`err`): the row's ending, or undefined when it was not applied. */
+async function settleTry(sc: SendContext, body: Record<string, unknown>, key: string | undefined, err: ApiError): Promise<SendResult | undefined> {
+  const reason = describe(err);
+  const s = await settle(sc, body, key, reason);
+  if (s.kind === 'found') return { kind: 'found', id: s.id, reason, by: s.by };
+  return s.kind === 'uncertain' ? s : undefined;
+}
+
+/** A row's ending reached while settling (found on the board, or uncertain): it ends the request as it is. */
+class RowSettled extends Error {
+  constructor(readonly result: SendResult) {
+    super(result.kind);
+  }
+}
+
+/** What the write policy's stop means for the row, in the row's texts. */
+function stopResult(sc: SendContext, why: WriteStop): SendResult {
+  const notApplied = `${describe(why.err)} (not applied)`;
+  switch (why.kind) {
+    case 'throttled':
+      return { kind: 'rejected', message: notApplied, fatal: stillThrottled(why.err, sc.giveUpAfterMs) };
+    case 'throttled-wait':
+      return { kind: 'rejected', message: notApplied, fatal: waitBeyondGiveUp(why.err, why.askedMs, why.forMs, sc.giveUpAfterMs) };
+    case 'unreachable': {
+      const asked = why.askedMs === undefined ? undefined : { ms: why.askedMs, graceMs: sc.unreachableAfterMs };
+      return { kind: 'unreachable', fatal: unreachable(why.err, why.forMs, asked) };
+    }
+    case 'gave-up':
+      return { kind: 'uncertain', message: `gave up after ${why.tries} tries: ${describe(why.err)}` };
+  }
+}
+
 /**
- * POST one row's body, applying the retry rules; `key` is the row's --match-on value, if any.
+ * POST one row's body under the write policy; `key` is the row's --match-on value, if any.
  * `maybeApplied`: an earlier run's try may have been applied (why): the board is read before any send.
  */
 export async function sendRow(sc: SendContext, body: Record<string, unknown>, key: string | undefined, maybeApplied?: string): Promise<SendResult> {
   let recovered: string | undefined;
-  let throttledSince: number | undefined;
-  let unreachableSince: number | undefined;
-  const wait = (ms: number) => sc.clock.sleep(ms, sc.stop);
   if (maybeApplied !== undefined) {
     const s = await settle(sc, body, key, maybeApplied);
     if (s.kind === 'found') return { kind: 'found', id: s.id, reason: maybeApplied, by: s.by };
     if (s.kind === 'uncertain') return s;
     recovered = maybeApplied;
   }
-  for (let attempt = 1; ; attempt++) {
-    if (sc.stop.aborted) return { kind: 'stopped' };
-    const written = sc.beforeSend();
-    if (written) await written;
-    if (sc.stop.aborted) return { kind: 'stopped' };
-    try {
-      // noRetry: this policy, not the client's, decides what may be sent again.
-      // waitSignal: a try still waiting for the rate gate (a long 429 pause) is dropped when the run stops;
-      // a try that has left is awaited on the first Ctrl-C, and cut off only when the run must stop now.
-      const card = await sc.api.putCard(body, { noRetry: true, waitSignal: sc.stop, signal: sc.now });
-      return recovered === undefined ? { kind: 'ok', card } : { kind: 'ok', card, recovered };
-    } catch (err) {
-      if (err instanceof CancelledError) {
-        // Cut off in flight: the server may have stored it; the next run reads the board for it (resume.ts).
-        if (err.inFlight) return { kind: 'uncertain', message: 'interrupted in flight: the card may have been stored' };
-        return { kind: 'stopped' }; // never sent
-      }
-      if (!(err instanceof ApiError)) throw err;
-      const reason = describe(err);
-      const failure = classify(err);
-      if (err.status === 429) {
-        // Nothing was applied; the pacer has paused every worker for the Retry-After (issue 4, section 4).
-        throttledSince ??= sc.clock.now();
-        const throttledFor = sc.clock.now() - throttledSince;
-        if (throttledFor >= sc.giveUpAfterMs) return { kind: 'rejected', message: `${reason} (not applied)`, fatal: stillThrottled(err, sc.giveUpAfterMs) };
-        // A wait longer than what --give-up-after leaves cannot end in time: stop now, not days later.
-        const left = sc.giveUpAfterMs - throttledFor;
-        if (failure.retryAfterMs !== undefined && failure.retryAfterMs > left) {
-          return { kind: 'rejected', message: `${reason} (not applied)`, fatal: waitBeyondGiveUp(err, failure.retryAfterMs, throttledFor, sc.giveUpAfterMs) };
-        }
-        sc.onRetry('429', attempt);
-        attempt--; // a 429 is the pacing working, not a failing row
-        continue;
-      }
-      if (failure.kind === 'refused') {
-        const fatal = err.status === 401 || err.status === 403 || err.status === 404;
-        return fatal ? { kind: 'rejected', message: reason, fatal: err } : { kind: 'rejected', message: reason };
-      }
-      const notApplied = failure.kind === 'not-sent' || failure.kind === 'retryable';
-      if (notApplied) {
-        // Nothing was applied, and the server did not refuse the row: the service is away, not the row
-        // wrong. Past the grace the run stops and the row keeps no state: the next run sends it.
-        unreachableSince ??= sc.clock.now();
-        const away = sc.clock.now() - unreachableSince;
-        if (!failure.heals || away >= sc.unreachableAfterMs) return { kind: 'unreachable', fatal: unreachable(err, away) };
-        // A 503 whose Retry-After outlasts the grace cannot end in time either: stop now with its wait.
-        if (failure.retryAfterMs !== undefined && failure.retryAfterMs > sc.unreachableAfterMs - away) {
-          return { kind: 'unreachable', fatal: unreachable(err, away, { ms: failure.retryAfterMs, graceMs: sc.unreachableAfterMs }) };
-        }
-      } else unreachableSince = undefined;
-      if (notApplied) {
-        // A 503 holds only this row for its Retry-After (at least the floor): unlike a 429 it says nothing about our rate.
-        sc.onRetry(reason, attempt);
-        await wait(retryWaitMs(failure, backoffMs(attempt, ROW_BACKOFF, sc.clock.random), sc.clock.random));
-        continue;
-      }
-      // Maybe applied (500, 502, 504, a 2xx without `_id`, a reset or a timeout after sending): the card
-      // may exist now. The board is read before anything else is sent for this row.
-      const settled = await settle(sc, body, key, reason);
-      if (settled.kind === 'found') return { kind: 'found', id: settled.id, reason, by: settled.by };
-      if (settled.kind === 'uncertain') return settled;
-      // A success without an `_id` says the server took the row: not finding it is no proof it was not stored.
-      if (err.code === 'ENOCARDID') {
-        return { kind: 'uncertain', message: `${reason}: the server answered success without a card _id, and no card with these values is on the board; not re-sent` };
-      }
-      if (attempt >= sc.maxTries || !failure.heals) {
-        return { kind: 'uncertain', message: `gave up after ${attempt} tries: ${reason}` };
-      }
-      recovered = reason;
-      sc.onRetry(reason, attempt);
-      await wait(backoffMs(attempt, ROW_BACKOFF, sc.clock.random));
+  const retry = writePolicy({
+    clock: sc.clock,
+    maxTries: sc.maxTries,
+    giveUpAfterMs: sc.giveUpAfterMs,
+    unreachableAfterMs: sc.unreachableAfterMs,
+    beforeTry: () => sc.beforeSend(),
+    onRetry: ({ err, counted }) => sc.onRetry(err.status === 429 ? '429' : describe(err), counted),
+    async settle(err) {
+      const end = await settleTry(sc, body, key, err);
+      if (end) return { stop: new RowSettled(end) };
+      recovered = describe(err);
+      return 'repeat';
+    },
+  });
+  try {
+    // waitSignal: a try still waiting (for the rate gate's pause, a backoff, the journal) is dropped when the
+    // run stops taking work; a try that has left is awaited then, and cut off only when the run must stop now.
+    const card = await sc.api.putCard(body, { retry, waitSignal: sc.stop, signal: sc.now });
+    return recovered === undefined ? { kind: 'ok', card } : { kind: 'ok', card, recovered };
+  } catch (err) {
+    if (err instanceof RowSettled) return err.result;
+    if (err instanceof WriteStopped) return stopResult(sc, err.why);
+    if (err instanceof CancelledError) {
+      // Cut off in flight: the server may have stored it; the next run reads the board for it (resume.ts).
+      if (err.inFlight) return { kind: 'uncertain', message: 'interrupted in flight: the card may have been stored' };
+      return { kind: 'stopped' }; // never sent
     }
+    if (!(err instanceof ApiError)) throw err;
+    // A success without an `_id` (putCard's check, after the answer) says the server took the row: not
+    // finding it on the board is no proof it was not stored, so it is never sent again.
+    if (err.code === 'ENOCARDID') {
+      const message = `${describe(err)}: the server answered success without a card _id, and no card with these values is on the board; not re-sent`;
+      return (await settleTry(sc, body, key, err)) ?? { kind: 'uncertain', message };
+    }
+    // Refused (4xx but 429, 3xx, 501): the row is wrong, or the token or board is (then the run stops).
+    const reason = describe(err);
+    const fatal = err.status === 401 || err.status === 403 || err.status === 404;
+    return fatal ? { kind: 'rejected', message: reason, fatal: err } : { kind: 'rejected', message: reason };
   }
 }

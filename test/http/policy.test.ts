@@ -4,7 +4,9 @@ import type { HttpRequest, HttpResponse, Send } from '../../src/http/core.js';
 import type { Clock } from '../../src/clock.js';
 import { backoffMs, classify, mayRepeat } from '../../src/http/failure.js';
 import { Pacer, withPacer } from '../../src/http/pacer.js';
-import { DEFAULT_RETRY, retryDelay, withRetry } from '../../src/http/retry.js';
+import { DEFAULT_RETRY, retryDelay } from '../../src/http/command-policy.js';
+import { NO_RETRY, withRetry } from '../../src/http/retry.js';
+import { simClock } from '../helpers/sim.js';
 
 const GET: HttpRequest = { method: 'GET', path: '/x' };
 const POST: HttpRequest = { method: 'POST', path: '/x', body: {} };
@@ -47,10 +49,10 @@ describe('retry decisions', () => {
     expect(retryDelay(status(429, 2), POST, 1, DEFAULT_RETRY, () => 0)).toBe(2000);
   });
 
-  it('stops at maxTries and when noRetry is set', () => {
+  it("stops at maxTries, the client's or the request's", () => {
     expect(retryDelay(status(500), GET, 4, DEFAULT_RETRY, half)).toBeUndefined();
     expect(retryDelay(status(500), GET, 2, { ...DEFAULT_RETRY, maxTries: 2 }, half)).toBeUndefined();
-    expect(retryDelay(status(500), { ...GET, noRetry: true }, 1, DEFAULT_RETRY, half)).toBeUndefined();
+    expect(retryDelay(status(500), { ...GET, maxTries: 6 }, 4, DEFAULT_RETRY, half)).toBe(2000);
   });
 
   it('classifies every failure once: not sent, retryable, maybe applied, refused', () => {
@@ -107,9 +109,18 @@ describe('withRetry', () => {
   it('rethrows the last error after maxTries', async () => {
     const last = status(502);
     const fake = replay([status(500), status(500), last, ok]);
-    const send = withRetry(fake.send, { clock: recording(), policy: { maxTries: 3 } });
+    const send = withRetry(fake.send, { clock: recording(), limits: { maxTries: 3 } });
     await expect(send(GET)).rejects.toBe(last);
     expect(fake.calls()).toBe(3);
+  });
+
+  it('a request with NO_RETRY is sent once, even for a 429 the client would wait for', async () => {
+    const waits: number[] = [];
+    const fake = replay([status(429, 1), ok]);
+    const send = withRetry(fake.send, { clock: recording(waits) });
+    await expect(send({ ...GET, retry: NO_RETRY })).rejects.toMatchObject({ status: 429, message: '429' });
+    expect(fake.calls()).toBe(1);
+    expect(waits).toEqual([]);
   });
 
   it('sends a 404 once', async () => {
@@ -169,6 +180,51 @@ describe('the rate gate in front of the core (withPacer, fake clock)', () => {
     await send(GET);
     expect(clock.now()).toBe(3500);
     expect(pacer.rate).toBe(Number.POSITIVE_INFINITY);
+  });
+
+  it('a 503 with Retry-After holds every later request for it too, but does not lower the rate (it says nothing of our rate)', async () => {
+    const clock = fakeClock();
+    const pacer = new Pacer({ clock });
+    // Three answers first: enough to learn from, so a 429 here would have slowed the gate (see above).
+    const send = withPacer(answer([ok, ok, ok, status(503, 3), ok]), pacer);
+    for (let i = 0; i < 3; i++) await send(GET);
+    await expect(send(GET)).rejects.toMatchObject({ status: 503 });
+    await send(GET);
+    expect(clock.now()).toBe(4500);
+    expect(pacer.rate).toBe(Number.POSITIVE_INFINITY);
+  });
+
+  it('a 503 without Retry-After holds no other request: it names no time', async () => {
+    const clock = fakeClock();
+    const pacer = new Pacer({ clock });
+    const send = withPacer(answer([status(503), ok]), pacer);
+    await expect(send(GET)).rejects.toMatchObject({ status: 503 });
+    await send(GET);
+    expect(clock.now()).toBe(1000);
+  });
+
+  it('in simulated time, a 503 with Retry-After to one request pauses the others of the client (each retrying under its own policy)', async () => {
+    const clock = simClock(2);
+    const sent: Array<{ path: string; at: number }> = [];
+    let first = true;
+    const next: Send = async (req) => {
+      sent.push({ path: req.path, at: clock.now() });
+      await clock.sleep(5);
+      if (first) {
+        first = false;
+        throw status(503, 5);
+      }
+      return ok;
+    };
+    const send = withRetry(withPacer(next, new Pacer({ clock })), { clock });
+    const a = send({ ...GET, path: '/a' });
+    const b = clock.sleep(100).then(() => send({ ...GET, path: '/b' }));
+    await clock.run(Promise.all([a, b]));
+    // /b, started at 100 ms, left only after the 5 s pause (plus its spread below 1 s) that /a's 503 set.
+    const bAt = sent.find((s) => s.path === '/b')!.at;
+    expect(bAt).toBeGreaterThanOrEqual(5005);
+    expect(bAt).toBeLessThan(6005);
+    expect(sent.map((s) => s.path).sort()).toEqual(['/a', '/a', '/b']);
   });
 
   it('throws Interrupted instead of sending when the request was aborted while it waited', async () => {

@@ -5,7 +5,8 @@ import { rateLimitNotice } from '../../src/api/session.js';
 import type { Context } from '../../src/context.js';
 import { ApiError } from '../../src/errors.js';
 import type { HttpRequest, HttpResponse, Send } from '../../src/http/core.js';
-import { DEFAULT_RETRY, retryDelay, waitLine, withRetry } from '../../src/http/retry.js';
+import { DEFAULT_RETRY, retryDelay, waitLine } from '../../src/http/command-policy.js';
+import { withRetry } from '../../src/http/retry.js';
 import { runMain } from '../helpers/cli.js';
 import { type SimClock, SimService, simApi, simClock } from '../helpers/sim.js';
 

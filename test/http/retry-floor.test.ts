@@ -6,7 +6,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { classify, RETRY_FLOOR_MS, retryWaitMs } from '../../src/http/failure.js';
-import { DEFAULT_RETRY, retryDelay, waitLine } from '../../src/http/retry.js';
+import { DEFAULT_RETRY, retryDelay, waitLine } from '../../src/http/command-policy.js';
 import { ApiError } from '../../src/errors.js';
 import { runEngine } from '../../src/import/engine.js';
 import type { ColumnMapping, CsvItem } from '../../src/import/types.js';

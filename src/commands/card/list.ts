@@ -2,6 +2,7 @@ import { type Command, Option } from 'commander';
 import type { Api, PagesRead } from '../../api/types.js';
 import type { Context, ContextRef } from '../../context.js';
 import { PartialError, UsageError } from '../../errors.js';
+import { NO_RETRY } from '../../http/retry.js';
 import { canAnimate, createProgress, groupDigits, pagesText } from '../../io/progress.js';
 import { createRecordWriter, defaultFormat, FORMATS, type Format } from '../../io/records.js';
 import { createStatus } from '../../io/status.js';
@@ -84,7 +85,7 @@ function onePage(api: Api, page: number, signal: AbortSignal, peek: boolean): { 
   const shown = api.listCards(page, { signal });
   // Awaited by the walk (which rethrows its error); marked handled so a failure never counts as unhandled first.
   shown.catch(() => {});
-  const after: Promise<Card[] | undefined> = peek ? api.listCards(page + 1, { signal, noRetry: true }).catch(() => undefined) : Promise.resolve(undefined);
+  const after: Promise<Card[] | undefined> = peek ? api.listCards(page + 1, { signal, retry: NO_RETRY }).catch(() => undefined) : Promise.resolve(undefined);
   async function* pages(): AsyncIterable<Card[]> {
     yield await shown;
   }
