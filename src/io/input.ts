@@ -2,9 +2,17 @@ import { readFile } from 'node:fs/promises';
 import type { Context } from '../context.js';
 import { UsageError } from '../errors.js';
 
-/** Read all of stdin as UTF-8. On a terminal, say how to end the input, since it waits for the user. */
-export async function readStdin(ctx: Context): Promise<string> {
+/** On a terminal, say how to end the input, since a read of stdin waits for the user. */
+export function announceStdin(ctx: Context): void {
   if (ctx.stdin.isTTY && !ctx.globals.quiet) ctx.stderr.write('Reading from stdin; end with Ctrl-D.\n');
+}
+
+/**
+ * Read all of stdin as UTF-8. A read still pending when the run stops ends with CancelledError (main ends
+ * stdin then), so Ctrl-C at a terminal waiting for input exits 130.
+ */
+export async function readStdin(ctx: Context): Promise<string> {
+  announceStdin(ctx);
   const chunks: Buffer[] = [];
   for await (const chunk of ctx.stdin) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer));
   return Buffer.concat(chunks).toString('utf8');

@@ -1,5 +1,6 @@
 // Preparing an import: everything decided before the first POST (the file, the schema, the mapping, the
 // --match-on index). Any problem found here stops the run with nothing sent.
+import { announceStdin } from '../../io/input.js';
 import { createReadStream, existsSync, statSync } from 'node:fs';
 import type { ApiClient } from '../../api/types.js';
 import { type Context, isInteractive } from '../../context.js';
@@ -94,6 +95,7 @@ export async function prepareImport(ctx: Context, opts: ImportOptions, deps: Imp
   const api = await ctx.api();
   // Spec 4.2: fetch the schema first to learn the exact, case-sensitive field names.
   const fieldNames = (await api.getSchema({ signal: ctx.signal })).map((f) => f.name);
+  if (opts.file === '-') announceStdin(ctx);
   const input = opts.file === '-' ? ctx.stdin : createReadStream(opts.file, { highWaterMark: 64 * 1024 });
   const source =
     format === 'ndjson'
