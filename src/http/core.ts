@@ -2,12 +2,13 @@ import { STATUS_CODES } from 'node:http';
 import type { Dispatcher } from 'undici';
 import { ApiError, CancelledError } from '../errors.js';
 import { formatDuration } from '../units.js';
+import { oneLine, quoted } from '../io/text.js';
 import { MIN_SUBSTRING_SECRET, scrubSecret, scrubValue } from '../redact.js';
 import { VERSION } from '../version.js';
 import { decodeBody } from './body.js';
 import { ANSWER_TIMEOUT, dispatchRequest, type RawResponse } from './dispatch.js';
 import { RATE_LIMIT_HINT } from './failure.js';
-import { extractServerMessage, oneLine, parseRetryAfter } from './message.js';
+import { extractServerMessage, MESSAGE_COLUMNS, parseRetryAfter } from './message.js';
 import type { RetryPolicy } from './retry.js';
 import { displayUrl, joinUrl } from './url.js';
 
@@ -106,11 +107,12 @@ function statusError(method: string, url: string, status: number, text: string, 
 }
 
 /** Where a Location points, resolved against the request's URL; an unparsable one (`http://[::1`) as sent, on one line. */
-function redirectTarget(location: string, base: string): string {
+function redirectTarget(location: string, base: string, token: string): string {
   try {
     return displayUrl(new URL(location, base).toString());
   } catch {
-    return `${JSON.stringify(oneLine(location, 120))} (not a valid URL)`;
+    // Scrubbed before the cut, which could otherwise leave part of the token in view.
+    return `${quoted(oneLine(scrubSecret(location, token), 120))} (not a valid URL)`;
   }
 }
 
@@ -118,7 +120,7 @@ function redirectError(method: string, url: string, status: number, headers: Htt
   const raw = headers.location;
   const location = Array.isArray(raw) ? raw[0] : raw;
   // A Location is the server's text too: it may carry the token it was sent (in a query, say).
-  const target = location ? scrubSecret(redirectTarget(location, url), token) : '(no Location header)';
+  const target = location ? scrubSecret(redirectTarget(location, url, token), token) : '(no Location header)';
   // PITFALLS: undici's redirect handling and fetch forward x-token to any origin; we never follow.
   return new ApiError(
     `${status} redirect from ${method} ${url} to ${target}; cardboard does not follow redirects, so the token is never sent to another address`,
@@ -132,7 +134,7 @@ function networkError(method: string, url: string, err: unknown, timeoutMs: numb
   const what =
     code === ANSWER_TIMEOUT
       ? `no complete answer within ${formatDuration(timeoutMs)}`
-      : (NETWORK_TEXT[code] ?? scrubSecret(oneLine(err instanceof Error ? err.message : String(err)), token));
+      : (NETWORK_TEXT[code] ?? oneLine(scrubSecret(err instanceof Error ? err.message : String(err), token), MESSAGE_COLUMNS));
   const timedOut = code.endsWith('_TIMEOUT');
   const hint = timedOut
     ? `Waited ${formatDuration(timeoutMs)}. Check the base URL, or allow longer with --timeout, e.g. --timeout 2m.`
@@ -152,7 +154,7 @@ function decode(text: string, contentType: string, method: string, url: string, 
     // A 2xx whose body is not JSON: the write may have happened, so this is not a network error.
     throw new ApiError(
       `${method} ${url} answered ${status} with a body that is not valid JSON`,
-      { method, url, status, serverMessage: oneLine(scrubSecret(text, token)) },
+      { method, url, status, serverMessage: oneLine(scrubSecret(text, token), MESSAGE_COLUMNS) },
       { cause: err },
     );
   }

@@ -1,17 +1,10 @@
 // Turning whatever a server answers into one short line. The spec does not show the error
 // body format (spec 7), so every common shape is accepted.
 import { STATUS_CODES } from 'node:http';
+import { oneLine } from '../io/text.js';
 
-const MAX_MESSAGE = 200;
-
-/** Terminal escape sequences (CSI, OSC) and other control characters: a server's text must not drive the terminal. */
-const CONTROLS = /\u001b\[[0-?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)?|[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/g;
-
-/** Collapse whitespace, drop control characters and cut to about 200 characters, so an error stays one readable line. */
-export function oneLine(text: string, max = MAX_MESSAGE): string {
-  const flat = text.replace(CONTROLS, '').replace(/\s+/g, ' ').trim();
-  return flat.length > max ? `${flat.slice(0, max - 1).trimEnd()}…` : flat;
-}
+/** Columns of a server's message in an error line: it stays one readable line. */
+export const MESSAGE_COLUMNS = 200;
 
 // A Map: the entity name is the server's text (`&constructor;` is no entity).
 const ENTITIES = new Map([['amp', '&'], ['lt', '<'], ['gt', '>'], ['quot', '"'], ['apos', "'"], ['nbsp', ' ']]);
@@ -26,11 +19,14 @@ export function htmlToText(html: string): string {
     .replace(/<\/?(a|b|i|em|strong|span|code|small|abbr)\b[^>]*>/gi, '')
     .replace(/<[^>]*>/g, ' ')
     .replace(/&(#\d+|#x[0-9a-f]+|[a-z]+);/gi, (whole, name: string) => {
-      if (name.startsWith('#x') || name.startsWith('#X')) return String.fromCodePoint(Number.parseInt(name.slice(2), 16));
-      if (name.startsWith('#')) return String.fromCodePoint(Number.parseInt(name.slice(1), 10));
+      if (name.startsWith('#')) {
+        const cp = name[1] === 'x' || name[1] === 'X' ? Number.parseInt(name.slice(2), 16) : Number.parseInt(name.slice(1), 10);
+        // `&#x110000;` is past Unicode: shown as written, not a RangeError while building an error.
+        return cp <= 0x10ffff ? String.fromCodePoint(cp) : whole;
+      }
       return ENTITIES.get(name.toLowerCase()) ?? whole;
     });
-  return oneLine(text);
+  return oneLine(text, MESSAGE_COLUMNS);
 }
 
 /** Bare reason phrases ("Not Found"): a body holding one next to a real message should show the message. */
@@ -62,18 +58,21 @@ function looksLikeHtml(text: string, contentType: string): boolean {
   return /html/i.test(contentType) || /^\s*(<!doctype html|<html|<head|<body)/i.test(text);
 }
 
-/** The server's message from an error body of any shape (JSON, plain text, HTML), or undefined when empty. */
+/**
+ * The server's message from an error body of any shape (JSON, plain text, HTML), or undefined when empty:
+ * one line, escaped and cut as every line for a person is (oneLine).
+ */
 export function extractServerMessage(text: string, contentType = ''): string | undefined {
   if (!text.trim()) return undefined;
   if (/json/i.test(contentType) || /^\s*[{["]/.test(text)) {
     try {
       const found = fromJson(JSON.parse(text));
-      if (found !== undefined) return oneLine(found) || undefined;
+      if (found !== undefined) return oneLine(found, MESSAGE_COLUMNS) || undefined;
     } catch {
       // Not JSON after all: fall through to text.
     }
   }
-  return (looksLikeHtml(text, contentType) ? htmlToText(text) : oneLine(text)) || undefined;
+  return (looksLikeHtml(text, contentType) ? htmlToText(text) : oneLine(text, MESSAGE_COLUMNS)) || undefined;
 }
 
 const MAX_RETRY_AFTER_S = 1e9;

@@ -10,6 +10,7 @@
 // `record_delimiter: '\n'` and never guesses one (PITFALLS: it fixes the first line's, and a file mixing
 // line ends lost rows or kept `\r` in values). A line break inside a quoted field is data and stays as written.
 
+import { shorten } from '../io/width.js';
 import { LineSplitter } from './lines.js';
 
 /** A whole record for the parser (its text ends in one LF), or lines rejected before parsing. */
@@ -24,9 +25,9 @@ interface Line {
   eol: string;
 }
 
-/** Characters of a rejected line kept in its reason (and so in the rejects file, to be fixed there). */
+/** Columns of a rejected line kept in its reason (and so in the rejects file, to be fixed there). */
 const SHOWN = 2000;
-const shown = (text: string) => JSON.stringify(text.length > SHOWN ? `${text.slice(0, SHOWN)}…` : text);
+const shown = (text: string) => JSON.stringify(shorten(text, SHOWN));
 
 /** Splits decoded text into records; `push` and `end` return what is ready, in file order. */
 export class RecordFramer {

@@ -7,6 +7,7 @@ import { readFile, stat } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { TextDecoder } from 'node:util';
 import { UsageError } from '../errors.js';
+import { shorten } from '../io/width.js';
 import { ownValue } from '../own-keys.js';
 import { LineSplitter } from './lines.js';
 import type { CsvItem } from './types.js';
@@ -15,6 +16,7 @@ import type { CsvItem } from './types.js';
 export const STDIN_KEY_RECORDS = 1000;
 /** The largest JSON array file read whole; larger inputs should be NDJSON, which streams. */
 export const MAX_JSON_ARRAY_BYTES = 256 * 1024 * 1024;
+/** Columns of a rejected line kept in its reason. */
 const SHOWN = 200;
 
 type Parsed = { ok: true; record: Record<string, unknown> } | { ok: false; reason: string };
@@ -28,9 +30,9 @@ function parseLine(text: string): Parsed {
   try {
     value = JSON.parse(text);
   } catch (err) {
-    return { ok: false, reason: `not JSON (${(err as Error).message}): ${text.length > SHOWN ? `${text.slice(0, SHOWN)}…` : text}` };
+    return { ok: false, reason: `not JSON (${(err as Error).message}): ${shorten(text, SHOWN)}` };
   }
-  if (!isRecord(value)) return { ok: false, reason: `not a JSON object: ${text.length > SHOWN ? `${text.slice(0, SHOWN)}…` : text}` };
+  if (!isRecord(value)) return { ok: false, reason: `not a JSON object: ${shorten(text, SHOWN)}` };
   return { ok: true, record: value };
 }
 
@@ -125,7 +127,7 @@ export async function* readJsonArray(path: string): AsyncGenerator<CsvItem> {
   yield { kind: 'header', line: 0, headers };
   for (let i = 0; i < data.length; i++) {
     const r: unknown = data[i];
-    const parsed: Parsed = isRecord(r) ? { ok: true, record: r } : { ok: false, reason: `element ${i + 1} is not a JSON object: ${String(JSON.stringify(r)).slice(0, SHOWN)}` };
+    const parsed: Parsed = isRecord(r) ? { ok: true, record: r } : { ok: false, reason: `element ${i + 1} is not a JSON object: ${shorten(String(JSON.stringify(r)), SHOWN)}` };
     yield toItem(i + 1, parsed, headers, keys);
   }
 }

@@ -3,6 +3,7 @@
 import { UsageError } from '../errors.js';
 import { emptyRecord } from '../own-keys.js';
 import { ansiCQuote, terminalText } from '../io/text.js';
+import { shorten } from '../io/width.js';
 import { fieldSuggester, suggestField } from '../schema/match.js';
 import { type ColumnMapping, type ColumnTarget, REASON_COLUMN } from './types.js';
 
@@ -204,7 +205,7 @@ const NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
 /** A CSV cell as its --type says (issue 10): strict, so nothing is guessed; JSON input is already typed. */
 export function typedCell(c: ColumnMapping, value: unknown): unknown {
   if (c.type === undefined || c.type === 'string' || typeof value !== 'string') return value;
-  const bad = (what: string) => new CellError(`column '${c.header}': ${JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}…` : value)} is not ${what} (--type ${c.type})`);
+  const bad = (what: string) => new CellError(`column '${c.header}': ${JSON.stringify(shorten(value, 60))} is not ${what} (--type ${c.type})`);
   if (c.type === 'number') {
     const n = Number(value.trim());
     if (!NUMBER.test(value.trim()) || !Number.isFinite(n)) throw bad('a number');

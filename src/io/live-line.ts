@@ -1,5 +1,6 @@
 import type { OutStream } from '../context.js';
-import { terminalColumns, truncateText } from './width.js';
+import { terminalText } from './text.js';
+import { terminalColumns } from './width.js';
 
 /** Carriage return, then erase the line: where the live line was is empty again, the cursor at its start. */
 const ERASE = '\r\u001b[2K';
@@ -7,8 +8,8 @@ const ERASE = '\r\u001b[2K';
 /**
  * One line at the bottom of a terminal that is rewritten in place (a state that changes every few seconds),
  * while other lines keep scrolling above it: every write through `around` erases it first and draws it
- * again after. Only on a terminal; the text must already be terminal-safe (terminalText). It is cut to the
- * width, since a wrapped line could not be erased with one `\r`.
+ * again after. Only on a terminal. Its text is escaped (terminalText, a no-op on text escaped already) and
+ * cut to the width, since a wrapped line could not be erased with one `\r`.
  */
 export interface LiveLine {
   /** Show `text` in place of the current live line. */
@@ -26,7 +27,7 @@ export function createLiveLine(stream: OutStream): LiveLine | undefined {
   if (!stream.isTTY) return undefined;
   let text: string | undefined;
   // One column spare: a line that fills the last column leaves the cursor past it on some terminals.
-  const fit = (t: string) => truncateText(t, terminalColumns(stream) - 1);
+  const fit = (t: string) => terminalText(t, { maxColumns: terminalColumns(stream) - 1 });
   const live: LiveLine = {
     show(next) {
       text = fit(next);

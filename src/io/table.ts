@@ -2,7 +2,7 @@ import { type Context, type OutStream, useColor } from '../context.js';
 import { writePaged } from './pager.js';
 import { createStatus } from './status.js';
 import { terminalText, valueText } from './text.js';
-import { breakText, displayWidth, terminalColumns, truncateText, wrapText } from './width.js';
+import { breakText, displayWidth, shorten, terminalColumns, wrapText } from './width.js';
 
 /** How a table fits the terminal. */
 export interface TableOptions {
@@ -115,7 +115,8 @@ export function layoutTable(ctx: Context, head: readonly string[], rows: readonl
   // Headers (field names) and cells are the server's text: escaped so none moves the cursor or retitles the
   // terminal. A wrapped cell keeps its line breaks; a list row shows them as `\n`, one line per card.
   const heads = head.map((h) => terminalText(h));
-  const cells = rows.map((row) => heads.map((_, i) => terminalText(valueText(row[i]), { keepNewlines: wrap })));
+  const raws = rows.map((row) => heads.map((_, i) => valueText(row[i])));
+  const cells = raws.map((row) => row.map((raw) => terminalText(raw, { keepNewlines: wrap })));
   const keep = new Set(opts.keep ?? []);
   const needs = heads.map((h, i): ColumnNeed => {
     let natural = displayWidth(h);
@@ -127,15 +128,17 @@ export function layoutTable(ctx: Context, head: readonly string[], rows: readonl
   });
   const widths = fitWidths(needs, terminalColumns(stream), !wrap);
   const shown = heads.map((_, i) => i).filter((i) => widths[i] !== undefined);
-  const fit = (text: string, i: number): string[] => {
+  const fit = (text: string, raw: string, i: number): string[] => {
     const w = widths[i]!;
     if (wrap) return wrapText(text, w).flatMap((line) => breakText(line, w));
-    return keep.has(head[i]!) ? breakText(text, w) : [truncateText(text, w)];
+    if (keep.has(head[i]!)) return breakText(text, w);
+    // A cell holding escapes is cut from its raw text, so no escape is cut in half (`\e[2K`, never `\e[…`).
+    return [text === raw ? shorten(text, w) : terminalText(raw, { maxColumns: w })];
   };
   const bold = useColor(ctx, stream);
   const rule = ([left, mid, right]: readonly [string, string, string]) => `${left}${shown.map((i) => '─'.repeat(widths[i]! + 2)).join(mid)}${right}`;
-  const rowLines = (texts: readonly string[], strong = false): string[] => {
-    const blocks = shown.map((i) => fit(texts[i]!, i));
+  const rowLines = (texts: readonly string[], raw: readonly string[], strong = false): string[] => {
+    const blocks = shown.map((i) => fit(texts[i]!, raw[i]!, i));
     const height = Math.max(1, ...blocks.map((b) => b.length));
     const out: string[] = [];
     for (let r = 0; r < height; r++) {
@@ -149,7 +152,7 @@ export function layoutTable(ctx: Context, head: readonly string[], rows: readonl
     }
     return out;
   };
-  const lines = [rule(BOX.top), ...rowLines(heads, true), rule(BOX.rule), ...cells.flatMap((row) => rowLines(row)), rule(BOX.bottom)];
+  const lines = [rule(BOX.top), ...rowLines(heads, head, true), rule(BOX.rule), ...cells.flatMap((row, r) => rowLines(row, raws[r]!)), rule(BOX.bottom)];
   return { text: `${lines.join('\n')}\n`, omitted: heads.filter((_, i) => widths[i] === undefined) };
 }
 

@@ -1,3 +1,5 @@
+import { shorten } from './width.js';
+
 /** A value as one cell of text: strings as they are, null/undefined empty, anything else as JSON. */
 export function valueText(value: unknown): string {
   if (value === undefined || value === null) return '';
@@ -53,6 +55,11 @@ function escapeOne(c: string): string {
 export interface TerminalTextOptions {
   /** Keep line feeds (a multi-line error, a wrapped table cell; CR LF becomes LF); by default LF is shown as `\n`. */
   keepNewlines?: boolean;
+  /**
+   * Cut to this many columns (shorten), `…` included: an escape is counted and never cut in half (`\e`, not
+   * `\…`). For one line, without keepNewlines.
+   */
+  maxColumns?: number;
 }
 
 /**
@@ -69,8 +76,13 @@ export interface TerminalTextOptions {
  * (no copy).
  */
 export function terminalText(text: string, opts: TerminalTextOptions = {}): string {
+  const unsafe = opts.keepNewlines ? UNSAFE_KEEP_LF : UNSAFE;
   // One pass; replace() resets lastIndex of a global regex, and returns `text` itself when nothing matched.
-  return text.replace(opts.keepNewlines ? UNSAFE_KEEP_LF : UNSAFE, escapeOne);
+  const safe = text.replace(unsafe, escapeOne);
+  if (opts.maxColumns === undefined) return safe;
+  // Escaped cluster by cluster, so the cut falls between escapes: a character to escape is mostly a cluster of
+  // its own, and one that joins a cluster (a tag character of an emoji flag, U+200C) goes or stays with it.
+  return safe === text ? shorten(text, opts.maxColumns) : shorten(text, opts.maxColumns, (c) => c.replace(unsafe, escapeOne));
 }
 
 /**
@@ -79,6 +91,24 @@ export function terminalText(text: string, opts: TerminalTextOptions = {}): stri
  */
 export function textFor(stream: { isTTY?: boolean }, text: string, opts: TerminalTextOptions = {}): string {
   return stream.isTTY ? terminalText(text, opts) : text;
+}
+
+/**
+ * Any text as one short line for a person (a server's error message, the start of an app's answer): every
+ * run of white space (line breaks, tabs, CR included) becomes one space, what terminalText escapes is
+ * escaped, and the line is cut to `maxColumns` (shorten), the escapes counted and never cut in half.
+ * Idempotent, like terminalText.
+ */
+export function oneLine(text: string, maxColumns: number): string {
+  return terminalText(text.replace(/\s+/g, ' ').trim(), { maxColumns });
+}
+
+/**
+ * A string in double quotes for a person (a text body, a CSV header in a question): its terminalText, so ESC
+ * reads `\e` as on every other line; JSON.stringify, whose `\u001b` is JSON's spelling, is for data.
+ */
+export function quoted(text: string): string {
+  return `"${terminalText(text)}"`;
 }
 
 const ANSI_C = new RegExp(`[\\\\']|${UNSAFE.source}`, 'gu');

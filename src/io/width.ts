@@ -1,10 +1,28 @@
 // Display width of terminal text, and cutting it to a width: by grapheme cluster (a flag, an emoji ZWJ
 // sequence, a letter with its combining marks is one unit, never split) and by the columns a terminal
 // gives it (CJK and emoji two, combining marks none), as measured by string-width.
-import stringWidth from 'string-width';
+import { createRequire } from 'node:module';
 import type { OutStream } from '../context.js';
 
-const segmenter = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
+type StringWidth = typeof import('string-width').default;
+
+// string-width and a grapheme Intl.Segmenter cost about 45 ms to load (each builds a segmenter, which loads
+// ICU's break rules): this module is on the path of every error line and `--help`, so both are made the first
+// time text that needs them is measured, and printable ASCII never does. A synchronous require of the ES
+// module (Node >= 20.19, the engines' floor) keeps every function here synchronous.
+let stringWidthOf: StringWidth | undefined;
+let segmenter: Intl.Segmenter | undefined;
+
+function stringWidth(text: string): number {
+  stringWidthOf ??= (createRequire(import.meta.url)('string-width') as { default: StringWidth }).default;
+  return stringWidthOf(text);
+}
+
+function graphemes(text: string): Intl.Segments {
+  segmenter ??= new Intl.Segmenter(undefined, { granularity: 'grapheme' });
+  return segmenter.segment(text);
+}
+
 const ELLIPSIS = '…';
 
 const ASCII = /^[\u0020-\u007e]*$/;
@@ -21,6 +39,7 @@ const codePointWidths = new Map<number, number>();
 
 function codePointWidth(char: string): number {
   const cp = char.codePointAt(0)!;
+  if (cp >= 0x20 && cp < 0x7f) return 1;
   let w = codePointWidths.get(cp);
   if (w === undefined) {
     w = stringWidth(char);
@@ -44,7 +63,7 @@ function* clusters(text: string): Iterable<{ text: string; width: number }> {
     for (const char of text) yield { text: char, width: codePointWidth(char) };
     return;
   }
-  for (const { segment } of segmenter.segment(text)) yield { text: segment, width: stringWidth(segment) };
+  for (const { segment } of graphemes(text)) yield { text: segment, width: stringWidth(segment) };
 }
 
 /** Terminal width when the stream does not say (not a TTY, or a pty reporting 0 columns). */
@@ -55,18 +74,33 @@ export function terminalColumns(stream: OutStream): number {
   return stream.columns && stream.columns > 0 ? stream.columns : DEFAULT_COLUMNS;
 }
 
-/** `text` cut to at most `width` columns, ending in `…` when it was cut; never inside a cluster. */
-export function truncateText(text: string, width: number): string {
-  if (displayWidth(text) <= width) return text;
-  if (width <= 0) return '';
-  let out = '';
+/**
+ * `text` cut to at most `maxColumns` columns, ending in `…` (counted in the width) when it was cut: the one
+ * way cardboard shortens text for people. Never inside a grapheme cluster, so never between the halves of a
+ * surrogate pair nor between a letter and its marks; spaces before the `…` are dropped. Reads only as far as
+ * the cut (a long error body is not measured whole). `show` maps each cluster to what is printed for it (its
+ * escape: terminalText's `maxColumns` passes one), which is measured, and kept or dropped whole.
+ */
+export function shorten(text: string, maxColumns: number, show?: (cluster: string) => string): string {
+  if (show === undefined && ASCII.test(text)) {
+    if (text.length <= maxColumns) return text;
+    return maxColumns <= 0 ? '' : text.slice(0, maxColumns - 1).trimEnd() + ELLIPSIS;
+  }
+  // What is printed so far: a prefix of `text` (its length in `end`) unless `show` changes clusters.
+  let out = show === undefined ? undefined : '';
+  let end = 0;
+  // Where the longest printed part that leaves a column for the ellipsis ends.
+  let fits = -1;
   let used = 0;
   for (const c of clusters(text)) {
-    if (used + c.width > width - 1) break;
-    out += c.text;
-    used += c.width;
+    const shown = show === undefined ? c.text : show(c.text);
+    used += shown === c.text ? c.width : displayWidth(shown);
+    if (fits < 0 && used > maxColumns - 1) fits = out === undefined ? end : out.length;
+    if (used > maxColumns) return maxColumns <= 0 ? '' : (out ?? text).slice(0, fits).trimEnd() + ELLIPSIS;
+    if (out !== undefined) out += shown;
+    end += c.text.length;
   }
-  return out + ELLIPSIS;
+  return out ?? text;
 }
 
 /** One line broken at cluster boundaries into pieces of at most `width` columns (an id that must stay whole). */

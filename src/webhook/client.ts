@@ -139,9 +139,3 @@ export class DeliveryClient {
     await this.plain?.close();
   }
 }
-
-/** The start of an answer's body as one short line, for display. */
-export function answerStart(body: Buffer, max = 60): string {
-  const text = body.toString('utf8').replace(/\s+/g, ' ').trim();
-  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
-}

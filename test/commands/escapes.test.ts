@@ -171,8 +171,9 @@ describe("the server's own error text", () => {
     try {
       const r = await runMain(['schema', '--refresh'], { env: { ...env, CARDBOARD_BASE_URL: `http://127.0.0.1:${(bad.address() as AddressInfo).port}` } });
       expect(r.code).toBe(1);
-      // http/message.ts already drops C0/C1 from a server message; the bidi override is escaped here.
-      expect(r.stderr).toContain(': bad evil\\u202etxt.exe safe overwritten csi31m\n');
+      // One policy for every line a person reads: the server's ESC, BEL, C1 and bidi override are escaped as a
+      // table cell's are, not dropped; CR between words is white space and becomes one space.
+      expect(r.stderr).toContain(': bad \\e]0;pwned\\a\\e[1A\\e[2Kevil\\u202etxt.exe safe overwritten csi\\x9b31m\n');
       expect(r.stderr).not.toMatch(RAW_CONTROL);
     } finally {
       await new Promise<void>((r) => bad.close(() => r()));

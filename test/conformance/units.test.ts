@@ -1,7 +1,7 @@
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { decodeBody } from '../../src/http/body.js';
-import { extractServerMessage, oneLine } from '../../src/http/message.js';
+import { extractServerMessage } from '../../src/http/message.js';
 
 describe('decodeBody', () => {
   const text = '[{"_id":"ü"}]';
@@ -30,8 +30,8 @@ describe('server messages', () => {
     expect(extractServerMessage('{"errors":[{"message":"Title is required"}]}', 'application/json')).toBe('Title is required');
     expect(extractServerMessage('{"error":"bad token","message":"ignored"}', 'application/json')).toBe('bad token');
   });
-  it('strips terminal escape sequences and control characters', () => {
-    expect(oneLine('a\u001b[31mred\u001b[0m b\u001b]0;title\u0007c\u0000d\u009be')).toBe('ared bcde');
-    expect(extractServerMessage('<html><title>x&#27;[2Jy</title></html>', 'text/html')).toBe('xy');
+  it('escapes terminal escape sequences and control characters as every line for a person does', () => {
+    expect(extractServerMessage('a\u001b[31mred\u001b[0m b\u001b]0;title\u0007c\u0000d\u009be', 'text/plain')).toBe('a\\e[31mred\\e[0m b\\e]0;title\\ac\\x00d\\x9be');
+    expect(extractServerMessage('<html><title>x&#27;[2Jy</title></html>', 'text/html')).toBe('x\\e[2Jy');
   });
 });

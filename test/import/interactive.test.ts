@@ -111,7 +111,10 @@ describe('import: prompts', () => {
   it('a column with a close field offers it as the default; samples never carry raw control characters', () => {
     const choices = fieldChoices({ header: 'status', index: 1, suggestion: 'Status' }, ['Name', 'Status'], new Set(['Name']), false);
     expect(choices[0]).toMatchObject({ name: 'Status  (closest)', value: { kind: 'field', field: 'Status' } });
-    expect(sampleText([['a', '\u001b]0;pwned\u0007'], ['b', 'x']], 1)).toBe(' (e.g. "\\u001b]0;pwned\\u0007", "x")');
+    // The one escape spelling of every line for a person (`\e`, `\a`), not JSON's `\u001b`.
+    expect(sampleText([['a', '\u001b]0;pwned\u0007'], ['b', 'x']], 1)).toBe(' (e.g. "\\e]0;pwned\\a", "x")');
+    // Cut at 40 columns between clusters: never half of a surrogate pair.
+    expect(sampleText([['a', `${'x'.repeat(37)}😀😀`]], 1)).toBe(` (e.g. "${'x'.repeat(37)}…)`);
     expect(sampleText([['a', ''], ['b']], 1)).toBe(' (empty in the first rows)');
   });
 

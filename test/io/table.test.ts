@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { fitWidths, frameWidth, renderTable } from '../../src/io/table.js';
+import { fitWidths, frameWidth, layoutTable, renderTable } from '../../src/io/table.js';
+import { displayWidth } from '../../src/io/width.js';
 import { testContext } from './buffers.js';
 
 describe('fitWidths', () => {
@@ -28,6 +29,16 @@ describe('fitWidths', () => {
 });
 
 describe('renderTable', () => {
+  it('cuts a cell between escapes and between clusters: never `\\…`, never half an emoji', () => {
+    const { ctx, stdout } = testContext({ tty: true });
+    // 40 columns: the frame takes 7 and `_id` 3, so Notes is 30 wide: 29 before the ellipsis, an odd number.
+    stdout.columns = 40;
+    const { text } = layoutTable(ctx, ['_id', 'Notes'], [['c1', '\u001b'.repeat(100)], ['c2', `${'x'.repeat(28)}😀😀`]]);
+    const lines = text.trimEnd().split('\n');
+    expect(lines[3]).toBe(`│ c1  │ ${'\\e'.repeat(14)}…  │`);
+    expect(lines[4]).toBe(`│ c2  │ ${'x'.repeat(28)}…  │`);
+    for (const line of lines) expect(displayWidth(line)).toBe(40);
+  });
   it('fits the terminal width and truncates long cells with an ellipsis', async () => {
     const { ctx } = testContext({ tty: true });
     const out = await renderTable(ctx, ['_id', 'Name'], [['c1', 'x'.repeat(300)]]);

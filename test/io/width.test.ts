@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import stringWidth from 'string-width';
 import { describe, expect, it } from 'vitest';
-import { breakText, displayWidth, truncateText, wrapText } from '../../src/io/width.js';
+import { breakText, displayWidth, shorten, wrapText } from '../../src/io/width.js';
 
 const FAMILY = '👩‍👩‍👧‍👦';
 const CODER = '🧑‍💻';
@@ -27,7 +27,7 @@ describe('displayWidth agrees with string-width', () => {
         expect(displayWidth(text)).toBe(stringWidth(text));
         // Cut anywhere: never wider than asked, and a prefix of the text (less the ellipsis).
         for (const w of [1, 3, 7]) {
-          const cut = truncateText(text, w);
+          const cut = shorten(text, w);
           expect(displayWidth(cut)).toBeLessThanOrEqual(w);
           expect(text.startsWith(cut.endsWith('…') && cut !== text ? cut.slice(0, -1) : cut)).toBe(true);
         }
@@ -37,19 +37,19 @@ describe('displayWidth agrees with string-width', () => {
   });
 });
 
-describe('truncateText', () => {
+describe('shorten', () => {
   it('leaves text that fits, cuts the rest with … by display width', () => {
-    expect(truncateText('short', 5)).toBe('short');
-    expect(truncateText('longer text', 6)).toBe('longe…');
+    expect(shorten('short', 5)).toBe('short');
+    expect(shorten('longer text', 6)).toBe('longe…');
     // 漢字テキスト is 12 columns; 7 leaves room for three ideographs (6) and the ellipsis.
-    expect(truncateText('漢字テキスト', 7)).toBe('漢字テ…');
+    expect(shorten('漢字テキスト', 7)).toBe('漢字テ…');
     // A width that would cut an ideograph in half leaves a column short instead.
-    expect(truncateText('漢字テキスト', 6)).toBe('漢字…');
+    expect(shorten('漢字テキスト', 6)).toBe('漢字…');
   });
   it('never splits an emoji sequence or a letter from its combining mark', () => {
-    expect(truncateText(`ab${FAMILY}${FAMILY}`, 5)).toBe(`ab${FAMILY}…`);
-    expect(truncateText(`a${FAMILY}cd`, 3)).toBe('a…');
-    expect(truncateText(E_ACUTE.repeat(10), 4)).toBe(`${E_ACUTE.repeat(3)}…`);
+    expect(shorten(`ab${FAMILY}${FAMILY}`, 5)).toBe(`ab${FAMILY}…`);
+    expect(shorten(`a${FAMILY}cd`, 3)).toBe('a…');
+    expect(shorten(E_ACUTE.repeat(10), 4)).toBe(`${E_ACUTE.repeat(3)}…`);
   });
 });
 

@@ -6,7 +6,7 @@ import { CancelledError } from '../../errors.js';
 import { checkTargets, mappingToFile, rowBody, shellQuote, type Unmapped } from '../../import/mapping.js';
 import type { ColumnMapping, ColumnTarget } from '../../import/types.js';
 import { answer } from '../../io/prompt.js';
-import { terminalText } from '../../io/text.js';
+import { quoted, terminalText } from '../../io/text.js';
 import { editDistance } from '../../schema/match.js';
 
 /** One option of a select prompt. */
@@ -70,13 +70,10 @@ export function fieldChoices(u: Unmapped, fieldNames: string[], taken: Set<strin
   return choices;
 }
 
-/** Up to two non-empty sample values of a column, JSON-quoted: control characters never reach the terminal raw. */
+/** Up to two non-empty sample values of a column, strings in quotes, other values as JSON; escaped, each cut to 40 columns. */
 export function sampleText(sample: readonly (readonly unknown[])[], index: number): string {
   const values = sample.map((row) => row[index]).filter((v) => v !== undefined && v !== '').slice(0, 2);
-  const shown = values.map((v) => {
-    const text = JSON.stringify(v) ?? '';
-    return text.length > 40 ? `${text.slice(0, 39)}…` : text;
-  });
+  const shown = values.map((v) => terminalText(typeof v === 'string' ? `"${v}"` : (JSON.stringify(v) ?? ''), { maxColumns: 40 }));
   return shown.length ? ` (e.g. ${shown.join(', ')})` : ' (empty in the first rows)';
 }
 
@@ -100,7 +97,7 @@ export async function askMapping(
     const taken = new Set(out.flatMap((c) => (c.target.kind === 'field' || c.target.kind === 'new' ? [c.target.field] : [])));
     const choices = fieldChoices(u, fieldNames, taken, createFields);
     const skip = choices.find((c) => c.value.kind === 'skip')!.value;
-    const message = `CSV column ${JSON.stringify(u.header)}${sampleText(sample, u.index)} goes to which field?`;
+    const message = `CSV column ${quoted(u.header)}${sampleText(sample, u.index)} goes to which field?`;
     const target = await prompter.select(message, choices, u.suggestion === undefined ? skip : choices[0]!.value);
     out.push({ header: u.header, index: u.index, target, how: 'prompt' });
   }

@@ -1,6 +1,6 @@
 import { STATUS_CODES } from 'node:http';
-import { terminalText } from '../../io/text.js';
-import { answerStart } from '../../webhook/client.js';
+import { oneLine, quoted, terminalText } from '../../io/text.js';
+import { shorten } from '../../io/width.js';
 import type { Delivery } from '../../webhook/delivery.js';
 import type { ForwardEvent } from '../../webhook/forwarder.js';
 import type { ListenerEvent, ListenerStats } from '../../webhook/listener.js';
@@ -10,9 +10,24 @@ function ms(value: number): string {
   return value < 10 ? `${value.toFixed(1)} ms` : `${Math.round(value)} ms`;
 }
 
+/** A value on a line: a string as it is, anything else as JSON; escaped and cut to `max` columns. */
 function short(value: unknown, max = 24): string {
-  const text = typeof value === 'string' ? value : JSON.stringify(value);
-  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+  return terminalText(typeof value === 'string' ? value : JSON.stringify(value), { maxColumns: max });
+}
+
+const ANSWER_START_COLUMNS = 60;
+
+/** The start of an answer's body as one short line for a person: escaped and cut (oneLine). */
+export function answerStart(body: Buffer): string {
+  return oneLine(body.toString('utf8'), ANSWER_START_COLUMNS);
+}
+
+/**
+ * The same start as data (`replay --json`): white space runs as one space and cut between clusters as for a
+ * person, but nothing escaped, so the JSON carries the answer's own characters.
+ */
+export function answerStartData(body: Buffer): string {
+  return shorten(body.toString('utf8').replace(/\s+/g, ' ').trim(), ANSWER_START_COLUMNS);
 }
 
 // Every line here shows what a sender wrote (ids, field names, values, paths, the app's answer): each is
@@ -49,7 +64,7 @@ export function deliveryLine(d: Delivery, fields = 3): string {
     // An array, a number, a string, true or null: shown as the JSON it is (issue 12: `[1,2,3]` showed as text "1,2,3").
     what = `json ${short(JSON.stringify(body), 40)}`;
   } else {
-    what = `text ${JSON.stringify(short(text, 40))}`;
+    what = `text ${quoted(short(text, 40))}`;
   }
   return terminalText(`${time}  #${d.seq}  ${d.method} ${d.path}  ${what}  ${formatBytes(d.body.length)}`);
 }

@@ -5,12 +5,12 @@ import { AuthError, CancelledError, CardboardError, UsageError } from '../../err
 import { createStatus } from '../../io/status.js';
 import { terminalText } from '../../io/text.js';
 import { ownValue } from '../../own-keys.js';
-import { answerStart, DeliveryClient } from '../../webhook/client.js';
+import { DeliveryClient } from '../../webhook/client.js';
 import { bodyValue, type Delivery, outgoingHeaders } from '../../webhook/delivery.js';
 import { readDeliveries, sniffRecordFile } from '../../webhook/record-file.js';
 import { checkKeys, describeUnknownKeys } from '../../schema/match.js';
 import { KEY_TRANSPORT_HELP, loadSigningKey, noKeyHint, signingKeyStdinOption } from './key.js';
-import { answerText } from './render.js';
+import { answerStart, answerStartData, answerText } from './render.js';
 import { httpUrl } from './url.js';
 import { type Duration, durationOf, parseInteger } from '../../units.js';
 
@@ -189,9 +189,11 @@ export async function runWebhookReplay(ctx: Context, opts: WebhookReplayOptions)
         resumeAt = d.seq + 1;
         if (answer.status !== 200) failed.push(`#${d.seq} ${answer.status ?? answer.error}`);
         if (answer.status === 401 || answer.status === 403) refused = true;
-        const start = answerStart(answer.body);
-        if (opts.json) ctx.stdout.write(`${JSON.stringify({ seq: d.seq, status: answer.status ?? null, ms: Math.round(answer.ms * 10) / 10, error: answer.error, body: start })}\n`);
-        else ctx.stdout.write(`${terminalText(`#${d.seq}  ${answerText(answer)}${start ? `  ${start}` : ''}`)}\n`);
+        if (opts.json) ctx.stdout.write(`${JSON.stringify({ seq: d.seq, status: answer.status ?? null, ms: Math.round(answer.ms * 10) / 10, error: answer.error, body: answerStartData(answer.body) })}\n`);
+        else {
+          const start = answerStart(answer.body);
+          ctx.stdout.write(`${terminalText(`#${d.seq}  ${answerText(answer)}${start ? `  ${start}` : ''}`)}\n`);
+        }
       }
     }
   } finally {
