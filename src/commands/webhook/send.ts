@@ -82,7 +82,7 @@ async function cardFor(ctx: Context, opts: WebhookSendOptions): Promise<Record<s
 /** Send one delivery and print the answer; the exit code says whether it was the expected one. */
 export async function runWebhookSend(ctx: Context, opts: WebhookSendOptions): Promise<void> {
   const signing = await loadSigningKey(ctx, opts.signingKeyStdin, 'send');
-  if (!signing && !opts.wrongKey) throw new AuthError('no webhook signing key to sign the delivery with (spec 6)', { hint: `${noKeyHint(ctx)} Or pass --wrong-key.` });
+  if (!signing && !opts.wrongKey) throw new AuthError('no webhook signing key to sign the delivery with (spec 6)', { hint: `${await noKeyHint(ctx)} Or pass --wrong-key.` });
   // A suffix catches the commonest broken check: comparing only as many characters as the stored key has.
   const key = opts.wrongKey ? `${signing?.key ?? `wrong-${randomBytes(8).toString('hex')}`}x` : signing!.key;
   const body = Buffer.from(JSON.stringify(await cardFor(ctx, opts)), 'utf8');
