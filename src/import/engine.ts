@@ -9,7 +9,7 @@ import { type ApiError, CardboardError } from '../errors.js';
 import { childStop } from '../interrupt.js';
 import { type Journal, rowDigest } from './journal.js';
 import type { KeyIndex } from './match-index.js';
-import { type PrepareState, prepareRow } from './prepare.js';
+import { type PrepareState, prepareRow } from './prepare-row.js';
 import { BoardRecheck, type Probe } from './recheck.js';
 import { ResumeIndex } from './resume.js';
 import { type SendResult, sendRow } from './send.js';
