@@ -1,19 +1,24 @@
-// The import engine: rows from the reader, a bounded pool of workers, one state per row. Each row is
-// known by the digest of what it sends (journal.ts): a resumed run matches rows to earlier records by
-// content (resume.ts), and a row whose try may have been applied is settled by reading the board
-// (recheck.ts) before anything else is sent for it. It emits typed events and never prints.
+// The import engine: rows from the reader, a bounded pool of sending slots, one state per row. Each row
+// lives through the state machine of row-life.ts; the engine does what each phase asks and keeps what the
+// rows share: the slots (slots.ts), the Update Mode probe (mode-probe.ts), the journal, the board re-check
+// and the summary. Each row is known by the digest of what it sends (journal.ts): a resumed run matches
+// rows to earlier records by content (resume.ts), and a row whose try may have been applied is settled by
+// reading the board (recheck.ts) before anything else is sent for it. It emits typed events and never prints.
 import { SeenIds } from '../api/seen-ids.js';
 import type { Api } from '../api/types.js';
 import type { Clock } from '../clock.js';
-import { type ApiError, CardboardError } from '../errors.js';
-import { childStop } from '../interrupt.js';
-import { type Journal, rowDigest } from './journal.js';
+import { CardboardError } from '../errors.js';
+import { childStop, type Stopper } from '../interrupt.js';
+import type { Journal } from './journal.js';
 import type { KeyIndex } from './match-index.js';
-import { type PrepareState, prepareRow } from './prepare.js';
+import { ModeProbe } from './mode-probe.js';
+import { type PrepareState, prepareRow } from './prepare-row.js';
 import { BoardRecheck, type Probe } from './recheck.js';
 import { ResumeIndex } from './resume.js';
-import { type SendResult, sendRow } from './send.js';
-import type { ColumnMapping, CsvItem, ImportEvent, ImportSummary, RowOutcome, RowState } from './types.js';
+import { advanceRow, type EndPhase, isOver, type Row, type RowEvent, STATE_RULES, startRow } from './row-life.js';
+import { type SendContext, sendRow } from './send.js';
+import { Slots } from './slots.js';
+import type { ColumnMapping, CsvItem, ImportEvent, ImportSummary, RowOutcome } from './types.js';
 
 /** Everything a run needs, decided before the first row. */
 export interface EngineOptions {
@@ -54,243 +59,196 @@ export interface EngineResult {
 }
 
 /** Run the import over `items` (rows and bad records; the header was consumed by the caller). */
-export async function runEngine(items: AsyncIterable<CsvItem>, o: EngineOptions): Promise<EngineResult> {
-  const started = o.clock.now();
-  const summary: ImportSummary = { rows: 0, created: 0, updated: 0, unchanged: 0, skipped: 0, rejected: 0, uncertain: 0, settled: 0, durationMs: 0, retries: 0, waits: 0 };
-  o.onEvent({ type: 'start', at: started });
-  // The engine's own stop: the run's drain, or a fatal answer (auth, Update Mode) that ends the run early.
-  const stop = childStop(o.signal);
-  const onUserStop = () => stopWith('interrupted');
-  if (o.signal.aborted) onUserStop();
-  else o.signal.addEventListener('abort', onUserStop, { once: true });
-  let fatal: CardboardError | undefined;
-  const prep: PrepareState = { columns: o.columns, sendEmpty: o.sendEmpty, match: o.match, seenKeys: new Map(), force: o.force };
-  // Update Mode is not readable (spec 2.4 is UI-only): the first `_id` post goes alone and its answer tells.
-  let modeConfirmed = false;
-  let modeProbe: Promise<void> | undefined;
-  /** Rows waiting for the mode probe's answer. */
-  let modeWaiting = 0;
+export function runEngine(items: AsyncIterable<CsvItem>, o: EngineOptions): Promise<EngineResult> {
+  return new ImportRun(o).run(items);
+}
 
-  function stopWith(reason: NonNullable<ImportSummary['stopped']>, error?: CardboardError): void {
-    if (summary.stopped === undefined) {
-      summary.stopped = reason;
-      if (error) summary.stopMessage = error.message;
-      o.onEvent({ type: 'stop', reason: error?.message ?? 'interrupted' });
+/** The send context every row shares; each row adds its own onRetry and onSettled. */
+type SharedSend = Omit<SendContext, 'onRetry' | 'onSettled'>;
+
+/** One run of the engine: what the rows share, and the driver of each row's life. */
+class ImportRun {
+  private readonly started: number;
+  private readonly summary: ImportSummary = { rows: 0, created: 0, updated: 0, unchanged: 0, skipped: 0, rejected: 0, uncertain: 0, settled: 0, durationMs: 0, retries: 0, waits: 0 };
+  private fatal: CardboardError | undefined;
+  private readonly prep: PrepareState;
+  private readonly slots: Slots;
+  private readonly mode: ModeProbe;
+  private readonly resume: ResumeIndex | undefined;
+  /** Cards rows of this import (or of earlier runs of it) created or updated: never given to another row. */
+  private readonly owned = new SeenIds();
+  private readonly recheck: BoardRecheck;
+  private readonly sendContext: SharedSend;
+  private readerDone = false;
+  private landed: Promise<void> | undefined;
+
+  // Stopping, in one place: the run's drain (the caller's signal) or a row's fatal answer (auth, Update
+  // Mode) aborts `stop`, which ends the reader, every wait and every try not yet sent.
+  private readonly stop: Stopper;
+  private readonly onUserStop = () => this.stopWith('interrupted');
+
+  private stopWith(reason: NonNullable<ImportSummary['stopped']>, error?: CardboardError): void {
+    if (this.summary.stopped === undefined) {
+      this.summary.stopped = reason;
+      if (error) this.summary.stopMessage = error.message;
+      this.o.onEvent({ type: 'stop', reason: error?.message ?? 'interrupted' });
     }
-    if (error && !fatal) fatal = error;
-    stop.abort();
+    if (error && !this.fatal) this.fatal = error;
+    this.stop.abort();
   }
 
-  /** Where a row stands: its line now, and the line and digest it is journalled under (see resume.ts). */
-  interface Row {
-    line: number;
-    values: unknown[];
-    journalLine: number;
-    digest?: string;
-    settled?: boolean;
+  constructor(private readonly o: EngineOptions) {
+    this.started = o.clock.now();
+    this.stop = childStop(o.signal);
+    this.prep = { columns: o.columns, sendEmpty: o.sendEmpty, match: o.match, seenKeys: new Map(), force: o.force };
+    this.slots = new Slots(o.concurrency);
+    this.resume = o.journal && o.journal.previous.length > 0 ? new ResumeIndex(o.journal.previous) : undefined;
+    for (const id of this.resume?.ownedIds() ?? []) this.owned.add(id);
+    // Rows whose try may have been applied give up their slot and wait for one shared read of the board,
+    // which starts once nothing else is left to send: every row still alive waits (recheck.ts).
+    const idle = () => this.readerDone && this.slots.active === this.recheck.held + this.mode.waiting;
+    this.recheck = new BoardRecheck(o.api, o.match?.field, this.owned, idle, this.stop.signal);
+    // Unslotted, and idle for the board re-check: the probe row itself may be waiting for a read.
+    this.mode = new ModeProbe((p) => this.slots.unslotted(p), () => this.recheck.poke(), this.stop.signal);
+    this.sendContext = {
+      api: o.api,
+      clock: o.clock,
+      stop: this.stop.signal,
+      now: o.stopNow,
+      recheck: (probe: Probe) => this.slots.unslotted(this.recheck.find(probe)),
+      maxTries: o.maxTries ?? 6,
+      giveUpAfterMs: o.giveUpAfterMs ?? 15 * 60_000,
+      unreachableAfterMs: o.unreachableAfterMs ?? 30_000,
+      beforeSend: () => o.journal?.ready(),
+    };
   }
 
-  function finish(row: Row, state: RowState, id?: string, message?: string): void {
-    const outcome: RowOutcome = { line: row.line, state, values: row.values };
-    if (id !== undefined) outcome.id = id;
-    if (message !== undefined) outcome.message = message;
-    if (row.settled) {
-      outcome.settled = true;
-      summary.settled++;
-    }
-    summary.rows++;
-    summary[state]++;
-    if (state !== 'skipped' && row.digest !== undefined) o.journal?.record(row.journalLine, row.digest, state, id);
-    // A card a row of this import made or updated is its own: a content re-check never gives it to another row.
-    if (id !== undefined && (state === 'created' || state === 'updated')) owned.add(id);
-    o.onEvent({ type: 'row', outcome });
-  }
-
-  const resume = o.journal && o.journal.previous.length > 0 ? new ResumeIndex(o.journal.previous) : undefined;
-  let landed: Promise<void> | undefined;
-  /** The one wait for an earlier run's requests in flight to land, shared by every row that needs it. */
-  const inFlightLanded = () => (landed ??= o.clock.sleep(Math.max(0, (o.settleInFlightAt ?? 0) - o.clock.now()), stop.signal));
-  const owned = new SeenIds();
-  for (const id of resume?.ownedIds() ?? []) owned.add(id);
-  // Rows whose try may have been applied give up their slot and wait for one shared read of the board,
-  // which starts once nothing else is left to send (recheck.ts).
-  const recheck = new BoardRecheck(o.api, o.match?.field, owned, (): boolean => readerDone && active === recheck.held + modeWaiting, stop.signal);
-  /** Wait for `promise` without holding a sending slot: rows waiting so must not block the reader. */
-  async function unslotted<T>(promise: Promise<T>): Promise<T> {
-    freeSlot();
+  async run(items: AsyncIterable<CsvItem>): Promise<EngineResult> {
+    const { o, summary } = this;
+    o.onEvent({ type: 'start', at: this.started });
+    if (o.signal.aborted) this.onUserStop();
+    else o.signal.addEventListener('abort', this.onUserStop, { once: true });
     try {
-      return await promise;
-    } finally {
-      await takeSlot(); // a whole batch resumes at once: back to at most `concurrency` sending
+      for await (const item of items) {
+        if (this.stop.signal.aborted) break;
+        if (item.kind === 'header') continue;
+        this.resume?.advance(item.line);
+        // Backpressure: the reader (and the file) waits while every slot is held.
+        await this.slots.start();
+        this.live(startRow(item)).then(this.ended, this.failed);
+      }
+    } catch (err) {
+      // A read failure (I/O, decoding) ends the run after the rows in flight; a read cut off because the
+      // run stopped (stdin ends when it drains) is no failure of the input.
+      if (!this.stop.signal.aborted) this.stopWith('fatal', err instanceof CardboardError ? err : new CardboardError(`Reading the CSV failed: ${(err as Error).message}`, { cause: err }));
     }
+    // Rows still waiting to learn whether they were changed are decided now that no row is left to claim.
+    this.resume?.end();
+    this.readerDone = true;
+    this.recheck.poke();
+    await this.slots.drained();
+    o.signal.removeEventListener('abort', this.onUserStop);
+    o.journal?.flush();
+    summary.durationMs = o.clock.now() - this.started;
+    return this.fatal ? { summary, fatal: this.fatal } : { summary };
   }
-  const sc = {
-    api: o.api,
-    clock: o.clock,
-    stop: stop.signal,
-    now: o.stopNow,
-    recheck: (probe: Probe) => unslotted(recheck.find(probe)),
-    maxTries: o.maxTries ?? 6,
-    giveUpAfterMs: o.giveUpAfterMs ?? 15 * 60_000,
-    unreachableAfterMs: o.unreachableAfterMs ?? 30_000,
-    beforeSend: () => o.journal?.ready(),
-  };
-  const retried = (line: number) => (reason: string, attempt: number) => {
-    summary.retries++;
-    if (reason === '429') summary.waits++;
-    o.onEvent({ type: 'retry', line, reason, attempt });
+
+  private readonly ended = () => {
+    this.slots.end();
+    this.recheck.poke();
   };
 
-  async function handle(item: Extract<CsvItem, { kind: 'row' | 'bad' }>): Promise<void> {
-    const { line, values } = item;
-    const row: Row = { line, values, journalLine: line };
-    if (item.kind === 'bad') return finish(row, 'rejected', undefined, item.reason);
-    const prepared = prepareRow(prep, line, values);
-    if (prepared.kind === 'reject') return finish(row, 'rejected', undefined, prepared.message);
-    const { body } = prepared;
-    const idFromIndex = prepared.kind === 'send' && prepared.idFromIndex;
-    row.digest = rowDigest(body, prepared.kind === 'unchanged' || idFromIndex);
-    // Against the journal of earlier runs: by content, wherever the row stands now.
-    let maybeApplied: string | undefined;
-    let seen = resume?.match(line, row.digest);
-    if (seen?.kind === 'pending') {
-      const verdict = await unslotted(seen.decided);
-      if (verdict.kind === 'changed') {
-        const was = verdict.entry;
-        if (prepared.kind === 'send' && body._id === undefined && prepared.key === undefined) {
-          // What an unsettled earlier send held is known only by its digest: it cannot be looked for.
-          const unsure = was.state === 'created' || was.state === 'updated' ? '' : ', and that send may or may not have been applied (check the board)';
-          return finish(row, 'rejected', undefined, `changed after it was sent (line ${was.line})${unsure}: use --match-on or an _id column`);
-        }
-      }
-      seen = undefined;
-    }
-    if (seen?.kind === 'known') {
-      const was = seen.entry;
-      row.journalLine = was.line;
-      if (was.state === 'created' || was.state === 'updated') return finish(row, 'skipped', was.id, `${was.state} in an earlier run`);
-      if (was.state === 'uncertain' || was.state === 'sending') {
-        maybeApplied = was.state === 'sending' ? 'in flight when an earlier run ended' : 'uncertain in an earlier run';
-        if (was.state === 'sending') await unslotted(inFlightLanded());
-      }
-    }
-    if (prepared.kind === 'unchanged') return finish(row, 'unchanged', prepared.id, 'equal to the card; not sent');
-    const { key } = prepared;
+  private readonly failed = (err: unknown) => {
+    this.stopWith('fatal', err instanceof CardboardError ? err : new CardboardError(String((err as Error)?.message ?? err), { cause: err }));
+    this.ended();
+  };
+
+  /**
+   * Drive one row through its life: do what its phase asks, feed the answer to advanceRow, until it is
+   * over. The phases before the first wait run at once, so rows are prepared and matched in input order.
+   */
+  private async live(row: Row): Promise<void> {
     let probe: (() => void) | undefined;
-    if (body._id !== undefined) {
-      // Unslotted, and idle for the board re-check: the probe row itself may be waiting for a read.
-      while (!modeConfirmed && modeProbe && !stop.signal.aborted) {
-        modeWaiting++;
-        recheck.poke();
-        try {
-          await unslotted(modeProbe);
-        } finally {
-          modeWaiting--;
-        }
-      }
-      if (!modeConfirmed && !stop.signal.aborted) modeProbe = new Promise<void>((resolve) => (probe = resolve));
-    }
     try {
-      o.journal?.sending(row.journalLine, row.digest);
-      const result = await sendRow({ ...sc, onRetry: retried(line), onSettled: () => (row.settled = true) }, body, key, maybeApplied);
-      await settle(row, body, result, idFromIndex, () => (modeConfirmed = true));
-    } finally {
-      // Released only after settle: waiting `_id` rows go once the answer has been judged.
-      if (probe) {
-        modeProbe = undefined;
-        probe();
+      while (!isOver(row.phase)) {
+        const step = this.act(row, (release) => (probe = release));
+        advanceRow(row, step instanceof Promise ? await step : step);
       }
+      this.end(row, row.phase);
+    } finally {
+      // Released only once the answer has been judged (and the run stopped, if it must): waiting `_id` rows go then.
+      probe?.();
     }
   }
 
-  async function settle(row: Row, body: Record<string, unknown>, r: SendResult, idFromIndex: boolean, confirm: () => void): Promise<void> {
-    const { line } = row;
-    if (r.kind === 'stopped') {
-      // Never sent: not a finished row; a re-run takes it, knowing nothing of it was applied.
-      if (row.digest !== undefined) o.journal?.unsent(row.journalLine, row.digest);
-      return;
+  /** What the row's phase asks for; `hold` keeps the Update Mode probe when this row is it. */
+  private act(row: Row, hold: (release: () => void) => void): RowEvent | Promise<RowEvent> {
+    const phase = row.phase;
+    switch (phase.at) {
+      case 'read':
+        return { type: 'prepared', prepared: row.bad !== undefined ? { kind: 'reject', message: row.bad } : prepareRow(this.prep, row.line, row.values) };
+      case 'prepared':
+        return { type: 'matched', seen: this.resume?.match(row.line, row.digest!) };
+      case 'deciding':
+        return this.slots.unslotted(phase.decided).then((verdict): RowEvent => ({ type: 'verdict', verdict }));
+      case 'landing':
+        return this.slots.unslotted(this.inFlightLanded()).then((): RowEvent => ({ type: 'landed' }));
+      case 'sending':
+        return this.post(row, hold);
+      case 'checking':
+        return this.o.api.getCard(String(row.body!._id)).then(
+          (): RowEvent => ({ type: 'checked', exists: true }),
+          (): RowEvent => ({ type: 'checked', exists: false }),
+        );
+      default:
+        throw new Error(`line ${row.line}: nothing to do at ${phase.at}`);
     }
-    if (r.kind === 'unreachable') {
-      // Likewise: no state, the next run sends it.
-      if (row.digest !== undefined) o.journal?.unsent(row.journalLine, row.digest);
-      return stopWith('fatal', r.fatal);
-    }
-    if (r.kind === 'rejected') {
-      finish(row, 'rejected', undefined, r.message);
-      if (r.fatal) stopWith('fatal', r.fatal as ApiError);
-      return;
-    }
-    if (r.kind === 'uncertain') return finish(row, 'uncertain', undefined, r.message);
-    if (r.kind === 'found') return finish(row, body._id !== undefined && r.id === body._id ? 'updated' : 'created', r.id, `found on the board by ${r.by === 'key' ? 'its key' : 'content'} after: ${r.reason}`);
-    const id = r.card._id;
-    const note = r.recovered ? `after a retry (${r.recovered})` : undefined;
-    if (body._id === undefined) return finish(row, 'created', id, note);
-    if (id === body._id) {
-      confirm();
-      return finish(row, 'updated', id, note);
-    }
-    // Spec 4.3 rules 3-4: a different `_id` back means a new card. For an id from the board itself that
-    // proves Always Create New; for an id from the CSV, the card may simply not exist.
-    const exists = idFromIndex || (await o.api.getCard(String(body._id)).then(() => true, () => false));
-    if (!exists) return finish(row, 'created', id, `no card with _id ${body._id}; a new card was created`);
-    finish(row, 'created', id, `board created a new card instead of updating ${body._id}`);
-    stopWith(
-      'mode',
-      new CardboardError(
-        `Line ${line} was posted with _id ${body._id}, and the board created a new card ${id} instead of updating it: its Update Mode is 'Always Create New'. Stopped before making more duplicates.`,
-        { hint: "Set Update Mode to 'Update if exists' in the board's Card Sources (and delete the new card), then run the same command again: rows done are skipped." },
-      ),
-    );
   }
 
-  // A counting semaphore: `sending` rows hold a slot; `active` rows are unfinished (those waiting for a
-  // re-check hold none). The reader, and rows back from a re-check, park until a slot frees.
-  let active = 0;
-  let sending = 0;
-  let readerDone = false;
-  let wakers: (() => void)[] = [];
-  const parked = () => new Promise<void>((resolve) => wakers.push(resolve));
-  const freeSlot = () => {
-    sending--;
-    const ws = wakers;
-    wakers = [];
-    for (const w of ws) w();
-  };
-  async function takeSlot(): Promise<void> {
-    while (sending >= o.concurrency) await parked();
-    sending++;
-  }
-  const release = () => {
-    active--;
-    freeSlot();
-    recheck.poke();
-  };
-  const failed = (err: unknown) => {
-    stopWith('fatal', err instanceof CardboardError ? err : new CardboardError(String((err as Error)?.message ?? err), { cause: err }));
-    release();
-  };
-  try {
-    for await (const item of items) {
-      if (stop.signal.aborted) break;
-      if (item.kind === 'header') continue;
-      resume?.advance(item.line);
-      // Backpressure: the reader (and the file) waits while every worker is busy.
-      await takeSlot();
-      active++;
-      handle(item).then(release, failed);
+  /** Journal the row's first try, then send it (send.ts); `_id` rows pass the Update Mode probe first. */
+  private async post(row: Row, hold: (release: () => void) => void): Promise<RowEvent> {
+    const body = row.body!;
+    if (body._id !== undefined) {
+      const release = await this.mode.pass();
+      if (release) hold(release);
     }
-  } catch (err) {
-    // A read failure (I/O, decoding) ends the run after the rows in flight; a read cut off because the
-    // run stopped (stdin ends when it drains) is no failure of the input.
-    if (!stop.signal.aborted) stopWith('fatal', err instanceof CardboardError ? err : new CardboardError(`Reading the CSV failed: ${(err as Error).message}`, { cause: err }));
+    this.o.journal?.sending(row.journalLine, row.digest!);
+    const onRetry = (reason: string, attempt: number) => {
+      this.summary.retries++;
+      if (reason === '429') this.summary.waits++;
+      this.o.onEvent({ type: 'retry', line: row.line, reason, attempt });
+    };
+    const result = await sendRow({ ...this.sendContext, onRetry, onSettled: () => (row.settled = true) }, body, row.key, row.maybeApplied);
+    return { type: 'sent', result };
   }
-  // Rows still waiting to learn whether they were changed are decided now that no row is left to claim.
-  resume?.end();
-  readerDone = true;
-  recheck.poke();
-  while (active > 0) await parked();
-  o.signal.removeEventListener('abort', onUserStop);
-  o.journal?.flush();
-  summary.durationMs = o.clock.now() - started;
-  return fatal ? { summary, fatal } : { summary };
+
+  /** The one wait for an earlier run's requests in flight to land, shared by every row that needs it. */
+  private inFlightLanded(): Promise<void> {
+    return (this.landed ??= this.o.clock.sleep(Math.max(0, (this.o.settleInFlightAt ?? 0) - this.o.clock.now()), this.stop.signal));
+  }
+
+  /** The end of a row's life: its outcome (or `unsent`) in the journal, the summary and the events; the run stops if the row says so. */
+  private end(row: Row, phase: EndPhase): void {
+    if (phase.at === 'unsent') {
+      if (row.digest !== undefined) this.o.journal?.unsent(row.journalLine, row.digest);
+    } else {
+      if (phase.confirmsUpdate) this.mode.confirm();
+      const { state, id, message } = phase;
+      const outcome: RowOutcome = { line: row.line, state, values: row.values };
+      if (id !== undefined) outcome.id = id;
+      if (message !== undefined) outcome.message = message;
+      if (row.settled) {
+        outcome.settled = true;
+        this.summary.settled++;
+      }
+      this.summary.rows++;
+      this.summary[state]++;
+      const rules = STATE_RULES[state];
+      if (rules.journalled && row.digest !== undefined) this.o.journal?.record(row.journalLine, row.digest, state, id);
+      // A card a row of this import made or updated is its own: a content re-check never gives it to another row.
+      if (rules.ownsCard && id !== undefined) this.owned.add(id);
+      this.o.onEvent({ type: 'row', outcome });
+    }
+    if (phase.stop) this.stopWith(phase.stop.reason, phase.stop.error);
+  }
 }

@@ -13,7 +13,8 @@ import { UsageError } from '../errors.js';
 import { redactSecrets } from '../redact.js';
 import { openPrivate, requireRegularFile } from '../private-file.js';
 import { canonicalJson } from './match-index.js';
-import type { ColumnMapping, FieldType, InputFormat, RowState } from './types.js';
+import type { ImportPlan } from './plan.js';
+import type { ColumnMapping, RowState } from './types.js';
 
 /** What a journal belongs to: one board on one server. The rest of its header is what a resume reports. */
 export interface JournalKey {
@@ -34,31 +35,23 @@ export interface JournalHeader extends JournalKey {
   started: string;
 }
 
-/** What decides the bodies a run sends, named when a journal written under another plan is applied. */
-export interface PlanInputs {
-  file: string;
-  inputFormat?: InputFormat;
-  delimiter?: string;
-  encoding?: string;
-  columns: ColumnMapping[];
-  sendEmpty: boolean;
-  types: Map<string, FieldType>;
-  idColumn?: string;
-  matchOn?: string;
-}
-
-/** A hex digest of a canonical JSON of the plan (arrays in a fixed order; no user string as a key). */
-export function planDigest(p: PlanInputs): string {
+/**
+ * A hex digest of what decides the bodies a run sends (the plan's source, mapping as resolved, types and
+ * key; named when a journal written under another plan is applied): a canonical JSON, arrays in a fixed
+ * order, no user string as a key.
+ */
+export function planDigest(plan: Pick<ImportPlan, 'source' | 'key' | 'types' | 'policy'>, columns: readonly ColumnMapping[]): string {
+  const { source, key } = plan;
   const target = (c: ColumnMapping) => (c.target.kind === 'field' || c.target.kind === 'new' ? `${c.target.kind}:${c.target.field}` : c.target.kind);
   const canonical = JSON.stringify([
-    ['format', p.inputFormat ?? (extname(p.file).toLowerCase() || null)],
-    ['delimiter', p.delimiter ?? null],
-    ['encoding', p.encoding ?? null],
-    ['columns', p.columns.map((c) => [c.header, target(c)])],
-    ['sendEmpty', p.sendEmpty],
-    ['types', [...p.types].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))],
-    ['idColumn', p.idColumn ?? null],
-    ['matchOn', p.matchOn ?? null],
+    ['format', source.formatGiven ?? (extname(source.file).toLowerCase() || null)],
+    ['delimiter', source.delimiter ?? null],
+    ['encoding', source.encoding ?? null],
+    ['columns', columns.map((c) => [c.header, target(c)])],
+    ['sendEmpty', plan.policy.sendEmpty],
+    ['types', [...plan.types].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))],
+    ['idColumn', key.idColumn ?? null],
+    ['matchOn', key.matchOn ?? null],
   ]);
   return createHash('sha256').update(canonical).digest('hex');
 }

@@ -1,84 +1,86 @@
-// --dry-run (issue 4, section 8): read, map and check every row; count what a run would do. Sends nothing.
-import type { Api } from '../api/types.js';
-import { ownValue } from '../own-keys.js';
-import { canonicalJson, type KeyIndex } from './match-index.js';
-import { type PrepareState, prepareRow } from './prepare.js';
-import type { ColumnMapping, CsvItem } from './types.js';
+// The plan of an import: what the command decided from its flags, checked, as plain data. Everything
+// below the command (opening the input, the mapping, the journal, the engine, the reports) takes its
+// part of this value and never sees a flag.
+import type { FieldType, InputFormat } from './types.js';
 
-/** What a run would do with the file, counted under the run's own state names (types.ts RowState). */
-export interface Plan {
-  rows: number;
-  /** Rows without an `_id`: a run would create them. */
-  created: number;
-  /** Rows that carry an `_id` (from the file or --match-on): updates on an Update-if-exists board. */
-  updated: number;
-  /** --match-on rows equal to their card: not sent. */
-  unchanged: number;
-  rejected: number;
-  /** The first rejections, for the report (all of them are counted). */
-  rejections: { line: number; reason: string }[];
-  /** The first rows as they would be sent. */
-  sample: { line: number; body: Record<string, unknown> }[];
-  /** The first rows that would update a --match-on card, for the report of what changes. */
-  updateSample: { line: number; id: string; body: Record<string, unknown> }[];
+/** Where the rows come from and how they are read. */
+export interface PlanSource {
+  /** A path, or `-` for stdin. */
+  file: string;
+  /** The format read: --input-format, else the file's extension (stdin: csv). */
+  format: InputFormat;
+  /** --input-format as given, if it was: the journal's plan digest and the repeated command keep it apart. */
+  formatGiven?: InputFormat;
+  /** CSV and TSV only: the field delimiter (default: detected). */
+  delimiter?: string;
+  /** CSV and TSV only: the file's encoding (default utf-8). */
+  encoding?: string;
 }
 
-/** Walk every row through the same checks as a run. */
-export async function planImport(
-  items: AsyncIterable<CsvItem>,
-  opts: { columns: ColumnMapping[]; sendEmpty: boolean; match?: KeyIndex; force?: boolean; sampleSize?: number; maxRejections?: number },
-): Promise<Plan> {
-  const st: PrepareState = { columns: opts.columns, sendEmpty: opts.sendEmpty, match: opts.match, seenKeys: new Map(), force: opts.force };
-  const plan: Plan = { rows: 0, created: 0, updated: 0, unchanged: 0, rejected: 0, rejections: [], sample: [], updateSample: [] };
-  const reject = (line: number, reason: string) => {
-    plan.rejected++;
-    if (plan.rejections.length < (opts.maxRejections ?? 20)) plan.rejections.push({ line, reason });
-  };
-  for await (const item of items) {
-    if (item.kind === 'header') continue;
-    plan.rows++;
-    if (item.kind === 'bad') {
-      reject(item.line, item.reason);
-      continue;
-    }
-    const p = prepareRow(st, item.line, item.values);
-    if (p.kind === 'reject') {
-      reject(item.line, p.message);
-      continue;
-    }
-    if (p.kind === 'unchanged') {
-      plan.unchanged++;
-      continue;
-    }
-    if (p.body._id !== undefined) {
-      plan.updated++;
-      if (p.idFromIndex && plan.updateSample.length < (opts.sampleSize ?? 5)) plan.updateSample.push({ line: item.line, id: String(p.body._id), body: p.body });
-    } else plan.created++;
-    if (plan.sample.length < (opts.sampleSize ?? 5)) plan.sample.push({ line: item.line, body: p.body });
-  }
-  return plan;
+/** How columns become fields, before the header is read (resolveMapping applies it to the header). */
+export interface PlanMapping {
+  /** `--map "Header=Field"`, header → field (a null-prototype record: a header is data, not a key of Object). */
+  map: Record<string, string>;
+  /** --map-file: the path of a JSON mapping, read when the input is opened. */
+  mapFile?: string;
+  skipColumns: string[];
+  /** Send headers that match no field under their own name (Create Fields on, spec 4.3 rule 2). */
+  allowUnknown: boolean;
 }
 
-/** What one update would change on its card: `from` and `to` as JSON text (absent: `(none)`). */
-export interface RowChanges {
-  line: number;
-  id: string;
-  changes: { field: string; from: string; to: string }[];
+/** How a row finds its card: an `_id` column, or a natural key read from the board. */
+export interface PlanKey {
+  /** The column holding card ids (undefined: a column named `_id`). */
+  idColumn?: string;
+  /** --match-on: the field whose value finds the card to update. */
+  matchOn?: string;
 }
 
-/** Compare the first updates with their cards as they are now (one GET each: only a few rows are shown). */
-export async function describeChanges(api: Pick<Api, 'getCard'>, sample: Plan['updateSample']): Promise<RowChanges[]> {
-  const text = (v: unknown) => (v === undefined ? '(none)' : typeof v === 'string' ? v : JSON.stringify(v));
-  const out: RowChanges[] = [];
-  for (const u of sample) {
-    // A card deleted since the index was read: every field shows as new.
-    const card = ((await api.getCard(u.id).catch(() => undefined)) ?? {}) as Record<string, unknown>;
-    // Own keys only: a field named `constructor` absent from the card is absent, not Object.prototype's.
-    const was = (f: string) => ownValue(card, f);
-    const changes = Object.keys(u.body)
-      .filter((f) => f !== '_id' && canonicalJson(was(f)) !== canonicalJson(u.body[f]))
-      .map((field) => ({ field, from: text(was(field)), to: text(u.body[field]) }));
-    out.push({ line: u.line, id: u.id, changes });
-  }
-  return out;
+/** What a run writes besides the board. */
+export interface PlanOutputs {
+  /** line,state,_id,message for every row (CSV). */
+  results?: string;
+  /** Rejected and uncertain rows, in the input's own columns plus a reason. */
+  rejects?: string;
+  /** Where the resume journal is kept (undefined: next to the input; none for stdin). */
+  journal?: string;
+  /** The summary (or the --dry-run report) as JSON on stdout; no progress line. */
+  json: boolean;
+}
+
+/** How the run behaves. */
+export interface PlanPolicy {
+  /** Requests in flight at once. */
+  concurrency: number;
+  /** Stop when a row has met nothing but 429s for this long. */
+  giveUpAfterMs: number;
+  /** With --match-on, send rows whose values already equal the card's. */
+  force: boolean;
+  /** Ignore the journal: send every row again. */
+  restart: boolean;
+  /** --empty send: empty CSV cells are sent as "" (JSON input always sends them: sendsEmpty). */
+  sendEmpty: boolean;
+  /** Read, map and check every row; send nothing. */
+  dryRun: boolean;
+}
+
+/** One `cardboard import`, decided and checked before anything is read or sent. */
+export interface ImportPlan {
+  source: PlanSource;
+  mapping: PlanMapping;
+  key: PlanKey;
+  /** --type Field=T: a CSV cell sent as that field is converted first. */
+  types: ReadonlyMap<string, FieldType>;
+  outputs: PlanOutputs;
+  policy: PlanPolicy;
+}
+
+/** Whether the input's values are typed JSON (NDJSON or a JSON array) rather than CSV text. */
+export function isJsonInput(source: Pick<PlanSource, 'format'>): boolean {
+  return source.format === 'ndjson' || source.format === 'json';
+}
+
+/** Whether empty values are sent: --empty send, or JSON input (where "" is a value, and an absent key is nothing). */
+export function sendsEmpty(plan: Pick<ImportPlan, 'source' | 'policy'>): boolean {
+  return plan.policy.sendEmpty || isJsonInput(plan.source);
 }

@@ -74,5 +74,11 @@ export const REASON_COLUMN = '_cardboard_reason';
 /** The input formats `import` reads: chosen by extension or --input-format. */
 export type InputFormat = 'csv' | 'tsv' | 'ndjson' | 'json';
 
+/** Every input format, as --input-format names them. */
+export const INPUT_FORMATS: readonly InputFormat[] = ['csv', 'tsv', 'ndjson', 'json'];
+
 /** What `--type Field=T` makes of a CSV cell before it is sent. */
 export type FieldType = 'string' | 'number' | 'boolean' | 'json';
+
+/** The types of `--type Field=T` (also offered by shell completion). */
+export const FIELD_TYPES: readonly FieldType[] = ['string', 'number', 'boolean', 'json'];

@@ -12,7 +12,7 @@ import { runCardPut } from '../../src/commands/card/put.js';
 import { runComment } from '../../src/commands/comment/comment.js';
 import { runImport } from '../../src/commands/import/execute.js';
 import type { Choice, Prompter } from '../../src/commands/import/interactive.js';
-import { toOptions } from '../../src/commands/import/options.js';
+import { planFromFlags } from '../../src/commands/import/plan-from-flags.js';
 import { runSchema } from '../../src/commands/schema/schema.js';
 import { runMain, tempDir } from '../helpers/cli.js';
 import { HOSTILE, HOSTILE_FIELDS, type HostileServer, hostileEnv, RAW_CONTROL, startHostileServer } from '../helpers/hostile-server.js';
@@ -203,7 +203,7 @@ describe('import on a terminal', () => {
     const { ctx, stdout, stderr } = io(true);
     const posts = () => server.requests.filter((r) => r.method === 'POST').length;
     const before = posts();
-    await runImport(ctx, toOptions(file, { map: [], skipColumn: [], concurrency: '1', empty: 'omit', dryRun: true }), { prompter });
+    await runImport(ctx, planFromFlags(file, { map: [], skipColumn: [], concurrency: '1', empty: 'omit', dryRun: true }), { prompter });
     expect(asked.join('\n')).toContain('evil\\u202etxt.exe  (closest)');
     for (const q of asked) expect(q).not.toMatch(RAW_CONTROL);
     expect(stdout.text).toContain('eviltxt.exe -> evil\\u202etxt.exe   [prompt]');

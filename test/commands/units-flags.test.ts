@@ -4,7 +4,7 @@ import { Command } from 'commander';
 import { describe, expect, it, vi } from 'vitest';
 import { toOptions as emulatorOptions } from '../../src/commands/emulator/emulator.js';
 import { importCommand } from '../../src/commands/import/import.js';
-import type { ImportOptions } from '../../src/commands/import/options.js';
+import type { ImportPlan } from '../../src/import/plan.js';
 import { webhookListenCommand, type WebhookListenOptions } from '../../src/commands/webhook/listen.js';
 import { webhookReplayCommand, type WebhookReplayOptions } from '../../src/commands/webhook/replay.js';
 import { webhookSendCommand, type WebhookSendOptions } from '../../src/commands/webhook/send.js';
@@ -33,13 +33,13 @@ describe('import --give-up-after', () => {
     ['1h30m', 5_400_000],
     ['90s', 90_000],
   ])('%s → %d ms', async (text, ms) => {
-    const opts = await parseWith<ImportOptions>(importCommand, ['import', 'cards.csv', '--give-up-after', text]);
-    expect(opts.giveUpAfterMs).toBe(ms);
+    const plan = await parseWith<ImportPlan>(importCommand, ['import', 'cards.csv', '--give-up-after', text]);
+    expect(plan.policy.giveUpAfterMs).toBe(ms);
   });
 
   it('defaults to 15 minutes and refuses a bare number', async () => {
-    expect((await parseWith<ImportOptions>(importCommand, ['import', 'cards.csv'])).giveUpAfterMs).toBe(900_000);
-    await expect(parseWith<ImportOptions>(importCommand, ['import', 'cards.csv', '--give-up-after', '15'])).rejects.toThrow(
+    expect((await parseWith<ImportPlan>(importCommand, ['import', 'cards.csv'])).policy.giveUpAfterMs).toBe(900_000);
+    await expect(parseWith<ImportPlan>(importCommand, ['import', 'cards.csv', '--give-up-after', '15'])).rejects.toThrow(
       /^--give-up-after 15 has no unit$/,
     );
   });

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runImport } from '../../src/commands/import/execute.js';
 import { type Choice, fieldChoices, type Prompter, sampleText } from '../../src/commands/import/interactive.js';
-import { toOptions } from '../../src/commands/import/options.js';
+import { planFromFlags } from '../../src/commands/import/plan-from-flags.js';
 import { CancelledError } from '../../src/errors.js';
 import { answer } from '../../src/io/prompt.js';
 import { tempDir } from '../helpers/cli.js';
@@ -55,7 +55,7 @@ describe('import: interactive mapping (scripted prompter)', () => {
     const mapPath = join(tempDir(), 'demo.map.json');
     const { prompter, asked } = scripted({ confirm: [false, true, true], select: ['Owner'], input: [mapPath] });
     const { ctx, stderr } = testContext({ env });
-    await runImport(ctx, toOptions(file, { map: [], skipColumn: [], concurrency: '4', empty: 'omit' }), { prompter });
+    await runImport(ctx, planFromFlags(file, { map: [], skipColumn: [], concurrency: '4', empty: 'omit' }), { prompter });
 
     expect(asked[0]).toMatch(/Does this board have Create Fields on/);
     // Name, Status and Priority are taken by their own columns: only Owner is offered, then skip.
@@ -72,7 +72,7 @@ describe('import: interactive mapping (scripted prompter)', () => {
     await emu.close();
     emu = await startTestEmulator();
     const next = testContext({ env: { ...env, CARDBOARD_BASE_URL: emu.url, CI: '1' } });
-    await runImport(next.ctx, toOptions(demoCopy(), { map: [], skipColumn: [], mapFile: mapPath, concurrency: '4', empty: 'omit' }));
+    await runImport(next.ctx, planFromFlags(demoCopy(), { map: [], skipColumn: [], mapFile: mapPath, concurrency: '4', empty: 'omit' }));
     expect(emu.state()[BOARD_ID]!.cards).toHaveLength(25);
   });
 
@@ -81,7 +81,7 @@ describe('import: interactive mapping (scripted prompter)', () => {
     const env = { CARDBOARD_BASE_URL: emu.url, CARDBOARD_BOARD: BOARD_ID, CARDBOARD_TOKEN: emu.boards[BOARD_ID]!.token, CARDBOARD_CONFIG_DIR: tempDir() };
     const { prompter, asked } = scripted({ confirm: [true, false], select: ["new field 'Assignee'"], input: [] });
     const { ctx } = testContext({ env });
-    const run = runImport(ctx, toOptions(demoCopy(), { map: [], skipColumn: [], concurrency: '4', empty: 'omit' }), { prompter });
+    const run = runImport(ctx, planFromFlags(demoCopy(), { map: [], skipColumn: [], concurrency: '4', empty: 'omit' }), { prompter });
     await expect(run).rejects.toBeInstanceOf(CancelledError);
     expect(asked[1]).toContain("new field 'Assignee' (Create Fields is on)");
     expect(emu.requests().filter((r) => r.method === 'POST')).toEqual([]);
@@ -91,7 +91,7 @@ describe('import: interactive mapping (scripted prompter)', () => {
     emu = await startTestEmulator();
     const env = { CARDBOARD_BASE_URL: emu.url, CARDBOARD_BOARD: BOARD_ID, CARDBOARD_TOKEN: emu.boards[BOARD_ID]!.token, CARDBOARD_CONFIG_DIR: tempDir() };
     const { ctx } = testContext({ env, tty: true });
-    await expect(runImport(ctx, toOptions(demoCopy(), { map: [], skipColumn: [], concurrency: '4', empty: 'omit' }))).rejects.toThrow(/column 'Assignee'/);
+    await expect(runImport(ctx, planFromFlags(demoCopy(), { map: [], skipColumn: [], concurrency: '4', empty: 'omit' }))).rejects.toThrow(/column 'Assignee'/);
     expect(emu.requests().filter((r) => r.method === 'POST')).toEqual([]);
   });
 });
@@ -102,7 +102,7 @@ describe('import: prompts', () => {
     const env = { CARDBOARD_BASE_URL: emu.url, CARDBOARD_BOARD: BOARD_ID, CARDBOARD_TOKEN: emu.boards[BOARD_ID]!.token, CARDBOARD_CONFIG_DIR: tempDir() };
     const { prompter, asked } = scripted({ confirm: [false, false], select: ['Owner'], input: [] });
     const { ctx, stdout } = testContext({ env });
-    await runImport(ctx, toOptions(demoCopy(), { map: [], skipColumn: [], concurrency: '4', empty: 'omit', dryRun: true }), { prompter });
+    await runImport(ctx, planFromFlags(demoCopy(), { map: [], skipColumn: [], concurrency: '4', empty: 'omit', dryRun: true }), { prompter });
     expect(asked.some((q) => q.startsWith('Start the import'))).toBe(false);
     expect(stdout.text).toContain('Assignee -> Owner   [prompt]');
     expect(emu.requests().filter((r) => r.method === 'POST')).toEqual([]);
@@ -131,11 +131,11 @@ describe('import: prompts', () => {
 });
 
 describe('import: option parsing', () => {
-  it('turns flags into options and refuses bad values', () => {
-    const o = toOptions('x.csv', { map: ['A=B', 'C=D=E'], skipColumn: ['Z'], concurrency: '3', empty: 'send' });
-    expect(o).toMatchObject({ map: { A: 'B', 'C=D': 'E' }, skipColumns: ['Z'], concurrency: 3, sendEmpty: true });
-    expect(() => toOptions('x.csv', { map: [], skipColumn: [], concurrency: '0', empty: 'omit' })).toThrow(/--concurrency/);
-    expect(() => toOptions('x.csv', { map: [], skipColumn: [], concurrency: '2', empty: 'maybe' })).toThrow(/--empty/);
-    expect(() => toOptions('x.csv', { map: ['NoEquals'], skipColumn: [], concurrency: '2', empty: 'omit' })).toThrow(/--map/);
+  it('turns flags into a plan and refuses bad values', () => {
+    const o = planFromFlags('x.csv', { map: ['A=B', 'C=D=E'], skipColumn: ['Z'], concurrency: '3', empty: 'send' });
+    expect(o).toMatchObject({ mapping: { map: { A: 'B', 'C=D': 'E' }, skipColumns: ['Z'] }, policy: { concurrency: 3, sendEmpty: true } });
+    expect(() => planFromFlags('x.csv', { map: [], skipColumn: [], concurrency: '0', empty: 'omit' })).toThrow(/--concurrency/);
+    expect(() => planFromFlags('x.csv', { map: [], skipColumn: [], concurrency: '2', empty: 'maybe' })).toThrow(/--empty/);
+    expect(() => planFromFlags('x.csv', { map: ['NoEquals'], skipColumn: [], concurrency: '2', empty: 'omit' })).toThrow(/--map/);
   });
 });

@@ -4,35 +4,39 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { importCommandLine, nextOutputName } from '../../src/import/command-line.js';
+import { importCommandLine, nextOutputName } from '../../src/commands/import/command-line.js';
 import { defaultJournalPath, Journal, planDigest, rowDigest } from '../../src/import/journal.js';
-import { ImportLock } from '../../src/import/lock.js';
+import { lockBoard } from '../../src/import/board-lock.js';
+import { FileLock } from '../../src/file-lock.js';
 import { checkOutputPaths } from '../../src/import/path-guard.js';
-import { toOptions } from '../../src/commands/import/options.js';
+import { planFromFlags } from '../../src/commands/import/plan-from-flags.js';
 import type { ColumnMapping } from '../../src/import/types.js';
 import { tempDir } from '../helpers/cli.js';
 
 // The built module (npm run build): racers are separate processes, as in real use.
-const LOCK_JS = fileURLToPath(new URL('../../dist/import/lock.js', import.meta.url));
+const LOCK_JS = fileURLToPath(new URL('../../dist/file-lock.js', import.meta.url));
 const col = (header: string, field: string, index = 0): ColumnMapping => ({ header, index, target: { kind: 'field', field }, how: '--map' });
-const base = { file: 'w.csv', columns: [col('Who', 'Status')], sendEmpty: false, types: new Map() };
 const flags = { map: [], skipColumn: [], concurrency: '8', empty: 'omit', type: [] };
 
 describe('journal keys', () => {
   it('the plan digest changes with everything that changes what is sent, and only with that', () => {
-    const d = planDigest(base);
-    expect(planDigest({ ...base, columns: [col('Who', 'Status')] })).toBe(d);
-    const others = [
-      { columns: [col('Who', 'Owner')] },
-      { sendEmpty: true },
-      { types: new Map([['Who', 'number' as const]]) },
-      { idColumn: 'Key' },
-      { matchOn: 'Status' },
-      { inputFormat: 'ndjson' as const },
-      { file: 'w.tsv' },
-      { encoding: 'latin1' },
+    const columns = [col('Who', 'Status')];
+    const d = planDigest(planFromFlags('w.csv', flags), columns);
+    expect(planDigest(planFromFlags('w.csv', flags), [col('Who', 'Status')])).toBe(d);
+    // Flags that change nothing sent: the outputs, the pace, --force, --restart, --dry-run.
+    const same = { results: 'r.csv', rejects: 'x.csv', journal: 'j.log', concurrency: '2', giveUpAfter: '1h', force: true, restart: true, dryRun: true, json: true };
+    expect(planDigest(planFromFlags('w.csv', { ...flags, ...same }), columns)).toBe(d);
+    const others: [string, Record<string, unknown>, ColumnMapping[]][] = [
+      ['w.csv', flags, [col('Who', 'Owner')]],
+      ['w.csv', { ...flags, empty: 'send' }, columns],
+      ['w.csv', { ...flags, type: ['Who=number'] }, columns],
+      ['w.csv', { ...flags, idColumn: 'Key' }, columns],
+      ['w.csv', { ...flags, matchOn: 'Status' }, columns],
+      ['w.csv', { ...flags, inputFormat: 'ndjson' }, columns],
+      ['w.tsv', flags, columns],
+      ['w.csv', { ...flags, encoding: 'latin1' }, columns],
     ];
-    const digests = others.map((o) => planDigest({ ...base, ...o }));
+    const digests = others.map(([file, f, c]) => planDigest(planFromFlags(file, f), c));
     expect(new Set([d, ...digests]).size).toBe(others.length + 1);
   });
 
@@ -60,20 +64,23 @@ describe('journal keys', () => {
   });
 });
 
-describe('ImportLock', () => {
+describe('FileLock', () => {
   it('refuses while the holder lives (exit 1, pid and path named), is released, and a dead pid is taken over', async () => {
     const path = join(tempDir(), 'x.lock');
-    const lock = ImportLock.acquire(path);
-    expect(JSON.parse(readFileSync(path, 'utf8'))).toMatchObject({ pid: process.pid });
+    const lock = lockBoard(path, 'importing cards.csv');
+    expect(JSON.parse(readFileSync(path, 'utf8'))).toMatchObject({ pid: process.pid, doing: 'importing cards.csv' });
     let refused: unknown;
     try {
-      ImportLock.acquire(path);
+      lockBoard(path, 'importing other.csv');
     } catch (err) {
       refused = err;
     }
     expect(refused).toMatchObject({ exitCode: 1, name: 'CardboardError' });
+    expect(String((refused as Error).message)).toMatch(/^Another import into this board is running: process \d+ on .*, importing cards\.csv/);
     expect(String((refused as Error).message)).toContain(`process ${process.pid}`);
     expect(String((refused as Error).message)).toContain(path);
+    // The general lock, without a refusal of its own: the lock and its owner are named.
+    expect(() => FileLock.acquire(path)).toThrow(`The lock ${path} is held by process ${process.pid}`);
     lock.release();
     expect(existsSync(path)).toBe(false);
 
@@ -81,7 +88,7 @@ describe('ImportLock', () => {
     const dead = spawn(process.execPath, ['-e', '0']);
     await new Promise((r) => dead.on('close', r));
     writeFileSync(path, JSON.stringify({ pid: dead.pid, host: hostname(), started: 'then' }));
-    const taken = ImportLock.acquire(path);
+    const taken = FileLock.acquire(path);
     expect(JSON.parse(readFileSync(path, 'utf8')).pid).toBe(process.pid);
     taken.release();
   });
@@ -93,7 +100,7 @@ describe('ImportLock', () => {
     writeFileSync(path, JSON.stringify({ pid: dead.pid, host: hostname(), started: 'then' }));
     // Each racer holds what it got for a while, then leaves by process.exit (the second Ctrl-C's path).
     const script = `import(${JSON.stringify(LOCK_JS)}).then((m) => {
-      try { m.ImportLock.acquire(${JSON.stringify(path)}); process.stdout.write('got'); setTimeout(() => process.exit(130), 400); }
+      try { m.FileLock.acquire(${JSON.stringify(path)}); process.stdout.write('got'); setTimeout(() => process.exit(130), 400); }
       catch (err) { process.stdout.write(err.exitCode === 1 ? 'busy' : String(err)); }
     });`;
     const outs = await Promise.all(
@@ -110,7 +117,7 @@ describe('ImportLock', () => {
 
   it('does not delete a lock that another process holds now', () => {
     const path = join(tempDir(), 'y.lock');
-    const lock = ImportLock.acquire(path);
+    const lock = FileLock.acquire(path);
     writeFileSync(path, JSON.stringify({ pid: 1, host: 'elsewhere', started: 'now' }));
     lock.release();
     expect(existsSync(path)).toBe(true);
@@ -140,7 +147,7 @@ describe('checkOutputPaths', () => {
 
 describe('importCommandLine', () => {
   it('repeats every option, shell-quoted, and the globals that matter; never a secret', () => {
-    const opts = toOptions("it's mine.csv", {
+    const opts = planFromFlags("it's mine.csv", {
       ...flags,
       map: ['Who=Owner', 'A b=Name'],
       mapFile: 'm.json',
@@ -171,11 +178,11 @@ describe('importCommandLine', () => {
         '--journal j.log --results r.csv --rejects rej.csv --dry-run --json',
     );
     expect(importCommandLine(opts, globals)).not.toContain('s3cr3t');
-    expect(importCommandLine(toOptions('f.csv', flags), { rate: 0.5 })).toBe('cardboard --rate 30/min import f.csv');
+    expect(importCommandLine(planFromFlags('f.csv', flags), { rate: 0.5 })).toBe('cardboard --rate 30/min import f.csv');
   });
 
   it('overrides the input and the outputs for a rejects file, without its journal', () => {
-    const opts = toOptions('f.csv', { ...flags, journal: 'j.log', results: 'r.csv', rejects: 'fix.csv' });
+    const opts = planFromFlags('f.csv', { ...flags, journal: 'j.log', results: 'r.csv', rejects: 'fix.csv' });
     expect(importCommandLine(opts, {}, { file: 'fix.csv', rejects: nextOutputName('fix.csv'), results: null, matchOn: 'Name' })).toBe(
       'cardboard import fix.csv --match-on Name --rejects fix.2.csv',
     );

@@ -2,7 +2,6 @@
 // definition now (src/import/rate.ts): rows this run finished, not those `skipped` as done by an earlier
 // run, over the seconds since the engine started. Simulated time, the real engine, progress and summary.
 import { describe, expect, it } from 'vitest';
-import type { ImportOptions } from '../../src/commands/import/options.js';
 import { renderSummary, startProgress } from '../../src/commands/import/render.js';
 import { createContext } from '../../src/context.js';
 import { runEngine } from '../../src/import/engine.js';
@@ -38,10 +37,10 @@ describe('one import rate for the progress line, the summary and --json', () => 
     const api = simApi(service, clock);
     const stderr = new BufferStream(false);
     const ctx = createContext({ clock, stderr, env: {}, globals: {} });
-    const opts = { json: false } as ImportOptions;
+    const outputs = { json: false };
     const summary = await clock.run(
       (async () => {
-        const progress = await startProgress(ctx, opts, 40);
+        const progress = await startProgress(ctx, outputs, 40);
         await clock.sleep(5000); // opening the journal, the lock, a slow disk: not the engine's time
         const { summary } = await runEngine(rows(40), {
           api,
@@ -54,7 +53,7 @@ describe('one import rate for the progress line, the summary and --json', () => 
           onEvent: (e) => progress.event(e),
         });
         progress.done(summary);
-        await renderSummary(ctx, summary, progress.problems, opts);
+        await renderSummary(ctx, summary, progress.problems, outputs);
         return summary;
       })(),
     );

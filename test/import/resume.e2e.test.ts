@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { cli } from '../commands/helpers.js';
 import { tempDir } from '../helpers/cli.js';
 import { BOARD_ID } from '../helpers/emulator.js';
-import { boardLockPath } from '../../src/import/lock.js';
+import { boardLockPath } from '../../src/import/board-lock.js';
 import { nameCounts, posts, readResults, spawnCli, start, until, writeCards } from './helpers.js';
 
 const ROWS = 60;

@@ -1,5 +1,5 @@
 // The command tree as the completion scripts see it, and the tables the bash and zsh scripts walk.
-import { FIELD_TYPES } from '../import/options.js';
+import { FIELD_TYPES } from '../../import/types.js';
 
 /** One command of the tree, as the completion scripts need it. */
 export interface CompletionNode {

@@ -4,44 +4,46 @@ import { CancelledError, PartialError } from '../../errors.js';
 import { tmpdir } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { runEngine } from '../../import/engine.js';
-import { importCommandLine, nextOutputName } from '../../import/command-line.js';
+import { boardLockPath, lockBoard } from '../../import/board-lock.js';
 import { defaultJournalPath, Journal, type JournalKey, planDigest } from '../../import/journal.js';
-import { boardLockPath, ImportLock } from '../../import/lock.js';
 import { checkOutputPaths } from '../../import/path-guard.js';
+import { type ImportPlan, isJsonInput } from '../../import/plan.js';
 import type { ImportSummary } from '../../import/types.js';
 import { ImportOutputs } from '../../import/outputs.js';
 import { rowsPerSecond } from '../../import/rate.js';
-import { describeChanges, planImport } from '../../import/plan.js';
+import { describeChanges, dryRun } from '../../import/dry-run.js';
+import type { FileLock } from '../../file-lock.js';
 import { fileError } from '../../fs-errors.js';
 import { createStatus } from '../../io/status.js';
 import { writeJson } from '../../io/write.js';
-import type { ImportOptions } from './options.js';
-import { type ImportDeps, type PreparedImport, prepareImport } from './prepare.js';
-import { renderPlan, renderSummary, startProgress } from './render.js';
+import { importCommandLine, nextOutputName } from './command-line.js';
+import { type ImportDeps, type ResolvedImport, resolveImport } from './resolve.js';
+import { renderDryRun, renderSummary, startProgress } from './render.js';
 
-export type { ImportDeps } from './prepare.js';
+export type { ImportDeps } from './resolve.js';
 
-/** `cardboard import`: prepare (nothing sent on any problem), then show the plan (--dry-run) or execute. */
-export async function runImport(ctx: Context, opts: ImportOptions, deps: ImportDeps = {}): Promise<void> {
+/** `cardboard import`: resolve the plan (nothing sent on any problem), then report it (--dry-run) or execute it. */
+export async function runImport(ctx: Context, plan: ImportPlan, deps: ImportDeps = {}): Promise<void> {
+  const { outputs } = plan;
   // Before the network: an output that is the input (or another output) would destroy it mid-run.
-  checkOutputPaths(opts.file, [
-    { flag: '--results', path: opts.results },
-    { flag: '--rejects', path: opts.rejects },
-    { flag: '--journal', path: opts.journal },
+  checkOutputPaths(plan.source.file, [
+    { flag: '--results', path: outputs.results },
+    { flag: '--rejects', path: outputs.rejects },
+    { flag: '--journal', path: outputs.journal },
   ]);
-  const prepared = await prepareImport(ctx, opts, deps);
-  if (!opts.dryRun) return executeImport(ctx, opts, prepared);
-  const { columns, match, items, api } = prepared;
-  const plan = await planImport(items, { columns, sendEmpty: prepared.sendEmpty, match, force: opts.force });
-  const changes = await describeChanges(api, plan.updateSample);
-  await renderPlan(ctx, opts, { columns, plan, match, boardId: api.board.id, changes });
+  const resolved = await resolveImport(ctx, plan, deps);
+  if (!plan.policy.dryRun) return executeImport(ctx, plan, resolved);
+  const { columns, match, items, api } = resolved;
+  const report = await dryRun(items, { columns, sendEmpty: resolved.sendEmpty, match, force: plan.policy.force });
+  const changes = await describeChanges(api, report.updateSample);
+  await renderDryRun(ctx, outputs, { columns, report, match, boardId: api.board.id, changes });
 }
 
 /** The journal's key: the board (base URL and id); the input, its content and the plan are reported. */
-function journalKey(opts: ImportOptions, p: PreparedImport): JournalKey {
-  const plan = planDigest({ ...opts, columns: p.columns });
-  const key: JournalKey = { board: p.api.board.id, baseUrl: p.api.board.baseUrl, input: opts.file === '-' ? '-' : resolve(opts.file), plan };
-  if (p.scan) key.sha256 = p.scan.sha256;
+function journalKey(plan: ImportPlan, r: ResolvedImport): JournalKey {
+  const { file } = plan.source;
+  const key: JournalKey = { board: r.api.board.id, baseUrl: r.api.board.baseUrl, input: file === '-' ? '-' : resolve(file), plan: planDigest(plan, r.columns) };
+  if (r.scan) key.sha256 = r.scan.sha256;
   return key;
 }
 
@@ -50,29 +52,31 @@ function journalKey(opts: ImportOptions, p: PreparedImport): JournalKey {
  * file, or --journal; none for stdin without --journal. A journal left by an unfinished run is applied by
  * content (resume.ts), and the run says so first.
  */
-function lockAndOpen(ctx: Context, opts: ImportOptions, p: PreparedImport): { lock: ImportLock; journal?: Promise<Journal> } {
+function lockAndOpen(ctx: Context, plan: ImportPlan, p: ResolvedImport): { lock: FileLock; journal?: Promise<Journal> } {
   const status = createStatus(ctx);
-  const doing = `importing ${opts.file === '-' ? 'stdin' : resolve(opts.file)}`;
-  let lock: ImportLock;
+  const { file } = plan.source;
+  const { journal: journalFlag } = plan.outputs;
+  const doing = `importing ${file === '-' ? 'stdin' : resolve(file)}`;
+  let lock: FileLock;
   let lockPath: string | undefined;
   try {
     lockPath = boardLockPath(p.api.board.baseUrl, p.api.board.id);
-    lock = ImportLock.acquire(lockPath, new Date(), undefined, doing);
+    lock = lockBoard(lockPath, doing);
   } catch (err) {
     throw fileError(err, { action: 'create the import lock in', path: lockPath ? dirname(lockPath) : tmpdir(), hint: 'The lock is kept in the temporary directory: set TMPDIR to a writable directory of your own.' });
   }
-  if (opts.journal === undefined && p.scan === undefined) {
+  if (journalFlag === undefined && p.scan === undefined) {
     status.info('Reading stdin: no journal is kept (pass --journal F to make this import resumable).');
     return { lock };
   }
-  const key = journalKey(opts, p);
-  const path = opts.journal ?? defaultJournalPath(opts.file, key);
+  const key = journalKey(plan, p);
+  const path = journalFlag ?? defaultJournalPath(file, key);
   // A directory that cannot be created or written names the flag that moves it.
   const hint =
-    opts.journal === undefined
+    journalFlag === undefined
       ? `The journal is kept next to the input; pass --journal <path> (a file in a writable directory) to keep it elsewhere.`
       : 'Pass --journal with a file path in a writable directory.';
-  const journal = Journal.open(path, key, opts.restart, ctx.secrets)
+  const journal = Journal.open(path, key, plan.policy.restart, ctx.secrets)
     .catch((err: unknown) => {
       throw fileError(err, { action: 'write the journal', path, hint });
     })
@@ -127,9 +131,10 @@ function resumeText(j: Journal, key: JournalKey): string {
 export const IN_FLIGHT_GRACE_MS = 2000;
 
 /** Send every row through the engine, write the reports, and end with the exit the summary calls for. */
-export async function executeImport(ctx: Context, opts: ImportOptions, p: PreparedImport): Promise<void> {
+export async function executeImport(ctx: Context, plan: ImportPlan, p: ResolvedImport): Promise<void> {
+  const { outputs: paths, policy } = plan;
   const status = createStatus(ctx);
-  const held = lockAndOpen(ctx, opts, p);
+  const held = lockAndOpen(ctx, plan, p);
   let journal: Journal | undefined;
   try {
     journal = await held.journal;
@@ -139,7 +144,7 @@ export async function executeImport(ctx: Context, opts: ImportOptions, p: Prepar
   }
   let outputs: ImportOutputs;
   try {
-    outputs = new ImportOutputs({ results: opts.results, rejects: opts.rejects }, p.headers, p.format === 'ndjson' || p.format === 'json', ctx.secrets);
+    outputs = new ImportOutputs({ results: paths.results, rejects: paths.rejects }, p.headers, isJsonInput(plan.source), ctx.secrets);
   } catch (err) {
     // Nothing was sent: the journal and the lock go as if the run had not started.
     if (journal?.previous.length === 0) journal.discard();
@@ -152,7 +157,7 @@ export async function executeImport(ctx: Context, opts: ImportOptions, p: Prepar
     graceMs: IN_FLIGHT_GRACE_MS,
     onFirst: () => status.warn(`Interrupted: finishing the requests in flight for up to ${IN_FLIGHT_GRACE_MS / 1000}s (Ctrl-C again to quit at once)...`),
   });
-  const progress = await startProgress(ctx, opts, p.scan?.records);
+  const progress = await startProgress(ctx, paths, p.scan?.records);
   let engine: Awaited<ReturnType<typeof runEngine>>;
   let finished = false;
   try {
@@ -161,12 +166,12 @@ export async function executeImport(ctx: Context, opts: ImportOptions, p: Prepar
       clock: ctx.clock,
       columns: p.columns,
       sendEmpty: p.sendEmpty,
-      concurrency: opts.concurrency,
-      giveUpAfterMs: opts.giveUpAfterMs,
+      concurrency: policy.concurrency,
+      giveUpAfterMs: policy.giveUpAfterMs,
       journal,
       settleInFlightAt: settleAt(ctx, journal),
       match: p.match,
-      force: opts.force,
+      force: policy.force,
       signal: ctx.cancel.drain,
       stopNow: ctx.signal,
       onEvent: (e) => {
@@ -188,15 +193,15 @@ export async function executeImport(ctx: Context, opts: ImportOptions, p: Prepar
   }
   const { summary, fatal } = engine;
   progress.done(summary);
-  if (opts.json) {
+  if (paths.json) {
     const { rows, created, updated, unchanged, skipped, rejected, uncertain, settled, durationMs } = summary;
     const rowsPerSec = Math.round(rowsPerSecond({ rows, skipped, elapsedMs: durationMs }) * 10) / 10;
     // The same state names as --dry-run --json (with dryRun telling them apart), results files and the journal.
-    await writeJson(ctx.stdout, { dryRun: false, rows, created, updated, unchanged, skipped, rejected, uncertain, settled, durationMs, rowsPerSec, results: opts.results ?? null, rejects: opts.rejects ?? null });
+    await writeJson(ctx.stdout, { dryRun: false, rows, created, updated, unchanged, skipped, rejected, uncertain, settled, durationMs, rowsPerSec, results: paths.results ?? null, rejects: paths.rejects ?? null });
   } else {
-    await renderSummary(ctx, summary, progress.problems, opts);
+    await renderSummary(ctx, summary, progress.problems, paths);
   }
-  const resume = journal ? `Run the same command again to resume: ${importCommandLine(opts, ctx.globals)}` : undefined;
+  const resume = journal ? `Run the same command again to resume: ${importCommandLine(plan, ctx.globals)}` : undefined;
   if (fatal) {
     if (resume) status.info(resume);
     throw fatal;
@@ -208,7 +213,7 @@ export async function executeImport(ctx: Context, opts: ImportOptions, p: Prepar
   }
   if (summary.rejected + summary.uncertain > 0) {
     throw new PartialError(`${summary.rejected} rows rejected, ${summary.uncertain} uncertain (the card may exist).`, {
-      hint: partialHint(ctx, opts, p, summary, journal !== undefined),
+      hint: partialHint(ctx, plan, p, summary, journal !== undefined),
     });
   }
 }
@@ -218,12 +223,13 @@ export async function executeImport(ctx: Context, opts: ImportOptions, p: Prepar
  * it does not overwrite itself). Uncertain rows may be on the board: without --match-on or an _id
  * column, a re-import would create them twice, so the hint asks for a key instead.
  */
-function partialHint(ctx: Context, opts: ImportOptions, p: PreparedImport, summary: ImportSummary, journalled: boolean): string {
-  const keyed = opts.matchOn !== undefined || p.columns.some((c) => c.target.kind === 'id');
+function partialHint(ctx: Context, plan: ImportPlan, p: ResolvedImport, summary: ImportSummary, journalled: boolean): string {
+  const { results, rejects } = plan.outputs;
+  const keyed = plan.key.matchOn !== undefined || p.columns.some((c) => c.target.kind === 'id');
   const fields = p.columns.flatMap((c) => (c.target.kind === 'field' || c.target.kind === 'new' ? [c.target.field] : []));
   const lines: string[] = [];
   if (summary.uncertain > 0 && journalled) {
-    lines.push(`Run the same command again to settle the ${summary.uncertain} uncertain rows: it reads the board for them and sends only those it does not find: ${importCommandLine(opts, ctx.globals)}`);
+    lines.push(`Run the same command again to settle the ${summary.uncertain} uncertain rows: it reads the board for them and sends only those it does not find: ${importCommandLine(plan, ctx.globals)}`);
   }
   if (summary.uncertain > 0 && !keyed) {
     lines.push(
@@ -231,16 +237,16 @@ function partialHint(ctx: Context, opts: ImportOptions, p: PreparedImport, summa
       `Re-import them with --match-on <field> (a field whose value is unique per card; fields sent: ${fields.join(', ')}) or with an _id column.`,
     );
   }
-  if (!opts.rejects) {
+  if (!rejects) {
     lines.push('Pass --rejects F to get those rows as a file to fix and import again with the same flags.');
     return lines.join('\n');
   }
-  const cmd = importCommandLine(opts, ctx.globals, {
-    file: opts.rejects,
-    rejects: nextOutputName(opts.rejects),
-    results: opts.results === undefined ? undefined : nextOutputName(opts.results),
+  const cmd = importCommandLine(plan, ctx.globals, {
+    file: rejects,
+    rejects: nextOutputName(rejects),
+    results: results === undefined ? undefined : nextOutputName(results),
     matchOn: keyed || summary.uncertain === 0 ? undefined : '<Field>',
   });
-  lines.push(`Fix the rows in ${opts.rejects}, then import it with the same flags: ${cmd}`);
+  lines.push(`Fix the rows in ${rejects}, then import it with the same flags: ${cmd}`);
   return lines.join('\n');
 }

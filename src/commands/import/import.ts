@@ -1,8 +1,9 @@
 import { type Command, Option } from 'commander';
 import type { Context, ContextRef } from '../../context.js';
+import type { ImportPlan } from '../../import/plan.js';
 import { nounSummary } from '../nouns.js';
 import { runImport } from './execute.js';
-import { type ImportOptions, toOptions } from './options.js';
+import { DEFAULT_CONCURRENCY, DEFAULT_GIVE_UP_AFTER, planFromFlags } from './plan-from-flags.js';
 
 const HELP = `
 Input: CSV (default), TSV (.tsv), NDJSON (.ndjson, .jsonl) or a JSON array (.json), by extension or
@@ -28,8 +29,8 @@ Examples:
 
 const collect = (value: string, previous: string[]) => [...previous, value];
 
-/** Define `import` under `parent`; `run` is replaceable so parse tests can spy on the options. */
-export function importCommand(parent: Command, ctx: ContextRef, run: (ctx: Context, opts: ImportOptions) => Promise<void> = runImport): Command {
+/** Define `import` under `parent`: its flags become one ImportPlan; `run` is replaceable so parse tests can spy on the plan. */
+export function importCommand(parent: Command, ctx: ContextRef, run: (ctx: Context, plan: ImportPlan) => Promise<void> = runImport): Command {
   return parent
     .command('import')
     .description(nounSummary('import'))
@@ -40,8 +41,8 @@ export function importCommand(parent: Command, ctx: ContextRef, run: (ctx: Conte
     .option('--match-on <field>', 'update the card whose field has the same value (upsert on a natural key)')
     .option('--id-column <header>', 'the column holding card ids (default: a column named _id)')
     .option('--dry-run', 'read, map and check every row; send nothing (only GETs)')
-    .option('--concurrency <n>', 'requests in flight at once', '8')
-    .option('--give-up-after <duration>', 'stop when a row has met nothing but 429s for this long, e.g. 30m or 1h', '15m')
+    .option('--concurrency <n>', 'requests in flight at once', String(DEFAULT_CONCURRENCY))
+    .option('--give-up-after <duration>', 'stop when a row has met nothing but 429s for this long, e.g. 30m or 1h', DEFAULT_GIVE_UP_AFTER)
     .option('--journal <file>', 'where to keep the resume journal')
     .option('--restart', 'ignore the journal: send every row again')
     .option('--results <file>', 'write line,state,_id,message for every row (CSV)')
@@ -50,7 +51,7 @@ export function importCommand(parent: Command, ctx: ContextRef, run: (ctx: Conte
     .option('--encoding <name>', 'file encoding, e.g. latin1, utf-16le (default utf-8)')
     .addOption(new Option('--empty <omit|send>', 'empty cells: omit them, or send them as ""').choices(['omit', 'send']).default('omit'))
     .option('--allow-unknown', 'send columns that match no field under their own name (Create Fields on)')
-    // The choices are for help and completion; toOptions checks the value (it also takes jsonl, any case).
+    // The choices are for help and completion; planFromFlags checks the value (it also takes jsonl, any case).
     .addOption(
       new Option('--input-format <format>', 'input format (default: from the extension; stdin: csv)')
         .choices(['csv', 'tsv', 'ndjson', 'json'])
@@ -61,6 +62,6 @@ export function importCommand(parent: Command, ctx: ContextRef, run: (ctx: Conte
     .option('--json', 'print the summary as JSON on stdout')
     .addHelpText('after', HELP)
     .action(async (file: string, flags: Record<string, unknown>) => {
-      await run(ctx(), toOptions(file, flags));
+      await run(ctx(), planFromFlags(file, flags));
     });
 }

@@ -2,14 +2,14 @@
 import type { Context } from '../../context.js';
 import type { KeyIndex } from '../../import/match-index.js';
 import { DROPPED_TEXT, mappingToFile } from '../../import/mapping.js';
-import type { Plan, RowChanges } from '../../import/plan.js';
+import type { DryRunReport, RowChanges } from '../../import/dry-run.js';
 import type { ColumnMapping, ImportEvent, ImportSummary } from '../../import/types.js';
 import { rateText, rowsPerSecond } from '../../import/rate.js';
 import { ROW_STATES } from '../../import/types.js';
 import { createProgress } from '../../io/progress.js';
 import { renderTable } from '../../io/table.js';
 import { terminalText } from '../../io/text.js';
-import type { ImportOptions } from './options.js';
+import type { PlanOutputs } from '../../import/plan.js';
 
 /** Lines of the rows that did not make it, for the summary (the first 20 of each are listed). */
 export interface Problems {
@@ -32,8 +32,8 @@ function duration(ms: number): string {
 }
 
 /** Start the progress line: ora on a terminal, a plain stderr line every few seconds otherwise, none with --quiet/--json. */
-export async function startProgress(ctx: Context, opts: ImportOptions, total: number | undefined): Promise<ImportProgress> {
-  const progress = await createProgress(ctx, { silent: opts.json });
+export async function startProgress(ctx: Context, outputs: Pick<PlanOutputs, 'json'>, total: number | undefined): Promise<ImportProgress> {
+  const progress = await createProgress(ctx, { silent: outputs.json });
   // The engine's start (its 'start' event), as for the summary's durationMs: one rate, rate.ts.
   let started: number | undefined;
   let done = 0;
@@ -81,15 +81,15 @@ export async function startProgress(ctx: Context, opts: ImportOptions, total: nu
 }
 
 /** The end-of-run summary on stderr: counts per state, duration, rate, the report files, the lines to look at. */
-export async function renderSummary(ctx: Context, s: ImportSummary, problems: Problems, opts: ImportOptions): Promise<void> {
+export async function renderSummary(ctx: Context, s: ImportSummary, problems: Problems, outputs: PlanOutputs): Promise<void> {
   if (ctx.globals.quiet) return;
   const rate = rowsPerSecond({ rows: s.rows, skipped: s.skipped, elapsedMs: s.durationMs });
   const rows: [string, string | number][] = ROW_STATES.map((state) => [state, s[state]]);
   rows.push(['rows', s.rows], ['duration', duration(s.durationMs)], ['rate', rateText(rate)]);
   rows.push(['retries', `${s.retries} (${s.waits} after 429)`]);
   if (s.settled > 0) rows.push(['settled', `${s.settled} (may have been applied: the board was read, nothing re-sent blindly)`]);
-  if (opts.results) rows.push(['results', opts.results]);
-  if (opts.rejects) rows.push(['rejects', opts.rejects]);
+  if (outputs.results) rows.push(['results', outputs.results]);
+  if (outputs.rejects) rows.push(['rejects', outputs.rejects]);
   const out: string[] = [];
   if (ctx.stderr.isTTY) out.push(await renderTable(ctx, ['import', ''], rows, { stream: ctx.stderr }));
   else for (const [k, v] of rows) out.push(`${k.padEnd(10)} ${terminalText(String(v))}`);
@@ -121,31 +121,31 @@ function targetText(c: ColumnMapping): string {
  * counted under the state names of a run (`created`, `updated`, `unchanged`, `rejected`). With --json,
  * the mapping is a --map-file object (header → field, `_id`, or null for a dropped column).
  */
-export async function renderPlan(
+export async function renderDryRun(
   ctx: Context,
-  opts: ImportOptions,
-  p: { columns: ColumnMapping[]; plan: Plan; match?: KeyIndex; boardId: string; changes?: RowChanges[] },
+  outputs: Pick<PlanOutputs, 'json'>,
+  p: { columns: ColumnMapping[]; report: DryRunReport; match?: KeyIndex; boardId: string; changes?: RowChanges[] },
 ): Promise<void> {
-  const { plan } = p;
+  const { report } = p;
   const dropped = p.columns.filter((c) => c.target.kind === 'skip').map((c) => c.header);
   const added = p.columns.flatMap((c) => (c.target.kind === 'new' ? [c.target.field] : []));
-  if (opts.json) {
-    const { rows, created, updated, unchanged, rejected, rejections, sample } = plan;
-    const report = { dryRun: true, mapping: mappingToFile(p.columns), newFields: added, rows, created, updated, unchanged, rejected, rejections, sample, changes: p.changes ?? [] };
-    ctx.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+  if (outputs.json) {
+    const { rows, created, updated, unchanged, rejected, rejections, sample } = report;
+    const json = { dryRun: true, mapping: mappingToFile(p.columns), newFields: added, rows, created, updated, unchanged, rejected, rejections, sample, changes: p.changes ?? [] };
+    ctx.stdout.write(`${JSON.stringify(json, null, 2)}\n`);
     return;
   }
   const out: string[] = [`Dry run against board ${p.boardId}: nothing was sent.`, '', 'Mapping:'];
   for (const c of p.columns) out.push(`  ${c.header} -> ${targetText(c)}   [${c.how}]`);
   out.push('', 'First rows as they would be sent:');
-  for (const s of plan.sample) out.push(`  line ${s.line}: ${JSON.stringify(s.body)}`);
-  if (plan.sample.length === 0) out.push('  (none)');
-  out.push('', `Would send ${plan.rows - plan.rejected - plan.unchanged} of ${plan.rows} rows; a run would end with:`);
-  out.push(`  created ${plan.created}`);
-  out.push(`  updated ${plan.updated}${p.match ? ` (by ${p.match.field}; ${p.match.cards} cards on the board)` : ' (rows with an _id)'}`);
-  if (p.match) out.push(`  unchanged ${plan.unchanged} (equal to their card: not sent)`);
-  out.push(`  rejected ${plan.rejected}`);
-  for (const r of plan.rejections) out.push(`    line ${r.line}: ${r.reason}`);
+  for (const s of report.sample) out.push(`  line ${s.line}: ${JSON.stringify(s.body)}`);
+  if (report.sample.length === 0) out.push('  (none)');
+  out.push('', `Would send ${report.rows - report.rejected - report.unchanged} of ${report.rows} rows; a run would end with:`);
+  out.push(`  created ${report.created}`);
+  out.push(`  updated ${report.updated}${p.match ? ` (by ${p.match.field}; ${p.match.cards} cards on the board)` : ' (rows with an _id)'}`);
+  if (p.match) out.push(`  unchanged ${report.unchanged} (equal to their card: not sent)`);
+  out.push(`  rejected ${report.rejected}`);
+  for (const r of report.rejections) out.push(`    line ${r.line}: ${r.reason}`);
   if (p.changes?.length) out.push('', 'What the first updates change:');
   for (const u of p.changes ?? []) out.push(`  line ${u.line}: ${u.changes.map((c) => `${c.field}: ${c.from} → ${c.to}`).join(', ') || '(no visible change)'}`);
   if (dropped.length) out.push(`Columns dropped: ${dropped.join(', ')}`);

@@ -5,7 +5,7 @@ import type { Command } from 'commander';
 import { resolveSelection } from '../../config/index.js';
 import type { Context, ContextRef } from '../../context.js';
 import { AuthError, CardboardError, UsageError } from '../../errors.js';
-import { ImportLock } from '../../import/lock.js';
+import { FileLock } from '../../file-lock.js';
 import { whenAborted } from '../../interrupt.js';
 import { createLiveLine } from '../../io/live-line.js';
 import { createStatus } from '../../io/status.js';
@@ -218,15 +218,17 @@ async function boardToken(ctx: Context): Promise<string[]> {
   }
 }
 
-function lockRecord(path: string): ImportLock {
+/** One listener per record file: the lock is `<record>.lock`, beside it. */
+function lockRecord(path: string): FileLock {
   if (!existsSync(dirname(path))) throw new UsageError(`--record: cannot open ${path} (ENOENT)`);
   // Refused before the lock is made beside it: --record /dev/null would put the lock in /dev.
   requireRegularFile(path, '--record');
-  return ImportLock.acquire(`${path}.lock`, new Date(), (who, lockPath) =>
-    new UsageError(`--record ${path} is in use by another webhook listener: ${who}.`, {
-      hint: `Give this listener its own --record file. If that process is gone, delete ${lockPath} and start again.`,
-    }),
-  );
+  return FileLock.acquire(`${path}.lock`, {
+    refuse: (who, lockPath) =>
+      new UsageError(`--record ${path} is in use by another webhook listener: ${who}.`, {
+        hint: `Give this listener its own --record file. If that process is gone, delete ${lockPath} and start again.`,
+      }),
+  });
 }
 
 function openRecord(path: string): RecordFile {

@@ -1,10 +1,12 @@
-// A pasteable `cardboard import ...` command line rebuilt from the run's own options (issue 10, point 4):
+// A pasteable `cardboard import ...` command line rebuilt from the run's plan:
 // every hint that suggests a command repeats the user's board, base URL, rate, outputs and mapping, so
 // pasting it never imports into another board or for real instead of a dry run. Secrets never appear:
 // the token and signing key have no flag, and a base URL loses any user:password.
-import type { GlobalOptions } from '../context.js';
-import type { ImportOptions } from '../commands/import/options.js';
-import { shellQuote } from './mapping.js';
+import type { GlobalOptions } from '../../context.js';
+import { shellQuote } from '../../import/mapping.js';
+import type { ImportPlan } from '../../import/plan.js';
+import { parseDuration } from '../../units.js';
+import { DEFAULT_CONCURRENCY, DEFAULT_GIVE_UP_AFTER } from './plan-from-flags.js';
 
 /** What a hint changes in the user's command; `null` drops an output flag. */
 export interface CommandOverrides {
@@ -45,45 +47,46 @@ function safeUrl(url: string): string {
   }
 }
 
-/** Every word of the command, unquoted: the global options that matter, then the import's own. */
-export function importCommandWords(opts: ImportOptions, globals: GlobalOptions, over: CommandOverrides = {}): string[] {
+/** Every word of the command, unquoted: the global options that matter, then the import's own (--restart never). */
+export function importCommandWords(plan: ImportPlan, globals: GlobalOptions, over: CommandOverrides = {}): string[] {
+  const { source, mapping, key, outputs, policy } = plan;
   const w: string[] = ['cardboard'];
   if (globals.board !== undefined) w.push('-b', globals.board);
   if (globals.baseUrl !== undefined) w.push('--base-url', safeUrl(globals.baseUrl));
   if (globals.rate !== undefined) w.push('--rate', rateText(globals.rate));
   if (globals.timeout !== undefined) w.push('--timeout', globals.timeout.text);
   if (globals.insecure) w.push('--insecure');
-  w.push('import', over.file ?? opts.file);
-  for (const [header, field] of Object.entries(opts.map)) w.push('--map', `${header}=${field}`);
-  if (opts.mapFile !== undefined) w.push('--map-file', opts.mapFile);
-  for (const h of opts.skipColumns) w.push('--skip-column', h);
-  const matchOn = over.matchOn ?? opts.matchOn;
+  w.push('import', over.file ?? source.file);
+  for (const [header, field] of Object.entries(mapping.map)) w.push('--map', `${header}=${field}`);
+  if (mapping.mapFile !== undefined) w.push('--map-file', mapping.mapFile);
+  for (const h of mapping.skipColumns) w.push('--skip-column', h);
+  const matchOn = over.matchOn ?? key.matchOn;
   if (matchOn !== undefined) w.push('--match-on', matchOn);
-  if (opts.idColumn !== undefined) w.push('--id-column', opts.idColumn);
-  if (opts.inputFormat !== undefined) w.push('--input-format', opts.inputFormat);
-  for (const [field, type] of opts.types) w.push('--type', `${field}=${type}`);
-  if (opts.delimiter !== undefined) w.push('--delimiter', opts.delimiter);
-  if (opts.encoding !== undefined) w.push('--encoding', opts.encoding);
-  if (opts.sendEmpty) w.push('--empty', 'send');
-  if (opts.allowUnknown) w.push('--allow-unknown');
-  if (opts.force) w.push('--force');
-  if (opts.concurrency !== 8) w.push('--concurrency', String(opts.concurrency));
-  if (opts.giveUpAfterMs !== 15 * 60_000) w.push('--give-up-after', durationText(opts.giveUpAfterMs));
+  if (key.idColumn !== undefined) w.push('--id-column', key.idColumn);
+  if (source.formatGiven !== undefined) w.push('--input-format', source.formatGiven);
+  for (const [field, type] of plan.types) w.push('--type', `${field}=${type}`);
+  if (source.delimiter !== undefined) w.push('--delimiter', source.delimiter);
+  if (source.encoding !== undefined) w.push('--encoding', source.encoding);
+  if (policy.sendEmpty) w.push('--empty', 'send');
+  if (mapping.allowUnknown) w.push('--allow-unknown');
+  if (policy.force) w.push('--force');
+  if (policy.concurrency !== DEFAULT_CONCURRENCY) w.push('--concurrency', String(policy.concurrency));
+  if (policy.giveUpAfterMs !== parseDuration(DEFAULT_GIVE_UP_AFTER, '--give-up-after')) w.push('--give-up-after', durationText(policy.giveUpAfterMs));
   // Another input has another journal: --journal is repeated only for the same input.
-  if (opts.journal !== undefined && over.file === undefined) w.push('--journal', opts.journal);
-  const results = over.results === undefined ? opts.results : (over.results ?? undefined);
-  const rejects = over.rejects === undefined ? opts.rejects : (over.rejects ?? undefined);
+  if (outputs.journal !== undefined && over.file === undefined) w.push('--journal', outputs.journal);
+  const results = over.results === undefined ? outputs.results : (over.results ?? undefined);
+  const rejects = over.rejects === undefined ? outputs.rejects : (over.rejects ?? undefined);
   if (results !== undefined) w.push('--results', results);
   if (rejects !== undefined) w.push('--rejects', rejects);
-  if (opts.dryRun) w.push('--dry-run');
-  if (opts.json) w.push('--json');
+  if (policy.dryRun) w.push('--dry-run');
+  if (outputs.json) w.push('--json');
   w.push(...(over.extra ?? []));
   return w;
 }
 
 /** The command line, every word shell-quoted, ready to paste. */
-export function importCommandLine(opts: ImportOptions, globals: GlobalOptions, over: CommandOverrides = {}): string {
-  return importCommandWords(opts, globals, over).map(shellQuote).join(' ');
+export function importCommandLine(plan: ImportPlan, globals: GlobalOptions, over: CommandOverrides = {}): string {
+  return importCommandWords(plan, globals, over).map(shellQuote).join(' ');
 }
 
 /** A sibling name for the next run's output: `fix.csv` → `fix.2.csv`, `fix.2.csv` → `fix.3.csv`. */

@@ -1,14 +1,10 @@
-// One import per board at a time: two imports into one board (a CI retry while the first still runs, the
-// same file through a symlink, another journal, stdin) would each create every card. The lock belongs to
-// the board (base URL and id), in one directory per user on the machine, whatever the input. `webhook listen --record`
-// takes the same kind of lock on its record file (two listeners wrote duplicate sequence numbers). The lock
-// is a file created with O_EXCL that holds the owner's pid, host, start time and what it is doing; a lock
-// whose pid is dead (kill -9) is taken over.
-import { createHash } from 'node:crypto';
-import { closeSync, linkSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
-import { hostname, tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { CardboardError } from '../errors.js';
+// A lock file: one process at a time holds it (one import per board, one webhook listener per record
+// file). The lock is a file created with O_EXCL that holds the owner's pid, host, start time and what it
+// is doing; a lock whose pid is dead (kill -9) is taken over. Where a lock lives is each caller's rule.
+import { closeSync, linkSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { dirname } from 'node:path';
+import { CardboardError } from './errors.js';
 
 /** What a lock file says about its owner. */
 export interface LockOwner {
@@ -17,30 +13,6 @@ export interface LockOwner {
   started: string;
   /** What the owner does, for the refusal: e.g. the input an import reads. */
   doing?: string;
-}
-
-/**
- * The import lock of a board: `<tmp>/cardboard-<uid>-locks/import-<digest of base URL and board id>.lock`.
- * One directory per user on the machine, whatever the config or cache directory a run was given (a CI
- * retry may set other variables). It lives in a shared directory, so it is used only when it is a real
- * directory of ours that nobody else can write: else another user could hold or swap our locks.
- */
-export function boardLockPath(baseUrl: string, board: string): string {
-  const uid = process.getuid?.() ?? 0;
-  const dir = join(tmpdir(), `cardboard-${uid}-locks`);
-  try {
-    mkdirSync(dir, { mode: 0o700 });
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-  }
-  const st = lstatSync(dir);
-  if (!st.isDirectory() || (process.getuid !== undefined && st.uid !== uid) || (st.mode & 0o022) !== 0) {
-    throw new CardboardError(`The lock directory ${dir} is not a private directory of this user; no import was started.`, {
-      hint: 'Remove it (or set TMPDIR to a directory of your own), then run again.',
-    });
-  }
-  const digest = createHash('sha256').update(`${baseUrl}\n${board}`).digest('hex').slice(0, 32);
-  return join(dir, `import-${digest}.lock`);
 }
 
 function readOwner(path: string): LockOwner | undefined {
@@ -69,18 +41,26 @@ function alive(owner: LockOwner | undefined): boolean {
 /** The error for a lock held by `who` (a description of the live owner) at `path`. */
 export type LockRefusal = (who: string, path: string) => CardboardError;
 
-const importBusy: LockRefusal = (who, path) =>
-  new CardboardError(`Another import into this board is running: ${who}. Lock: ${path}`, {
-    hint: 'Wait for it to finish: one import at a time per board. If that process is gone, delete the lock file and run again.',
-  });
+/** The refusal of a caller that names none: the lock and its live owner (exit 1). */
+const heldBy: LockRefusal = (who, path) =>
+  new CardboardError(`The lock ${path} is held by ${who}.`, { hint: 'Wait for that process to finish. If it is gone, delete the lock file and run again.' });
 
 function busy(path: string, owner: LockOwner | undefined, refuse: LockRefusal): CardboardError {
   if (!owner) return refuse('another process', path);
   return refuse(`process ${owner.pid} on ${owner.host}${owner.doing ? `, ${owner.doing}` : ''} (since ${owner.started})`, path);
 }
 
+/** How a lock is taken: the refusal when a live process holds it, and what the owner says it does. */
+export interface LockRequest {
+  /** The error for a held lock (default: a CardboardError naming the lock and its owner, exit 1). */
+  refuse?: LockRefusal;
+  /** What this process does, shown to the next one refused. */
+  doing?: string;
+  now?: Date;
+}
+
 /** A held lock; release() is idempotent and also runs on process exit (a second Ctrl-C exits at once). */
-export class ImportLock {
+export class FileLock {
   private held = true;
   private readonly onExit = () => this.release();
 
@@ -97,7 +77,7 @@ export class ImportLock {
    * rename finds it), then re-read: if what we moved is a live lock (another process took over first),
    * it is linked back and we refuse; else it is deleted and we create ours with O_EXCL again.
    */
-  static acquire(path: string, now = new Date(), refuse: LockRefusal = importBusy, doing?: string): ImportLock {
+  static acquire(path: string, { refuse = heldBy, doing, now = new Date() }: LockRequest = {}): FileLock {
     mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
     const owner: LockOwner = { pid: process.pid, host: hostname(), started: now.toISOString() };
     if (doing !== undefined) owner.doing = doing;
@@ -119,7 +99,7 @@ export class ImportLock {
       }
       writeSync(fd, JSON.stringify(owner));
       closeSync(fd);
-      return new ImportLock(path, owner);
+      return new FileLock(path, owner);
     }
     throw busy(path, readOwner(path), refuse);
   }

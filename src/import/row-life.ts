@@ -1,0 +1,214 @@
+// One row's life, as a state machine: read → prepared → (deciding | landing) → sending → (checking) →
+// finished, or unsent. `advanceRow` is the one place that decides where a row goes next and which state
+// it ends in; the engine (engine.ts) only does what each phase asks (prepare, match against the journal,
+// wait, send, read a card) and feeds the answer back as a RowEvent. A new state is added here.
+import { CardboardError } from '../errors.js';
+import { rowDigest } from './journal.js';
+import type { Prepared } from './prepare-row.js';
+import type { Resumed, Verdict } from './resume.js';
+import type { SendResult } from './send.js';
+import type { CsvItem, ImportSummary, RowState } from './types.js';
+
+/** Why a row stops the whole run: the reason the summary gives, and the error the command ends with. */
+export interface RunStopRequest {
+  reason: Exclude<NonNullable<ImportSummary['stopped']>, 'interrupted'>;
+  error: CardboardError;
+}
+
+/**
+ * Where a row stands, and so what the engine does next:
+ * - `read`: prepare it (build its body, apply --match-on);
+ * - `prepared`: match it against the journal of earlier runs, by content (resume.ts);
+ * - `deciding`: wait, without a sending slot, to learn whether it was changed after it was sent;
+ * - `landing`: wait, without a sending slot, for an earlier run's requests in flight to land;
+ * - `sending`: journal it, then POST it (send.ts);
+ * - `checking`: a different `_id` came back: read whether the posted `_id` names a card;
+ * - `finished`: it ends in `state` (and may stop the run); `unsent`: its try never left, it has no state.
+ */
+export type RowPhase =
+  | { at: 'read' }
+  | { at: 'prepared' }
+  | { at: 'deciding'; decided: Promise<Verdict> }
+  | { at: 'landing' }
+  | { at: 'sending' }
+  | { at: 'checking'; id: string }
+  | { at: 'finished'; state: RowState; id?: string; message?: string; stop?: RunStopRequest; confirmsUpdate?: true }
+  | { at: 'unsent'; stop?: RunStopRequest };
+
+/** What the engine learned doing what a phase asked: the input of advanceRow. */
+export type RowEvent =
+  | { type: 'prepared'; prepared: Prepared }
+  | { type: 'matched'; seen: Resumed | undefined }
+  | { type: 'verdict'; verdict: Verdict }
+  | { type: 'landed' }
+  | { type: 'sent'; result: SendResult }
+  | { type: 'checked'; exists: boolean };
+
+/** A phase in which the row's life is over. */
+export type EndPhase = Extract<RowPhase, { at: 'finished' | 'unsent' }>;
+type Finished = Extract<RowPhase, { at: 'finished' }>;
+
+/** One row of the input and what its life has learned so far. */
+export interface Row {
+  readonly line: number;
+  readonly values: unknown[];
+  /** The bad record's reason, for an item the reader could not make a row of. */
+  readonly bad?: string;
+  /** The line it is journalled under: its own, or that of the earlier record it matched (resume.ts). */
+  journalLine: number;
+  /** The digest of what it sends (journal.ts), once prepared. */
+  digest?: string;
+  /** What it sends, once prepared: the body, its --match-on key, and whether `_id` came from the board. */
+  body?: Record<string, unknown>;
+  key?: string;
+  idFromIndex: boolean;
+  /** --match-on found its card equal: not sent. */
+  unchangedId?: string;
+  /** Why an earlier try may have been applied: the board is read before anything is sent. */
+  maybeApplied?: string;
+  /** A read of the board decided its outcome. */
+  settled?: boolean;
+  phase: RowPhase;
+}
+
+/** What the end of a row writes, by state: a journal record (a row skipped keeps its earlier one), and ownership of its card. */
+export const STATE_RULES: Readonly<Record<RowState, { journalled: boolean; ownsCard: boolean }>> = {
+  created: { journalled: true, ownsCard: true },
+  updated: { journalled: true, ownsCard: true },
+  unchanged: { journalled: true, ownsCard: false },
+  skipped: { journalled: false, ownsCard: false },
+  rejected: { journalled: true, ownsCard: false },
+  uncertain: { journalled: true, ownsCard: false },
+};
+
+/** A row just read (or a bad record), at the start of its life. */
+export function startRow(item: Extract<CsvItem, { kind: 'row' | 'bad' }>): Row {
+  const row: Row = { line: item.line, values: item.values, journalLine: item.line, idFromIndex: false, phase: { at: 'read' } };
+  return item.kind === 'bad' ? { ...row, bad: item.reason } : row;
+}
+
+/** Whether the row's life is over. */
+export function isOver(phase: RowPhase): phase is EndPhase {
+  return phase.at === 'finished' || phase.at === 'unsent';
+}
+
+/** Move `row` to its next phase on `event`, and return that phase. */
+export function advanceRow(row: Row, event: RowEvent): RowPhase {
+  row.phase = next(row, event);
+  return row.phase;
+}
+
+const finished = (state: RowState, id?: string, message?: string): Finished => {
+  const phase: Finished = { at: 'finished', state };
+  if (id !== undefined) phase.id = id;
+  if (message !== undefined) phase.message = message;
+  return phase;
+};
+
+function next(row: Row, e: RowEvent): RowPhase {
+  switch (e.type) {
+    case 'prepared':
+      return afterPrepare(row, e.prepared);
+    case 'matched':
+      return afterMatch(row, e.seen);
+    case 'verdict':
+      return afterVerdict(row, e.verdict);
+    case 'landed':
+      return afterJournal(row);
+    case 'sent':
+      return afterSend(row, e.result);
+    case 'checked':
+      if (row.phase.at !== 'checking') throw new Error(`a card check answered at ${row.phase.at}`);
+      return createdInstead(row, row.phase.id, e.exists);
+  }
+}
+
+function afterPrepare(row: Row, p: Prepared): RowPhase {
+  if (p.kind === 'reject') return finished('rejected', undefined, p.message);
+  row.body = p.body;
+  if (p.kind === 'unchanged') row.unchangedId = p.id;
+  else {
+    row.idFromIndex = p.idFromIndex;
+    if (p.key !== undefined) row.key = p.key;
+  }
+  row.digest = rowDigest(p.body, p.kind === 'unchanged' || row.idFromIndex);
+  return { at: 'prepared' };
+}
+
+/** Against the journal of earlier runs: by content, wherever the row stands now. */
+function afterMatch(row: Row, seen: Resumed | undefined): RowPhase {
+  if (seen === undefined || seen.kind === 'new') return afterJournal(row);
+  if (seen.kind === 'pending') return { at: 'deciding', decided: seen.decided };
+  const was = seen.entry;
+  row.journalLine = was.line;
+  if (was.state === 'created' || was.state === 'updated') return finished('skipped', was.id, `${was.state} in an earlier run`);
+  if (was.state === 'uncertain') row.maybeApplied = 'uncertain in an earlier run';
+  if (was.state === 'sending') {
+    row.maybeApplied = 'in flight when an earlier run ended';
+    return { at: 'landing' };
+  }
+  return afterJournal(row);
+}
+
+function afterVerdict(row: Row, verdict: Verdict): RowPhase {
+  const body = row.body!;
+  if (verdict.kind === 'changed' && row.unchangedId === undefined && body._id === undefined && row.key === undefined) {
+    // What an unsettled earlier send held is known only by its digest: it cannot be looked for.
+    const was = verdict.entry;
+    const unsure = was.state === 'created' || was.state === 'updated' ? '' : ', and that send may or may not have been applied (check the board)';
+    return finished('rejected', undefined, `changed after it was sent (line ${was.line})${unsure}: use --match-on or an _id column`);
+  }
+  return afterJournal(row);
+}
+
+/** Matched against the journal: a row equal to its card ends here; any other is sent. */
+function afterJournal(row: Row): RowPhase {
+  if (row.unchangedId !== undefined) return finished('unchanged', row.unchangedId, 'equal to the card; not sent');
+  return { at: 'sending' };
+}
+
+function afterSend(row: Row, r: SendResult): RowPhase {
+  const body = row.body!;
+  switch (r.kind) {
+    case 'stopped':
+      // Never sent: not a finished row; a re-run takes it, knowing nothing of it was applied.
+      return { at: 'unsent' };
+    case 'unreachable':
+      // Likewise: no state, the next run sends it.
+      return { at: 'unsent', stop: { reason: 'fatal', error: r.fatal } };
+    case 'rejected': {
+      const phase = finished('rejected', undefined, r.message);
+      if (r.fatal) phase.stop = { reason: 'fatal', error: r.fatal };
+      return phase;
+    }
+    case 'uncertain':
+      return finished('uncertain', undefined, r.message);
+    case 'found':
+      return finished(body._id !== undefined && r.id === body._id ? 'updated' : 'created', r.id, `found on the board by ${r.by === 'key' ? 'its key' : 'content'} after: ${r.reason}`);
+    case 'ok': {
+      const id = r.card._id;
+      const note = r.recovered ? `after a retry (${r.recovered})` : undefined;
+      if (body._id === undefined) return finished('created', id, note);
+      // The answer an Update Mode probe waits for (engine.ts): this board updates by `_id`.
+      if (id === body._id) return { ...finished('updated', id, note), confirmsUpdate: true };
+      // Spec 4.3 rules 3-4: a different `_id` back means a new card. For an id from the board itself that
+      // proves Always Create New; for an id from the CSV, the card may simply not exist.
+      return row.idFromIndex ? createdInstead(row, id, true) : { at: 'checking', id };
+    }
+  }
+}
+
+/** The post of an `_id` made the new card `id`: by design when no card had that `_id`, else the board's Update Mode. */
+function createdInstead(row: Row, id: string, exists: boolean): RowPhase {
+  const posted = String(row.body!._id);
+  if (!exists) return finished('created', id, `no card with _id ${posted}; a new card was created`);
+  const phase = finished('created', id, `board created a new card instead of updating ${posted}`);
+  phase.stop = {
+    reason: 'mode',
+    error: new CardboardError(
+      `Line ${row.line} was posted with _id ${posted}, and the board created a new card ${id} instead of updating it: its Update Mode is 'Always Create New'. Stopped before making more duplicates.`,
+      { hint: "Set Update Mode to 'Update if exists' in the board's Card Sources (and delete the new card), then run the same command again: rows done are skipped." },
+    ),
+  };
+  return phase;
+}

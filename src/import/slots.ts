@@ -1,0 +1,59 @@
+// The engine's sending slots: a counting semaphore. A row holds a slot while it may send; a row waiting for
+// something else (a re-check of the board, a verdict on its journal record, the Update Mode probe) gives
+// its slot up, so waiting rows never block the reader. The reader, and rows back from a wait, park until
+// a slot frees.
+
+/** At most `size` rows hold a slot; `active` counts the rows started and not yet ended, slot or not. */
+export class Slots {
+  /** Rows started and not ended (holding a slot or waiting without one). */
+  active = 0;
+  private sending = 0;
+  private wakers: (() => void)[] = [];
+
+  constructor(private readonly size: number) {}
+
+  /** Wait for a slot and take it. */
+  async take(): Promise<void> {
+    while (this.sending >= this.size) await this.parked();
+    this.sending++;
+  }
+
+  /** Give a slot back: every parked waiter looks again. */
+  free(): void {
+    this.sending--;
+    const ws = this.wakers;
+    this.wakers = [];
+    for (const w of ws) w();
+  }
+
+  /** A row starts: it takes a slot (backpressure: the reader waits while every slot is held). */
+  async start(): Promise<void> {
+    await this.take();
+    this.active++;
+  }
+
+  /** A row ends, whatever its end: its slot frees. */
+  end(): void {
+    this.active--;
+    this.free();
+  }
+
+  /** Wait for `promise` without holding a slot, then take one again (a whole batch resumes at once: back to at most `size`). */
+  async unslotted<T>(promise: Promise<T>): Promise<T> {
+    this.free();
+    try {
+      return await promise;
+    } finally {
+      await this.take();
+    }
+  }
+
+  /** Resolves once every row started has ended. */
+  async drained(): Promise<void> {
+    while (this.active > 0) await this.parked();
+  }
+
+  private parked(): Promise<void> {
+    return new Promise<void>((resolve) => this.wakers.push(resolve));
+  }
+}
