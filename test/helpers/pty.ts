@@ -1,7 +1,7 @@
 // Run the built CLI on a real pseudo-terminal (python3's pty module; Node has none) and collect what
 // the terminal shows: runOnPty for commands that need no typing, startOnPty to watch and type.
 import { spawn } from 'node:child_process';
-import { BIN, childEnv, tempDir } from './cli.js';
+import { BIN, CHILD_KILL_MS, childEnv, tempDir } from './cli.js';
 
 /**
  * The relay between a test and a pseudo-terminal: the command runs with the pty as its stdin, stdout and
@@ -40,7 +40,7 @@ sys.exit(os.waitstatus_to_exitcode(status))
 
 /**
  * `cardboard args…` on a `cols`×`rows` pty (default 100×40) with `env` over the test environment (TERM=xterm);
- * the screen bytes decoded once at the end (a chunk may end inside '│'), and the exit code. Killed after 20 s.
+ * the screen bytes decoded once at the end (a chunk may end inside '│'), and the exit code. Killed after CHILD_KILL_MS.
  * No pager (CARDBOARD_PAGER empty) unless `env` names CARDBOARD_PAGER: `less` would wait for a key no one types.
  */
 export function runOnPty(
@@ -56,7 +56,7 @@ export function runOnPty(
   return new Promise((resolve, reject) => {
     const child = spawn('python3', ['-c', PTY_RELAY], { env: childenv, stdio: ['ignore', 'pipe', 'inherit'] });
     const out: Buffer[] = [];
-    const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+    const timer = setTimeout(() => child.kill('SIGKILL'), CHILD_KILL_MS);
     child.stdout.on('data', (b: Buffer) => out.push(b));
     child.on('error', reject);
     child.on('close', (code) => {
@@ -74,7 +74,7 @@ export interface PtySession {
   waitFor(re: RegExp): Promise<RegExpExecArray>;
   /** Type keystrokes into the terminal. */
   type(keys: string): void;
-  /** The command's exit code (killed with SIGKILL after 20 s). */
+  /** The command's exit code (killed with SIGKILL after CHILD_KILL_MS). */
   exit: Promise<number | null>;
 }
 
@@ -97,7 +97,7 @@ export function startOnPty(args: string[], env: Record<string, string | undefine
     screen += s;
     poke();
   });
-  const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+  const timer = setTimeout(() => child.kill('SIGKILL'), CHILD_KILL_MS);
   const exit = new Promise<number | null>((resolve) => {
     child.on('close', (code) => {
       clearTimeout(timer);

@@ -24,7 +24,7 @@ import type { Server } from 'node:http';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BIN, childEnv, tempDir } from '../helpers/cli.js';
+import { BIN, CHILD_KILL_MS, childEnv, tempDir } from '../helpers/cli.js';
 import { recordDeliveries, startKeyReceiver } from '../helpers/receiver.js';
 
 const README = fileURLToPath(new URL('../../README.md', import.meta.url));
@@ -106,7 +106,7 @@ interface Outcome {
 
 /**
  * Collect a one-shot child's output (decoded once at the end) and its exit code; its process group is
- * SIGKILLed after 30 s. The emulator is not collected this way: it lives until afterAll (see startEmulator).
+ * SIGKILLed after CHILD_KILL_MS. The emulator is not collected this way: it lives until afterAll (see startEmulator).
  */
 function collect(child: ChildProcess, onStderr?: (text: string) => void): Promise<Outcome> {
   children.add(child);
@@ -118,7 +118,7 @@ function collect(child: ChildProcess, onStderr?: (text: string) => void): Promis
     onStderr?.(Buffer.concat(err).toString('utf8'));
   });
   return new Promise((resolve) => {
-    const timer = setTimeout(() => killGroup(child, 'SIGKILL'), 30_000);
+    const timer = setTimeout(() => killGroup(child, 'SIGKILL'), CHILD_KILL_MS);
     child.on('close', (code) => {
       clearTimeout(timer);
       children.delete(child);
@@ -222,7 +222,7 @@ beforeAll(async () => {
       POST_URL: `${emulator.url}/api/aptlet/${emulator.board}`,
     },
   });
-}, 60_000);
+});
 
 afterAll(async () => {
   for (const child of children) killGroup(child, 'SIGKILL');
@@ -329,6 +329,6 @@ describe('README examples, run as written against `cardboard emulator`', () => {
       }
       expect(outcome.code, `${command}\n--- stdout\n${outcome.stdout}\n--- stderr\n${outcome.stderr}`).toBe(example.exit);
       if (example.exit === 0) expect(outcome.stderr).not.toMatch(/^error:/m);
-    }, 45_000);
+    });
   }
 });
