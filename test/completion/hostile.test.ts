@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BIN, CHILD_KILL_MS, childEnv, runCli, runMain, tempDir } from '../helpers/cli.js';
 import { type HostileServer, startHostileServer } from '../helpers/hostile-server.js';
+import { python } from '../helpers/pty.js';
 
 const trap = tempDir('cardboard-trap-');
 const RUN_X = `$(touch ${trap}/X)`;
@@ -208,7 +209,7 @@ print(json.dumps(results))
 /** Press Tab after each typed line in a real shell on a pty; what is on the line afterwards. */
 function onPty(shell: 'bash' | 'zsh', script: string, typed: string[]): unknown {
   const out = join(shimDir, `${shell}-line`);
-  const r = spawnSync('python3', ['-c', PTY_DRIVER, script, JSON.stringify(typed), out, shell], {
+  const r = spawnSync(python(), ['-c', PTY_DRIVER, script, JSON.stringify(typed), out, shell], {
     env: shellEnv(),
     encoding: 'utf8',
     cwd: trap,

@@ -1,7 +1,24 @@
 // Run the built CLI on a real pseudo-terminal (python3's pty module; Node has none) and collect what
 // the terminal shows: runOnPty for commands that need no typing, startOnPty to watch and type.
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { BIN, CHILD_KILL_MS, childEnv, tempDir } from './cli.js';
+
+let interpreter: string | undefined;
+
+/**
+ * The python3 that `python3` on PATH runs, found once: a version manager's shim (pyenv's is a bash script
+ * that runs several more) costs ~0.5 s of CPU per start, and every pty run starts python.
+ */
+export function python(): string {
+  if (interpreter === undefined) {
+    try {
+      interpreter = execFileSync('python3', ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }).trim() || 'python3';
+    } catch {
+      interpreter = 'python3';
+    }
+  }
+  return interpreter;
+}
 
 /**
  * The relay between a test and a pseudo-terminal: the command runs with the pty as its stdin, stdout and
@@ -54,7 +71,7 @@ export function runOnPty(
   childenv.PTY_ROWS = String(size.rows ?? 40);
   childenv.PTY_COLS = String(size.cols ?? 100);
   return new Promise((resolve, reject) => {
-    const child = spawn('python3', ['-c', PTY_RELAY], { env: childenv, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(python(), ['-c', PTY_RELAY], { env: childenv, stdio: ['ignore', 'pipe', 'inherit'] });
     const out: Buffer[] = [];
     const timer = setTimeout(() => child.kill('SIGKILL'), CHILD_KILL_MS);
     child.stdout.on('data', (b: Buffer) => out.push(b));
@@ -85,7 +102,7 @@ export function startOnPty(args: string[], env: Record<string, string | undefine
   childenv.PTY_ARGS = JSON.stringify([process.execPath, BIN, ...args]);
   childenv.PTY_ROWS = String(size.rows ?? 40);
   childenv.PTY_COLS = String(size.cols ?? 100);
-  const child = spawn('python3', ['-c', PTY_RELAY], { env: childenv, stdio: ['pipe', 'pipe', 'inherit'] });
+  const child = spawn(python(), ['-c', PTY_RELAY], { env: childenv, stdio: ['pipe', 'pipe', 'inherit'] });
   let screen = '';
   let exited = false;
   const waiters = new Set<() => void>();

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BIN, CHILD_KILL_MS, childEnv, runCli, tempDir } from '../helpers/cli.js';
 import { BOARD_ID, type RunningEmulator, startTestEmulator } from '../helpers/emulator.js';
-import { PTY_RELAY } from '../helpers/pty.js';
+import { PTY_RELAY, python } from '../helpers/pty.js';
 
 const DOWN = '\x1b[B';
 const UP = '\x1b[A';
@@ -39,7 +39,7 @@ function onTerminal(args: string[], env: Record<string, string | undefined>): Te
   childenv.PTY_ARGS = JSON.stringify([process.execPath, BIN, ...args]);
   childenv.PTY_ROWS = String(ROWS);
   childenv.PTY_COLS = String(COLS);
-  const child = spawn('python3', ['-c', PTY_RELAY], { env: childenv, stdio: ['pipe', 'pipe', 'inherit'] });
+  const child = spawn(python(), ['-c', PTY_RELAY], { env: childenv, stdio: ['pipe', 'pipe', 'inherit'] });
   running.push(child);
   let screen = '';
   let exited = false;
