@@ -40,7 +40,8 @@ async function start(opts: { limits?: Partial<ConnectionLimits>; forward?: strin
     maxBody: 1024 * 1024,
     record,
     limits: opts.limits,
-    forward: opts.forward ? { url: opts.forward, timeout: { ms: 2000, text: '2s' }, retryCapMs: 20 } : undefined,
+    // Long enough that no answer on a loaded machine times out (a timed-out forward is sent again: a duplicate).
+    forward: opts.forward ? { url: opts.forward, timeout: { ms: 30_000, text: '30s' }, retryCapMs: 20 } : undefined,
     onEvent: (e) => events.push(e),
   });
   const url = await listener.start();
