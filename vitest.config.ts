@@ -12,7 +12,10 @@ export default defineConfig({
     // state (issue 9: state is passed, not hidden) and test helpers register per-test cleanup with
     // onTestFinished rather than module-level hooks; a shuffled run (--sequence.shuffle) passes too.
     isolate: false,
-    testTimeout: 30_000,
-    hookTimeout: 30_000,
+    // Timeouts catch hangs, not slowness: on a loaded machine (load 10 on 2 cores, or two copies of the suite
+    // at once) a test runs 5-10x slower than on a quiet one. A child process a test starts is killed after
+    // CHILD_KILL_MS (test/helpers/cli.ts), under these, so the test itself says what hung.
+    testTimeout: 120_000,
+    hookTimeout: 120_000,
   },
 });

@@ -7,8 +7,9 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BIN, childEnv, runCli, runMain, tempDir } from '../helpers/cli.js';
+import { BIN, CHILD_KILL_MS, childEnv, runCli, runMain, tempDir } from '../helpers/cli.js';
 import { type HostileServer, startHostileServer } from '../helpers/hostile-server.js';
+import { python } from '../helpers/pty.js';
 
 const trap = tempDir('cardboard-trap-');
 const RUN_X = `$(touch ${trap}/X)`;
@@ -145,7 +146,7 @@ describe('bash completion of server words', () => {
     expect(complete(['cardboard', '-b', 'evil', 'import', 'x.csv', '--map', 'Title', '=', 'Sta'])).toEqual(['Status', 'Stage']);
     expect(complete(['cardboard', '-b', 'evil', 'card', 'put', 'Status', '=', ''])).toEqual([]);
     expect(readdirSync(trap)).toEqual([]);
-  }, 90_000); // seven bash completions, each running cardboard: slow on a loaded machine
+  });
 
   it('takes the fields of the board named on the line, else of the default board', () => {
     expect(complete(['cardboard', 'card', 'put', 'Pl'])).toEqual(['Plain\\ One=', 'Plain\\ Two=']);
@@ -166,7 +167,9 @@ const has = (cmd: string) => spawnSync('sh', ['-c', `command -v ${cmd}`]).status
 
 /**
  * Types each line into an interactive zsh or bash on a pseudo-terminal, presses Tab, then a key bound to
- * a widget that writes the line to a file: what the shell itself put on the command line.
+ * a widget that writes the line to a file: what the shell itself put on the command line. The widget
+ * writes beside the file and renames it into place, so the file never exists half-written; each line may
+ * take up to 90 s to show it (each completion runs cardboard, slow on a loaded machine).
  */
 const PTY_DRIVER = String.raw`
 import json, os, pty, select, sys, time
@@ -183,16 +186,16 @@ def drain(t):
             if not os.read(fd, 65536): return
         except OSError: return
 if shell == 'zsh':
-    setup = "autoload -U compinit && compinit -u -D; source '%s'; _dump() { print -rn -- \"$BUFFER\" > '%s'; }; zle -N _dump; bindkey '^X' _dump\n"
+    setup = "autoload -U compinit && compinit -u -D; source '%s'; _dump() { print -rn -- \"$BUFFER\" > '%s.part' && mv '%s.part' '%s'; }; zle -N _dump; bindkey '^X' _dump\n"
 else:
-    setup = "source '%s'; bind -x '\"\\C-x\": printf %%s \"$READLINE_LINE\" > %s'\n"
-os.write(fd, (setup % (script, out)).encode())
+    setup = "source '%s'; bind -x '\"\\C-x\": printf %%s \"$READLINE_LINE\" > %s.part && mv %s.part %s'\n"
+os.write(fd, (setup % (script, out, out, out)).encode())
 drain(0.5)
 results = []
 for line in cases:
     if os.path.exists(out): os.unlink(out)
     os.write(fd, (line + '\t\x18').encode())
-    deadline = time.time() + 15
+    deadline = time.time() + 90
     while not os.path.exists(out) and time.time() < deadline: drain(0.05)
     drain(0.05)
     results.append(open(out).read() if os.path.exists(out) else None)
@@ -206,11 +209,11 @@ print(json.dumps(results))
 /** Press Tab after each typed line in a real shell on a pty; what is on the line afterwards. */
 function onPty(shell: 'bash' | 'zsh', script: string, typed: string[]): unknown {
   const out = join(shimDir, `${shell}-line`);
-  const r = spawnSync('python3', ['-c', PTY_DRIVER, script, JSON.stringify(typed), out, shell], {
+  const r = spawnSync(python(), ['-c', PTY_DRIVER, script, JSON.stringify(typed), out, shell], {
     env: shellEnv(),
     encoding: 'utf8',
     cwd: trap,
-    timeout: 120_000,
+    timeout: CHILD_KILL_MS,
   });
   expect(r.stderr).toBe('');
   return JSON.parse(r.stdout);

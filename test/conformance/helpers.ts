@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { expect, onTestFinished } from 'vitest';
 import { BIN, type CliResult, childEnv, type RunOptions, runMain, tempDir } from '../helpers/cli.js';
+import { python } from '../helpers/pty.js';
 import { type AltField, type AltOptions, type AltServer, startAltServer } from './alt-server.js';
 
 /** Start the alt server for this test; it is closed when the test finishes. */
@@ -94,7 +95,7 @@ export function runOnPty(
   if (opts.expect !== undefined) env.PTY_EXPECT = opts.expect;
   if (opts.answer !== undefined) env.PTY_ANSWER = opts.answer;
   return new Promise((resolve, reject) => {
-    const child = spawn('python3', ['-c', PTY_DRIVER], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(python(), ['-c', PTY_DRIVER], { env, stdio: ['ignore', 'pipe', 'inherit'] });
     const out: Buffer[] = [];
     child.stdout.on('data', (b: Buffer) => out.push(b));
     child.on('error', reject);

@@ -93,8 +93,11 @@ describe('webhooks (spec 6)', () => {
     expect(r.status).toBe(200);
     expect(emu.state()[BOARD_ID]!.webhooks.delivered).toBe(0);
     await until(() => emu.state()[BOARD_ID]!.webhooks.delivered === 1);
-    expect(hook.got).toHaveLength(2);
-    expect(emu.state()[BOARD_ID]!.webhooks.attempts).toBe(2);
+    // The silent first try, then one answered 200. On a loaded machine an answer can itself come later than
+    // 100 ms and be tried again: every try reached the receiver, and the card was delivered once.
+    expect(hook.got.length).toBeGreaterThanOrEqual(2);
+    expect(emu.state()[BOARD_ID]!.webhooks.attempts).toBe(hook.got.length);
+    expect(emu.state()[BOARD_ID]!.webhooks.pending).toBe(0);
   });
 
   it('stops retrying on close()', async () => {

@@ -24,7 +24,7 @@ import type { Server } from 'node:http';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BIN, childEnv, runMain, tempDir } from '../helpers/cli.js';
+import { BIN, CHILD_KILL_MS, childEnv, runMain, tempDir } from '../helpers/cli.js';
 import { type RunningEmulator, startTestEmulator } from '../helpers/emulator.js';
 import { startKeyReceiver } from '../helpers/receiver.js';
 
@@ -183,10 +183,10 @@ beforeAll(async () => {
   shimDir = tempDir('cardboard-help-bin-');
   writeFileSync(join(shimDir, 'cardboard'), `#!/bin/sh\nexec "${process.execPath}" "${BIN}" "$@"\n`);
   chmodSync(join(shimDir, 'cardboard'), 0o755);
-}, 60_000);
+});
 
 afterAll(async () => {
-  for (const child of children) if (child.exitCode === null && child.pid) process.kill(-child.pid, 'SIGKILL');
+  for (const child of children) killGroup(child, 'SIGKILL');
   await new Promise((resolve) => receiver?.close(resolve));
   await emulator?.close();
 });
@@ -242,7 +242,16 @@ interface Outcome {
   stderr: string;
 }
 
-function collect(child: ChildProcess, timeoutMs = 30_000): Promise<Outcome> {
+/**
+ * Signal the process group a detached child leads, only while the child is not yet reaped: until then its
+ * pid cannot be handed to another process, so the signal cannot reach someone else's (pids wrap at 32768
+ * on a busy machine, and the suite spawns thousands).
+ */
+function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  if (child.pid !== undefined && child.exitCode === null && child.signalCode === null) process.kill(-child.pid, signal);
+}
+
+function collect(child: ChildProcess, timeoutMs = CHILD_KILL_MS): Promise<Outcome> {
   children.add(child);
   let stdout = '';
   let stderr = '';
@@ -253,7 +262,7 @@ function collect(child: ChildProcess, timeoutMs = 30_000): Promise<Outcome> {
     stderr += b.toString();
   });
   return new Promise((resolve) => {
-    const timer = setTimeout(() => child.pid && process.kill(-child.pid, 'SIGKILL'), timeoutMs);
+    const timer = setTimeout(() => killGroup(child, 'SIGKILL'), timeoutMs);
     child.on('close', (code) => {
       clearTimeout(timer);
       children.delete(child);
@@ -297,7 +306,7 @@ async function runUntilReady(command: string, cwd: string, env: NodeJS.ProcessEn
   child.stderr?.on('data', (b: Buffer) => {
     if (!ready && /^ ?listening on http:\/\/\S+/im.test(b.toString())) {
       ready = true;
-      process.kill(-child.pid!, 'SIGINT');
+      killGroup(child, 'SIGINT');
     }
   });
   const outcome = await collect(child);
@@ -334,6 +343,6 @@ describe('every example works as written against the emulator', () => {
   // bind fixed ports (4010, 8787, 9000) and run one at a time.
   const oneShot = examples.filter((e) => !LONG_RUNNING.test(e.command));
   const servers = examples.filter((e) => LONG_RUNNING.test(e.command));
-  it.concurrent.each(oneShot.map((e) => [e.path, e.command] as const))('%s: %s', check, 45_000);
-  it.each(servers.map((e) => [e.path, e.command] as const))('%s: %s', check, 45_000);
+  it.concurrent.each(oneShot.map((e) => [e.path, e.command] as const))('%s: %s', check);
+  it.each(servers.map((e) => [e.path, e.command] as const))('%s: %s', check);
 });

@@ -9,6 +9,12 @@ import type { SignalSource } from '../../src/interrupt.js';
 import { main } from '../../src/main.js';
 import { BufferStream } from '../io/buffers.js';
 
+/**
+ * How long a child process a test starts may run before it is killed: a budget for hangs only, far past
+ * what a loaded machine needs, and under vitest's 120 s test timeout so the test reports the child's end.
+ */
+export const CHILD_KILL_MS = 100_000;
+
 /** Absolute path of the built entry point that every end-to-end test spawns. */
 export const BIN = fileURLToPath(new URL('../../bin/cardboard.js', import.meta.url));
 
@@ -27,6 +33,7 @@ export interface RunOptions {
   /** CARDBOARD_CONFIG_DIR for the run; a fresh temporary directory when omitted. */
   configDir?: string;
   cwd?: string;
+  /** Kill the child after this long (default CHILD_KILL_MS). */
   timeoutMs?: number;
   /** Spawn the built binary instead of running main() in this process (signals, pipes, the entry point). */
   spawn?: boolean;
@@ -64,7 +71,7 @@ export function runCli(args: string[], opts: RunOptions = {}): Promise<CliResult
     const err: Buffer[] = [];
     child.stdout.on('data', (b: Buffer) => out.push(b));
     child.stderr.on('data', (b: Buffer) => err.push(b));
-    const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 20_000);
+    const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? CHILD_KILL_MS);
     child.on('error', reject);
     child.on('close', (code, signal) => {
       clearTimeout(timer);

@@ -1,7 +1,24 @@
 // Run the built CLI on a real pseudo-terminal (python3's pty module; Node has none) and collect what
 // the terminal shows: runOnPty for commands that need no typing, startOnPty to watch and type.
-import { spawn } from 'node:child_process';
-import { BIN, childEnv, tempDir } from './cli.js';
+import { execFileSync, spawn } from 'node:child_process';
+import { BIN, CHILD_KILL_MS, childEnv, tempDir } from './cli.js';
+
+let interpreter: string | undefined;
+
+/**
+ * The python3 that `python3` on PATH runs, found once: a version manager's shim (pyenv's is a bash script
+ * that runs several more) costs ~0.5 s of CPU per start, and every pty run starts python.
+ */
+export function python(): string {
+  if (interpreter === undefined) {
+    try {
+      interpreter = execFileSync('python3', ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }).trim() || 'python3';
+    } catch {
+      interpreter = 'python3';
+    }
+  }
+  return interpreter;
+}
 
 /**
  * The relay between a test and a pseudo-terminal: the command runs with the pty as its stdin, stdout and
@@ -40,7 +57,7 @@ sys.exit(os.waitstatus_to_exitcode(status))
 
 /**
  * `cardboard args…` on a `cols`×`rows` pty (default 100×40) with `env` over the test environment (TERM=xterm);
- * the screen bytes decoded once at the end (a chunk may end inside '│'), and the exit code. Killed after 20 s.
+ * the screen bytes decoded once at the end (a chunk may end inside '│'), and the exit code. Killed after CHILD_KILL_MS.
  * No pager (CARDBOARD_PAGER empty) unless `env` names CARDBOARD_PAGER: `less` would wait for a key no one types.
  */
 export function runOnPty(
@@ -54,9 +71,9 @@ export function runOnPty(
   childenv.PTY_ROWS = String(size.rows ?? 40);
   childenv.PTY_COLS = String(size.cols ?? 100);
   return new Promise((resolve, reject) => {
-    const child = spawn('python3', ['-c', PTY_RELAY], { env: childenv, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(python(), ['-c', PTY_RELAY], { env: childenv, stdio: ['ignore', 'pipe', 'inherit'] });
     const out: Buffer[] = [];
-    const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+    const timer = setTimeout(() => child.kill('SIGKILL'), CHILD_KILL_MS);
     child.stdout.on('data', (b: Buffer) => out.push(b));
     child.on('error', reject);
     child.on('close', (code) => {
@@ -74,7 +91,7 @@ export interface PtySession {
   waitFor(re: RegExp): Promise<RegExpExecArray>;
   /** Type keystrokes into the terminal. */
   type(keys: string): void;
-  /** The command's exit code (killed with SIGKILL after 20 s). */
+  /** The command's exit code (killed with SIGKILL after CHILD_KILL_MS). */
   exit: Promise<number | null>;
 }
 
@@ -85,7 +102,7 @@ export function startOnPty(args: string[], env: Record<string, string | undefine
   childenv.PTY_ARGS = JSON.stringify([process.execPath, BIN, ...args]);
   childenv.PTY_ROWS = String(size.rows ?? 40);
   childenv.PTY_COLS = String(size.cols ?? 100);
-  const child = spawn('python3', ['-c', PTY_RELAY], { env: childenv, stdio: ['pipe', 'pipe', 'inherit'] });
+  const child = spawn(python(), ['-c', PTY_RELAY], { env: childenv, stdio: ['pipe', 'pipe', 'inherit'] });
   let screen = '';
   let exited = false;
   const waiters = new Set<() => void>();
@@ -97,7 +114,7 @@ export function startOnPty(args: string[], env: Record<string, string | undefine
     screen += s;
     poke();
   });
-  const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+  const timer = setTimeout(() => child.kill('SIGKILL'), CHILD_KILL_MS);
   const exit = new Promise<number | null>((resolve) => {
     child.on('close', (code) => {
       clearTimeout(timer);

@@ -107,7 +107,7 @@ describe('over HTTP: a server answering 429 with Retry-After: <a date in the pas
     // At least the floor between tries: about 3 in 3 s (50 without a floor). An upper bound only: a busy machine sends fewer.
     expect(seen).toBeLessThanOrEqual(6);
     expect(r.stderr).toMatch(/Rate limited \(429\); waiting \d(\.\d)?s \(Retry-After: 0s; cardboard waits at least 1s/);
-  }, 30_000);
+  });
 
   it('import sends a handful of POSTs before --give-up-after 3s stops it, not a storm', async () => {
     const s = await hostile('past-retry-after', { retryAfterMethods: ['POST'] });
@@ -119,5 +119,5 @@ describe('over HTTP: a server answering 429 with Retry-After: <a date in the pas
     expect(r.stderr).toMatch(/429/);
     // About one POST a second for 3 s (hundreds without a floor). An upper bound only.
     expect(s.requests.filter((q) => q.method === 'POST').length).toBeLessThanOrEqual(6);
-  }, 30_000);
+  });
 });

@@ -36,7 +36,7 @@ describe('import: exactly once under attack', () => {
     for (let i = 1; i <= 40; i++) lines.push(`${i <= 5 ? `gone${i}xxxxxxxxxxxx` : ''},id-${i},Open`);
     writeFileSync(file, `${lines.join('\n')}\n`);
     e.setFaults('500-after:0.5');
-    const r = await cli(e, ['import', file, '--json'], { timeoutMs: 60_000 });
+    const r = await cli(e, ['import', file, '--json']);
     e.setFaults(undefined);
     expect(r.code, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout)).toMatchObject({ rows: 40, created: 40, uncertain: 0 });
@@ -129,7 +129,7 @@ describe('import: exactly once under attack', () => {
       await run.exit;
     }
     const results = join(tempDir(), 'results.csv');
-    const last = await cli(e, [...args, '--results', results, '--json'], { board, timeoutMs: 120_000 });
+    const last = await cli(e, [...args, '--results', results, '--json'], { board });
     expect(last.code, last.stderr).toBe(0);
     const summary = JSON.parse(last.stdout);
     expect(summary).toMatchObject({ rows: 300, rejected: 0, uncertain: 0 });

@@ -98,19 +98,29 @@ describe('FileLock', () => {
     const dead = spawn(process.execPath, ['-e', '0']);
     await new Promise((r) => dead.on('close', r));
     writeFileSync(path, JSON.stringify({ pid: dead.pid, host: hostname(), started: 'then' }));
-    // Each racer holds what it got for a while, then leaves by process.exit (the second Ctrl-C's path).
+    // The racer that gets it holds it until every racer has said how it fared (its stdin ends then: not a
+    // time, which a late-starting racer on a loaded machine could outlast), then leaves by process.exit
+    // (the second Ctrl-C's path).
     const script = `import(${JSON.stringify(LOCK_JS)}).then((m) => {
-      try { m.FileLock.acquire(${JSON.stringify(path)}); process.stdout.write('got'); setTimeout(() => process.exit(130), 400); }
+      try { m.FileLock.acquire(${JSON.stringify(path)}); process.stdout.write('got'); process.stdin.on('end', () => process.exit(130)).resume(); }
       catch (err) { process.stdout.write(err.exitCode === 1 ? 'busy' : String(err)); }
     });`;
-    const outs = await Promise.all(
-      Array.from({ length: 4 }, () => {
-        const child = spawn(process.execPath, ['-e', script]);
-        let out = '';
-        child.stdout.on('data', (b: Buffer) => (out += b.toString()));
-        return new Promise<string>((resolve) => child.on('close', () => resolve(out)));
-      }),
-    );
+    const racers = Array.from({ length: 4 }, () => {
+      const child = spawn(process.execPath, ['-e', script]);
+      let out = '';
+      const said = new Promise<void>((resolve) => {
+        child.stdout.on('data', (b: Buffer) => {
+          out += b.toString();
+          resolve();
+        });
+        child.on('close', () => resolve());
+      });
+      const closed = new Promise<string>((resolve) => child.on('close', () => resolve(out)));
+      return { child, said, closed };
+    });
+    await Promise.all(racers.map((r) => r.said));
+    for (const r of racers) r.child.stdin.end();
+    const outs = await Promise.all(racers.map((r) => r.closed));
     expect(outs.sort()).toEqual(['busy', 'busy', 'busy', 'got']);
     expect(existsSync(path)).toBe(false);
   });

@@ -4,9 +4,9 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { BIN, childEnv, runCli, tempDir } from '../helpers/cli.js';
+import { BIN, CHILD_KILL_MS, childEnv, runCli, tempDir } from '../helpers/cli.js';
 import { BOARD_ID, type RunningEmulator, startTestEmulator } from '../helpers/emulator.js';
-import { PTY_RELAY } from '../helpers/pty.js';
+import { PTY_RELAY, python } from '../helpers/pty.js';
 
 const DOWN = '\x1b[B';
 const UP = '\x1b[A';
@@ -23,7 +23,7 @@ function plain(screen: string): string {
 interface Terminal {
   /** Everything the terminal has shown so far, escape codes included. */
   raw(): string;
-  /** Resolve once `text` (or a match of the pattern) appears after `from` in the plain screen; reject with the screen after 20 s or at exit. */
+  /** Resolve once `text` (or a match of the pattern) appears after `from` in the plain screen; reject with the screen after CHILD_KILL_MS or at exit. */
   waitFor(text: string | RegExp, from?: number): Promise<number>;
   /** Type keystrokes. */
   type(keys: string): void;
@@ -39,7 +39,7 @@ function onTerminal(args: string[], env: Record<string, string | undefined>): Te
   childenv.PTY_ARGS = JSON.stringify([process.execPath, BIN, ...args]);
   childenv.PTY_ROWS = String(ROWS);
   childenv.PTY_COLS = String(COLS);
-  const child = spawn('python3', ['-c', PTY_RELAY], { env: childenv, stdio: ['pipe', 'pipe', 'inherit'] });
+  const child = spawn(python(), ['-c', PTY_RELAY], { env: childenv, stdio: ['pipe', 'pipe', 'inherit'] });
   running.push(child);
   let screen = '';
   let exited = false;
@@ -84,8 +84,8 @@ function onTerminal(args: string[], env: Record<string, string | undefined>): Te
         };
         const timer = setTimeout(() => {
           listeners.delete(check);
-          reject(new Error(`waited 20 s for ${String(text)}; the terminal showed:\n${plain(screen)}`));
-        }, 20_000);
+          reject(new Error(`waited ${CHILD_KILL_MS / 1000} s for ${String(text)}; the terminal showed:\n${plain(screen)}`));
+        }, CHILD_KILL_MS);
         listeners.add(check);
         check();
       });
@@ -223,7 +223,7 @@ describe('import on a terminal: interactive mapping with @inquirer/prompts (issu
     } finally {
       await second.close();
     }
-  }, 60_000);
+  });
 
   it('Ctrl-C at a mapping question exits 130 with "Interrupted.", never "a bug"; nothing is sent', async () => {
     emu = await startTestEmulator();
@@ -240,7 +240,7 @@ describe('import on a terminal: interactive mapping with @inquirer/prompts (issu
     expect(screen.slice(asked)).toContain('error: Interrupted.');
     expect(screen).not.toContain('This is a bug');
     expect(emu.requests().every((r) => r.method === 'GET')).toBe(true);
-  }, 60_000);
+  });
 
   it('declining at the preview sends nothing and exits 130 (cancelled)', async () => {
     emu = await startTestEmulator();
@@ -259,7 +259,7 @@ describe('import on a terminal: interactive mapping with @inquirer/prompts (issu
     expect(methods.length).toBeGreaterThan(0);
     expect(methods.every((m) => m === 'GET')).toBe(true);
     expect(cardsOf(emu)).toEqual([]);
-  }, 60_000);
+  });
 });
 
 /** A CSV of `n` rows whose headers are the board's own field names (nothing to ask). */
@@ -296,7 +296,7 @@ describe('import progress (issue 4, section 7)', () => {
     expect(screen).toMatch(/✔ Importing: 300 \/ 300 rows · \d+\.\d rows\/s · 0 retries · 0 waits \(429\)/);
     expect(screen).toMatch(/created\s*│\s*300\b/);
     expect(emu.state()[BOARD_ID]!.cards).toHaveLength(N);
-  }, 60_000);
+  });
 
   // Issue 10 §7: with ora's live line running, one Ctrl-C typed on the terminal used to end the process
   // by the signal (no summary, no 130), while the same import piped stopped gracefully.
@@ -316,14 +316,13 @@ describe('import progress (issue 4, section 7)', () => {
     expect(done).toBeLessThan(N);
     expect(emu.state()[BOARD_ID]!.cards).toHaveLength(done);
     // The same command, piped this time, resumes from the journal the interrupted run wrote.
-    // One row at a time, each held 5 ms: on a loaded machine this takes well past runCli's default 20 s.
-    const again = await runCli(args(file), { env, configDir: env.CARDBOARD_CONFIG_DIR, timeoutMs: 50_000 });
+    const again = await runCli(args(file), { env, configDir: env.CARDBOARD_CONFIG_DIR });
     expect(again.code, again.stderr).toBe(0);
     expect(again.stderr).toContain(`Resuming: ${done} rows already finished`);
     const names = emu.state()[BOARD_ID]!.cards.map((c) => c.Name);
     expect(names).toHaveLength(N);
     expect(new Set(names).size).toBe(N);
-  }, 60_000);
+  });
 
   it('piped: the same run prints plain lines, no spinner frames and no cursor codes on stderr', async () => {
     emu = await startTestEmulator({ faults: 'delay:5ms' });
@@ -338,5 +337,5 @@ describe('import progress (issue 4, section 7)', () => {
     expect(r.stderr).toMatch(/^created\s+300$/m);
     expect(r.stdout).toBe('');
     expect(emu.state()[BOARD_ID]!.cards).toHaveLength(N);
-  }, 60_000);
+  });
 });

@@ -7,7 +7,7 @@ import { once } from 'node:events';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BIN, childEnv, runMain, tempDir } from '../helpers/cli.js';
+import { BIN, CHILD_KILL_MS, childEnv, runMain, tempDir } from '../helpers/cli.js';
 import { BOARD_ID, type RunningEmulator, SIGNING_KEY, startTestEmulator, TOKEN } from '../helpers/emulator.js';
 
 const FIELDS = Array.from({ length: 1500 }, (_, i) => `Field ${String(i).padStart(4, '0')} with a long enough name`);
@@ -52,7 +52,7 @@ function collect(child: ChildProcess): Promise<{ codes: string; stderr: string }
   let stderr = '';
   child.stdout!.on('data', (b: Buffer) => (codes += b.toString()));
   child.stderr!.on('data', (b: Buffer) => (stderr += b.toString()));
-  const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+  const timer = setTimeout(() => child.kill('SIGKILL'), CHILD_KILL_MS);
   return new Promise((resolve) => child.on('close', () => {
     clearTimeout(timer);
     resolve({ codes, stderr });
@@ -92,7 +92,7 @@ describe('a closed pipe', () => {
 });
 
 describe('a closed pipe under a long run', () => {
-  it('webhook listen stops as on SIGTERM when its stdout reader goes away: exit 0, no error', { timeout: 15_000 }, async () => {
+  it('webhook listen stops as on SIGTERM when its stdout reader goes away: exit 0, no error', async () => {
     const child = spawn(process.execPath, [BIN, 'webhook', 'listen', '--port', '0', '--no-verify'], {
       env: childEnv({ configDir, env }),
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -107,7 +107,7 @@ describe('a closed pipe under a long run', () => {
     });
     const closed = once(child, 'close');
     // A listener that does not stop is killed when the test ends, pass or fail.
-    const guard = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    const guard = setTimeout(() => child.kill('SIGKILL'), CHILD_KILL_MS);
     try {
       const url = await listening;
       child.stdout.once('data', () => child.stdout.destroy());

@@ -187,7 +187,7 @@ describe('every --json shape in the README matches the real output (emulator)', 
   });
 
   for (const doc of documentedShapes()) {
-    it(`${doc.command}`, { timeout: 30_000 }, async () => {
+    it(`${doc.command}`, async () => {
       const run = runners[doc.command];
       expect(run, `no runner for ${doc.command}`).toBeDefined();
       for (const stdout of await run!()) {

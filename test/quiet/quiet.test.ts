@@ -85,7 +85,7 @@ beforeAll(async () => {
     }),
   );
   writeFileSync(records, lines.join(''));
-}, 30_000);
+});
 
 afterAll(async () => {
   await new Promise((resolve) => receiver?.close(resolve));
@@ -169,7 +169,7 @@ describe('--quiet leaves only the data; piped output has no escape codes, NO_COL
       expect(loud.stderr).not.toContain(ESC);
     }
     expect(quiet.stdout + quiet.stderr).not.toContain(ESC);
-  }, 30_000);
+  });
 });
 
 /** Start a server command, wait for its ready line, optionally act, then Ctrl-C it. */

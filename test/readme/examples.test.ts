@@ -24,7 +24,7 @@ import type { Server } from 'node:http';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BIN, childEnv, tempDir } from '../helpers/cli.js';
+import { BIN, CHILD_KILL_MS, childEnv, tempDir } from '../helpers/cli.js';
 import { recordDeliveries, startKeyReceiver } from '../helpers/receiver.js';
 
 const README = fileURLToPath(new URL('../../README.md', import.meta.url));
@@ -105,10 +105,10 @@ interface Outcome {
 }
 
 /**
- * Collect a child's output (decoded once at the end) and its exit code; SIGKILL after `killAfterMs` (null:
- * never, for the emulator, which serves the whole file: on a loaded machine the file outlasts any fixed budget).
+ * Collect a one-shot child's output (decoded once at the end) and its exit code; its process group is
+ * SIGKILLed after CHILD_KILL_MS. The emulator is not collected this way: it lives until afterAll (see startEmulator).
  */
-function collect(child: ChildProcess, onStderr?: (text: string) => void, killAfterMs: number | null = 30_000): Promise<Outcome> {
+function collect(child: ChildProcess, onStderr?: (text: string) => void): Promise<Outcome> {
   children.add(child);
   const out: Buffer[] = [];
   const err: Buffer[] = [];
@@ -118,7 +118,7 @@ function collect(child: ChildProcess, onStderr?: (text: string) => void, killAft
     onStderr?.(Buffer.concat(err).toString('utf8'));
   });
   return new Promise((resolve) => {
-    const timer = killAfterMs === null ? undefined : setTimeout(() => child.pid && process.kill(-child.pid, 'SIGKILL'), killAfterMs);
+    const timer = setTimeout(() => killGroup(child, 'SIGKILL'), CHILD_KILL_MS);
     child.on('close', (code) => {
       clearTimeout(timer);
       children.delete(child);
@@ -127,30 +127,68 @@ function collect(child: ChildProcess, onStderr?: (text: string) => void, killAft
   });
 }
 
-let emulator: { child: ChildProcess; url: string; board: string; token: string; signingKey: string };
+/**
+ * Signal the process group a detached child leads, only while the child is not yet reaped: until then its
+ * pid cannot be handed to another process, so the signal cannot reach someone else's (pids wrap at 32768
+ * on a busy machine, and the suite spawns thousands).
+ */
+function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  if (child.pid !== undefined && child.exitCode === null && child.signalCode === null) process.kill(-child.pid, signal);
+}
+
+interface Emulator {
+  child: ChildProcess;
+  url: string;
+  board: string;
+  token: string;
+  signingKey: string;
+  /** Everything it wrote on stderr so far. */
+  stderr(): string;
+  /** Set once it exited: how, and when (ms after it was started). */
+  exited?: { code: number | null; signal: NodeJS.Signals | null; afterMs: number };
+  /** Resolves when it has exited and its pipes are closed. */
+  closed: Promise<void>;
+}
+
+let emulator: Emulator;
 let receiver: Server;
 let receiverUrl: string;
 let cwd: string;
 /** The reader's shell environment, as the previous line left it. */
 let env: NodeJS.ProcessEnv;
 
-/** `cardboard emulator --port 0` (its defaults otherwise); resolves with what its export line says. */
-async function startEmulator(): Promise<typeof emulator> {
-  const child = spawn(process.execPath, [BIN, 'emulator', '--port', '0'], { env: childEnv(), detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+/**
+ * `cardboard emulator --port 0` (its defaults otherwise); resolves with what its export line says. It serves
+ * the whole file, so nothing stops it but afterAll: no time budget (a loaded machine stretches the file past
+ * any fixed one), and its exit, should it come early, is kept to be reported by the next example.
+ */
+async function startEmulator(): Promise<Emulator> {
+  const started = Date.now();
+  const child = spawn(process.execPath, [BIN, 'emulator', '--port', '0'], { env: childEnv(), detached: true, stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
-  const exited = collect(child, undefined, null);
+  child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+  const closed = new Promise<void>((resolve) => child.on('close', () => resolve()));
+  const exited = new Promise<Emulator['exited']>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal, afterMs: Date.now() - started })));
   const ready = await new Promise<RegExpExecArray>((resolve, reject) => {
-    child.stderr.on('data', (b: Buffer) => {
-      stderr += b.toString();
+    child.stderr.on('data', () => {
       if (!/^listening on /m.test(stderr)) return;
       const m = /export CARDBOARD_BASE_URL=(\S+) CARDBOARD_BOARD=(\S+) CARDBOARD_TOKEN=(\S+) CARDBOARD_SIGNING_KEY=(\S+)/.exec(stderr);
-      if (m) resolve(m);
-      else reject(new Error(`no export line: ${stderr}`));
+      if (m) return resolve(m);
+      killGroup(child, 'SIGKILL');
+      reject(new Error(`no export line: ${stderr}`));
     });
-    void exited.then((o) => reject(new Error(`emulator exited ${o.code}: ${o.stderr}`)));
+    void exited.then((e) => reject(new Error(`emulator exited (${e!.signal ?? e!.code}) before it listened: ${stderr}`)));
   });
   const [, url, board, token, signingKey] = ready;
-  return { child, url: url!, board: board!, token: token!, signingKey: signingKey! };
+  const running: Emulator = { child, url: url!, board: board!, token: token!, signingKey: signingKey!, stderr: () => stderr, closed };
+  void exited.then((e) => (running.exited = e));
+  return running;
+}
+
+/** Fails when the emulator is gone: its exit says why, where ECONNREFUSED from every later example would not. */
+function expectEmulatorRunning(): void {
+  const e = emulator.exited;
+  if (e) expect.fail(`the emulator exited (${e.signal ?? `code ${e.code}`}) ${e.afterMs} ms after it started; its stderr:\n${emulator.stderr()}`);
 }
 
 beforeAll(async () => {
@@ -184,11 +222,18 @@ beforeAll(async () => {
       POST_URL: `${emulator.url}/api/aptlet/${emulator.board}`,
     },
   });
-}, 60_000);
+});
 
 afterAll(async () => {
-  for (const child of children) if (child.exitCode === null && child.pid) process.kill(-child.pid, 'SIGKILL');
+  for (const child of children) killGroup(child, 'SIGKILL');
   await new Promise((resolve) => receiver?.close(resolve));
+  if (!emulator) return;
+  // Still serving at the end (so it served every example), and Ctrl-C stops it cleanly.
+  expectEmulatorRunning();
+  killGroup(emulator.child, 'SIGINT');
+  await emulator.closed;
+  expect(emulator.exited, emulator.stderr()).toMatchObject({ code: 0, signal: null });
+  expect(emulator.stderr()).toMatch(/^emulator stopped$/m);
 });
 
 /** Rewrite only the ports: the emulator's default 4010 and "your app" on 3000. */
@@ -222,7 +267,7 @@ async function runUntilReady(command: string): Promise<Outcome & { ready: boolea
   const outcome = await collect(child, (text) => {
     if (!ready && /^ ?listening on http:\/\/\S+/im.test(text)) {
       ready = true;
-      process.kill(-child.pid!, 'SIGINT');
+      killGroup(child, 'SIGINT');
     }
   });
   return { ...outcome, ready };
@@ -272,6 +317,7 @@ describe('README examples, run as written against `cardboard emulator`', () => {
       continue;
     }
     it(title, async () => {
+      expectEmulatorRunning();
       const command = rewritePorts(example.command);
       let outcome: Outcome;
       if (LONG_RUNNING.test(command)) {
@@ -283,6 +329,6 @@ describe('README examples, run as written against `cardboard emulator`', () => {
       }
       expect(outcome.code, `${command}\n--- stdout\n${outcome.stdout}\n--- stderr\n${outcome.stderr}`).toBe(example.exit);
       if (example.exit === 0) expect(outcome.stderr).not.toMatch(/^error:/m);
-    }, 45_000);
+    });
   }
 });

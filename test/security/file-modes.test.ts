@@ -128,7 +128,7 @@ describe('--journal and --record must be regular files (read back and appended)'
     } finally {
       journal.release();
     }
-  }, 10_000);
+  });
 
   it('--record on a FIFO: exit 2 naming --record, no lock beside it, mode kept', async () => {
     const dir = tempDir();
@@ -142,7 +142,7 @@ describe('--journal and --record must be regular files (read back and appended)'
     } finally {
       record.release();
     }
-  }, 10_000);
+  });
 });
 
 describe('the config and cache directories', () => {

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { DEFAULT_LIMITS } from '../../src/webhook/limits.js';
 import { runMain, tempDir } from '../helpers/cli.js';
 import { post, type RunningListener, startListener } from './helpers.js';
 
@@ -79,14 +80,19 @@ describe('webhook listen guards', () => {
   });
 
   it('answers 405 to a GET (stderr note, not a delivery) and closes idle connections after the env-set idle timeout', async () => {
-    const l = await listen(['--json'], { CARDBOARD_WEBHOOK_TIMEOUTS: 'idle=100ms,headers=200ms,request=400ms' });
+    // 2 s: a client on a loaded machine still gets its request in after connecting (a shorter idle timeout
+    // closed the GET's own connection now and then), and the default (10 s) is far enough to tell apart.
+    const l = await listen(['--json'], { CARDBOARD_WEBHOOK_TIMEOUTS: 'idle=2s' });
     const res = await fetch(l.url, { headers: { 'x-signingKey': KEY } });
     expect(res.status).toBe(405);
     expect(res.headers.get('allow')).toBe('POST');
     const { connect } = await import('node:net');
+    const connected = Date.now();
     const socket = connect(Number(new URL(l.url).port), '127.0.0.1');
     socket.on('error', () => {});
     await new Promise((resolve) => socket.once('close', resolve));
+    // Closed by the listener, not the test timeout, well before the 10 s default would have.
+    expect(Date.now() - connected).toBeLessThan(DEFAULT_LIMITS.idleMs);
     expect(await post(l.url, '{"_id":"ok"}', KEY)).toBe(200);
     const r = await l.stop('SIGTERM');
     expect(r.stdout.trim().split('\n')).toHaveLength(1);

@@ -40,7 +40,8 @@ async function start(opts: { limits?: Partial<ConnectionLimits>; forward?: strin
     maxBody: 1024 * 1024,
     record,
     limits: opts.limits,
-    forward: opts.forward ? { url: opts.forward, timeout: { ms: 2000, text: '2s' }, retryCapMs: 20 } : undefined,
+    // Long enough that no answer on a loaded machine times out (a timed-out forward is sent again: a duplicate).
+    forward: opts.forward ? { url: opts.forward, timeout: { ms: 30_000, text: '30s' }, retryCapMs: 20 } : undefined,
     onEvent: (e) => events.push(e),
   });
   const url = await listener.start();
@@ -112,21 +113,48 @@ describe('connection cap and timeouts', () => {
     for (const b of busy) b.socket.end('"a":1}   ');
   });
 
-  it('closes a connection that sends nothing (idle), and one that trickles its body past the request timeout', async () => {
-    const s = await start({ limits: { idleMs: 100, headersMs: 150, requestMs: 300 } });
-    const silent = await rawSocket(s.port);
-    const trickle = await rawSocket(s.port);
-    trickle.socket.write(`POST / HTTP/1.1\r\nHost: x\r\nx-signingKey: ${KEY}\r\nContent-Length: 1000\r\n\r\n`);
-    const drip = setInterval(() => trickle.socket.write('x'), 20);
-    cleanup.push(async () => clearInterval(drip));
-    let answer = '';
-    trickle.socket.on('data', (b: Buffer) => (answer += b.toString()));
-    await silent.closed;
-    await trickle.closed;
-    clearInterval(drip);
-    // Node answers 408 when the request timeout expires; nothing was recorded.
-    expect(answer === '' || answer.startsWith('HTTP/1.1 408')).toBe(true);
-    expect(readFileSync(s.recordPath, 'utf8')).toBe('');
+  it('takes its timeouts to the http server: idle per socket and between requests, headers and request deadlines checked often', async () => {
+    const s = await start({ limits: { idleMs: 1000, headersMs: 2000, requestMs: 3000 } });
+    const server = s.listener['server'];
+    expect({ idle: server.timeout, keepAlive: server.keepAliveTimeout, headers: server.headersTimeout, request: server.requestTimeout }).toEqual({
+      idle: 1000,
+      keepAlive: 1000,
+      headers: 2000,
+      request: 3000,
+    });
+    // Node's own default checks the deadlines every 30 s: a quarter of the headers timeout, at most 1 s.
+    expect((server as typeof server & { connectionsCheckingInterval: number }).connectionsCheckingInterval).toBe(500);
+  });
+
+  // Each connection below meets one timeout of 1-1.5 s; the others are 20 s, so a loaded machine (a
+  // drip late by seconds, a timer fired late) cannot make a different one close it, and how it was
+  // closed tells which did: the idle timeout closes without a word, a deadline answers 408.
+  it('closes a connection that sends nothing (idle timeout), and answers 408 to one trickling its headers or its body past its deadline; nothing is recorded', async () => {
+    const long = 20_000;
+    const idle = await start({ limits: { idleMs: 1000, headersMs: long, requestMs: long } });
+    const headers = await start({ limits: { idleMs: long, headersMs: 1000, requestMs: long } });
+    const body = await start({ limits: { idleMs: long, headersMs: 1500, requestMs: 1500 } });
+    const watch = async (port: number, first: string, drip: string) => {
+      const c = await rawSocket(port);
+      let answer = '';
+      c.socket.on('data', (b: Buffer) => (answer += b.toString()));
+      if (first !== '') c.socket.write(first);
+      // A byte every 50 ms: never idle for long, and never done (the rest would take minutes).
+      const timer = drip === '' ? undefined : setInterval(() => c.socket.write(drip), 50);
+      cleanup.push(async () => clearInterval(timer));
+      await c.closed;
+      clearInterval(timer);
+      return answer;
+    };
+    const [silent, slowHeaders, slowBody] = await Promise.all([
+      watch(idle.port, '', ''),
+      watch(headers.port, 'POST / HTTP/1.1\r\nHost: x\r\n', 'x'),
+      watch(body.port, `POST / HTTP/1.1\r\nHost: x\r\nx-signingKey: ${KEY}\r\nContent-Length: 100000\r\n\r\n`, 'x'),
+    ]);
+    expect(silent).toBe('');
+    expect(slowHeaders).toMatch(/^HTTP\/1\.1 408 /);
+    expect(slowBody).toMatch(/^HTTP\/1\.1 408 /);
+    for (const s of [idle, headers, body]) expect(readFileSync(s.recordPath, 'utf8')).toBe('');
   });
 
   it('reads its timeouts from CARDBOARD_WEBHOOK_TIMEOUTS over the defaults, and refuses a bad one', () => {

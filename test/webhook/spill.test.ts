@@ -26,8 +26,9 @@ describe('forward queue', () => {
       key: 'sk',
       maxBody: 1024,
       record,
-      // Two in memory: the other 23 must come back from disk.
-      forward: { url: target.url, timeout: { ms: 1000, text: '1s' }, retryCapMs: 20, memoryCount: 2 },
+      // Two in memory: the other 23 must come back from disk. A forward that timed out would be sent again
+      // (a duplicate at the app): 30 s, which no answer from a live app on a loaded machine comes near.
+      forward: { url: target.url, timeout: { ms: 30_000, text: '30s' }, retryCapMs: 20, memoryCount: 2 },
       onEvent: (e) => events.push(e),
     });
     const url = await listener.start();
