@@ -92,7 +92,7 @@ export type ContextRef = () => Context;
 
 /** Build a context (frozen): the real process's parts by default; tests pass streams, env, clock, globals. */
 export function createContext(parts: ContextParts = {}): Context {
-  const host = { ...processHost(), ...definedOnly(parts) };
+  const host = hostOf(parts);
   let session: Promise<import('./api/session.js').ApiSession> | undefined;
   let selected: Promise<ApiClient> | undefined;
   const open = () => {
@@ -128,8 +128,10 @@ export function createContext(parts: ContextParts = {}): Context {
   return ctx;
 }
 
-function definedOnly<T extends object>(parts: T): Partial<T> {
-  return Object.fromEntries(Object.entries(parts).filter(([, v]) => v !== undefined)) as Partial<T>;
+/** The process's host with the parts given (a part left undefined keeps the process's own). */
+export function hostOf(parts: Partial<Host>): Host {
+  const given = Object.fromEntries(Object.entries(parts).filter(([, v]) => v !== undefined)) as Partial<Host>;
+  return { ...processHost(), ...given };
 }
 
 /** True when prompts may be shown: stdin and stdout are TTYs and CI is not set (PITFALLS: prompts hang otherwise). */

@@ -1,5 +1,5 @@
 import { CommanderError } from 'commander';
-import { type Context, type ContextParts, createContext, processHost } from './context.js';
+import { type Context, type ContextParts, createContext, hostOf } from './context.js';
 import { redactSecrets } from './redact.js';
 import { CancelledError, CardboardError, ExitCode } from './errors.js';
 import { terminalText } from './io/text.js';
@@ -13,7 +13,7 @@ import { buildProgram } from './program.js';
  * never changed after; `parts` replaces the process's streams, env, clock or signals (tests).
  */
 export async function main(argv: string[], parts: ContextParts = {}): Promise<number> {
-  const host = { ...processHost(), ...Object.fromEntries(Object.entries(parts).filter(([, v]) => v !== undefined)) } as ReturnType<typeof processHost>;
+  const host = hostOf(parts);
   // The run's one signal tree: Ctrl-C and SIGTERM from here on stop every wait (interrupt.ts).
   const cancel = parts.cancel ?? new Cancellation(host.signals, host.clock);
   const secrets = parts.secrets ?? new Set<string>();
