@@ -6,17 +6,18 @@
 // run and one line per Node at the end; exits 1 if the suite failed on any of them.
 // Options: --only-lines (skip the Node running this script), and any argument after `--` goes to vitest
 // (e.g. `-- test/http/core.test.ts` to run one file on every line).
+// Imported as a module (the benchmark's --node 22), it runs nothing and exports nodeForLine.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const CACHE = join(ROOT, '.ci', '.cache', 'node');
 const VITEST = join(ROOT, 'node_modules', 'vitest', 'vitest.mjs');
 
-const say = (line) => process.stdout.write(`[node-lines] ${line}\n`);
+let say = (line) => process.stdout.write(`[node-lines] ${line}\n`);
 
 function run(cmd, args, opts = {}) {
   const r = spawnSync(cmd, args, { encoding: 'utf8', ...opts });
@@ -82,6 +83,21 @@ function nodeBinary(version) {
   return bin;
 }
 
+/**
+ * The `node` binary of the newest release of a Node line (a major version such as '22'), fetched into
+ * .ci/.cache/node/<version>/ unless it is there. `log` receives the progress lines (default: stdout).
+ */
+export function nodeForLine(line, log = say) {
+  if (!/^\d+$/.test(String(line))) throw new Error(`a Node line is a major version number such as 22, not ${line}`);
+  const previous = say;
+  say = log;
+  try {
+    return nodeBinary(resolveVersion(String(line)));
+  } finally {
+    say = previous;
+  }
+}
+
 /** Run vitest with `node` first in PATH, so tests that spawn `node` or `process.execPath` use the same one. */
 function vitestOn(node, vitestArgs) {
   const env = { ...process.env, PATH: `${dirname(node)}${delimiter}${process.env.PATH ?? ''}` };
@@ -92,21 +108,27 @@ function vitestOn(node, vitestArgs) {
   return { version, ok: r.status === 0, seconds: (Date.now() - started) / 1000, status: r.status ?? r.signal };
 }
 
-const args = process.argv.slice(2);
-const dash = args.indexOf('--');
-const vitestArgs = dash === -1 ? [] : args.slice(dash + 1);
-const own = dash === -1 ? args : args.slice(0, dash);
-const onlyLines = own.includes('--only-lines');
-const lines = own.filter((a) => a !== '--only-lines');
-const bad = lines.filter((l) => !/^\d+$/.test(l));
-if (bad.length > 0) {
-  process.stderr.write(`node-lines: a Node line is a major version number such as 22, not ${bad.join(', ')}\n`);
-  process.exit(2);
+/** The command line: run the suite on this Node (unless --only-lines) and on each line named. */
+function main() {
+  const args = process.argv.slice(2);
+  const dash = args.indexOf('--');
+  const vitestArgs = dash === -1 ? [] : args.slice(dash + 1);
+  const own = dash === -1 ? args : args.slice(0, dash);
+  const onlyLines = own.includes('--only-lines');
+  const lines = own.filter((a) => a !== '--only-lines');
+  const bad = lines.filter((l) => !/^\d+$/.test(l));
+  if (bad.length > 0) {
+    process.stderr.write(`node-lines: a Node line is a major version number such as 22, not ${bad.join(', ')}\n`);
+    return process.exit(2);
+  }
+
+  // Resolve and fetch every binary first, so a registry failure stops the run before any suite starts.
+  const nodes = [...(onlyLines ? [] : [process.execPath]), ...lines.map((line) => nodeBinary(resolveVersion(line)))];
+  const results = nodes.map((node) => vitestOn(node, vitestArgs));
+  say('summary:');
+  for (const r of results) say(`  node ${r.version}: ${r.ok ? 'passed' : `FAILED (exit ${r.status})`} in ${r.seconds.toFixed(1)} s`);
+  process.exitCode = results.every((r) => r.ok) ? 0 : 1;
 }
 
-// Resolve and fetch every binary first, so a registry failure stops the run before any suite starts.
-const nodes = [...(onlyLines ? [] : [process.execPath]), ...lines.map((line) => nodeBinary(resolveVersion(line)))];
-const results = nodes.map((node) => vitestOn(node, vitestArgs));
-say('summary:');
-for (const r of results) say(`  node ${r.version}: ${r.ok ? 'passed' : `FAILED (exit ${r.status})`} in ${r.seconds.toFixed(1)} s`);
-process.exitCode = results.every((r) => r.ok) ? 0 : 1;
+const invoked = process.argv[1] !== undefined && existsSync(process.argv[1]) && pathToFileURL(realpathSync(process.argv[1])).href === import.meta.url;
+if (invoked) main();

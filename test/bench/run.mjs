@@ -1,12 +1,16 @@
-// `npm run bench`: every scenario of issue 6 §1, each figure beside its peer measured in the same run, written
-// to test/bench/results.json and results.md. Flags: --quick (smaller inputs, one run each), --only a,b,
-// --node PATH (repeatable: the memory and match-memory scenarios run on each of these Nodes instead of the bench's own).
-// Needs the build (npm run bench builds first). The emulator always runs as a child process.
+// `npm run bench`: every scenario, each figure beside its peer measured in the same run, written to
+// test/bench/results.json and results.md. Flags (see USAGE in lib/stats.mjs): --quick (smaller inputs, one
+// round), --only a,b, --node LINE|PATH (repeatable: the memory, match-memory and startup scenarios add one row per
+// Node), --against REF (build that git ref under test/bench/out/ and measure its CLI beside this tree's, interleaved).
+// Needs the build (npm run bench builds first). The emulator is always this tree's, as a child process.
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { log } from './lib/proc.mjs';
+import { log, SELF } from './lib/proc.mjs';
+import { resolveNodes } from './lib/nodes.mjs';
+import { buildRef, refClient, resolveRef } from './lib/ref.mjs';
+import { parseArgs, SCENARIO_NAMES, USAGE, UsageError } from './lib/stats.mjs';
 import { importLimit } from './scenarios/import-limit.mjs';
 import { importSpeed } from './scenarios/import-speed.mjs';
 import { list } from './scenarios/list.mjs';
@@ -21,27 +25,14 @@ import { webhookMemory } from './scenarios/webhook-memory.mjs';
 const SCENARIOS = { startup, 'import-speed': importSpeed, 'import-limit': importLimit, memory, list, webhook, 'webhook-memory': webhookMemory, resync, 'match-memory': matchMemory, soak };
 const JSON_PATH = fileURLToPath(new URL('./results.json', import.meta.url));
 const MD_PATH = fileURLToPath(new URL('./results.md', import.meta.url));
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
-function parseArgs(argv) {
-  const opts = { quick: false, only: Object.keys(SCENARIOS), nodes: [] };
-  for (let i = 0; i < argv.length; i++) {
-    if (argv[i] === '--quick') opts.quick = true;
-    else if (argv[i] === '--only') opts.only = argv[++i].split(',');
-    else if (argv[i].startsWith('--only=')) opts.only = argv[i].slice(7).split(',');
-    else if (argv[i] === '--node') opts.nodes.push(argv[++i]);
-    else throw new Error(`unknown argument ${argv[i]}; use --quick, --node PATH and --only ${Object.keys(SCENARIOS).join(',')}`);
-  }
-  const unknown = opts.only.filter((name) => !(name in SCENARIOS));
-  if (unknown.length) throw new Error(`unknown scenario ${unknown.join(', ')}; known: ${Object.keys(SCENARIOS).join(', ')}`);
-  return opts;
-}
-
-const cell = (text) => String(text).replaceAll('|', '\\|');
+const cell = (text) => String(text ?? '—').replaceAll('|', '\\|');
 
 /** The commit measured, and whether src/ or bin/ differed from it (a shared checkout may hold work in progress). */
 function revision() {
   try {
-    const git = (...args) => execFileSync('git', args, { cwd: fileURLToPath(new URL('../..', import.meta.url)), encoding: 'utf8' }).trim();
+    const git = (...args) => execFileSync('git', args, { cwd: ROOT, encoding: 'utf8' }).trim();
     const dirty = git('status', '--porcelain', '--', 'src', 'bin') !== '';
     return `${git('rev-parse', '--short', 'HEAD')}${dirty ? ' + uncommitted changes in src/ or bin/' : ''}`;
   } catch {
@@ -49,44 +40,93 @@ function revision() {
   }
 }
 
-/** The markdown table the README embeds, plus how and where it was measured. */
+/** The markdown table the README embeds, plus how, where and against what it was measured. */
 function markdown(results) {
-  const lines = ['| scenario | cardboard | beside it (same run) | ratio | goal | met? |', '|---|---|---|---|---|---|'];
-  for (const name of Object.keys(SCENARIOS)) {
+  const lines = [
+    '| scenario | cardboard | beside it (same run) | ratio | goal | met? | ref (same run) | vs ref |',
+    '|---|---|---|---|---|---|---|---|',
+  ];
+  for (const name of SCENARIO_NAMES) {
     const s = results.scenarios[name];
     if (!s) continue;
     for (const r of s.rows) {
-      const met = r.met === null ? '—' : r.met ? 'yes' : '**no**';
-      lines.push(`| ${[r.scenario, r.cardboard, r.beside, r.ratioText, r.goal, met].map(cell).join(' | ')} |`);
+      const met = r.met === null || r.met === undefined ? '—' : r.met ? 'yes' : '**no**';
+      lines.push(`| ${[r.scenario, r.cardboard, r.beside, r.ratioText, r.goal, met, r.ref, r.vsRef].map(cell).join(' | ')} |`);
     }
   }
-  const runs = Object.entries(results.scenarios).map(([name, s]) => `${name} ${s.at} at ${s.revision}${s.quick ? ' (--quick)' : ''}`);
-  lines.push('', `Measured with Node ${results.machine.node} on ${results.machine.cpus} × ${results.machine.cpuModel}; load average at start ${results.machine.loadavg.join(', ')}.`);
+  const m = results.machine;
+  const runs = SCENARIO_NAMES.filter((n) => results.scenarios[n]).map((name) => {
+    const s = results.scenarios[name];
+    const extra = [s.quick ? '--quick' : '', s.against ? `against ${s.against}` : '', `load ${s.loadavg?.[0] ?? '?'}`].filter(Boolean).join(', ');
+    return `${name} ${s.at} at ${s.revision} (${extra})`;
+  });
+  lines.push('');
+  lines.push(`Machine: ${m.cpus} × ${m.cpuModel}; the bench ran on Node ${m.node}${m.nodes?.length > 1 ? `, the per-Node rows also on ${m.nodes.slice(1).join(', ')}` : ''}; load average at start ${m.loadavg.join(', ')}.`);
+  lines.push(`Commit measured: ${m.revision}${m.against ? `; ref: ${m.against.ref} = ${m.against.sha.slice(0, 7)} (built in test/bench/out/ref-${m.against.sha.slice(0, 12)}…)` : '; no ref (run with --against REF for the ref columns)'}.`);
+  const notes = SCENARIO_NAMES.map((n) => results.scenarios[n]?.note).filter(Boolean);
+  if (notes.length > 0) lines.push(`Ref coverage: ${notes.join(' ')}`);
   lines.push(`Runs: ${runs.join('; ')}.`);
   return `${lines.join('\n')}\n`;
 }
 
-const opts = parseArgs(process.argv.slice(2));
+let opts;
+let nodes;
+let ref;
+try {
+  opts = parseArgs(process.argv.slice(2));
+  if (opts.against !== undefined) {
+    const sha = resolveRef(opts.against);
+    ref = { ref: opts.against, sha, client: refClient(sha, buildRef(sha)) };
+  }
+  nodes = resolveNodes(opts.nodes);
+} catch (err) {
+  if (!(err instanceof UsageError)) throw err;
+  process.stderr.write(`bench: ${err.message}\n${USAGE}\n`);
+  process.exit(2);
+}
 if (!existsSync(fileURLToPath(new URL('../../dist/main.js', import.meta.url)))) throw new Error('dist/ is missing: run `npm run build` (npm run bench does)');
 const previous = existsSync(JSON_PATH) ? JSON.parse(readFileSync(JSON_PATH, 'utf8')) : { scenarios: {} };
+const rev = revision();
 const results = {
-  machine: { node: process.version, cpus: cpus().length, cpuModel: cpus()[0]?.model.trim(), loadavg: loadavg().map((v) => Math.round(v * 100) / 100) },
-  // --only keeps the other scenarios' last figures; each scenario carries the time it ran.
+  machine: {
+    node: process.version,
+    nodes: nodes.map((n) => n.version),
+    cpus: cpus().length,
+    cpuModel: cpus()[0]?.model.trim(),
+    loadavg: loadavg().map((v) => Math.round(v * 100) / 100),
+    revision: rev,
+    against: ref ? { ref: ref.ref, sha: ref.sha } : undefined,
+  },
+  // --only keeps the other scenarios' last figures; each scenario carries the time it ran and what against.
   scenarios: previous.scenarios ?? {},
 };
+const clients = ref ? [SELF, ref.client] : [SELF];
 let failed = false;
+const began = Date.now();
 for (const name of opts.only) {
   const started = Date.now();
   log(`${name}…`);
+  const load = loadavg().map((v) => Math.round(v * 100) / 100);
   try {
-    const { data, rows } = await SCENARIOS[name]({ quick: opts.quick, nodes: opts.nodes.length > 0 ? opts.nodes : undefined });
-    results.scenarios[name] = { at: new Date().toISOString().slice(0, 16).replace('T', ' '), revision: revision(), quick: opts.quick, seconds: Math.round((Date.now() - started) / 1000), data, rows };
+    const { data, rows, note } = await SCENARIOS[name]({ quick: opts.quick, nodes, clients, ref: ref?.client });
+    results.scenarios[name] = {
+      at: new Date().toISOString().slice(0, 16).replace('T', ' '),
+      revision: rev,
+      against: ref ? ref.sha.slice(0, 7) : null,
+      quick: opts.quick,
+      loadavg: load,
+      seconds: Math.round((Date.now() - started) / 1000),
+      note: ref ? note : undefined,
+      data,
+      rows,
+    };
     log(`${name} done in ${Math.round((Date.now() - started) / 1000)} s`);
   } catch (err) {
     failed = true;
     log(`${name} FAILED: ${err.stack ?? err}`);
   }
 }
+log(`all done in ${Math.round((Date.now() - began) / 1000)} s`);
 writeFileSync(JSON_PATH, `${JSON.stringify(results, null, 2)}\n`);
 const md = markdown(results);
 writeFileSync(MD_PATH, md);

@@ -5,8 +5,23 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+export { median, sig } from './stats.mjs';
+
 /** The built CLI entry point, as a user runs it. */
 export const BIN = fileURLToPath(new URL('../../../bin/cardboard.js', import.meta.url));
+/** This tree's CLI as a client of the scenarios (the ref's comes from lib/ref.mjs). */
+export const SELF = { label: 'cardboard', short: 'cardboard', bin: BIN, isRef: false };
+
+/** The ref's CLI refused a flag or command this tree has: its figure is "not in <ref>", not a failure. */
+export class NotInRef extends Error {
+  constructor(client, args, stderr) {
+    super(`${client.label} has no \`${args.slice(0, 2).join(' ')}\` as used here: ${stderr.trim().split('\n')[0]}`);
+    this.client = client;
+  }
+}
+
+/** Whether a failed run of the ref is its CLI rejecting a flag or command it does not have (usage error, exit 2). */
+export const isMissingFeature = (client, r) => client?.isRef === true && r.code === 2 && /unknown (option|command)|too many arguments/i.test(r.stderr);
 /** Where generated inputs and journals go (gitignored). */
 export const OUT = fileURLToPath(new URL('../out/', import.meta.url));
 
@@ -70,26 +85,16 @@ export function runMeasured(cmd, args, opts = {}) {
 }
 
 /**
- * Run the CLI (node [opts.nodeArgs] bin/cardboard.js …args) measured; throws with its stderr when it fails.
- * opts.node: another Node binary than the one running the bench.
+ * Run a CLI (node [opts.nodeArgs] <client's bin/cardboard.js> …args) measured; throws with its stderr when it
+ * fails, and NotInRef when the ref's CLI rejects the flags (see isMissingFeature). opts.client: { label, bin }
+ * (default this tree's); opts.node: another Node binary than the one running the bench.
  */
 export async function runCli(args, opts = {}) {
-  const r = await runMeasured(opts.node ?? process.execPath, [...(opts.nodeArgs ?? []), BIN, ...args], opts);
-  if (r.code !== 0 && !opts.allowFailure) throw new Error(`cardboard ${args.join(' ')} exited ${r.code}: ${r.stderr.slice(-2000)}`);
+  const client = opts.client ?? SELF;
+  const r = await runMeasured(opts.node ?? process.execPath, [...(opts.nodeArgs ?? []), client.bin, ...args], opts);
+  if (isMissingFeature(client, r)) throw new NotInRef(client, args, r.stderr);
+  if (r.code !== 0 && !opts.allowFailure) throw new Error(`${client.label} ${args.join(' ')} exited ${r.code}: ${r.stderr.slice(-2000)}`);
   return r;
-}
-
-/** Median of numbers (mean of the two middle ones for an even count). */
-export function median(values) {
-  const s = [...values].sort((a, b) => a - b);
-  const mid = s.length >> 1;
-  return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
-}
-
-/** Round to `digits` significant figures, for the table. */
-export function sig(value, digits = 3) {
-  if (!Number.isFinite(value) || value === 0) return value;
-  return Number(value.toPrecision(digits));
 }
 
 /** Log a progress line on stderr (the table is the only thing on stdout). */
