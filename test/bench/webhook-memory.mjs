@@ -3,7 +3,8 @@
 // VmHWM (peak RSS, Linux /proc) once it is ready, POSTs one JSON card of that size, waits for the 200, the
 // printed line and (with --forward-to) the app's receipt, then reads VmHWM again. The cost is the difference,
 // shown as a multiple of the body size. Needs a build (npm run build) and Linux.
-// Usage: node test/bench/webhook-memory.mjs [sizes in MB, default 10,100] [--json]
+// Usage: node test/bench/webhook-memory.mjs [sizes in MB, default 10,100] [--json] [--bin PATH (another build's
+// bin/cardboard.js; default this tree's)]
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, request } from 'node:http';
@@ -11,7 +12,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const BIN = fileURLToPath(new URL('../../bin/cardboard.js', import.meta.url));
+const binAt = process.argv.indexOf('--bin');
+const BIN = binAt === -1 ? fileURLToPath(new URL('../../bin/cardboard.js', import.meta.url)) : process.argv[binAt + 1];
 const asJson = process.argv.includes('--json');
 const sizes = (process.argv.slice(2).find((a) => /^[\d,]+$/.test(a)) ?? '10,100').split(',').map(Number);
 const KEY = 'sk-bench-memory-0123456789';

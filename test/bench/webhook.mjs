@@ -3,7 +3,9 @@
 // bare node:http server that answers 200, all in the same run on the same machine. The listener's stdout
 // is piped into `cat`, as a user's `| jq` would read it. Also reports the server's CPU time per delivery
 // (Linux /proc; null elsewhere): steadier than the rate on a shared machine. Needs a build (npm run build).
-// Usage: node test/bench/webhook.mjs [seconds per target, default 10] [--json]
+// With --ref PATH (another build's bin/cardboard.js) its listener is measured too, each configuration beside
+// ours; --reverse takes the targets in the opposite order (the bench alternates it between rounds).
+// Usage: node test/bench/webhook.mjs [seconds per target, default 10] [--json] [--ref PATH] [--reverse]
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,6 +16,9 @@ import autocannon from 'autocannon';
 const BIN = fileURLToPath(new URL('../../bin/cardboard.js', import.meta.url));
 const seconds = Number(process.argv.find((a) => /^\d+$/.test(a)) ?? 10);
 const asJson = process.argv.includes('--json');
+const refAt = process.argv.indexOf('--ref');
+const REF_BIN = refAt === -1 ? undefined : process.argv[refAt + 1];
+const reverse = process.argv.includes('--reverse');
 const KEY = 'sk-bench-0123456789abcdef';
 // A card as the service sends it (spec 6: a card's fields and its _id), 322 bytes.
 const BODY = JSON.stringify({
@@ -88,11 +93,16 @@ async function measure(name, args, env) {
 const dir = mkdtempSync(join(tmpdir(), 'cardboard-bench-'));
 const record = join(dir, 'bench.jsonl');
 const env = { CARDBOARD_SIGNING_KEY: KEY, CARDBOARD_CONFIG_DIR: dir };
-const rows = [
-  await measure('bare node:http (200 only)', ['-e', BARE], {}),
-  await measure('webhook listen (verify)', [BIN, 'webhook', 'listen', '--port', '0', '--json'], env),
-  await measure('webhook listen --record', [BIN, 'webhook', 'listen', '--port', '0', '--json', '--record', record], env),
+const targets = [
+  ['bare node:http (200 only)', ['-e', BARE], {}],
+  ['webhook listen (verify)', [BIN, 'webhook', 'listen', '--port', '0', '--json'], env],
+  ...(REF_BIN ? [['ref webhook listen (verify)', [REF_BIN, 'webhook', 'listen', '--port', '0', '--json'], env]] : []),
+  ['webhook listen --record', [BIN, 'webhook', 'listen', '--port', '0', '--json', '--record', record], env],
+  ...(REF_BIN ? [['ref webhook listen --record', [REF_BIN, 'webhook', 'listen', '--port', '0', '--json', '--record', join(dir, 'ref.jsonl')], env]] : []),
 ];
+if (reverse) targets.reverse();
+const rows = [];
+for (const [name, args, targetEnv] of targets) rows.push(await measure(name, args, targetEnv));
 const recordBytes = statSync(record).size;
 rmSync(dir, { recursive: true, force: true });
 const meta = { node: process.version, connections: 32, seconds, bodyBytes: Buffer.byteLength(BODY), recordBytes };

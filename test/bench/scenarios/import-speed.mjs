@@ -17,6 +17,7 @@ import { abbaOrder, figure, median, notIn, num, pairedRatio, ratioText, sig } fr
 
 const CONCURRENCIES = [8, 16];
 const GOAL = 0.9;
+let journals = 0;
 const peer = (name) => fileURLToPath(new URL(`../peers/${name}`, import.meta.url));
 
 /**
@@ -28,7 +29,8 @@ export async function importOnce(file, rows, extraArgs = [], emu = undefined, no
   const own = emu === undefined;
   const target = emu ?? (await startEmulator());
   const config = mkdtempSync(join(tmpdir(), 'cardboard-bench-'));
-  const journal = join(OUT, `journal-${process.pid}.jsonl`);
+  // Its own journal per call: the rate-limited scenarios run two imports at once.
+  const journal = join(OUT, `journal-${process.pid}-${++journals}.jsonl`);
   try {
     const r = await runCli(['import', file, '--json', '--restart', '--journal', journal, ...extraArgs], {
       rss: true,

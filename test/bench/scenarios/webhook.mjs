@@ -1,21 +1,24 @@
-// `webhook listen` with 32 concurrent senders beside a bare node:http server answering 200. The webhook
-// helper's test/bench/webhook.mjs does one round (bare, listen, listen --record; autocannon, 32 connections);
-// this runs it several times and keeps the median of each figure.
+// `webhook listen` with 32 concurrent senders beside a bare node:http server answering 200, with the signing key
+// checked, then with --record too. test/bench/webhook.mjs does one round (bare, listen, listen --record, and the
+// ref's listener beside each with --against; autocannon, 32 connections); this runs it several times, the order
+// of the targets reversed every other round, and keeps the median of each figure and of each round's ratio.
 import { fileURLToPath } from 'node:url';
-import { log, median, runMeasured, sig } from '../lib/proc.mjs';
+import { log, runMeasured } from '../lib/proc.mjs';
+import { figure, median, num, pairedRatio, ratioText, sig } from '../lib/stats.mjs';
 
 const SCRIPT = fileURLToPath(new URL('../webhook.mjs', import.meta.url));
 const GOAL = 0.8;
 const P99_MS = 10;
 
 /** Run the webhook scenario. */
-export async function webhook({ quick }) {
+export async function webhook({ quick, ref }) {
   const runs = quick ? 1 : 3;
   const seconds = quick ? 2 : 5;
   const rounds = [];
   for (let i = 0; i < runs; i++) {
-    log(`webhook listen vs bare node:http, round ${i + 1}/${runs} (${seconds} s each)`);
-    const r = await runMeasured(process.execPath, [SCRIPT, String(seconds), '--json']);
+    log(`webhook listen vs bare node:http${ref ? ` and ${ref.label}` : ''}, round ${i + 1}/${runs} (${seconds} s each)`);
+    const args = [SCRIPT, String(seconds), '--json', ...(ref ? ['--ref', ref.bin] : []), ...(i % 2 ? ['--reverse'] : [])];
+    const r = await runMeasured(process.execPath, args);
     if (r.code !== 0) throw new Error(`webhook.mjs exited ${r.code}: ${r.stderr.slice(-1000)}`);
     rounds.push(JSON.parse(r.stdout));
   }
@@ -23,28 +26,37 @@ export async function webhook({ quick }) {
     const all = rounds.map((round) => round.rows.find((row) => row.name.startsWith(prefix)));
     const failures = all.reduce((n, row) => n + row.non2xx + row.errors, 0);
     if (failures > 0) throw new Error(`${prefix}: ${failures} non-2xx answers or errors`);
-    const cpu = all.every((row) => typeof row.cpuUsPerDelivery === 'number') ? sig(median(all.map((row) => row.cpuUsPerDelivery))) : undefined;
-    return { perSec: median(all.map((row) => row.deliveriesPerSec)), p99: median(all.map((row) => row.p99Ms)), cpuUs: cpu };
+    const cpu = all.every((row) => typeof row.cpuUsPerDelivery === 'number') ? all.map((row) => row.cpuUsPerDelivery) : undefined;
+    return { rates: all.map((row) => row.deliveriesPerSec), perSec: median(all.map((row) => row.deliveriesPerSec)), p99: median(all.map((row) => row.p99Ms)), cpu, cpuUs: cpu && sig(median(cpu)) };
   };
   const bare = pick('bare');
   const listen = pick('webhook listen (verify)');
   const record = pick('webhook listen --record');
-  const data = { runs, secondsEach: seconds, connections: 32, bare, listen, record };
-  const cpuText = (m) => (m.cpuUs === undefined ? '' : `, ${m.cpuUs} µs CPU/delivery`);
-  const row = (label, m) => {
-    const ratio = m.perSec / bare.perSec;
-    return {
+  const refListen = ref ? pick('ref webhook listen (verify)') : undefined;
+  const refRecord = ref ? pick('ref webhook listen --record') : undefined;
+  const strip = ({ rates, cpu, ...m }) => ({ ...m, samples: rates, cpuSamples: cpu });
+  const data = { runs, secondsEach: seconds, connections: 32, bare: strip(bare), listen: strip(listen), record: strip(record), ref: ref && { label: ref.label, listen: strip(refListen), record: strip(refRecord) } };
+  const text = (m) => `${figure(m.rates, 'deliveries/s')}, p99 ${num(m.p99)} ms${m.cpu ? `, ${figure(m.cpu, 'µs CPU/delivery')}` : ''}`;
+  const row = (label, m, theirs) => {
+    const ratio = pairedRatio(m.rates, bare.rates);
+    const r = {
       scenario: label,
-      cardboard: `${sig(m.perSec)} deliveries/s, p99 ${m.p99} ms${cpuText(m)}`,
-      beside: `bare node:http: ${sig(bare.perSec)}/s, p99 ${bare.p99} ms${cpuText(bare)}`,
-      ratio: sig(ratio),
-      ratioText: `${sig(ratio)}×`,
+      cardboard: text(m),
+      beside: `bare node:http: ${text(bare)}`,
+      ratio: sig(ratio.median),
+      ratioText: ratioText(ratio),
       goal: `≥ ${GOAL}×, p99 ≤ ${P99_MS} ms`,
-      met: ratio >= GOAL && m.p99 <= P99_MS,
+      met: ratio.median >= GOAL && m.p99 <= P99_MS,
     };
+    if (theirs) {
+      r.ref = `${ref.short}: ${text(theirs)}, ${ratioText(pairedRatio(theirs.rates, bare.rates))} bare`;
+      r.vsRef = `${ratioText(pairedRatio(m.rates, theirs.rates))} deliveries/s`;
+    }
+    return r;
   };
   return {
     data,
-    rows: [row('`webhook listen --json`, 32 senders', listen), row('`webhook listen --json --record F`, 32 senders', record)],
+    rows: [row('`webhook listen --json`, 32 senders, key checked', listen, refListen), row('`webhook listen --json --record F`, 32 senders, key checked', record, refRecord)],
+    note: ref ? 'webhook: the ref in every round.' : undefined,
   };
 }
