@@ -57,12 +57,12 @@ function markdown(results) {
   const m = results.machine;
   const runs = SCENARIO_NAMES.filter((n) => results.scenarios[n]).map((name) => {
     const s = results.scenarios[name];
-    const extra = [s.quick ? '--quick' : '', s.against ? `against ${s.against}` : '', `load ${s.loadavg?.[0] ?? '?'}`].filter(Boolean).join(', ');
-    return `${name} ${s.at} at ${s.revision} (${extra})`;
+    const extra = [s.quick ? '--quick' : '', s.against ? `against ${s.against}` : '', s.loadavg ? `load ${s.loadavg[0]}` : ''].filter(Boolean).join(', ');
+    return `${name} ${s.at} at ${s.revision}${extra ? ` (${extra})` : ''}`;
   });
   lines.push('');
   lines.push(`Machine: ${m.cpus} × ${m.cpuModel}; the bench ran on Node ${m.node}${m.nodes?.length > 1 ? `, the per-Node rows also on ${m.nodes.slice(1).join(', ')}` : ''}; load average at start ${m.loadavg.join(', ')}.`);
-  lines.push(`Commit measured: ${m.revision}${m.against ? `; ref: ${m.against.ref} = ${m.against.sha.slice(0, 7)} (built in test/bench/out/ref-${m.against.sha.slice(0, 12)}…)` : '; no ref (run with --against REF for the ref columns)'}.`);
+  lines.push(`Commit measured: ${m.revision}${m.against ? `; ref: ${m.against.sha.startsWith(m.against.ref) ? m.against.sha.slice(0, 7) : `${m.against.ref} = ${m.against.sha.slice(0, 7)}`} (built in test/bench/out/ref-${m.against.sha.slice(0, 12)}…)` : '; no ref (run with --against REF for the ref columns)'}.`);
   const notes = SCENARIO_NAMES.map((n) => results.scenarios[n]?.note).filter(Boolean);
   if (notes.length > 0) lines.push(`Ref coverage: ${notes.join(' ')}`);
   lines.push(`Runs: ${runs.join('; ')}.`);

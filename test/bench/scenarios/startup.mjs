@@ -48,7 +48,7 @@ export async function startup({ quick, nodes, clients, ref }) {
         const key = `${ref.label} ${flag}`;
         if (missing.has(key)) row.ref = row.vsRef = notIn(ref.short);
         else {
-          row.ref = `${ref.short}: ${figure(times[key], 'ms')}, ${ratioText(pairedRatio(times[key], times.node))} node`;
+          row.ref = `${ref.short}: ${figure(times[key], 'ms')}, ${ratioText(pairedRatio(times[key], times.node))} \`node -e 0\``;
           row.vsRef = ratioText(pairedRatio(mine, times[key]));
         }
       }
