@@ -48,7 +48,8 @@ function vmHwm(pid) {
  * Run `cmd args` to the end. Returns { code, ms, rssKb, cpuMs, stdout, stderr }: wall time from spawn to
  * exit, peak RSS of the command itself (GNU time's %M, else polled VmHWM), its CPU time (user + system;
  * only with GNU time), and its output unless sent to a file.
- * opts: env, stdoutFile ('/dev/null' or a path: written there, not kept), rss (measure peak RSS).
+ * opts: env, stdoutFile ('/dev/null' or a path: written there, not kept), rss (measure peak RSS), signal (an
+ * AbortSignal: when it fires the command gets SIGTERM, and the result says stopped: true).
  */
 export function runMeasured(cmd, args, opts = {}) {
   const timeFile = join(tmpdir(), `cardboard-bench-time-${process.pid}-${Math.random().toString(36).slice(2)}`);
@@ -63,11 +64,19 @@ export function runMeasured(cmd, args, opts = {}) {
     const err = [];
     child.stdout?.on('data', (b) => out.push(b));
     child.stderr.on('data', (b) => err.push(b));
+    let stopped = false;
+    const stop = () => {
+      stopped = true;
+      child.kill('SIGTERM');
+    };
+    if (opts.signal?.aborted) stop();
+    else opts.signal?.addEventListener('abort', stop, { once: true });
     let polled = 0;
     const poll = opts.rss && !wrap ? setInterval(() => (polled = Math.max(polled, vmHwm(child.pid) ?? 0)), 20) : undefined;
     child.on('error', reject);
     child.on('close', (code) => {
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
+      opts.signal?.removeEventListener('abort', stop);
       if (poll) clearInterval(poll);
       if (outFd !== undefined) closeSync(outFd);
       let rssKb = opts.rss ? polled : undefined;
@@ -79,7 +88,7 @@ export function runMeasured(cmd, args, opts = {}) {
         cpuMs = (user + sys) * 1000;
         rmSync(timeFile, { force: true });
       }
-      resolve({ code, ms, rssKb, cpuMs, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') });
+      resolve({ code, stopped, ms, rssKb, cpuMs, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') });
     });
   });
 }
@@ -93,7 +102,7 @@ export async function runCli(args, opts = {}) {
   const client = opts.client ?? SELF;
   const r = await runMeasured(opts.node ?? process.execPath, [...(opts.nodeArgs ?? []), client.bin, ...args], opts);
   if (isMissingFeature(client, r)) throw new NotInRef(client, args, r.stderr);
-  if (r.code !== 0 && !opts.allowFailure) throw new Error(`${client.label} ${args.join(' ')} exited ${r.code}: ${r.stderr.slice(-2000)}`);
+  if (r.code !== 0 && !opts.allowFailure && !r.stopped) throw new Error(`${client.label} ${args.join(' ')} exited ${r.code}: ${r.stderr.slice(-2000)}`);
   return r;
 }
 

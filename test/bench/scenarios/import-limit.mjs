@@ -15,12 +15,12 @@ const GOAL_SHARE = 0.95;
 const GOAL_429 = 0.02;
 
 /** One client's import under the limit, on a fresh emulator; its figures, or { missing } when the ref lacks a flag. */
-async function limitedOnce(file, rows, client) {
+async function limitedOnce(file, rows, client, signal) {
   const emu = await startEmulator({ rateLimit: `${PER_MINUTE}/min`, burst: BURST });
   let run;
   let posts;
   try {
-    run = await importOnce(file, rows, [], emu, [], { client });
+    run = await importOnce(file, rows, [], emu, [], { client, signal });
     posts = (await emu.requests()).filter((r) => r.method === 'POST' && r.path === `/api/aptlet/${BOARD}`);
   } catch (err) {
     if (err instanceof NotInRef) return { missing: true };
@@ -33,7 +33,7 @@ async function limitedOnce(file, rows, client) {
   const spanS = (posts.at(-1).time - posts[0].time) / 1000;
   // The most a client could have had accepted between its first and last POST: a full bucket, then the refill.
   const allowed = BURST + (PER_MINUTE / 60) * spanS;
-  return { posts: posts.length, accepted: ok, answered429: limited, share429: limited / posts.length, spanSeconds: spanS, achievedPerSecond: ok / spanS, allowedInSpan: allowed, shareOfAllowed: ok / allowed, wallSeconds: run.ms / 1000 };
+  return { stopped: run.stopped === true, posts: posts.length, accepted: ok, answered429: limited, share429: limited / posts.length, spanSeconds: spanS, achievedPerSecond: ok / spanS, allowedInSpan: allowed, shareOfAllowed: ok / allowed, wallSeconds: run.ms / 1000 };
 }
 
 const rounded = (f) => Object.fromEntries(Object.entries(f).map(([k, v]) => [k, typeof v === 'number' ? sig(v) : v]));
@@ -44,7 +44,22 @@ export async function importLimit({ quick, clients, ref }) {
   const rows = quick ? 400 : 2500;
   const file = csvFile(rows);
   log(`import ${rows} rows under ${PER_MINUTE}/min, burst ${BURST} (about ${Math.round(rows / (PER_MINUTE / 60))} s)${clients.length > 1 ? `: ${clients.map((c) => c.label).join(' and ')} at once, each on its own emulator` : ''}`);
-  const results = await Promise.all(clients.map((c) => limitedOnce(file, rows, c)));
+  // A ref far slower than ours is stopped once ours has been done for half as long again as it took (the scenario
+  // must stay near 2 minutes), and reported with its figures up to then.
+  const stopRef = new AbortController();
+  let timer;
+  const mineDone = limitedOnce(file, rows, clients[0]).then(
+    (r) => {
+      timer = setTimeout(() => stopRef.abort(), Math.max((r.wallSeconds * 1000) / 2, 10_000));
+      return r;
+    },
+    (err) => {
+      stopRef.abort();
+      throw err;
+    },
+  );
+  const results = await Promise.all([mineDone, ...clients.slice(1).map((c) => limitedOnce(file, rows, c, stopRef.signal))]);
+  clearTimeout(timer);
   const mine = results[0];
   const theirs = ref ? results[clients.indexOf(ref)] : undefined;
   const perSecond = PER_MINUTE / 60;
@@ -59,12 +74,12 @@ export async function importLimit({ quick, clients, ref }) {
   };
   if (theirs?.missing) row.ref = row.vsRef = notIn(ref.short);
   else if (theirs) {
-    row.ref = `${ref.short}: ${text(theirs)}, ${num(theirs.shareOfAllowed)} of allowed`;
+    row.ref = `${ref.short}: ${text(theirs)}, ${num(theirs.shareOfAllowed)} of allowed${theirs.stopped ? ` (stopped after ${num(theirs.wallSeconds)} s, unfinished)` : ''}`;
     row.vsRef = `${num(mine.shareOfAllowed / theirs.shareOfAllowed)}× the share of allowed`;
   }
   return {
     data: { rows, limit: { perMinute: PER_MINUTE, burst: BURST }, ...rounded(mine), ref: theirs && { label: ref.label, ...(theirs.missing ? { missing: true } : rounded(theirs)) } },
     rows: [row],
-    note: ref ? 'import-limit: the ref at the same time as ours, each against its own emulator (the limit sets the figures, not the CPU).' : undefined,
+    note: ref ? 'import-limit: the ref at the same time as ours, each against its own emulator (the limit sets the figures, not the CPU), stopped if still running once ours has been done for half as long again as it took.' : undefined,
   };
 }

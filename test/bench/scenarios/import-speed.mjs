@@ -23,7 +23,8 @@ const peer = (name) => fileURLToPath(new URL(`../peers/${name}`, import.meta.url
 /**
  * Run `import file` once with a fresh journal against `emu` (else a fresh emulator, closed after).
  * Returns wall ms, peak RSS, CPU ms, the --json summary, rows/s over the wall time and over the engine's durationMs.
- * run: { node, env, client } (client: whose CLI; this tree's by default).
+ * run: { node, env, client, signal } (client: whose CLI, this tree's by default; signal: stops the import, and the
+ * result is then { stopped: true, ms }).
  */
 export async function importOnce(file, rows, extraArgs = [], emu = undefined, nodeArgs = [], run = {}) {
   const own = emu === undefined;
@@ -37,8 +38,10 @@ export async function importOnce(file, rows, extraArgs = [], emu = undefined, no
       nodeArgs,
       node: run.node,
       client: run.client,
+      signal: run.signal,
       env: childEnv({ ...target.env, CARDBOARD_CONFIG_DIR: config, ...run.env }),
     });
+    if (r.stopped) return { stopped: true, ms: r.ms };
     const summary = JSON.parse(r.stdout);
     if (!summary.dryRun && summary.created !== rows) throw new Error(`import created ${summary.created} of ${rows} rows: ${r.stdout}`);
     const engine = summary.durationMs ? rows / (summary.durationMs / 1000) : undefined;
