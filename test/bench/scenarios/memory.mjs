@@ -95,8 +95,9 @@ export async function memory({ quick, nodes, ref }) {
   const rows = [];
   const row = (label, sizes, kbs, compare) => {
     const growth = kbs.at(-1) / kbs[0];
+    const fewer = sizes.at(-1) < largest ? ` (${size(largest)} on Node ${own.version} only, for time)` : '';
     const r = {
-      scenario: `${label}: peak RSS at ${sizes.map(size).join(' / ')} rows`,
+      scenario: `${label}: peak RSS at ${sizes.map(size).join(' / ')} rows${fewer}`,
       cardboard: peaks(kbs),
       beside: compare ? `\`CARDBOARD_NO_TUNING=1\` at ${size(largest)}: ${num(mb(compare.untuned))} MB` : '—',
       ratio: sig(growth),
