@@ -115,6 +115,13 @@ export function sniffRecordFile(path: string): 'empty' | 'record' | 'other' {
   }
 }
 
+/** A delivery as appended: numbered, where its line starts, and its `--json` line when one was made. */
+export interface Recorded {
+  delivery: Delivery;
+  offset: number;
+  view: string | undefined;
+}
+
 /**
  * An append-only record file (issue 5 §2). The deliveries of one event-loop turn are written with one
  * writeSync *before* their 200s are sent, so once the service holds a 200 the bytes are in the kernel and
@@ -211,12 +218,14 @@ export class RecordFile {
   }
 
   /**
-   * Number the deliveries and append them with one write; returns them with each line's offset. Throws on
-   * a write error, and then none of them counts as recorded (a line written in part is skipped on read).
+   * Number the deliveries and append them with one write; returns them with each line's offset and, for a
+   * small body, its `--json` line (made on the way). Throws on a write error, and then none of them counts
+   * as recorded (a line written in part is skipped on read).
    */
-  appendAll(batch: readonly Omit<Delivery, 'seq'>[]): { delivery: Delivery; offset: number }[] {
-    const deliveries = batch.map((d, i): Delivery => ({ seq: this.lastSeq + 1 + i, ...d }));
-    const offsets = this.writeLines(deliveries.map(recordLinePieces));
+  appendAll(batch: readonly Omit<Delivery, 'seq'>[]): Recorded[] {
+    const deliveries = batch.map((d, i): Delivery => ({ seq: this.lastSeq + 1 + i, receivedAt: d.receivedAt, method: d.method, path: d.path, headers: d.headers, body: d.body }));
+    const lines = deliveries.map(recordLinePieces);
+    const offsets = this.writeLines(lines.map((l) => l.pieces));
     this.lastSeq += deliveries.length;
     this.dirty = true;
     if (!this.scheduled) {
@@ -227,11 +236,11 @@ export class RecordFile {
         this.flush().catch(() => {});
       });
     }
-    return deliveries.map((delivery, i) => ({ delivery, offset: offsets[i]! }));
+    return deliveries.map((delivery, i) => ({ delivery, offset: offsets[i]!, view: lines[i]!.view }));
   }
 
   /** Append one delivery; see appendAll. */
-  append(d: Omit<Delivery, 'seq'>): { delivery: Delivery; offset: number } {
+  append(d: Omit<Delivery, 'seq'>): Recorded {
     return this.appendAll([d])[0]!;
   }
 
