@@ -56,7 +56,8 @@ describe('record lines', () => {
   it('write the --json line as JSON.stringify would, headers in their order, a JSON body copied as sent', () => {
     const plain = (d: Delivery, body: string) => `${JSON.stringify({ seq: d.seq, receivedAt: d.receivedAt, method: d.method, path: d.path, headers: d.headers }).slice(0, -1)},"body":${body}}`;
     fc.assert(
-      fc.property(fc.array(fc.tuple(fc.string({ minLength: 1, maxLength: 10 }), fc.string())), fc.jsonValue(), fc.string(), (pairs, value, path) => {
+      // Any UTF-16, lone surrogates and control characters included: escaped exactly as JSON.stringify does.
+      fc.property(fc.array(fc.tuple(fc.string({ unit: 'binary', minLength: 1, maxLength: 10 }), fc.string({ unit: 'binary' }))), fc.jsonValue(), fc.string({ unit: 'binary' }), (pairs, value, path) => {
         const headers = Object.assign(Object.create(null) as Record<string, string>, Object.fromEntries(pairs));
         const d = { ...delivery(9, ` ${JSON.stringify(value)}\t`, headers), path };
         expect(viewJson(d)).toBe(plain(d, JSON.stringify(value)));
