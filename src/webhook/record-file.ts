@@ -139,6 +139,7 @@ export class RecordFile {
   /** A failed write left part of a line behind: the next write starts on a new line. */
   private torn = false;
   private syncing: Promise<void> | undefined;
+  private closed = false;
   private scratch: Buffer | undefined;
 
   constructor(readonly path: string) {
@@ -233,7 +234,7 @@ export class RecordFile {
       this.scheduled = true;
       setImmediate(() => {
         this.scheduled = false;
-        this.flush().catch(() => {});
+        this.startSync();
       });
     }
     return deliveries.map((delivery, i) => ({ delivery, offset: offsets[i]!, view: lines[i]!.view }));
@@ -244,15 +245,28 @@ export class RecordFile {
     return this.appendAll([d])[0]!;
   }
 
+  /**
+   * Start an fdatasync of what was appended, unless one is running: when that one ends, it starts the next
+   * itself if more was appended meanwhile. Nothing waits here, so a burst under sustained load leaves no
+   * waiter behind (each one woken at every sync, until the load stopped, made that cost grow with the run).
+   */
+  private startSync(): void {
+    if (this.syncing || !this.dirty || this.closed) return;
+    this.dirty = false;
+    const sync = new Promise<void>((resolve, reject) => fdatasync(this.fd, (err) => (err ? reject(err) : resolve())));
+    this.syncing = sync;
+    // A failure reaches whoever flushes (flush, close); the next sync is started either way.
+    const next = () => {
+      this.syncing = undefined;
+      this.startSync();
+    };
+    sync.then(next, next);
+  }
+
   /** Resolve once everything appended so far is on disk (fdatasync). */
   async flush(): Promise<void> {
-    while (this.syncing || this.dirty) {
-      if (!this.syncing) {
-        this.dirty = false;
-        this.syncing = new Promise<void>((resolve, reject) => fdatasync(this.fd, (err) => (err ? reject(err) : resolve()))).finally(() => {
-          this.syncing = undefined;
-        });
-      }
+    while (!this.closed && (this.syncing || this.dirty)) {
+      this.startSync();
       await this.syncing;
     }
   }
@@ -260,6 +274,7 @@ export class RecordFile {
   /** Flush and close. */
   async close(): Promise<void> {
     await this.flush();
+    this.closed = true;
     closeSync(this.fd);
   }
 }
