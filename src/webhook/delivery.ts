@@ -1,6 +1,6 @@
 import { MIN_SUBSTRING_SECRET, scrubSecret } from '../redact.js';
 import { emptyRecord } from '../own-keys.js';
-import { LARGE_BODY, type Piece, recordPieces, viewPieces } from './pieces.js';
+import { isJsonText, LARGE_BODY, type Piece, recordPieces, viewPieces } from './pieces.js';
 
 /** The header that carries the webhook signing key (spec 6), spelled as the service sends it. */
 export const SIGNING_HEADER = 'x-signingKey';
@@ -35,7 +35,9 @@ export function scrubBody(body: Buffer, needles: readonly Buffer[]): Buffer {
 
 /** Header values with the secrets scrubbed (a receiver may be sent the token in another header). */
 export function scrubHeaders(headers: Record<string, string>, secrets: readonly string[]): Record<string, string> {
-  for (const [name, value] of Object.entries(headers)) {
+  if (secrets.length === 0) return headers;
+  for (const name of Object.keys(headers)) {
+    const value = headers[name]!;
     let v = value;
     for (const secret of secrets) v = scrubSecret(v, secret);
     if (v !== value) headers[name] = v;
@@ -80,6 +82,8 @@ export function isSigningHeader(name: string): boolean {
   return name.toLowerCase() === SIGNING_HEADER.toLowerCase();
 }
 
+const SIGNING_LOWER = SIGNING_HEADER.toLowerCase();
+
 /** Build the headers object from Node's rawHeaders (name/value pairs), keeping case and hiding the key. */
 export function headersFromRaw(raw: readonly string[]): Record<string, string> {
   // Null prototype: a header is the sender's name; one called `__proto__` must be kept as a header.
@@ -87,13 +91,14 @@ export function headersFromRaw(raw: readonly string[]): Record<string, string> {
   const byLower = new Map<string, string>();
   for (let i = 0; i + 1 < raw.length; i += 2) {
     const name = raw[i]!;
-    const value = isSigningHeader(name) ? REDACTED : raw[i + 1]!;
-    const seen = byLower.get(name.toLowerCase());
+    const lower = name.toLowerCase();
+    const signing = lower === SIGNING_LOWER;
+    const seen = byLower.get(lower);
     if (seen === undefined) {
-      byLower.set(name.toLowerCase(), name);
-      out[name] = value;
-    } else if (!isSigningHeader(name)) {
-      out[seen] = `${out[seen]}, ${value}`;
+      byLower.set(lower, name);
+      out[name] = signing ? REDACTED : raw[i + 1]!;
+    } else if (!signing) {
+      out[seen] = `${out[seen]}, ${raw[i + 1]}`;
     }
   }
   return out;
@@ -125,42 +130,56 @@ export function bodyValue(body: Buffer): unknown {
 
 /**
  * The body as JSON text for one line of output. A JSON body without line breaks is copied as it came
- * (validated by JSON.parse, not re-serialised): it reads back as the same value, keeps digits a double
- * would round, and costs half as much. Line breaks are only whitespace in JSON text, but NDJSON needs one
- * line per delivery, so such a body is re-serialised; a body that is not JSON becomes a JSON string.
+ * (validated by a scan of its bytes, neither parsed nor re-serialised): it reads back as the same value,
+ * keeps digits a double would round, and leaves no parsed value behind for the GC. Line breaks are only
+ * whitespace in JSON text, but NDJSON needs one line per delivery, so such a body is re-serialised; a body
+ * that is not JSON becomes a JSON string. isJsonText accepts what JSON.parse accepts of the body's UTF-8
+ * text (a byte that is not UTF-8 can only stand inside a string there, where the text has U+FFFD for it).
  */
 function bodyJson(body: Buffer): string {
   const text = body.toString('utf8');
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return JSON.stringify(text);
-  }
-  return text.includes('\n') || text.includes('\r') ? JSON.stringify(value) : text.trim();
+  if (!isJsonText(body)) return JSON.stringify(text);
+  return body.indexOf(0x0a) === -1 && body.indexOf(0x0d) === -1 ? text.trim() : JSON.stringify(JSON.parse(text));
 }
 
-const viewJsonCache = new WeakMap<Delivery, string>();
+/** What JSON.stringify escapes in a string, and every surrogate (it escapes the lone ones): left to it. */
+const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
+
+/** A string as JSON text, as JSON.stringify writes it; the usual header value needs no escape and no call. */
+function jsonString(s: string): string {
+  return NEEDS_ESCAPE.test(s) ? JSON.stringify(s) : `"${s}"`;
+}
 
 /**
- * The `--json` line of a delivery (without newline), built once per delivery: printing and recording
- * both need it, and it is most of the per-delivery work.
+ * The `--json` object of a delivery up to `"body":`, as JSON.stringify would write it (same keys, same
+ * order). Written out here because the headers have no prototype, which puts JSON.stringify of the whole
+ * head on V8's slow path: twice the cost of stringifying each string on its own.
  */
+export function viewHead(d: Delivery): string {
+  let out = `{"seq":${JSON.stringify(d.seq)},"receivedAt":${jsonString(d.receivedAt)},"method":${jsonString(d.method)},"path":${jsonString(d.path)},"headers":{`;
+  let first = true;
+  for (const name of Object.keys(d.headers)) {
+    out += `${first ? '' : ','}${jsonString(name)}:${jsonString(d.headers[name]!)}`;
+    first = false;
+  }
+  return `${out}},"body":`;
+}
+
+/** The `--json` line of a delivery (without newline). Printing and recording both need it: see recordLinePieces. */
 export function viewJson(d: Delivery): string {
   if (d.body.length >= LARGE_BODY) return joinPieces(viewPieces(d));
-  let json = viewJsonCache.get(d);
-  if (json === undefined) {
-    const head = JSON.stringify({ seq: d.seq, receivedAt: d.receivedAt, method: d.method, path: d.path, headers: d.headers });
-    json = `${head.slice(0, -1)},"body":${bodyJson(d.body)}}`;
-    viewJsonCache.set(d, json);
-  }
-  return json;
+  return `${viewHead(d)}${bodyJson(d.body)}}`;
+}
+
+/** A small delivery's record line (with its newline) from its `--json` line: that line plus the exact bytes. */
+function recordLineOf(d: Delivery, view: string): string {
+  return `${view.slice(0, -1)},"bodyBase64":"${d.body.toString('base64')}"}\n`;
 }
 
 /** Serialise a delivery as one record-file line (with its newline): the `--json` line plus the exact bytes. */
 export function toRecordLine(d: Delivery): string {
   if (d.body.length >= LARGE_BODY) return joinPieces(recordPieces(d));
-  return `${viewJson(d).slice(0, -1)},"bodyBase64":"${d.body.toString('base64')}"}\n`;
+  return recordLineOf(d, viewJson(d));
 }
 
 function joinPieces(pieces: Iterable<Piece>): string {
@@ -174,9 +193,21 @@ export function viewLinePieces(d: Delivery): Iterable<Piece> {
   return d.body.length >= LARGE_BODY ? viewPieces(d) : [viewJson(d)];
 }
 
-/** The record line of a delivery (with its newline) in pieces; see viewLinePieces. */
-export function recordLinePieces(d: Delivery): Iterable<Piece> {
-  return d.body.length >= LARGE_BODY ? recordPieces(d) : [toRecordLine(d)];
+/** A delivery's record line in pieces, with its `--json` line when that was made on the way (a small body). */
+export interface RecordLinePieces {
+  pieces: Iterable<Piece>;
+  view: string | undefined;
+}
+
+/**
+ * The record line of a delivery (with its newline) in pieces; see viewLinePieces. For a small body the
+ * `--json` line is made once here and handed on, so printing the delivery need not build it again.
+ */
+export function recordLinePieces(d: Delivery): RecordLinePieces {
+  if (d.body.length >= LARGE_BODY) return { pieces: recordPieces(d), view: undefined };
+  const view = viewJson(d);
+  // In pieces the record file copies each into its write buffer; one string would be joined first, a second copy.
+  return { pieces: [view.slice(0, -1), ',"bodyBase64":"', d.body.toString('base64'), '"}\n'], view };
 }
 
 /** Read one record-file line back; throws on a line that is not a delivery (e.g. cut short by a crash). */

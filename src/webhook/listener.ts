@@ -8,7 +8,7 @@ import { type Delivery, headersFromRaw, rawHeader, scrubBody, scrubHeaders, secr
 import { type ForwardEvent, Forwarder } from './forwarder.js';
 import { LARGE_BODY } from './pieces.js';
 import { type ConnectionLimits, DEFAULT_LIMITS, FORWARDED_HEADER, hasForwarded, reachesListener } from './limits.js';
-import type { RecordFile } from './record-file.js';
+import type { Recorded, RecordFile } from './record-file.js';
 import type { Duration } from '../units.js';
 
 /** Why a request got no 200: not our path, not a POST, no/wrong key, too big, or the record file could not be written. */
@@ -17,7 +17,8 @@ export type RejectStatus = 404 | 405 | 403 | 413 | 500;
 /** What the listener reports; it never prints (STYLE: webhook/ engine, rendered by the command). */
 export type ListenerEvent =
   | { type: 'listening'; url: string }
-  | { type: 'delivery'; delivery: Delivery }
+  /** `view`: the delivery's `--json` line when recording made it already (a small body), so it is not built twice. */
+  | { type: 'delivery'; delivery: Delivery; view?: string }
   | { type: 'rejected'; status: RejectStatus; reason: string; method: string; path: string; total: number }
   | { type: 'error'; message: string }
   /** A verified delivery that this listener forwarded itself and that came back: answered 200, not recorded again. */
@@ -80,6 +81,9 @@ export class Listener {
   private stopping: Promise<void> | undefined;
   private readonly secrets: string[];
   private readonly needles: Buffer[];
+  /** The last receivedAt made, and the millisecond it is for: many deliveries arrive within one. */
+  private clockMs = Number.NaN;
+  private clockIso = '';
 
   constructor(private readonly opts: ListenerOptions) {
     if (opts.forward && !opts.record) throw new Error('forwarding needs a record file');
@@ -259,22 +263,32 @@ export class Listener {
     }
     // The key and the token never reach the record file, the spool, the screen or the app (issue 11 §7):
     // x-signingKey is redacted by name, any other place they occur by value.
-    const delivery = { receivedAt: new Date().toISOString(), method, path, headers: scrubHeaders(headersFromRaw(req.rawHeaders), this.secrets), body: scrubBody(body, this.needles) };
+    const delivery = { receivedAt: this.receivedAt(), method, path, headers: scrubHeaders(headersFromRaw(req.rawHeaders), this.secrets), body: scrubBody(body, this.needles) };
     // Answered at the end of this event-loop turn, with every other delivery that arrived in it: one write
     // to the record file for all of them instead of one each. setImmediate runs right after this turn's
     // I/O, so the wait is only for deliveries that are already here.
     if (this.accepted.push({ res, delivery }) === 1) setImmediate(() => this.answerAccepted());
   }
 
+  /** Now as ISO 8601 UTC with milliseconds, made once per millisecond. */
+  private receivedAt(): string {
+    const now = Date.now();
+    if (now !== this.clockMs) {
+      this.clockMs = now;
+      this.clockIso = new Date(now).toISOString();
+    }
+    return this.clockIso;
+  }
+
   private answerAccepted(): void {
     const batch = this.accepted;
     this.accepted = [];
-    let recorded: { delivery: Delivery; offset: number }[];
+    let recorded: Recorded[];
     try {
       // Written (writeSync) before the 200s: a delivery the service holds as delivered is never only in memory.
       recorded = this.opts.record
         ? this.opts.record.appendAll(batch.map((a) => a.delivery))
-        : batch.map((a) => ({ delivery: { seq: ++this.seq, ...a.delivery }, offset: 0 }));
+        : batch.map((a) => ({ delivery: { seq: ++this.seq, ...a.delivery }, offset: 0, view: undefined }));
     } catch (err) {
       // Not acknowledged, so the service sends them again (spec 6: anything but 200 is retried).
       this.opts.onEvent({ type: 'error', message: `cannot write the record file: ${(err as Error).message}` });
@@ -284,8 +298,8 @@ export class Listener {
     // Spec 6: answer 200 at once; printing and forwarding come after.
     for (const { res } of batch) res.writeHead(200, OK_HEADERS).end(OK_BODY);
     this.stats.delivered += batch.length;
-    for (const { delivery, offset } of recorded) {
-      this.opts.onEvent({ type: 'delivery', delivery });
+    for (const { delivery, offset, view } of recorded) {
+      this.opts.onEvent({ type: 'delivery', delivery, view });
       this.forwarder?.enqueue(delivery, offset);
     }
   }

@@ -115,6 +115,13 @@ export function sniffRecordFile(path: string): 'empty' | 'record' | 'other' {
   }
 }
 
+/** A delivery as appended: numbered, where its line starts, and its `--json` line when one was made. */
+export interface Recorded {
+  delivery: Delivery;
+  offset: number;
+  view: string | undefined;
+}
+
 /**
  * An append-only record file (issue 5 §2). The deliveries of one event-loop turn are written with one
  * writeSync *before* their 200s are sent, so once the service holds a 200 the bytes are in the kernel and
@@ -132,6 +139,7 @@ export class RecordFile {
   /** A failed write left part of a line behind: the next write starts on a new line. */
   private torn = false;
   private syncing: Promise<void> | undefined;
+  private closed = false;
   private scratch: Buffer | undefined;
 
   constructor(readonly path: string) {
@@ -211,12 +219,14 @@ export class RecordFile {
   }
 
   /**
-   * Number the deliveries and append them with one write; returns them with each line's offset. Throws on
-   * a write error, and then none of them counts as recorded (a line written in part is skipped on read).
+   * Number the deliveries and append them with one write; returns them with each line's offset and, for a
+   * small body, its `--json` line (made on the way). Throws on a write error, and then none of them counts
+   * as recorded (a line written in part is skipped on read).
    */
-  appendAll(batch: readonly Omit<Delivery, 'seq'>[]): { delivery: Delivery; offset: number }[] {
-    const deliveries = batch.map((d, i): Delivery => ({ seq: this.lastSeq + 1 + i, ...d }));
-    const offsets = this.writeLines(deliveries.map(recordLinePieces));
+  appendAll(batch: readonly Omit<Delivery, 'seq'>[]): Recorded[] {
+    const deliveries = batch.map((d, i): Delivery => ({ seq: this.lastSeq + 1 + i, receivedAt: d.receivedAt, method: d.method, path: d.path, headers: d.headers, body: d.body }));
+    const lines = deliveries.map(recordLinePieces);
+    const offsets = this.writeLines(lines.map((l) => l.pieces));
     this.lastSeq += deliveries.length;
     this.dirty = true;
     if (!this.scheduled) {
@@ -224,26 +234,39 @@ export class RecordFile {
       this.scheduled = true;
       setImmediate(() => {
         this.scheduled = false;
-        this.flush().catch(() => {});
+        this.startSync();
       });
     }
-    return deliveries.map((delivery, i) => ({ delivery, offset: offsets[i]! }));
+    return deliveries.map((delivery, i) => ({ delivery, offset: offsets[i]!, view: lines[i]!.view }));
   }
 
   /** Append one delivery; see appendAll. */
-  append(d: Omit<Delivery, 'seq'>): { delivery: Delivery; offset: number } {
+  append(d: Omit<Delivery, 'seq'>): Recorded {
     return this.appendAll([d])[0]!;
+  }
+
+  /**
+   * Start an fdatasync of what was appended, unless one is running: when that one ends, it starts the next
+   * itself if more was appended meanwhile. Nothing waits here, so a burst under sustained load leaves no
+   * waiter behind (each one woken at every sync, until the load stopped, made that cost grow with the run).
+   */
+  private startSync(): void {
+    if (this.syncing || !this.dirty || this.closed) return;
+    this.dirty = false;
+    const sync = new Promise<void>((resolve, reject) => fdatasync(this.fd, (err) => (err ? reject(err) : resolve())));
+    this.syncing = sync;
+    // A failure reaches whoever flushes (flush, close); the next sync is started either way.
+    const next = () => {
+      this.syncing = undefined;
+      this.startSync();
+    };
+    sync.then(next, next);
   }
 
   /** Resolve once everything appended so far is on disk (fdatasync). */
   async flush(): Promise<void> {
-    while (this.syncing || this.dirty) {
-      if (!this.syncing) {
-        this.dirty = false;
-        this.syncing = new Promise<void>((resolve, reject) => fdatasync(this.fd, (err) => (err ? reject(err) : resolve()))).finally(() => {
-          this.syncing = undefined;
-        });
-      }
+    while (!this.closed && (this.syncing || this.dirty)) {
+      this.startSync();
       await this.syncing;
     }
   }
@@ -251,6 +274,7 @@ export class RecordFile {
   /** Flush and close. */
   async close(): Promise<void> {
     await this.flush();
+    this.closed = true;
     closeSync(this.fd);
   }
 }

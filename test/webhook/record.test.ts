@@ -53,6 +53,22 @@ describe('record lines', () => {
     expect(JSON.parse(viewJson(delivery(1, 'a "text"\nbody'))).body).toBe('a "text"\nbody');
   });
 
+  it('write the --json line as JSON.stringify would, headers in their order, a JSON body copied as sent', () => {
+    const plain = (d: Delivery, body: string) => `${JSON.stringify({ seq: d.seq, receivedAt: d.receivedAt, method: d.method, path: d.path, headers: d.headers }).slice(0, -1)},"body":${body}}`;
+    fc.assert(
+      // Any UTF-16, lone surrogates and control characters included: escaped exactly as JSON.stringify does.
+      fc.property(fc.array(fc.tuple(fc.string({ unit: 'binary', minLength: 1, maxLength: 10 }), fc.string({ unit: 'binary' }))), fc.jsonValue(), fc.string({ unit: 'binary' }), (pairs, value, path) => {
+        const headers = Object.assign(Object.create(null) as Record<string, string>, Object.fromEntries(pairs));
+        const d = { ...delivery(9, ` ${JSON.stringify(value)}\t`, headers), path };
+        expect(viewJson(d)).toBe(plain(d, JSON.stringify(value)));
+      }),
+    );
+    // Bytes that are not UTF-8 inside a string: what JSON.parse makes of the text (U+FFFD), as before.
+    const odd = delivery(1, Buffer.concat([Buffer.from('{"a":"'), Buffer.from([0xff, 0xc3]), Buffer.from('"}')]), { ['__proto__']: 'p', '1': 'one' });
+    expect(viewJson(odd)).toBe(plain(odd, odd.body.toString('utf8')));
+    expect(JSON.parse(viewJson(odd)).body).toEqual({ a: '\ufffd\ufffd' });
+  });
+
   it('read one raw header case-insensitively, repeats joined as req.headers joins them', () => {
     const raw = ['Host', 'x', 'X-SigningKey', 'k1', 'x-signingkey', 'k2', 'Content-Length', '3'];
     expect(rawHeader(raw, 'x-signingkey')).toBe('k1, k2');

@@ -140,7 +140,7 @@ export async function runWebhookListen(ctx: Context, opts: WebhookListenOptions)
       stdout.flush();
       for (const piece of viewLinePieces(e.delivery)) io.stdout.write(piece);
       io.stdout.write('\n');
-    } else if (e.type === 'delivery') out(json ? viewJson(e.delivery) : deliveryLine(e.delivery));
+    } else if (e.type === 'delivery') out(json ? (e.view ?? viewJson(e.delivery)) : deliveryLine(e.delivery));
     else if (e.type === 'forward') onForward(e);
     else if (e.type === 'rejected') status.info(rejectLine(e));
     else if (e.type === 'error') status.warn(e.message);
