@@ -13,6 +13,9 @@ if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-V')) {
   watchBrokenPipe(process.stdout, () => {});
   process.stdout.write(`${pkg.version}\n`);
 } else {
+  // Before the first module of the CLI loads: on Node >= 22.8 modules compiled once are reused (src/compile-cache.ts).
+  const { enableCompileCache } = await import('../dist/compile-cache.js');
+  enableCompileCache(process.env);
   const [{ main }, { findNoun }, { planTuning, applyTuning }] = await Promise.all([import('../dist/main.js'), import('../dist/program.js'), import('../dist/tuning.js')]);
   // Before any command code runs: the flags must be set before undici compiles its WebAssembly parser.
   const help = argv.includes('--help') || argv.includes('-h');
