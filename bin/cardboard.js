@@ -3,6 +3,7 @@
 // then exits with its code once stdout has drained, so that an idle keep-alive socket cannot hold the
 // process open.
 import { readFileSync } from 'node:fs';
+import module from 'node:module';
 
 const argv = process.argv.slice(2);
 if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-V')) {
@@ -13,10 +14,18 @@ if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-V')) {
   watchBrokenPipe(process.stdout, () => {});
   process.stdout.write(`${pkg.version}\n`);
 } else {
-  const [{ main }, { findNoun }, { planTuning, applyTuning }] = await Promise.all([import('../dist/main.js'), import('../dist/program.js'), import('../dist/tuning.js')]);
+  // Before the first module of the CLI loads: on Node >= 22.8 modules compiled once are reused
+  // (src/compile-cache.ts). Node 20 has no such cache, and does not load the module that would turn it on.
+  if (typeof module.enableCompileCache === 'function') (await import('../dist/compile-cache.js')).enableCompileCache(process.env);
+  const [{ main }, { findNoun }] = await Promise.all([import('../dist/main.js'), import('../dist/program.js')]);
   // Before any command code runs: the flags must be set before undici compiles its WebAssembly parser.
   const help = argv.includes('--help') || argv.includes('-h');
-  await applyTuning(planTuning({ v8: process.versions.v8, execArgv: process.execArgv, env: process.env, command: findNoun(argv), help }));
+  const command = findNoun(argv);
+  // Help and a bare `cardboard` send nothing and are never tuned (planTuning): they do not load the module.
+  if (command !== undefined && !help) {
+    const { planTuning, applyTuning } = await import('../dist/tuning.js');
+    await applyTuning(planTuning({ v8: process.versions.v8, execArgv: process.execArgv, env: process.env, command, help }));
+  }
   const code = await main(argv);
   process.stdout.write('', () => process.exit(code));
 }

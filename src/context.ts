@@ -1,18 +1,12 @@
-import type { Readable, Writable } from 'node:stream';
 import type { ApiClient, ApiTarget } from './api/types.js';
-import { type Clock, realClock } from './clock.js';
+import type { Clock } from './clock.js';
 import { type ConfigStore, configStore } from './config/store.js';
-import { Cancellation, noSignals, processSignals, type SignalSource } from './interrupt.js';
+import { type Host, hostOf, type InStream, type OutStream } from './host.js';
+import { Cancellation, noSignals } from './interrupt.js';
 import { redactSecrets } from './redact.js';
 import type { Duration } from './units.js';
 
-/**
- * A writable stream with the TTY facts the output layer needs (process.stdout, or a test buffer): its size,
- * and its file descriptor (a pager writes to the terminal itself; a stream without one is never paged).
- */
-export type OutStream = Writable & { isTTY?: boolean; columns?: number; rows?: number; fd?: number };
-/** A readable stream with its TTY fact (process.stdin, or a test buffer). */
-export type InStream = Readable & { isTTY?: boolean; setRawMode?: (mode: boolean) => unknown };
+export { type Host, hostOf, type InStream, type OutStream, processHost } from './host.js';
 
 /** Options every command accepts, before or after the command name (program.ts declares them). */
 export interface GlobalOptions {
@@ -27,22 +21,6 @@ export interface GlobalOptions {
   quiet?: boolean;
   /** false with --no-pager: long output on a terminal is printed directly (src/io/pager.ts). */
   pager?: boolean;
-}
-
-/** What exists before the command line is parsed: the process's streams, environment, clock and signals. */
-export interface Host {
-  readonly stdin: InStream;
-  readonly stdout: OutStream;
-  readonly stderr: OutStream;
-  readonly env: Readonly<Record<string, string | undefined>>;
-  readonly clock: Clock;
-  /** Where SIGINT/SIGTERM come from (the process, or a test firing them by hand). */
-  readonly signals: SignalSource;
-}
-
-/** The real process's host. */
-export function processHost(): Host {
-  return { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr, env: process.env, clock: realClock, signals: processSignals };
 }
 
 /**
@@ -102,7 +80,10 @@ export function createContext(parts: ContextParts = {}): Context {
   // A context built outside main (a test, a library caller) hears no process signal unless given a source.
   const cancel = parts.cancel ?? new Cancellation(parts.signals ?? noSignals, host.clock);
   const ctx: Context = Object.freeze({
-    stdin: host.stdin,
+    // Read through: the process's stdin is made only if the command reads it (host.ts).
+    get stdin() {
+      return host.stdin;
+    },
     stdout: host.stdout,
     stderr: host.stderr,
     env: host.env,
@@ -126,12 +107,6 @@ export function createContext(parts: ContextParts = {}): Context {
     },
   });
   return ctx;
-}
-
-/** The process's host with the parts given (a part left undefined keeps the process's own). */
-export function hostOf(parts: Partial<Host>): Host {
-  const given = Object.fromEntries(Object.entries(parts).filter(([, v]) => v !== undefined)) as Partial<Host>;
-  return { ...processHost(), ...given };
 }
 
 /** True when prompts may be shown: stdin and stdout are TTYs and CI is not set (PITFALLS: prompts hang otherwise). */

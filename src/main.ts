@@ -1,16 +1,16 @@
-import { CommanderError } from 'commander';
-import { type Context, type ContextParts, createContext, hostOf } from './context.js';
-import { redactSecrets } from './redact.js';
+import type { Context, ContextParts } from './context.js';
 import { CancelledError, CardboardError, ExitCode } from './errors.js';
-import { terminalText } from './io/text.js';
+import { type Host, hostOf } from './host.js';
 import { Cancellation } from './interrupt.js';
 import { isBrokenPipe, watchBrokenPipe } from './io/write.js';
-import { buildProgram } from './program.js';
+import { buildProgram, CommanderError } from './program.js';
 
 /**
  * Run the CLI with argv (without node and script); returns the exit code and never exits the process.
  * The run's context is built here, once, when commander has parsed the command line (its preAction), and
- * never changed after; `parts` replaces the process's streams, env, clock or signals (tests).
+ * never changed after; `parts` replaces the process's streams, env, clock or signals (tests). What only a
+ * command or an error needs (the context, the reporter's text escaping) is loaded then, not at start-up,
+ * so `--help` loads little more than commander.
  */
 export async function main(argv: string[], parts: ContextParts = {}): Promise<number> {
   const host = hostOf(parts);
@@ -36,14 +36,15 @@ export async function main(argv: string[], parts: ContextParts = {}): Promise<nu
   cancel.drain.addEventListener('abort', endInput, { once: true });
   try {
     const program = await buildProgram(host, argv, runContext);
-    program.hook('preAction', (_root, action) => {
-      ctx = createContext({ ...parts, ...host, secrets, cancel, globals: action.optsWithGlobals() });
+    program.hook('preAction', async (_root, action) => {
+      const { createContext } = await import('./context.js');
+      ctx = createContext({ ...parts, secrets, cancel, globals: action.optsWithGlobals() });
     });
     await program.parseAsync(argv, { from: 'user' });
     return ExitCode.ok;
   } catch (err) {
     if (cancel.reason === 'broken-pipe' || isBrokenPipe(err)) return ExitCode.ok;
-    return report(err, host, secrets, argv.includes('--verbose') || argv.includes('-v'));
+    return await report(err, host, secrets, argv.includes('--verbose') || argv.includes('-v'));
   } finally {
     for (const stop of stopWatching) stop();
     cancel.drain.removeEventListener('abort', endInput);
@@ -52,12 +53,13 @@ export async function main(argv: string[], parts: ContextParts = {}): Promise<nu
   }
 }
 
-function report(err: unknown, host: Pick<Context, 'stderr'>, secrets: Set<string>, verbose: boolean): number {
+async function report(err: unknown, host: Pick<Host, 'stderr'>, secrets: Set<string>, verbose: boolean): Promise<number> {
   if (err instanceof CommanderError) {
     // Commander has already printed the message (or the help/version).
     if (err.exitCode === 0) return ExitCode.ok;
     return ExitCode.usage;
   }
+  const [{ terminalText }, { redactSecrets }] = await Promise.all([import('./io/text.js'), import('./redact.js')]);
   // Messages quote the server (field names, suggestions, its error text) and the user's files: escaped,
   // so nothing in them moves the cursor or retitles the terminal. Line breaks stay: a message or hint
   // may list one item a line (each quoted value is escaped to one line where it is built).

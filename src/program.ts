@@ -1,11 +1,22 @@
 // The command tree: global options, and the noun groups, each loaded only when it runs.
-import { Command, type HelpContext, type Option } from 'commander';
-import type { ContextRef, Host } from './context.js';
+import type * as Commander from 'commander';
+import type { HelpContext, Option } from 'commander';
+import { createRequire } from 'node:module';
+import type { ContextRef } from './context.js';
+import type { Host } from './host.js';
 import { type NounName, NOUNS } from './commands/nouns.js';
 import { UsageError } from './errors.js';
 import { terminalText } from './io/text.js';
 import { parseRate, readDuration } from './units.js';
 import { VERSION } from './version.js';
+
+// commander is CommonJS: required rather than imported, because importing it from an ES module also loads its
+// ES wrapper and scans its source for the names it exports, a few milliseconds of every start-up (`--help`).
+const commander = createRequire(import.meta.url)('commander') as typeof Commander;
+const { Command } = commander;
+type Command = Commander.Command;
+/** Commander's own error (what it threw after printing a usage error, the help or the version). */
+export const { CommanderError } = commander;
 
 /** Builds the whole tree (every group loaded): shell completion walks it. */
 type TreeLoader = () => Promise<Command>;

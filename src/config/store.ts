@@ -1,9 +1,11 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { CardboardError, UsageError } from '../errors.js';
 import { fileError } from '../fs-errors.js';
 import { makePrivateDir, tightenFile } from '../private-file.js';
+import { configDir } from './dirs.js';
+
+export { cacheDir, configDir } from './dirs.js';
 
 /** One stored board: where it lives and its secrets (spec 2.4: API Key, POST URL, webhook signing key). */
 export interface StoredBoard {
@@ -31,26 +33,6 @@ export function storedBoard(config: CardboardConfig, alias: string): StoredBoard
 }
 
 type Env = Record<string, string | undefined>;
-
-/** The config directory: CARDBOARD_CONFIG_DIR, else $XDG_CONFIG_HOME/cardboard, else ~/.config/cardboard (%APPDATA% on Windows). */
-export function configDir(env: Env): string {
-  if (env.CARDBOARD_CONFIG_DIR) return env.CARDBOARD_CONFIG_DIR;
-  if (env.XDG_CONFIG_HOME) return join(env.XDG_CONFIG_HOME, 'cardboard');
-  if (process.platform === 'win32' && env.APPDATA) return join(env.APPDATA, 'cardboard');
-  return join(homedir(), '.config', 'cardboard');
-}
-
-/**
- * The cache directory, apart from the config as gh keeps it (a CI run with only CARDBOARD_* variables writes
- * nothing under the config directory): CARDBOARD_CACHE_DIR, else $XDG_CACHE_HOME/cardboard, else
- * ~/.cache/cardboard (%LOCALAPPDATA%\\cardboard\\cache on Windows).
- */
-export function cacheDir(env: Env): string {
-  if (env.CARDBOARD_CACHE_DIR) return env.CARDBOARD_CACHE_DIR;
-  if (env.XDG_CACHE_HOME) return join(env.XDG_CACHE_HOME, 'cardboard');
-  if (process.platform === 'win32' && env.LOCALAPPDATA) return join(env.LOCALAPPDATA, 'cardboard', 'cache');
-  return join(homedir(), '.cache', 'cardboard');
-}
 
 /** The config file path: `<configDir>/config.json`. */
 export function configPath(env: Env): string {

@@ -1,0 +1,46 @@
+// Node's module compile cache (`module.enableCompileCache`, Node >= 22.8): V8's compiled code of the modules a
+// run loads (cardboard's and commander's) is kept on disk and reused by the next run, so a start-up such as
+// `cardboard --help` parses and compiles little. Node 20 has no such cache: there this does nothing.
+import { lstatSync, mkdirSync } from 'node:fs';
+import module from 'node:module';
+import { join } from 'node:path';
+import { cacheDir } from './config/dirs.js';
+
+/** What Node's `enableCompileCache` answers (its `module.constants.compileCacheStatus.ENABLED` is 1). */
+interface CompileCacheResult {
+  status: number;
+  directory?: string;
+}
+
+const ENABLED = 1;
+
+/**
+ * Whether `dir` may hold code this process will run: a directory (not a symlink to one) owned by the current
+ * user and writable by no one else, since whoever can write into it chooses the code V8 loads. Node's
+ * default place, a shared directory under the system's temporary one, would not do.
+ */
+export function isPrivateCacheDir(dir: string): boolean {
+  const stat = lstatSync(dir);
+  if (!stat.isDirectory() || (stat.mode & 0o022) !== 0) return false;
+  return process.getuid === undefined || stat.uid === process.getuid();
+}
+
+/**
+ * Turn on the compile cache in `<cache dir>/compile-cache` (src/config/dirs.ts), made owner-only if absent.
+ * Returns the directory, or undefined when the cache is off: Node 20, NODE_DISABLE_COMPILE_CACHE=1, a
+ * directory that cannot be made (read-only, no home) or that others may write into. A cache that cannot be
+ * had is no error: the run only starts slower.
+ */
+export function enableCompileCache(env: Readonly<Record<string, string | undefined>>): string | undefined {
+  const enable = (module as { enableCompileCache?: (dir: string) => CompileCacheResult }).enableCompileCache;
+  if (typeof enable !== 'function') return undefined;
+  try {
+    const dir = join(cacheDir(env), 'compile-cache');
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    if (!isPrivateCacheDir(dir)) return undefined;
+    const result = enable(dir);
+    return result.status === ENABLED ? result.directory : undefined;
+  } catch {
+    return undefined;
+  }
+}
