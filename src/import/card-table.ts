@@ -1,21 +1,30 @@
 // The --match-on index's storage: key → card `_id` + digest, in a few Buffers instead of one JS string
 // pair per card, so a 1,000,000-card board of the service's 17-character ids costs ~46 MB outside the JS
-// heap (24 bytes an entry, 14 an id, 8 of slots) and keeps no object or string per card.
+// heap (20 bytes an entry, 14 an id, 6 of slots) and keeps no object or string per card.
 import { hash } from 'node:crypto';
 import { idEquals, idKind, idSize, readId, writeId } from './id-pack.js';
 
-/** Bytes of the key's hash kept: with 96 bits, two keys of a million-card board never meet by chance. */
-const KEY_BYTES = 12;
+/**
+ * Bytes of the key's hash kept: with 64 bits, two keys of a million-card board meet by chance with odds of
+ * about 1 in 2^25 (they would read as one key held by two cards: its rows rejected, never sent to the wrong
+ * card), and a row's key not on the board is taken for one that is with odds of 1 in 2^44 a row.
+ */
+const KEY_BYTES = 8;
 /** Bytes of the field digest (match-index.ts makes it). */
 export const DIGEST_BYTES = 8;
 /** An entry: key hash, digest, offset of the `_id` in the id arena (u32; all ones: ambiguous key). */
 const ENTRY = KEY_BYTES + DIGEST_BYTES + 4;
 const AMBIGUOUS = 0xffffffff;
-/** Entries per chunk (768 KiB) and bytes per id chunk (1 MiB, more than the longest id). */
+/** Entries per chunk (640 KiB) and bytes per id chunk (1 MiB, more than the longest id). */
 const ENTRY_SHIFT = 15;
 const ID_SHIFT = 20;
-/** Slots in use at most: 3 in 4 (linear probing stays short), so 1,000,000 keys take 2^21 slots, 8 MiB. */
+/** Slots in use at most: 3 in 4, so linear probing stays short. */
 const LOAD = 0.75;
+/**
+ * Slots grow by half, not double, and a hash picks its slot by range reduction (not a mask), so slot
+ * counts need not be powers of two: 1,000,000 keys take 1.5 M slots (6 MB) instead of 2^21 (8 MB).
+ */
+const GROWTH = 1.5;
 
 /**
  * An open-addressing hash table from key text to (`_id`, digest). Entries and ids live in fixed-size chunks
@@ -38,6 +47,11 @@ export class CardTable {
     return hash('sha1', key, 'binary');
   }
 
+  /** The slot of a 32-bit hash among `n`: its share of the range (exact: h * n < 2^53). */
+  private static slotOf(h: number, n: number): number {
+    return Math.floor((h * n) / 0x100000000);
+  }
+
   private chunkOf(e: number): Buffer {
     return this.entryChunks[e >>> ENTRY_SHIFT]!;
   }
@@ -48,10 +62,10 @@ export class CardTable {
 
   /** The entry number of `h`, or the slot where it would go (negative: -(slot + 1)). */
   private find(h: string): number {
-    const mask = this.slots.length - 1;
+    const n = this.slots.length;
     // The first 4 bytes little-endian, as grow() reads them from an entry.
-    const start = h.charCodeAt(0) | (h.charCodeAt(1) << 8) | (h.charCodeAt(2) << 16) | (h.charCodeAt(3) << 24);
-    for (let s = start & mask; ; s = (s + 1) & mask) {
+    const start = (h.charCodeAt(0) | (h.charCodeAt(1) << 8) | (h.charCodeAt(2) << 16) | (h.charCodeAt(3) << 24)) >>> 0;
+    for (let s = CardTable.slotOf(start, n); ; s = s + 1 === n ? 0 : s + 1) {
       const e = this.slots[s]!;
       if (e === 0) return -(s + 1);
       if (this.keyIs(e - 1, h)) return e - 1;
@@ -73,11 +87,11 @@ export class CardTable {
   }
 
   private grow(): void {
-    this.slots = new Uint32Array(this.slots.length * 2);
-    const mask = this.slots.length - 1;
+    const n = Math.floor(this.slots.length * GROWTH);
+    this.slots = new Uint32Array(n);
     for (let e = 0; e < this.size; e++) {
-      let s = this.chunkOf(e).readUInt32LE(CardTable.at(e)) & mask;
-      while (this.slots[s] !== 0) s = (s + 1) & mask;
+      let s = CardTable.slotOf(this.chunkOf(e).readUInt32LE(CardTable.at(e)), n);
+      while (this.slots[s] !== 0) s = s + 1 === n ? 0 : s + 1;
       this.slots[s] = e + 1;
     }
   }
@@ -115,7 +129,7 @@ export class CardTable {
       return 'same';
     }
     if (this.size + 1 > this.slots.length * LOAD) {
-      // Full enough: store the entry, then rehash every entry (this one included) into twice the slots.
+      // Full enough: store the entry, then rehash every entry (this one included) into more slots.
       this.addEntry(h);
       this.grow();
       e = this.size - 1;
