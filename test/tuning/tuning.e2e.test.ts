@@ -7,7 +7,7 @@ import { BIN, childEnv, tempDir } from '../helpers/cli.js';
 import { BOARD_ID, type RunningEmulator, startTestEmulator, TOKEN } from '../helpers/emulator.js';
 
 // The V8 settings made by bin/cardboard.js (src/tuning.ts), seen from outside on the Node running the suite:
-// CI runs it on Node 20, 22 and 24, so each line is checked for an empty stderr and no abort.
+// CI runs it on Node 20, 22, 24 and 26, so each line is checked for an empty stderr and no abort.
 
 const HOOK = fileURLToPath(new URL('./young-generation-hook.mjs', import.meta.url));
 const ROWS = 20_000;
@@ -61,7 +61,7 @@ describe('runtime tuning, seen from the entry point', () => {
 
   it('an import holds the young generation at 2 × 4 MB; CARDBOARD_NO_TUNING=1 leaves V8 to grow it', async () => {
     // Measured on the real command by a preloaded observer (young-generation-hook.mjs). Left alone, V8 grows
-    // the young generation to 16–32 MB during a 20,000-row dry run on Node 20–24.
+    // the young generation to 16–32 MB during a 20,000-row dry run on Node 20–26.
     const largest = async (env: Record<string, string>) => {
       const out = join(tempDir(), 'young');
       const r = await run(['--import', HOOK], ['import', csv, '--dry-run', '--json'], { ...env, YOUNG_GENERATION_OUT: out });

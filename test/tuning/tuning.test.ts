@@ -5,6 +5,7 @@ import { planTuning, type TuningFacts } from '../../src/tuning.js';
 const NODE_20 = '11.3.244.8-node.38';
 const NODE_22 = '12.4.254.21-node.57';
 const NODE_24 = '13.6.233.17-node.53';
+const NODE_26 = '14.6.202.34-node.34';
 
 const facts = (over: Partial<TuningFacts> = {}): TuningFacts => ({ v8: NODE_20, execArgv: [], env: {}, command: 'card', ...over });
 
@@ -19,14 +20,18 @@ describe('planTuning', () => {
     }
   });
 
-  it('on Node 24 makes only the import heap settings (--liftoff-only set at run time has no effect there)', () => {
-    expect(planTuning(facts({ v8: NODE_24 }))).toEqual({ flags: [], capYoungGeneration: false });
-    expect(planTuning(facts({ v8: NODE_24, command: 'import' }))).toEqual({ flags: ['--heap-growing-percent=10'], capYoungGeneration: true });
+  it('on Node 24 and 26 makes only the import heap settings (--liftoff-only set at run time saves nothing there)', () => {
+    for (const v8 of [NODE_24, NODE_26]) {
+      expect(planTuning(facts({ v8 }))).toEqual({ flags: [], capYoungGeneration: false });
+      expect(planTuning(facts({ v8, command: 'import' }))).toEqual({ flags: ['--heap-growing-percent=10'], capYoungGeneration: true });
+    }
   });
 
   it('sets nothing on a V8 line it was not measured on, so a flag a later V8 dropped is never set', () => {
-    expect(planTuning(facts({ v8: '14.1.146.11-node.14', command: 'import' }))).toEqual({ flags: [], capYoungGeneration: false });
-    expect(planTuning(facts({ v8: '11.8.172.17-node.15', command: 'import' }))).toEqual({ flags: [], capYoungGeneration: false });
+    for (const v8 of ['14.7.100.1-node.1', '15.2.44.3-node.7', '11.8.172.17-node.15', '14.1.146.11-node.14']) {
+      expect(planTuning(facts({ v8, command: 'import' }))).toEqual({ flags: [], capYoungGeneration: false });
+      expect(planTuning(facts({ v8 }))).toEqual({ flags: [], capYoungGeneration: false });
+    }
   });
 
   it('sets nothing with CARDBOARD_NO_TUNING=1', () => {
@@ -46,7 +51,7 @@ describe('planTuning', () => {
   });
 });
 
-describe('on the Node running this suite (CI runs it on 20, 22 and 24)', () => {
+describe('on the Node running this suite (CI runs it on 20, 22, 24 and 26)', () => {
   it('every flag the plan sets is one this V8 knows, so none prints "unrecognized flag"', () => {
     const known = execFileSync(process.execPath, ['--v8-options'], { encoding: 'utf8' });
     const plan = planTuning({ v8: process.versions.v8, execArgv: [], env: {}, command: 'import' });
@@ -65,7 +70,7 @@ describe('on the Node running this suite (CI runs it on 20, 22 and 24)', () => {
   it('--liftoff-only, where the plan sets it, keeps a hot WebAssembly function out of TurboFan; elsewhere it tiers up', () => {
     // A V8 flag cannot be read back, so this shows its effect: a tiny wasm function called in a loop, then
     // V8's own test intrinsic says which tier runs it. Without the flag it reaches TurboFan within
-    // 60k–500k calls on Node 20–24, compiled on a background thread: the probe keeps calling until it is
+    // 60k–500k calls on Node 20–26, compiled on a background thread: the probe keeps calling until it is
     // there (up to 60 s: a loaded machine may be slow to schedule that thread). With the flag, 3M calls and
     // a pause show it staying put (a false pass is the worst a loaded machine can cause there).
     const probe = `
