@@ -36,9 +36,20 @@ export interface RawResponse {
   body: Buffer;
 }
 
-/** Something in flight that a signal's abort ends. */
+/** Something in flight that a signal's abort ends: a link of the AbortWatch's list. */
 interface Abortable {
   aborted(): void;
+  prev: Abortable | undefined;
+  next: Abortable | undefined;
+}
+
+/**
+ * The requests in flight under one signal, linked through themselves. A Set of them (add, then delete, for
+ * every request) more than doubled what survived into the old generation during an import (V8 rehashes a
+ * Set's table as it fills with deleted entries): 79 MB promoted over 20,000 rows against 27 MB with this list.
+ */
+interface Watched {
+  head: Abortable | undefined;
 }
 
 /**
@@ -47,29 +58,41 @@ interface Abortable {
  * an import sends tens of thousands of requests under one signal (the run's "stop now"). One per client.
  */
 export class AbortWatch {
-  private readonly watched = new WeakMap<AbortSignal, Set<Abortable>>();
+  private readonly watched = new WeakMap<AbortSignal, Watched>();
 
   /** Call `x.aborted()` when `signal` aborts (it has not yet). */
   add(signal: AbortSignal, x: Abortable): void {
-    let set = this.watched.get(signal);
-    if (set === undefined) {
-      const fresh = new Set<Abortable>();
-      set = fresh;
+    let list = this.watched.get(signal);
+    if (list === undefined) {
+      const fresh: Watched = { head: undefined };
+      list = fresh;
       this.watched.set(signal, fresh);
       signal.addEventListener(
         'abort',
         () => {
           this.watched.delete(signal);
-          for (const each of fresh) each.aborted();
+          for (let each = fresh.head; each !== undefined; ) {
+            const next = each.next;
+            each.aborted();
+            each = next;
+          }
         },
         { once: true },
       );
     }
-    set.add(x);
+    x.next = list.head;
+    if (list.head) list.head.prev = x;
+    list.head = x;
   }
 
   delete(signal: AbortSignal, x: Abortable): void {
-    this.watched.get(signal)?.delete(x);
+    const list = this.watched.get(signal);
+    if (list === undefined) return;
+    if (x.prev) x.prev.next = x.next;
+    else if (list.head === x) list.head = x.next;
+    if (x.next) x.next.prev = x.prev;
+    x.prev = undefined;
+    x.next = undefined;
   }
 }
 
@@ -90,6 +113,8 @@ class Exchange implements Dispatcher.DispatchHandler, Abortable {
   private late: Error | undefined;
   private readonly timer: NodeJS.Timeout | undefined;
   private readonly listener: (() => void) | undefined;
+  prev: Abortable | undefined = undefined;
+  next: Abortable | undefined = undefined;
 
   constructor(
     private readonly req: RawRequest,
