@@ -21,6 +21,8 @@ const UTF8 = new TextDecoder();
  * A byte order mark is dropped (TextDecoder does that), as JSON.parse would choke on it.
  */
 export function decodeBody(bytes: Buffer, contentEncoding: string | string[] | undefined): string {
+  // The usual answer names no coding: no arrays built for it (this runs for every row of an import).
+  if (contentEncoding === undefined || bytes.length === 0) return UTF8.decode(bytes);
   const codings = [contentEncoding ?? []]
     .flat()
     .flatMap((v) => v.split(','))

@@ -6,7 +6,7 @@ import { oneLine, quoted } from '../io/text.js';
 import { MIN_SUBSTRING_SECRET, scrubSecret, scrubValue } from '../redact.js';
 import { VERSION } from '../version.js';
 import { decodeBody } from './body.js';
-import { ANSWER_TIMEOUT, dispatchRequest, type RawResponse } from './dispatch.js';
+import { AbortWatch, ANSWER_TIMEOUT, dispatchRequest, type RawResponse } from './dispatch.js';
 import { RATE_LIMIT_HINT } from './failure.js';
 import { extractServerMessage, MESSAGE_COLUMNS, parseRetryAfter } from './message.js';
 import type { RetryPolicy } from './retry.js';
@@ -177,18 +177,14 @@ export function createCore(opts: CoreOptions): Send {
     if (!req.query && targets.size < 100) targets.set(req.path, found);
     return found;
   };
+  // The headers of every request, made once: undici reads them and changes nothing (frozen, so it could not).
+  const plain = Object.freeze({ 'x-token': opts.token, 'user-agent': USER_AGENT, accept: 'application/json, text/plain;q=0.9, */*;q=0.5' });
+  const json = Object.freeze({ ...plain, 'content-type': 'application/json' });
+  const watch = new AbortWatch();
   return async (req) => {
     const { origin, path, shown } = target(req);
-    const headers: Record<string, string> = {
-      'x-token': opts.token,
-      'user-agent': USER_AGENT,
-      accept: 'application/json, text/plain;q=0.9, */*;q=0.5',
-    };
-    let body: string | undefined;
-    if (req.body !== undefined) {
-      body = JSON.stringify(req.body);
-      headers['content-type'] = 'application/json';
-    }
+    const body = req.body === undefined ? undefined : JSON.stringify(req.body);
+    const headers = body === undefined ? plain : json;
     let res: RawResponse;
     let text: string;
     try {
@@ -202,6 +198,7 @@ export function createCore(opts: CoreOptions): Send {
         bodyTimeout: opts.bodyTimeoutMs,
         deadlineMs: opts.headersTimeoutMs,
         signal: req.signal,
+        watch,
       });
       text = decodeBody(res.body, res.headers['content-encoding']);
     } catch (err) {

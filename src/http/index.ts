@@ -49,11 +49,23 @@ export interface HttpOptions {
   signal?: AbortSignal;
 }
 
+/** What a caller adds to a request: how it is repeated and what ends it. */
+export type RequestOptions = Pick<HttpRequest, 'retrySafe' | 'retry' | 'maxTries' | 'signal' | 'waitSignal'>;
+
+/**
+ * A request with the caller's options, copied field by field: an import posts every row through here,
+ * and copying them with a spread cost more than the rest of this layer.
+ */
+function request(method: HttpRequest['method'], path: string, query: HttpRequest['query'], body: unknown, o: RequestOptions | undefined): HttpRequest {
+  if (o === undefined) return { method, path, query, body };
+  return { method, path, query, body, retrySafe: o.retrySafe, retry: o.retry, maxTries: o.maxTries, signal: o.signal, waitSignal: o.waitSignal };
+}
+
 /** A configured client: `send` through every wrapper, JSON helpers, and its rate gate. */
 export interface Http {
   send: Send;
-  get(path: string, query?: HttpRequest['query'], opts?: Partial<HttpRequest>): Promise<unknown>;
-  post(path: string, body: unknown, opts?: Partial<HttpRequest>): Promise<unknown>;
+  get(path: string, query?: HttpRequest['query'], opts?: RequestOptions): Promise<unknown>;
+  post(path: string, body: unknown, opts?: RequestOptions): Promise<unknown>;
   readonly pacer: Pacer;
   readonly baseUrl: string;
 }
@@ -84,7 +96,7 @@ export function createHttp(opts: HttpOptions): Http {
     send,
     pacer: opts.pacer,
     baseUrl,
-    get: async (path, query, extra) => (await send({ ...extra, method: 'GET', path, query })).body,
-    post: async (path, body, extra) => (await send({ ...extra, method: 'POST', path, body })).body,
+    get: async (path, query, extra) => (await send(request('GET', path, query, undefined, extra))).body,
+    post: async (path, body, extra) => (await send(request('POST', path, undefined, body, extra))).body,
   };
 }

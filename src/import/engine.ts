@@ -63,9 +63,6 @@ export function runEngine(items: AsyncIterable<CsvItem>, o: EngineOptions): Prom
   return new ImportRun(o).run(items);
 }
 
-/** The send context every row shares; each row adds its own onRetry and onSettled. */
-type SharedSend = Omit<SendContext, 'onRetry' | 'onSettled'>;
-
 /** One run of the engine: what the rows share, and the driver of each row's life. */
 class ImportRun {
   private readonly started: number;
@@ -78,7 +75,7 @@ class ImportRun {
   /** Cards rows of this import (or of earlier runs of it) created or updated: never given to another row. */
   private readonly owned = new SeenIds();
   private readonly recheck: BoardRecheck;
-  private readonly sendContext: SharedSend;
+  private readonly sendContext: SendContext;
   private readerDone = false;
   private landed: Promise<void> | undefined;
 
@@ -120,6 +117,12 @@ class ImportRun {
       giveUpAfterMs: o.giveUpAfterMs ?? 15 * 60_000,
       unreachableAfterMs: o.unreachableAfterMs ?? 30_000,
       beforeSend: () => o.journal?.ready(),
+      onRetry: (row, reason, attempt) => {
+        this.summary.retries++;
+        if (reason === '429') this.summary.waits++;
+        this.o.onEvent({ type: 'retry', line: row.line, reason, attempt });
+      },
+      onSettled: (row) => (row.settled = true),
     };
   }
 
@@ -134,7 +137,8 @@ class ImportRun {
         if (item.kind === 'header') continue;
         this.resume?.advance(item.line);
         // Backpressure: the reader (and the file) waits while every slot is held.
-        await this.slots.start();
+        const slot = this.slots.start();
+        if (slot) await slot;
         this.live(startRow(item)).then(this.ended, this.failed);
       }
     } catch (err) {
@@ -169,9 +173,10 @@ class ImportRun {
    */
   private async live(row: Row): Promise<void> {
     let probe: (() => void) | undefined;
+    const hold = (release: () => void) => (probe = release);
     try {
       while (!isOver(row.phase)) {
-        const step = this.act(row, (release) => (probe = release));
+        const step = this.act(row, hold);
         advanceRow(row, step instanceof Promise ? await step : step);
       }
       this.end(row, row.phase);
@@ -213,12 +218,8 @@ class ImportRun {
       if (release) hold(release);
     }
     this.o.journal?.sending(row.journalLine, row.digest!);
-    const onRetry = (reason: string, attempt: number) => {
-      this.summary.retries++;
-      if (reason === '429') this.summary.waits++;
-      this.o.onEvent({ type: 'retry', line: row.line, reason, attempt });
-    };
-    const result = await sendRow({ ...this.sendContext, onRetry, onSettled: () => (row.settled = true) }, body, row.key, row.maybeApplied);
+    // One context for every row (no copy of it per row): the row is passed beside it.
+    const result = await sendRow(this.sendContext, row, body, row.key, row.maybeApplied);
     return { type: 'sent', result };
   }
 

@@ -57,13 +57,29 @@ export function planDigest(plan: Pick<ImportPlan, 'source' | 'key' | 'types' | '
 }
 
 /**
+ * The keys of `o` in the order of `Array.prototype.sort()` (UTF-16 code units). A row's few keys are sorted
+ * in place by insertion: sort() would build its work arrays for every row of an import.
+ */
+function sortedKeys(o: object): string[] {
+  const keys = Object.keys(o);
+  if (keys.length > 16) return keys.sort();
+  for (let i = 1; i < keys.length; i++) {
+    const k = keys[i]!;
+    let j = i - 1;
+    for (; j >= 0 && keys[j]! > k; j--) keys[j + 1] = keys[j]!;
+    keys[j + 1] = k;
+  }
+  return keys;
+}
+
+/**
  * The digest of what a row sends (16 hex digits, 64 bits): its body as canonical JSON, `_id` included
  * only when the row itself carries it (an `_id` found by --match-on is the board's, not the row's).
  */
 export function rowDigest(body: Readonly<Record<string, unknown>>, idFromIndex: boolean): string {
   // canonicalJson's text for an object, built here without the intermediate arrays: it runs for every row.
   let text = '{';
-  for (const k of Object.keys(body).sort()) {
+  for (const k of sortedKeys(body)) {
     const v = body[k];
     if (v === undefined || (k === '_id' && idFromIndex)) continue;
     if (text.length > 1) text += ',';

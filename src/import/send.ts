@@ -7,6 +7,8 @@ import type { Api } from '../api/types.js';
 import type { Clock } from '../clock.js';
 import { ApiError, CancelledError } from '../errors.js';
 import { RATE_LIMIT_FACT, waitText } from '../http/failure.js';
+import type { HttpRequest } from '../http/core.js';
+import type { RetryDecision, RetryInfo, RetryPolicy, Tries } from '../http/retry.js';
 import { type WriteStop, WriteStopped, writePolicy } from '../http/write-policy.js';
 import type { Card } from '../spec-types.js';
 import { formatDuration } from '../units.js';
@@ -23,7 +25,13 @@ export type SendResult =
   | { kind: 'unreachable'; fatal: ApiError }
   | { kind: 'stopped' };
 
-/** What a send needs from the run. */
+/** The row a send is for, as the run's hooks know it: its line, and whether a read of the board decided it. */
+export interface RowRef {
+  readonly line: number;
+  settled?: boolean;
+}
+
+/** What a send needs from the run: one value shared by every row (the row's own part is a RowRef). */
 export interface SendContext {
   /** The client; its rate gate (the pacer) paces every try and learns from its 429s. */
   api: Api;
@@ -34,9 +42,9 @@ export interface SendContext {
   now?: AbortSignal;
   /** Right before each try leaves: a promise to wait for (the journal writing finished rows), if any. */
   beforeSend(): Promise<void> | undefined;
-  onRetry(reason: string, attempt: number): void;
-  /** A read of the board settled whether a try was applied (counted in the summary). */
-  onSettled(): void;
+  onRetry(row: RowRef, reason: string, attempt: number): void;
+  /** A read of the board settled whether the row's try was applied (counted in the summary). */
+  onSettled(row: RowRef): void;
   /** The row's card on the board, by --match-on key or by content (batched, recheck.ts). */
   recheck(probe: Probe): Promise<string | undefined>;
   /** Tries of the row, 429s not counted, past which a try that may have been applied is not sent again (write-policy.ts). */
@@ -95,8 +103,8 @@ type Settled = { kind: 'found'; id: string; by: 'key' | 'content' } | { kind: 's
  * the post repeatable (an update); one that does not may have been created under a new id by that try, so
  * it is looked for like a row without one. Then by the --match-on key, or by the content the row sends.
  */
-async function settle(sc: SendContext, body: Record<string, unknown>, key: string | undefined, reason: string): Promise<Settled> {
-  sc.onSettled();
+async function settle(sc: SendContext, row: RowRef, body: Record<string, unknown>, key: string | undefined, reason: string): Promise<Settled> {
+  sc.onSettled(row);
   if (body._id !== undefined) {
     try {
       // As patient as a page of the board's read: a GET cannot duplicate anything.
@@ -120,9 +128,9 @@ async function settle(sc: SendContext, body: Record<string, unknown>, key: strin
 }
 
 /** Settle a try that may have been applied (`err`): the row's ending, or undefined when it was not applied. */
-async function settleTry(sc: SendContext, body: Record<string, unknown>, key: string | undefined, err: ApiError): Promise<SendResult | undefined> {
+async function settleTry(sc: SendContext, row: RowRef, body: Record<string, unknown>, key: string | undefined, err: ApiError): Promise<SendResult | undefined> {
   const reason = describe(err);
-  const s = await settle(sc, body, key, reason);
+  const s = await settle(sc, row, body, key, reason);
   if (s.kind === 'found') return { kind: 'found', id: s.id, reason, by: s.by };
   return s.kind === 'uncertain' ? s : undefined;
 }
@@ -152,36 +160,70 @@ function stopResult(sc: SendContext, why: WriteStop): SendResult {
 }
 
 /**
+ * A row's retry policy: the write policy (write-policy.ts) with the row's settling, made at its first
+ * failed try. Most rows succeed at once, and then cost this one object, not the policy's closures.
+ */
+class RowPolicy implements RetryPolicy {
+  private write: RetryPolicy | undefined;
+
+  constructor(
+    private readonly sc: SendContext,
+    private readonly row: RowRef,
+    private readonly body: Record<string, unknown>,
+    private readonly key: string | undefined,
+    /** Why an earlier try may have been applied, once a read of the board found it was not. */
+    public recovered: string | undefined,
+  ) {}
+
+  beforeTry(): Promise<void> | undefined {
+    return this.sc.beforeSend();
+  }
+
+  decide(err: unknown, tries: Tries, req: HttpRequest): RetryDecision | Promise<RetryDecision> {
+    this.write ??= this.policy();
+    return this.write.decide(err, tries, req);
+  }
+
+  onRetry(info: RetryInfo): void {
+    this.write?.onRetry?.(info);
+  }
+
+  private policy(): RetryPolicy {
+    const { sc, row, body, key } = this;
+    return writePolicy({
+      clock: sc.clock,
+      maxTries: sc.maxTries,
+      giveUpAfterMs: sc.giveUpAfterMs,
+      unreachableAfterMs: sc.unreachableAfterMs,
+      onRetry: ({ err, counted }) => sc.onRetry(row, err.status === 429 ? '429' : describe(err), counted),
+      settle: async (err) => {
+        const end = await settleTry(sc, row, body, key, err);
+        if (end) return { stop: new RowSettled(end) };
+        this.recovered = describe(err);
+        return 'repeat';
+      },
+    });
+  }
+}
+
+/**
  * POST one row's body under the write policy; `key` is the row's --match-on value, if any.
  * `maybeApplied`: an earlier run's try may have been applied (why): the board is read before any send.
  */
-export async function sendRow(sc: SendContext, body: Record<string, unknown>, key: string | undefined, maybeApplied?: string): Promise<SendResult> {
+export async function sendRow(sc: SendContext, row: RowRef, body: Record<string, unknown>, key: string | undefined, maybeApplied?: string): Promise<SendResult> {
   let recovered: string | undefined;
   if (maybeApplied !== undefined) {
-    const s = await settle(sc, body, key, maybeApplied);
+    const s = await settle(sc, row, body, key, maybeApplied);
     if (s.kind === 'found') return { kind: 'found', id: s.id, reason: maybeApplied, by: s.by };
     if (s.kind === 'uncertain') return s;
     recovered = maybeApplied;
   }
-  const retry = writePolicy({
-    clock: sc.clock,
-    maxTries: sc.maxTries,
-    giveUpAfterMs: sc.giveUpAfterMs,
-    unreachableAfterMs: sc.unreachableAfterMs,
-    beforeTry: () => sc.beforeSend(),
-    onRetry: ({ err, counted }) => sc.onRetry(err.status === 429 ? '429' : describe(err), counted),
-    async settle(err) {
-      const end = await settleTry(sc, body, key, err);
-      if (end) return { stop: new RowSettled(end) };
-      recovered = describe(err);
-      return 'repeat';
-    },
-  });
+  const retry = new RowPolicy(sc, row, body, key, recovered);
   try {
     // waitSignal: a try still waiting (for the rate gate's pause, a backoff, the journal) is dropped when the
     // run stops taking work; a try that has left is awaited then, and cut off only when the run must stop now.
     const card = await sc.api.putCard(body, { retry, waitSignal: sc.stop, signal: sc.now });
-    return recovered === undefined ? { kind: 'ok', card } : { kind: 'ok', card, recovered };
+    return retry.recovered === undefined ? { kind: 'ok', card } : { kind: 'ok', card, recovered: retry.recovered };
   } catch (err) {
     if (err instanceof RowSettled) return err.result;
     if (err instanceof WriteStopped) return stopResult(sc, err.why);
@@ -195,7 +237,7 @@ export async function sendRow(sc: SendContext, body: Record<string, unknown>, ke
     // finding it on the board is no proof it was not stored, so it is never sent again.
     if (err.code === 'ENOCARDID') {
       const message = `${describe(err)}: the server answered success without a card _id, and no card with these values is on the board; not re-sent`;
-      return (await settleTry(sc, body, key, err)) ?? { kind: 'uncertain', message };
+      return (await settleTry(sc, row, body, key, err)) ?? { kind: 'uncertain', message };
     }
     // Refused (4xx but 429, 3xx, 501): the row is wrong, or the token or board is (then the run stops).
     const reason = describe(err);

@@ -26,10 +26,19 @@ export class Slots {
     for (const w of ws) w();
   }
 
-  /** A row starts: it takes a slot (backpressure: the reader waits while every slot is held). */
-  async start(): Promise<void> {
-    await this.take();
-    this.active++;
+  /**
+   * A row starts: it takes a slot (backpressure: the reader waits while every slot is held). Undefined when
+   * it took one at once: the reader then goes on without a promise made and awaited for every row.
+   */
+  start(): Promise<void> | undefined {
+    if (this.sending < this.size) {
+      this.sending++;
+      this.active++;
+      return undefined;
+    }
+    return this.take().then(() => {
+      this.active++;
+    });
   }
 
   /** A row ends, whatever its end: its slot frees. */

@@ -1,8 +1,9 @@
+import { getEventListeners } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Agent, Pool } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
-import { dispatchRequest, type RawRequest } from '../../src/http/dispatch.js';
+import { AbortWatch, dispatchRequest, type RawRequest } from '../../src/http/dispatch.js';
 
 const servers: Server[] = [];
 const dispatchers: Array<Agent | Pool> = [];
@@ -96,6 +97,34 @@ describe('dispatchRequest (undici controller handler)', () => {
     expect((await first).body.toString()).toBe('held');
     await dispatchRequest(pool, request(srv.origin, { path: '/after' }));
     expect(srv.seen).toEqual(['GET /hold', 'GET /after']);
+  });
+
+  it("with the client's AbortWatch, one listener on the signal ends every request in flight, and finished ones are let go", async () => {
+    const held = new Map<string, ServerResponse>();
+    const srv = await serve((req, res) => {
+      if (req.url === '/quick') res.end('ok');
+      else held.set(req.url!, res);
+    });
+    const ac = new AbortController();
+    const watch = new AbortWatch();
+    const d = agent();
+    const quick = await dispatchRequest(d, request(srv.origin, { path: '/quick', signal: ac.signal, watch }));
+    expect(quick.body.toString()).toBe('ok');
+    const paths = ['/s0', '/s1', '/s2', '/s3', '/s4'];
+    const slow = paths.map((path) => dispatchRequest(d, request(srv.origin, { path, signal: ac.signal, watch })));
+    while (held.size < paths.length) await new Promise((r) => setTimeout(r, 5));
+    expect(getEventListeners(ac.signal, 'abort')).toHaveLength(1);
+    // Two end before the abort, the newest and one in the middle: the others must still be reached by it.
+    held.get('/s4')!.end('four');
+    held.get('/s2')!.end('two');
+    expect((await slow[4]).body.toString()).toBe('four');
+    expect((await slow[2]).body.toString()).toBe('two');
+    const reason = new Error('stop now');
+    ac.abort(reason);
+    for (const i of [0, 1, 3]) await expect(slow[i]).rejects.toBe(reason);
+    expect(getEventListeners(ac.signal, 'abort')).toHaveLength(0);
+    // Each request still held was cut off: the server sees its connection close.
+    await Promise.all([0, 1, 3].map((i) => held.get(paths[i]!)!).map((res) => (res.closed ? undefined : new Promise((r) => res.once('close', r)))));
   });
 
   it('stops mid-body on abort: rejects with the reason and closes the connection', async () => {
