@@ -4,7 +4,8 @@
 // printed line and (with --forward-to) the app's receipt, then reads VmHWM again. The cost is the difference,
 // shown as a multiple of the body size. Needs a build (npm run build) and Linux.
 // Usage: node test/bench/webhook-memory.mjs [sizes in MB, default 10,100] [--json] [--bin PATH (another build's
-// bin/cardboard.js; default this tree's)]
+// bin/cardboard.js; default this tree's)] [--deadline S (a delivery not done after S seconds: the listener is killed
+// and the row says so, with the peak it had reached; an older build may take minutes over a 100 MB body)]
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, request } from 'node:http';
@@ -16,6 +17,8 @@ const binAt = process.argv.indexOf('--bin');
 const BIN = binAt === -1 ? fileURLToPath(new URL('../../bin/cardboard.js', import.meta.url)) : process.argv[binAt + 1];
 const asJson = process.argv.includes('--json');
 const sizes = (process.argv.slice(2).find((a) => /^[\d,]+$/.test(a)) ?? '10,100').split(',').map(Number);
+const deadlineAt = process.argv.indexOf('--deadline');
+const DEADLINE_MS = deadlineAt === -1 ? undefined : Number(process.argv[deadlineAt + 1]) * 1000;
 const KEY = 'sk-bench-memory-0123456789';
 
 function vmHwmKb(pid) {
@@ -85,17 +88,32 @@ async function measure(name, extraArgs, bytes, dir) {
     });
     child.on('exit', (code) => reject(new Error(`listener exited (${code}): ${err}`)));
   });
+  let timer;
+  let timedOut = false;
   try {
     const before = vmHwmKb(child.pid);
     const body = card(bytes);
-    const status = await post(url, body);
-    if (status !== 200) throw new Error(`${name}: answered ${status}`);
-    while (newlines < 1) await new Promise((resolve) => (lineWaiter = resolve));
-    await app?.until(1);
+    const delivered = (async () => {
+      const status = await post(url, body);
+      if (status !== 200) throw new Error(`${name}: answered ${status}`);
+      while (newlines < 1) await new Promise((resolve) => (lineWaiter = resolve));
+      await app?.until(1);
+    })();
+    if (DEADLINE_MS !== undefined) {
+      const late = new Promise((resolve) => (timer = setTimeout(() => resolve('late'), DEADLINE_MS)));
+      if ((await Promise.race([delivered, late])) === 'late') {
+        timedOut = true;
+        delivered.catch(() => {}); // the listener is killed below; its socket error is expected
+        const peak = vmHwmKb(child.pid);
+        return { name, bodyMb: bytes / 1e6, idleMb: Math.round(before / 1024), peakMb: Math.round(peak / 1024), timedOutAfterS: DEADLINE_MS / 1000 };
+      }
+    } else await delivered;
     const after = vmHwmKb(child.pid);
     return { name, bodyMb: bytes / 1e6, idleMb: Math.round(before / 1024), peakMb: Math.round(after / 1024), costMb: Math.round((after - before) / 1024), times: Math.round(((after - before) * 1024 * 10) / bytes) / 10 };
   } finally {
-    child.kill('SIGTERM');
+    clearTimeout(timer);
+    // A listener busy in a synchronous loop never hears SIGTERM.
+    child.kill(timedOut ? 'SIGKILL' : 'SIGTERM');
     await new Promise((resolve) => child.once('close', resolve));
     await app?.close();
   }
@@ -118,5 +136,8 @@ if (asJson) {
 } else {
   console.log(`node ${process.version}; peak RSS (VmHWM) of webhook listen around one delivery`);
   console.log('configuration                          body MB  idle MB  peak MB  cost MB  cost/body');
-  for (const r of rows) console.log(`${r.name.padEnd(38)} ${String(r.bodyMb).padStart(7)} ${String(r.idleMb).padStart(8)} ${String(r.peakMb).padStart(8)} ${String(r.costMb).padStart(8)} ${String(r.times).padStart(9)}×`);
+  for (const r of rows) {
+    const cost = r.timedOutAfterS === undefined ? `${String(r.costMb).padStart(8)} ${String(r.times).padStart(9)}×` : `not done after ${r.timedOutAfterS} s`;
+    console.log(`${r.name.padEnd(38)} ${String(r.bodyMb).padStart(7)} ${String(r.idleMb).padStart(8)} ${String(r.peakMb).padStart(8)} ${cost}`);
+  }
 }

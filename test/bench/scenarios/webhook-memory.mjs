@@ -8,8 +8,11 @@ import { notIn } from '../lib/stats.mjs';
 const SCRIPT = fileURLToPath(new URL('../webhook-memory.mjs', import.meta.url));
 const GOAL = 2.5;
 
+/** How long the ref may take over one delivery (e008ef5 spent more than 5 minutes of CPU on a 100 MB body). */
+const REF_DEADLINE_S = 60;
+
 async function measure(sizes, bin) {
-  const r = await runMeasured(process.execPath, [SCRIPT, sizes, '--json', ...(bin ? ['--bin', bin] : [])]);
+  const r = await runMeasured(process.execPath, [SCRIPT, sizes, '--json', ...(bin ? ['--bin', bin, '--deadline', String(REF_DEADLINE_S)] : [])]);
   if (r.code !== 0) return { failed: `webhook-memory.mjs exited ${r.code}: ${r.stderr.slice(-1000)}` };
   return JSON.parse(r.stdout);
 }
@@ -43,7 +46,10 @@ export async function webhookMemory({ quick, ref }) {
       if (theirs) {
         const same = theirs.rows?.find((t) => t.name === row.name && t.bodyMb === row.bodyMb);
         if (!same) r.ref = r.vsRef = notIn(ref.short);
-        else {
+        else if (same.timedOutAfterS !== undefined) {
+          r.ref = `${ref.short}: not done after ${same.timedOutAfterS} s (killed at a peak of ${same.peakMb} MB)`;
+          r.vsRef = '—';
+        } else {
           r.ref = `${ref.short}: ${same.costMb} MB over idle (peak ${same.peakMb} MB), ${same.times}× the body`;
           r.vsRef = same.costMb > 0 ? `${Math.round((row.costMb / same.costMb) * 100) / 100}× the cost` : '—';
         }
