@@ -50,6 +50,7 @@ interface Abortable {
  */
 interface Watched {
   head: Abortable | undefined;
+  tail: Abortable | undefined;
 }
 
 /**
@@ -64,7 +65,7 @@ export class AbortWatch {
   add(signal: AbortSignal, x: Abortable): void {
     let list = this.watched.get(signal);
     if (list === undefined) {
-      const fresh: Watched = { head: undefined };
+      const fresh: Watched = { head: undefined, tail: undefined };
       list = fresh;
       this.watched.set(signal, fresh);
       signal.addEventListener(
@@ -80,9 +81,11 @@ export class AbortWatch {
         { once: true },
       );
     }
-    x.next = list.head;
-    if (list.head) list.head.prev = x;
-    list.head = x;
+    // Appended, so an abort reaches requests in the order they started (rows are cut off in file order).
+    x.prev = list.tail;
+    if (list.tail) list.tail.next = x;
+    else list.head = x;
+    list.tail = x;
   }
 
   delete(signal: AbortSignal, x: Abortable): void {
@@ -91,6 +94,7 @@ export class AbortWatch {
     if (x.prev) x.prev.next = x.next;
     else if (list.head === x) list.head = x.next;
     if (x.next) x.next.prev = x.prev;
+    else if (list.tail === x) list.tail = x.prev;
     x.prev = undefined;
     x.next = undefined;
   }

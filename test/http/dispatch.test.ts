@@ -120,8 +120,12 @@ describe('dispatchRequest (undici controller handler)', () => {
     expect((await slow[4]).body.toString()).toBe('four');
     expect((await slow[2]).body.toString()).toBe('two');
     const reason = new Error('stop now');
+    const cutOff: number[] = [];
+    for (const i of [0, 1, 3]) slow[i]!.catch(() => cutOff.push(i));
     ac.abort(reason);
     for (const i of [0, 1, 3]) await expect(slow[i]).rejects.toBe(reason);
+    // In the order they started (an import's rows are cut off, and so listed, in file order).
+    expect(cutOff).toEqual([0, 1, 3]);
     expect(getEventListeners(ac.signal, 'abort')).toHaveLength(0);
     // Each request still held was cut off: the server sees its connection close.
     await Promise.all([0, 1, 3].map((i) => held.get(paths[i]!)!).map((res) => (res.closed ? undefined : new Promise((r) => res.once('close', r)))));

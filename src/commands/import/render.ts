@@ -94,7 +94,7 @@ export async function renderSummary(ctx: Context, s: ImportSummary, problems: Pr
   if (ctx.stderr.isTTY) out.push(await renderTable(ctx, ['import', ''], rows, { stream: ctx.stderr }));
   else for (const [k, v] of rows) out.push(`${k.padEnd(10)} ${terminalText(String(v))}`);
   const list = (name: string, lines: number[], n: number) => {
-    if (n > 0) out.push(`${name} lines: ${lines.join(', ')}${n > lines.length ? `, ... (${n} in all)` : ''}`);
+    if (n > 0) out.push(`${name} lines: ${[...lines].sort((x, y) => x - y).join(', ')}${n > lines.length ? `, ... (${n} in all)` : ''}`);
   };
   list('rejected', problems.rejected, s.rejected);
   list('uncertain', problems.uncertain, s.uncertain);
