@@ -171,15 +171,9 @@ export function viewJson(d: Delivery): string {
   return `${viewHead(d)}${bodyJson(d.body)}}`;
 }
 
-/** A small delivery's record line (with its newline) from its `--json` line: that line plus the exact bytes. */
-function recordLineOf(d: Delivery, view: string): string {
-  return `${view.slice(0, -1)},"bodyBase64":"${d.body.toString('base64')}"}\n`;
-}
-
 /** Serialise a delivery as one record-file line (with its newline): the `--json` line plus the exact bytes. */
 export function toRecordLine(d: Delivery): string {
-  if (d.body.length >= LARGE_BODY) return joinPieces(recordPieces(d));
-  return recordLineOf(d, viewJson(d));
+  return joinPieces(recordLinePieces(d).pieces);
 }
 
 function joinPieces(pieces: Iterable<Piece>): string {
