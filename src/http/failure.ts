@@ -81,7 +81,7 @@ export function backoffMs(attempt: number, bounds: Backoff, random: () => number
  * Milliseconds to wait before repeating a request after `failure`, given the caller's jittered `backoff`
  * for this attempt: the one place a failure becomes a wait (the retry policies, the rate gate). A
  * request the server declined (429, 503) waits at least RETRY_FLOOR_MS whatever Retry-After said: its
- * Retry-After (already floored by classify) plus up to a second of jitter (never more than the wait), or
+ * Retry-After (already floored by classify) plus a jitter of up to spreadMs, or
  * without a usable one (absent, negative, garbage) the floor plus the backoff. Other failures wait the
  * backoff: their tries are counted, so they cannot loop.
  */
@@ -90,7 +90,17 @@ export function retryWaitMs(failure: Failure, backoff: number, random: () => num
   const asked = failure.retryAfterMs;
   if (asked === undefined) return RETRY_FLOOR_MS + backoff;
   const base = Math.max(RETRY_FLOOR_MS, asked);
-  return base + Math.floor(random() * Math.min(base, JITTER_MS));
+  return base + Math.floor(random() * spreadMs(base));
+}
+
+/**
+ * The most jitter added to a server's wait of `baseMs`: a quarter of it, at most a second. Enough to spread
+ * processes told the same Retry-After (a quarter second for `Retry-After: 1`, five requests at 20/s); each
+ * millisecond of it is one the client idles, so a spread over the whole wait cost a rate-limited import
+ * about 2 % of what the limit allows.
+ */
+export function spreadMs(baseMs: number): number {
+  return Math.min(baseMs / 4, JITTER_MS);
 }
 
 /**

@@ -6,7 +6,7 @@
 import { type Clock, realClock } from '../clock.js';
 import { ApiError, CancelledError } from '../errors.js';
 import type { Send } from './core.js';
-import { classify, retryWaitMs } from './failure.js';
+import { classify, retryWaitMs, spreadMs } from './failure.js';
 
 /** The part of the clock the pacer uses (random: the jitter of a 429's pause, Math.random without it); tests pass a discrete-event clock. */
 export type PacerClock = Pick<Clock, 'now' | 'sleep'> & Partial<Pick<Clock, 'random'>>;
@@ -88,9 +88,16 @@ export class Pacer {
     }
   }
 
-  /** Pause every worker (not only the caller) until `ms` from now: a 429 (through throttled()), or a 503 with Retry-After. */
-  pause(ms: number): void {
-    const until = this.clock.now() + ms;
+  /**
+   * Pause every worker (not only the caller) for the server's wait `ms` plus a jitter of up to `spreadMs`:
+   * a 429 (through throttled()), or a 503 with Retry-After. The jitter spreads processes told the same
+   * Retry-After, so it is drawn once per pause: the other requests in flight when it began answer 429 too,
+   * and a fresh draw for each made the pause the largest of several, idling the client for longer than
+   * any process needed. They still extend the pause to their own wait.
+   */
+  pause(ms: number, spreadMs = 0): void {
+    const now = this.clock.now();
+    const until = now + ms + (now < this.pausedUntil ? 0 : Math.floor(this.random() * spreadMs));
     if (until > this.pausedUntil) {
       this.pausedUntil = until;
       this.next = Math.max(this.next, until);
@@ -102,9 +109,9 @@ export class Pacer {
    * to 85 % of what the server actually accepted lately (requests in flight when we slowed down answer
    * 429 too; they say nothing new).
    */
-  throttled(sentAt: number, retryAfterMs: number): void {
+  throttled(sentAt: number, retryAfterMs: number, spreadMs = 0): void {
     const now = this.clock.now();
-    this.pause(retryAfterMs);
+    this.pause(retryAfterMs, spreadMs);
     if (this.opts.fixedRate !== undefined || sentAt <= this.lastDecrease) return;
     // What the server accepted over the last 2 s since the previous pause (a pause refills its bucket,
     // so counting across one would overstate the limit); before the first 429 that includes the burst.
@@ -171,6 +178,17 @@ export class Pacer {
 }
 
 /**
+ * The pause a declined request asks of every worker: the wait retryWaitMs gives it before jitter (the server's
+ * Retry-After raised to the floor, or the floor when it named none) and the jitter the pause may draw (only for
+ * a wait the server named: without one there is nothing processes were told in common).
+ */
+function pauseOf(err: ApiError): [ms: number, spread: number] {
+  const failure = classify(err);
+  const ms = retryWaitMs(failure, 0, () => 0);
+  return [ms, failure.kind === 'retryable' && failure.retryAfterMs !== undefined ? spreadMs(ms) : 0];
+}
+
+/**
  * Put the pacer in front of `next`: each try waits its turn, and its outcome teaches the pacer (a 429
  * pauses every request for its Retry-After and slows the rate; a 503 with Retry-After only pauses; a
  * success lets the rate recover).
@@ -185,14 +203,14 @@ export function withPacer(next: Send, pacer: Pacer): Send {
       return res;
     } catch (err) {
       // The pause is the wait of every worker's next try: at least the retry floor whatever Retry-After said
-      // (0, a date past, garbage), with jitter, so a server answering "now" cannot draw a storm of requests.
-      if (err instanceof ApiError && err.status === 429) pacer.throttled(sentAt, retryWaitMs(classify(err), 0, pacer.random));
+      // (0, a date past, garbage), so a server answering "now" cannot draw a storm of requests.
+      if (err instanceof ApiError && err.status === 429) pacer.throttled(sentAt, ...pauseOf(err));
       // A 503 naming a Retry-After is the service asking every client to hold off that long, so every
       // request of this one holds off, not only the one answered. It does not lower the rate: a 503 says
       // the service is unwell, not that our rate passed the key's limit, and a rate lowered for it would
       // take minutes of slow recovery after the service is back. A 503 without Retry-After says no time:
       // the request waits its own backoff, and its tries are counted.
-      else if (err instanceof ApiError && err.status === 503 && err.retryAfter !== undefined) pacer.pause(retryWaitMs(classify(err), 0, pacer.random));
+      else if (err instanceof ApiError && err.status === 503 && err.retryAfter !== undefined) pacer.pause(...pauseOf(err));
       throw err;
     }
   };

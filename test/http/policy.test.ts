@@ -32,8 +32,8 @@ describe('retry decisions', () => {
   });
 
   it('honours Retry-After on 429 and 503, and gives up when it is too long', () => {
-    // Retry-After plus a spread of up to a second (never more than the wait): 3 s + half of 1 s.
-    expect(retryDelay(status(429, 3), GET, 1, DEFAULT_RETRY, half)).toBe(3500);
+    // Retry-After plus a spread of up to a quarter of the wait (at most a second): 3 s + half of 750 ms.
+    expect(retryDelay(status(429, 3), GET, 1, DEFAULT_RETRY, half)).toBe(3375);
     expect(retryDelay(status(503, 2), GET, 1, DEFAULT_RETRY, () => 0)).toBe(2000);
     expect(retryDelay(status(500, 9), GET, 1, DEFAULT_RETRY, half)).toBe(250);
     expect(retryDelay(status(429, 61), GET, 1, DEFAULT_RETRY, half)).toBeUndefined();
@@ -101,8 +101,8 @@ describe('withRetry', () => {
     const fake = replay([status(503, 2), status(500), ok]);
     const send = withRetry(fake.send, { clock: recording(waits) });
     await expect(send(GET)).resolves.toBe(ok);
-    // 2 s asked + 0.5 s spread; the 500 is the first failure of its kind: a rate limit's wait does not double its backoff.
-    expect(waits).toEqual([2500, 250]);
+    // 2 s asked + 0.25 s spread (half of a quarter); the 500 is the first failure of its kind: a rate limit's wait does not double its backoff.
+    expect(waits).toEqual([2250, 250]);
     expect(fake.calls()).toBe(3);
   });
 
@@ -165,10 +165,24 @@ describe('the rate gate in front of the core (withPacer, fake clock)', () => {
     expect(clock.now()).toBe(1000);
     await expect(send(GET)).rejects.toMatchObject({ status: 429 });
     await send(GET);
-    // Retry-After 3 s plus the spread (half of a second with this clock's random).
-    expect(clock.now()).toBe(4500);
+    // Retry-After 3 s plus the spread (half of its quarter with this clock's random).
+    expect(clock.now()).toBe(4375);
     // Three answers before it: enough to learn from, so the gate now paces instead of letting all through.
     expect(Number.isFinite(pacer.rate)).toBe(true);
+  });
+
+  it('draws the jitter once per pause: the 429s of requests in flight when it began extend it to their own wait, no further', async () => {
+    let t = 1000;
+    const draws = [0, 0.99, 0.99, 0.99];
+    const clock = { now: () => t, sleep: async (ms: number) => void (t += ms), random: () => draws.shift() ?? 0.99 };
+    const pacer = new Pacer({ clock });
+    const send = withPacer(answer([status(429, 1), status(429, 1), status(429, 1), status(429, 1), ok]), pacer);
+    // Four requests in flight at once, all answered 429 Retry-After: 1 at t = 1000.
+    const four = await Promise.allSettled([send(GET), send(GET), send(GET), send(GET)]);
+    expect(four.map((r) => r.status)).toEqual(['rejected', 'rejected', 'rejected', 'rejected']);
+    await send(GET);
+    // 1 s plus the first 429's draw (0): not 1 s plus the largest of four draws (0.99 of the spread).
+    expect(t).toBe(2000);
   });
 
   it('a 429 with too few answers to learn from only pauses: one write does not slow the run to a crawl', async () => {
@@ -178,7 +192,7 @@ describe('the rate gate in front of the core (withPacer, fake clock)', () => {
     await expect(send(GET)).rejects.toMatchObject({ status: 429 });
     await send(GET);
     await send(GET);
-    expect(clock.now()).toBe(3500);
+    expect(clock.now()).toBe(3250);
     expect(pacer.rate).toBe(Number.POSITIVE_INFINITY);
   });
 
@@ -190,7 +204,7 @@ describe('the rate gate in front of the core (withPacer, fake clock)', () => {
     for (let i = 0; i < 3; i++) await send(GET);
     await expect(send(GET)).rejects.toMatchObject({ status: 503 });
     await send(GET);
-    expect(clock.now()).toBe(4500);
+    expect(clock.now()).toBe(4375);
     expect(pacer.rate).toBe(Number.POSITIVE_INFINITY);
   });
 
