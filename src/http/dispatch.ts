@@ -112,8 +112,10 @@ class Exchange implements Dispatcher.DispatchHandler, Abortable {
   private controller: Dispatcher.DispatchController | undefined;
   private settled = false;
   private statusCode = 0;
-  private headers: RawResponse['headers'] = {};
-  private readonly chunks: Buffer[] = [];
+  private headers: RawResponse['headers'] | undefined;
+  /** The body's first chunk, and the rest once there is more than one (most answers come in one). */
+  private first: Buffer | undefined;
+  private more: Buffer[] | undefined;
   private late: Error | undefined;
   private readonly timer: NodeJS.Timeout | undefined;
   private readonly listener: (() => void) | undefined;
@@ -179,12 +181,14 @@ class Exchange implements Dispatcher.DispatchHandler, Abortable {
   }
 
   onResponseData(_ctl: Dispatcher.DispatchController, chunk: Buffer): void {
-    this.chunks.push(chunk);
+    if (this.first === undefined) this.first = chunk;
+    else (this.more ??= [this.first]).push(chunk);
   }
 
   onResponseEnd(): void {
-    const { chunks } = this;
-    if (this.finish()) this.resolve({ statusCode: this.statusCode, headers: this.headers, body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) });
+    if (!this.finish()) return;
+    const body = this.more !== undefined ? Buffer.concat(this.more) : (this.first ?? Buffer.alloc(0));
+    this.resolve({ statusCode: this.statusCode, headers: this.headers ?? {}, body });
   }
 
   onResponseError(_ctl: Dispatcher.DispatchController, err: Error): void {
