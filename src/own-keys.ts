@@ -8,6 +8,20 @@ export function emptyRecord<T = unknown>(): Record<string, T> {
   return Object.create(null) as Record<string, T>;
 }
 
+/** The prototype of fieldRecord(): no members at all, and frozen, so none can be added. */
+const NO_MEMBERS: object = Object.freeze(Object.create(null) as object);
+
+/**
+ * A record like emptyRecord's (no inherited member, `__proto__` a plain key: nothing in its prototype chain
+ * defines either), made for the records built once per row of an import. V8 keeps an object with a null
+ * prototype in dictionary mode from the start, so each key set, JSON.stringify and Object.keys of it is a
+ * hash-table walk; this one has a prototype (itself without members) and stays in fast mode: rows with the
+ * same fields share one hidden class, serialised like a plain object's.
+ */
+export function fieldRecord<T = unknown>(): Record<string, T> {
+  return Object.create(NO_MEMBERS) as Record<string, T>;
+}
+
 /** The record's own value under `key`; undefined when it has none (never an inherited member). */
 export function ownValue(record: object, key: string): unknown {
   return Object.hasOwn(record, key) ? (record as Record<string, unknown>)[key] : undefined;

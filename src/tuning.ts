@@ -24,8 +24,12 @@ export interface TuningFacts {
 export interface TuningPlan {
   /** Flags for `v8.setFlagsFromString`, set in this order. */
   flags: string[];
-  /** Stop the young generation's growth once it reaches 2 × 4 MB (set after a collection, see applyTuning). */
-  capYoungGeneration: boolean;
+  /**
+   * Stop the young generation's growth once its new space measures this many MB (`space_size` of
+   * `getHeapSpaceStatistics`; set after a collection, see applyTuning), so it stays at 2 × 4 MB at most;
+   * false: V8 sizes it.
+   */
+  capYoungGeneration: false | number;
 }
 
 /** What was measured to help on one V8 line (major.minor). */
@@ -46,13 +50,22 @@ interface LineTuning {
    * on Node 20 / 22 / 24 / 26 (a dry run on 26: 98 MB with, 114 without).
    */
   importHeap: boolean;
+  /**
+   * With importHeap, the size (MB) at which the young generation's growth stops. V8 up to 12 doubles it
+   * (1, 2, 4, 8 MB), and its observer hears of each collection in time (a 20,000-row import and dry run held
+   * at 8 MB in 12 runs of 12 on Node 20 and 22): it stops at 2 × 4 MB. Smaller costs CPU: an import at 2 × 2 MB
+   * collected twice as often (277 scavenges against 141 over 20,000 rows), ~20 µs of GC per row on Node 20.
+   * V8 13 and 14 may grow it past the cap before the observer hears (applyTuning), so there it stops at
+   * three quarters of 4 MB: 2 × 2 MB on V8 13, 3.75 or 4 MB on V8 14.
+   */
+  youngStopMb: number;
 }
 
 const LINES = new Map<string, LineTuning>([
-  ['11.3', { liftoffOnly: true, importHeap: true }], // Node 20
-  ['12.4', { liftoffOnly: true, importHeap: true }], // Node 22
-  ['13.6', { liftoffOnly: false, importHeap: true }], // Node 24
-  ['14.6', { liftoffOnly: false, importHeap: true }], // Node 26
+  ['11.3', { liftoffOnly: true, importHeap: true, youngStopMb: 8 }], // Node 20
+  ['12.4', { liftoffOnly: true, importHeap: true, youngStopMb: 8 }], // Node 22
+  ['13.6', { liftoffOnly: false, importHeap: true, youngStopMb: 3 }], // Node 24
+  ['14.6', { liftoffOnly: false, importHeap: true, youngStopMb: 3 }], // Node 26
 ]);
 
 const NONE: TuningPlan = { flags: [], capYoungGeneration: false };
@@ -79,11 +92,8 @@ export function planTuning(facts: TuningFacts): TuningPlan {
   if (line === undefined) return NONE;
   const heap = line.importHeap && facts.command === 'import';
   const flags = [...(line.liftoffOnly ? ['--liftoff-only'] : []), ...(heap ? ['--heap-growing-percent=10'] : [])];
-  return { flags, capYoungGeneration: heap };
+  return { flags, capYoungGeneration: heap ? line.youngStopMb : false };
 }
-
-/** The young generation may grow to semi-spaces of this size at most, then no further (V8's default cap is 16 MB). */
-const SEMI_SPACE_MB = 4;
 
 /**
  * Make the plan's settings. `--max-semi-space-size` would say the young generation's cap best, but V8 reads
@@ -100,13 +110,13 @@ export async function applyTuning(plan: TuningPlan): Promise<void> {
   const { PerformanceObserver } = await import('node:perf_hooks');
   // The observer runs only when the event loop does: a long synchronous stretch (undici's modules load in
   // ~100 ms) can hold several collections, each doubling the young generation, before it hears of the
-  // first. So growth stops one doubling early (at 2 × SEMI_SPACE_MB / 2 when heard in time), leaving room
-  // for the one it may hear of late; measured on Node 24, a dry run otherwise ended at 2 × 8 MB now and then.
-  // V8 up to 13 sizes the young generation in powers of two (1, 2, 4 MB); V8 14 also stops at sizes such as
-  // 3.75 MB and, once it has chosen to grow, keeps growing towards the size chosen then even after the factor
-  // is set to 1 (seen on Node 26: 3.75 → 8 → 16 MB when the check waited for a full 4 MB). Three quarters of
-  // the cap catches both: 4 MB on the older lines, 3.75 or 4 MB on V8 14.
-  const limit = SEMI_SPACE_MB * 0.75 * 1024 * 1024;
+  // first. Where that was seen (Node 24: a dry run ended at 2 × 8 MB now and then with the stop at 8 MB),
+  // growth stops one doubling early (youngStopMb 3: 4 MB when heard in time), leaving room for the one it
+  // may hear of late. V8 up to 13 sizes the young generation in powers of two (1, 2, 4 MB); V8 14 also stops
+  // at sizes such as 3.75 MB and, once it has chosen to grow, keeps growing towards the size chosen then even
+  // after the factor is set to 1 (seen on Node 26: 3.75 → 8 → 16 MB when the check waited for a full 4 MB).
+  // Three quarters of 4 MB catches both there: 4 MB on V8 13, 3.75 or 4 MB on V8 14.
+  const limit = plan.capYoungGeneration * 1024 * 1024;
   const observer = new PerformanceObserver(() => {
     const young = getHeapSpaceStatistics().find((s) => s.space_name === 'new_space');
     if (young !== undefined && young.space_size >= limit) {

@@ -6,7 +6,7 @@ import { oneLine, quoted } from '../io/text.js';
 import { MIN_SUBSTRING_SECRET, scrubSecret, scrubValue } from '../redact.js';
 import { VERSION } from '../version.js';
 import { decodeBody } from './body.js';
-import { AbortWatch, ANSWER_TIMEOUT, dispatchRequest, type RawResponse } from './dispatch.js';
+import { AbortWatch, ANSWER_TIMEOUT, Deadlines, dispatchRequest, type RawResponse } from './dispatch.js';
 import { RATE_LIMIT_HINT } from './failure.js';
 import { extractServerMessage, MESSAGE_COLUMNS, parseRetryAfter } from './message.js';
 import type { RetryPolicy } from './retry.js';
@@ -181,6 +181,7 @@ export function createCore(opts: CoreOptions): Send {
   const plain = Object.freeze({ 'x-token': opts.token, 'user-agent': USER_AGENT, accept: 'application/json, text/plain;q=0.9, */*;q=0.5' });
   const json = Object.freeze({ ...plain, 'content-type': 'application/json' });
   const watch = new AbortWatch();
+  const deadlines = new Deadlines();
   return async (req) => {
     const { origin, path, shown } = target(req);
     const body = req.body === undefined ? undefined : JSON.stringify(req.body);
@@ -199,6 +200,7 @@ export function createCore(opts: CoreOptions): Send {
         deadlineMs: opts.headersTimeoutMs,
         signal: req.signal,
         watch,
+        deadlines,
       });
       text = decodeBody(res.body, res.headers['content-encoding']);
     } catch (err) {

@@ -24,6 +24,8 @@ export interface RawRequest {
   signal?: AbortSignal;
   /** Where the signal's abort is heard: the client's one AbortWatch (else a listener of the request's own). */
   watch?: AbortWatch;
+  /** Where the deadline is kept: the client's one Deadlines (else a timer of the request's own). */
+  deadlines?: Deadlines;
 }
 
 /** The code of an answer that was not complete by its deadline (networkError names it). */
@@ -100,6 +102,78 @@ export class AbortWatch {
   }
 }
 
+/** Something in flight with a deadline (ms on the monotonic clock): a link of a Deadlines list. */
+interface Timed {
+  at: number;
+  expired(): void;
+  earlier: Timed | undefined;
+  later: Timed | undefined;
+}
+
+/**
+ * The deadlines of the requests in flight of one client, behind one timer: a list in deadline order (a
+ * client's requests share the length of their deadline, so a new one goes last) and a timer for the first.
+ * A timer of each request's own (setTimeout, then clearTimeout once answered) allocated and linked a Timeout
+ * for every row of an import; here a request costs a clock read and two links. The timer is cleared when
+ * nothing is in flight, so it never holds the process open.
+ */
+export class Deadlines {
+  private first: Timed | undefined;
+  private last: Timed | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  /** The deadline the timer is set for (Infinity: none). */
+  private armedFor = Number.POSITIVE_INFINITY;
+  private readonly fire = () => {
+    this.timer = undefined;
+    this.armedFor = Number.POSITIVE_INFINITY;
+    const now = performance.now();
+    while (this.first !== undefined && this.first.at <= now) {
+      const x = this.first;
+      this.delete(x);
+      x.expired();
+    }
+    this.arm();
+  };
+
+  /** Call `x.expired()` at `x.at` unless deleted first. */
+  add(x: Timed): void {
+    let before = this.last;
+    while (before !== undefined && before.at > x.at) before = before.earlier;
+    x.earlier = before;
+    x.later = before === undefined ? this.first : before.later;
+    if (x.later) x.later.earlier = x;
+    else this.last = x;
+    if (before) before.later = x;
+    else this.first = x;
+    if (x.at < this.armedFor) this.arm();
+  }
+
+  /** Forget `x` (answered, or expired); nothing if it is not in the list. */
+  delete(x: Timed): void {
+    if (x.earlier === undefined && this.first !== x) return;
+    if (x.earlier) x.earlier.later = x.later;
+    else this.first = x.later;
+    if (x.later) x.later.earlier = x.earlier;
+    else this.last = x.earlier;
+    x.earlier = undefined;
+    x.later = undefined;
+    if (this.first === undefined && this.timer !== undefined) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+      this.armedFor = Number.POSITIVE_INFINITY;
+    }
+  }
+
+  /** Set the timer for the first deadline, if it is not set for it already. */
+  private arm(): void {
+    const first = this.first;
+    if (first === undefined || first.at === this.armedFor) return;
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.armedFor = first.at;
+    this.timer = setTimeout(this.fire, Math.max(0, first.at - performance.now()));
+  }
+}
+
 function onDeadline(x: Exchange): void {
   x.expired();
 }
@@ -108,24 +182,35 @@ function onDeadline(x: Exchange): void {
  * One request's exchange with undici: the handler (controller API), its deadline and its abort. A class,
  * not closures: a request allocates one object here, and an import makes tens of thousands of them.
  */
-class Exchange implements Dispatcher.DispatchHandler, Abortable {
+class Exchange implements Dispatcher.DispatchHandler, Abortable, Timed {
   private controller: Dispatcher.DispatchController | undefined;
   private settled = false;
   private statusCode = 0;
-  private headers: RawResponse['headers'] = {};
-  private readonly chunks: Buffer[] = [];
+  private headers: RawResponse['headers'] | undefined;
+  /** The body's first chunk, and the rest once there is more than one (most answers come in one). */
+  private first: Buffer | undefined;
+  private more: Buffer[] | undefined;
   private late: Error | undefined;
   private readonly timer: NodeJS.Timeout | undefined;
   private readonly listener: (() => void) | undefined;
   prev: Abortable | undefined = undefined;
   next: Abortable | undefined = undefined;
+  at = 0;
+  earlier: Timed | undefined = undefined;
+  later: Timed | undefined = undefined;
 
   constructor(
     private readonly req: RawRequest,
     private readonly resolve: (res: RawResponse) => void,
     private readonly reject: (err: unknown) => void,
   ) {
-    this.timer = req.deadlineMs === undefined ? undefined : setTimeout(onDeadline, req.deadlineMs, this);
+    if (req.deadlineMs !== undefined) {
+      if (req.deadlines === undefined) this.timer = setTimeout(onDeadline, req.deadlineMs, this);
+      else {
+        this.at = performance.now() + req.deadlineMs;
+        req.deadlines.add(this);
+      }
+    }
     const { signal } = req;
     if (signal === undefined) return;
     if (req.watch) req.watch.add(signal, this);
@@ -156,6 +241,7 @@ class Exchange implements Dispatcher.DispatchHandler, Abortable {
     if (this.settled) return false;
     this.settled = true;
     if (this.timer) clearTimeout(this.timer);
+    else this.req.deadlines?.delete(this);
     const { signal } = this.req;
     if (signal !== undefined) {
       if (this.listener) signal.removeEventListener('abort', this.listener);
@@ -179,12 +265,14 @@ class Exchange implements Dispatcher.DispatchHandler, Abortable {
   }
 
   onResponseData(_ctl: Dispatcher.DispatchController, chunk: Buffer): void {
-    this.chunks.push(chunk);
+    if (this.first === undefined) this.first = chunk;
+    else (this.more ??= [this.first]).push(chunk);
   }
 
   onResponseEnd(): void {
-    const { chunks } = this;
-    if (this.finish()) this.resolve({ statusCode: this.statusCode, headers: this.headers, body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) });
+    if (!this.finish()) return;
+    const body = this.more !== undefined ? Buffer.concat(this.more) : (this.first ?? Buffer.alloc(0));
+    this.resolve({ statusCode: this.statusCode, headers: this.headers ?? {}, body });
   }
 
   onResponseError(_ctl: Dispatcher.DispatchController, err: Error): void {

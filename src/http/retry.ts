@@ -73,7 +73,8 @@ export function withRetry(next: Send, options: RetryOptions = {}): Send {
     const policy = req.retry ?? fallback;
     // Waits before a try ends with the wait signal (no new work), else the request's own.
     const waits = req.waitSignal ?? req.signal;
-    const tries: Tries = { made: 0, throttled: 0 };
+    // Made at the first failed try: most requests succeed at once.
+    let tries: Tries | undefined;
     for (let attempt = 1; ; attempt++) {
       const ready = policy.beforeTry?.();
       if (ready) await ready;
@@ -83,6 +84,7 @@ export function withRetry(next: Send, options: RetryOptions = {}): Send {
         policy.succeeded?.();
         return res;
       } catch (err) {
+        tries ??= { made: 0, throttled: 0 };
         tries.made = attempt;
         const decision = await policy.decide(err, tries, req);
         if ('stop' in decision) throw decision.stop;

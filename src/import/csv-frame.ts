@@ -74,6 +74,11 @@ export class RecordFramer {
       this.dropping = undefined;
       return;
     }
+    // Most lines hold no quote and start no record of their own lines: a whole record at once, no Line kept.
+    if (this.open.length === 0 && !text.includes('"') && text.length + eol.length <= this.maxChars) {
+      this.out.push({ kind: 'record', line: this.lineNo, text: `${text}\n` });
+      return;
+    }
     this.feed({ no: this.lineNo, text, eol });
   }
 

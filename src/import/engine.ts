@@ -76,6 +76,8 @@ class ImportRun {
   private readonly owned = new SeenIds();
   private readonly recheck: BoardRecheck;
   private readonly sendContext: SendContext;
+  /** The row that is the Update Mode probe now (one at a time), and the release of the rows waiting for its answer. */
+  private probe: { row: Row; release: () => void } | undefined;
   private readerDone = false;
   private landed: Promise<void> | undefined;
 
@@ -139,7 +141,8 @@ class ImportRun {
         // Backpressure: the reader (and the file) waits while every slot is held.
         const slot = this.slots.start();
         if (slot) await slot;
-        this.live(startRow(item)).then(this.ended, this.failed);
+        // Not awaited, and never rejects: a row's life ends its own slot (live).
+        void this.live(startRow(item));
       }
     } catch (err) {
       // A read failure (I/O, decoding) ends the run after the rows in flight; a read cut off because the
@@ -157,37 +160,35 @@ class ImportRun {
     return this.fatal ? { summary, fatal: this.fatal } : { summary };
   }
 
-  private readonly ended = () => {
-    this.slots.end();
-    this.recheck.poke();
-  };
-
-  private readonly failed = (err: unknown) => {
-    this.stopWith('fatal', err instanceof CardboardError ? err : new CardboardError(String((err as Error)?.message ?? err), { cause: err }));
-    this.ended();
-  };
-
   /**
    * Drive one row through its life: do what its phase asks, feed the answer to advanceRow, until it is
-   * over. The phases before the first wait run at once, so rows are prepared and matched in input order.
+   * over; then its slot frees, whatever its end (a failure stops the run). The phases before the first wait
+   * run at once, so rows are prepared and matched in input order. No closure or promise per row beyond its
+   * own: most rows cost this one async call.
    */
   private async live(row: Row): Promise<void> {
-    let probe: (() => void) | undefined;
-    const hold = (release: () => void) => (probe = release);
     try {
       while (!isOver(row.phase)) {
-        const step = this.act(row, hold);
+        const step = this.act(row);
         advanceRow(row, step instanceof Promise ? await step : step);
       }
       this.end(row, row.phase);
+    } catch (err) {
+      this.stopWith('fatal', err instanceof CardboardError ? err : new CardboardError(String((err as Error)?.message ?? err), { cause: err }));
     } finally {
       // Released only once the answer has been judged (and the run stopped, if it must): waiting `_id` rows go then.
-      probe?.();
+      if (this.probe?.row === row) {
+        const { release } = this.probe;
+        this.probe = undefined;
+        release();
+      }
+      this.slots.end();
+      this.recheck.poke();
     }
   }
 
-  /** What the row's phase asks for; `hold` keeps the Update Mode probe when this row is it. */
-  private act(row: Row, hold: (release: () => void) => void): RowEvent | Promise<RowEvent> {
+  /** What the row's phase asks for. */
+  private act(row: Row): RowEvent | Promise<RowEvent> {
     const phase = row.phase;
     switch (phase.at) {
       case 'read':
@@ -199,7 +200,7 @@ class ImportRun {
       case 'landing':
         return this.slots.unslotted(this.inFlightLanded()).then((): RowEvent => ({ type: 'landed' }));
       case 'sending':
-        return this.post(row, hold);
+        return this.post(row);
       case 'checking':
         return this.o.api.getCard(String(row.body!._id)).then(
           (): RowEvent => ({ type: 'checked', exists: true }),
@@ -211,11 +212,11 @@ class ImportRun {
   }
 
   /** Journal the row's first try, then send it (send.ts); `_id` rows pass the Update Mode probe first. */
-  private async post(row: Row, hold: (release: () => void) => void): Promise<RowEvent> {
+  private async post(row: Row): Promise<RowEvent> {
     const body = row.body!;
     if (body._id !== undefined) {
       const release = await this.mode.pass();
-      if (release) hold(release);
+      if (release) this.probe = { row, release };
     }
     this.o.journal?.sending(row.journalLine, row.digest!);
     // One context for every row (no copy of it per row): the row is passed beside it.

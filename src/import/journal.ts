@@ -77,13 +77,24 @@ function sortedKeys(o: object): string[] {
  * only when the row itself carries it (an `_id` found by --match-on is the board's, not the row's).
  */
 export function rowDigest(body: Readonly<Record<string, unknown>>, idFromIndex: boolean): string {
-  // canonicalJson's text for an object, built here without the intermediate arrays: it runs for every row.
-  let text = '{';
-  for (const k of sortedKeys(body)) {
+  const keys = sortedKeys(body);
+  let scalars = true;
+  for (let i = 0; i < keys.length; i++) {
+    const k = keys[i]!;
     const v = body[k];
-    if (v === undefined || (k === '_id' && idFromIndex)) continue;
+    if (k === '_id' && idFromIndex) keys.splice(i--, 1);
+    else if (!(v === undefined || v === null || typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean')) scalars = false;
+  }
+  // canonicalJson's text for an object: with only scalar values (every CSV row), JSON.stringify given the
+  // sorted keys writes it in one native call, in the keys' order and skipping undefined as canonicalJson
+  // does. A value that is an object or array needs its own keys sorted: canonicalJson, one by one.
+  if (scalars) return hash('sha1', JSON.stringify(body, keys), 'hex').slice(0, 16);
+  let text = '{';
+  for (const k of keys) {
+    const v = body[k];
+    if (v === undefined) continue;
     if (text.length > 1) text += ',';
-    text += `${JSON.stringify(k)}:${typeof v === 'string' ? JSON.stringify(v) : canonicalJson(v)}`;
+    text += `${JSON.stringify(k)}:${canonicalJson(v)}`;
   }
   return hash('sha1', `${text}}`, 'hex').slice(0, 16);
 }

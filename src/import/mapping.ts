@@ -1,7 +1,7 @@
 // CSV headers → board fields, exactly (spec 2.2: names are case-sensitive; spec 4.3 rule 1: a key that
 // does not match is dropped without an error, so every header must be accounted for before a row is sent).
 import { UsageError } from '../errors.js';
-import { emptyRecord } from '../own-keys.js';
+import { emptyRecord, fieldRecord } from '../own-keys.js';
 import { ansiCQuote, terminalText } from '../io/text.js';
 import { shorten } from '../io/width.js';
 import { fieldSuggester, suggestField } from '../schema/match.js';
@@ -225,11 +225,11 @@ export function typedCell(c: ColumnMapping, value: unknown): unknown {
 
 /**
  * Build the POST body of one row (spec 4.3): typed values (JSON input, or --type) and strings otherwise;
- * absent values and empty cells omitted unless `sendEmpty`. A null-prototype object: a field may be named
- * `__proto__` or `constructor`. Throws CellError for a cell its --type cannot convert.
+ * absent values and empty cells omitted unless `sendEmpty`. A fieldRecord: a field may be named `__proto__`
+ * or `constructor`. Throws CellError for a cell its --type cannot convert.
  */
 export function rowBody(columns: ColumnMapping[], values: readonly unknown[], sendEmpty: boolean): Record<string, unknown> {
-  const body = emptyRecord();
+  const body = fieldRecord();
   for (const c of columns) {
     if (c.target.kind === 'skip') continue;
     const value = values[c.index];

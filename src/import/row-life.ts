@@ -44,6 +44,13 @@ export type RowEvent =
   | { type: 'sent'; result: SendResult }
   | { type: 'checked'; exists: boolean };
 
+// The phases that carry nothing but their name, one value each: every row passes through them.
+const READ: RowPhase = Object.freeze({ at: 'read' });
+const PREPARED: RowPhase = Object.freeze({ at: 'prepared' });
+const LANDING: RowPhase = Object.freeze({ at: 'landing' });
+const SENDING: RowPhase = Object.freeze({ at: 'sending' });
+const UNSENT: RowPhase = Object.freeze({ at: 'unsent' });
+
 /** A phase in which the row's life is over. */
 export type EndPhase = Extract<RowPhase, { at: 'finished' | 'unsent' }>;
 type Finished = Extract<RowPhase, { at: 'finished' }>;
@@ -83,7 +90,7 @@ export const STATE_RULES: Readonly<Record<RowState, { journalled: boolean; ownsC
 
 /** A row just read (or a bad record), at the start of its life. */
 export function startRow(item: Extract<CsvItem, { kind: 'row' | 'bad' }>): Row {
-  const row: Row = { line: item.line, values: item.values, journalLine: item.line, idFromIndex: false, phase: { at: 'read' } };
+  const row: Row = { line: item.line, values: item.values, journalLine: item.line, idFromIndex: false, phase: READ };
   return item.kind === 'bad' ? { ...row, bad: item.reason } : row;
 }
 
@@ -132,7 +139,7 @@ function afterPrepare(row: Row, p: Prepared): RowPhase {
     if (p.key !== undefined) row.key = p.key;
   }
   row.digest = rowDigest(p.body, p.kind === 'unchanged' || row.idFromIndex);
-  return { at: 'prepared' };
+  return PREPARED;
 }
 
 /** Against the journal of earlier runs: by content, wherever the row stands now. */
@@ -145,7 +152,7 @@ function afterMatch(row: Row, seen: Resumed | undefined): RowPhase {
   if (was.state === 'uncertain') row.maybeApplied = 'uncertain in an earlier run';
   if (was.state === 'sending') {
     row.maybeApplied = 'in flight when an earlier run ended';
-    return { at: 'landing' };
+    return LANDING;
   }
   return afterJournal(row);
 }
@@ -164,7 +171,7 @@ function afterVerdict(row: Row, verdict: Verdict): RowPhase {
 /** Matched against the journal: a row equal to its card ends here; any other is sent. */
 function afterJournal(row: Row): RowPhase {
   if (row.unchangedId !== undefined) return finished('unchanged', row.unchangedId, 'equal to the card; not sent');
-  return { at: 'sending' };
+  return SENDING;
 }
 
 function afterSend(row: Row, r: SendResult): RowPhase {
@@ -172,7 +179,7 @@ function afterSend(row: Row, r: SendResult): RowPhase {
   switch (r.kind) {
     case 'stopped':
       // Never sent: not a finished row; a re-run takes it, knowing nothing of it was applied.
-      return { at: 'unsent' };
+      return UNSENT;
     case 'unreachable':
       // Likewise: no state, the next run sends it.
       return { at: 'unsent', stop: { reason: 'fatal', error: r.fatal } };

@@ -9,6 +9,19 @@ export class Slots {
   active = 0;
   private sending = 0;
   private wakers: (() => void)[] = [];
+  /** The reader, parked in start() until a slot frees; the slot is taken for it before it wakes. */
+  private wakeReader: (() => void) | undefined;
+  private readonly parkReader = (resolve: () => void) => {
+    this.wakeReader = resolve;
+  };
+  private readonly readerCheck = () => {
+    const wake = this.wakeReader;
+    if (wake === undefined || this.sending >= this.size) return;
+    this.wakeReader = undefined;
+    this.sending++;
+    this.active++;
+    wake();
+  };
 
   constructor(private readonly size: number) {}
 
@@ -18,17 +31,24 @@ export class Slots {
     this.sending++;
   }
 
-  /** Give a slot back: every parked waiter looks again. */
+  /**
+   * Give a slot back: every parked waiter looks again, then the reader. With no waiter but the reader (an
+   * import's steady state) the slot is handed to it at once: no array, no second look per row.
+   */
   free(): void {
     this.sending--;
+    if (this.wakers.length === 0) return this.readerCheck();
     const ws = this.wakers;
     this.wakers = [];
     for (const w of ws) w();
+    // After the waiters' own looks (each a microtask queued just now): rows back from a wait go first.
+    if (this.wakeReader !== undefined) queueMicrotask(this.readerCheck);
   }
 
   /**
    * A row starts: it takes a slot (backpressure: the reader waits while every slot is held). Undefined when
-   * it took one at once: the reader then goes on without a promise made and awaited for every row.
+   * it took one at once: the reader then goes on without a promise made and awaited for every row. One
+   * reader: a second start() before the first resolves is a bug.
    */
   start(): Promise<void> | undefined {
     if (this.sending < this.size) {
@@ -36,9 +56,8 @@ export class Slots {
       this.active++;
       return undefined;
     }
-    return this.take().then(() => {
-      this.active++;
-    });
+    if (this.wakeReader !== undefined) throw new Error('Slots.start: the reader is already waiting');
+    return new Promise<void>(this.parkReader);
   }
 
   /** A row ends, whatever its end: its slot frees. */

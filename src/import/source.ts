@@ -92,8 +92,10 @@ export async function* readCsv(input: Readable | AsyncIterable<Buffer>, opts: Re
   // the lines the framer rejected are yielded just before the record that follows them.
   const framer = new RecordFramer(delimiter, MAX_RECORD_CHARS);
   const starts: { line: number; before: CsvItem[] }[] = [];
-  let rejected: CsvItem[] = [];
-  let parseErrors: CsvItem[] = [];
+  // Shared by every record with nothing rejected before it (nearly all): no empty array per record.
+  const NONE: CsvItem[] = [];
+  let rejected: CsvItem[] = NONE;
+  let parseErrors: CsvItem[] = NONE;
   let columns = -1;
   const parser = parse({
     delimiter,
@@ -101,24 +103,28 @@ export async function* readCsv(input: Readable | AsyncIterable<Buffer>, opts: Re
     relax_quotes: true, // a stray quote inside an unquoted field is data, and no line is silently lost
     relax_column_count: true, // checked below, so the row is reported instead of failing the stream
     skip_records_with_error: true,
-    on_record: (record: string[]) => {
-      const { line, before } = starts.shift() ?? { line: 0, before: [] };
-      const items = [...parseErrors, ...before];
-      parseErrors = [];
-      if (record.length === 1 && record[0] === '' && columns !== 1) return items.length ? { items } : null;
-      if (columns === -1) {
+    // What goes through the parser is one item, or a batch of them when bad ones come first (see below).
+    on_record: (record: string[]): CsvItem | { items: CsvItem[] } | null => {
+      const { line, before } = starts.shift() ?? { line: 0, before: NONE };
+      let item: CsvItem | undefined;
+      if (record.length === 1 && record[0] === '' && columns !== 1) item = undefined;
+      else if (columns === -1) {
         columns = record.length;
-        items.push({ kind: 'header', line, headers: record });
+        item = { kind: 'header', line, headers: record };
       } else if (record.length !== columns) {
-        items.push({ kind: 'bad', line, values: record, reason: `expected ${columns} fields, found ${record.length}` });
+        item = { kind: 'bad', line, values: record, reason: `expected ${columns} fields, found ${record.length}` };
       } else {
-        items.push({ kind: 'row', line, values: record });
+        item = { kind: 'row', line, values: record };
       }
-      return { items };
+      if (parseErrors.length === 0 && before.length === 0) return item ?? null;
+      const items = [...parseErrors, ...before];
+      parseErrors = NONE;
+      if (item) items.push(item);
+      return items.length ? { items } : null;
     },
     on_skip: (err: Error) => {
-      const { line, before } = starts.shift() ?? { line: 0, before: [] };
-      parseErrors.push(...before, { kind: 'bad', line, values: [], reason: `${err.message.replace(/ at line \d+/, '')} (line ${line})` });
+      const { line, before } = starts.shift() ?? { line: 0, before: NONE };
+      parseErrors = [...parseErrors, ...before, { kind: 'bad', line, values: [], reason: `${err.message.replace(/ at line \d+/, '')} (line ${line})` }];
     },
   } as ParseOptions);
 
@@ -127,11 +133,11 @@ export async function* readCsv(input: Readable | AsyncIterable<Buffer>, opts: Re
     let batch = '';
     for (const frame of last ? [...framer.push(text), ...framer.end()] : framer.push(text)) {
       if (frame.kind === 'bad') {
-        rejected.push({ kind: 'bad', line: frame.line, values: [], reason: frame.reason });
+        rejected = [...rejected, { kind: 'bad', line: frame.line, values: [], reason: frame.reason }];
         continue;
       }
       starts.push({ line: frame.line, before: rejected });
-      rejected = [];
+      rejected = NONE;
       batch += frame.text;
     }
     if (batch !== '' && !parser.write(batch)) await new Promise<void>((resolve) => parser.once('drain', resolve));
@@ -155,12 +161,13 @@ export async function* readCsv(input: Readable | AsyncIterable<Buffer>, opts: Re
   })();
 
   try {
-    for await (const out of parser as AsyncIterable<{ items: CsvItem[] }>) {
-      for (const item of out.items) yield item;
+    for await (const out of parser as AsyncIterable<CsvItem | { items: CsvItem[] }>) {
+      if ('kind' in out) yield out;
+      else for (const item of out.items) yield item;
     }
     for (const item of [...parseErrors, ...rejected]) yield item;
-    parseErrors = [];
-    rejected = [];
+    parseErrors = NONE;
+    rejected = NONE;
     await pump;
     if (pumpError) throw pumpError;
   } finally {

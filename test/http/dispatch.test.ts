@@ -2,8 +2,8 @@ import { getEventListeners } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Agent, Pool } from 'undici';
-import { afterEach, describe, expect, it } from 'vitest';
-import { AbortWatch, dispatchRequest, type RawRequest } from '../../src/http/dispatch.js';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { AbortWatch, Deadlines, dispatchRequest, type RawRequest } from '../../src/http/dispatch.js';
 
 const servers: Server[] = [];
 const dispatchers: Array<Agent | Pool> = [];
@@ -153,7 +153,12 @@ describe('dispatchRequest (undici controller handler)', () => {
     expect(srv.seen).toEqual(['GET /x']);
   });
 
-  it('a deadline bounds the whole answer: a body trickled within bodyTimeout still ends, and the connection closes', async () => {
+  const keepers = [
+    ['its own timer', () => undefined],
+    ["the client's Deadlines", () => new Deadlines()],
+  ] as const;
+
+  it.each(keepers)('a deadline kept by %s bounds the whole answer: a body trickled within bodyTimeout still ends, and the connection closes', async (_, deadlines) => {
     let closed: Promise<void> | undefined;
     let bytes = 0;
     const srv = await serve((_req, res) => {
@@ -167,14 +172,14 @@ describe('dispatchRequest (undici controller handler)', () => {
       }, 10);
       res.on('close', () => clearInterval(timer));
     });
-    const err = await dispatchRequest(agent(), request(srv.origin, { bodyTimeout: 5000, deadlineMs: 150 })).catch((e: unknown) => e);
+    const err = await dispatchRequest(agent(), request(srv.origin, { bodyTimeout: 5000, deadlineMs: 150, deadlines: deadlines() })).catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'ERR_ANSWER_TIMEOUT' });
     await closed;
     expect(bytes).toBeLessThan(1000);
     expect(srv.seen).toEqual(['GET /x']);
   });
 
-  it('a deadline passed while waiting for a connection: not sent (a connect timeout), and never sent later', async () => {
+  it.each(keepers)('a deadline kept by %s passed while waiting for a connection: not sent (a connect timeout), and never sent later', async (_, deadlines) => {
     let release: (() => void) | undefined;
     const srv = await serve((req, res) => {
       if (req.url === '/hold') release = () => res.end('held');
@@ -184,7 +189,7 @@ describe('dispatchRequest (undici controller handler)', () => {
     dispatchers.push(pool);
     const first = dispatchRequest(pool, request(srv.origin, { path: '/hold' }));
     while (!release) await new Promise((r) => setTimeout(r, 5));
-    await expect(dispatchRequest(pool, request(srv.origin, { path: '/queued', deadlineMs: 30 }))).rejects.toMatchObject({ code: 'UND_ERR_CONNECT_TIMEOUT' });
+    await expect(dispatchRequest(pool, request(srv.origin, { path: '/queued', deadlineMs: 30, deadlines: deadlines() }))).rejects.toMatchObject({ code: 'UND_ERR_CONNECT_TIMEOUT' });
     release();
     expect((await first).body.toString()).toBe('held');
     await dispatchRequest(pool, request(srv.origin, { path: '/after' }));
@@ -200,5 +205,39 @@ describe('dispatchRequest (undici controller handler)', () => {
     const refused = await dispatchRequest(agent(), request(srv.origin)).catch((e: unknown) => e);
     const codes = [(refused as { code?: string }).code, ...((refused as { errors?: Array<{ code?: string }> }).errors ?? []).map((e) => e.code)];
     expect(codes).toContain('ECONNREFUSED');
+  });
+});
+
+describe('Deadlines', () => {
+  const timed = (at: number, log: number[]) => ({ at, expired: () => log.push(at), earlier: undefined, later: undefined });
+
+  it('expires each entry at its deadline, earliest first, whatever the order added; a deleted one never; no timer left once none is in flight', () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+    try {
+      const d = new Deadlines();
+      const log: number[] = [];
+      const t0 = performance.now();
+      const [a, b, c, e] = [timed(t0 + 300, log), timed(t0 + 100, log), timed(t0 + 200, log), timed(t0 + 250, log)];
+      for (const x of [a, b, c, e]) d.add(x);
+      d.delete(e);
+      vi.advanceTimersByTime(99);
+      expect(log).toEqual([]);
+      vi.advanceTimersByTime(1);
+      expect(log).toEqual([t0 + 100]);
+      vi.advanceTimersByTime(200);
+      expect(log).toEqual([t0 + 100, t0 + 200, t0 + 300]);
+      expect(vi.getTimerCount()).toBe(0);
+      // Answered before the deadline: deleted, and the timer goes with the last one.
+      const late = timed(performance.now() + 50, log);
+      d.add(late);
+      expect(vi.getTimerCount()).toBe(1);
+      d.delete(late);
+      d.delete(late);
+      expect(vi.getTimerCount()).toBe(0);
+      vi.advanceTimersByTime(1000);
+      expect(log).toHaveLength(3);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

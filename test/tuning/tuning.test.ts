@@ -10,20 +10,20 @@ const NODE_26 = '14.6.202.34-node.34';
 const facts = (over: Partial<TuningFacts> = {}): TuningFacts => ({ v8: NODE_20, execArgv: [], env: {}, command: 'card', ...over });
 
 describe('planTuning', () => {
-  it('sets --liftoff-only for every command on Node 20 and 22, and the heap settings only for an import', () => {
+  it('sets --liftoff-only for every command on Node 20 and 22, and the heap settings only for an import (young generation stopped at 8 MB)', () => {
     for (const v8 of [NODE_20, NODE_22]) {
       expect(planTuning(facts({ v8 }))).toEqual({ flags: ['--liftoff-only'], capYoungGeneration: false });
       expect(planTuning(facts({ v8, command: 'import' }))).toEqual({
         flags: ['--liftoff-only', '--heap-growing-percent=10'],
-        capYoungGeneration: true,
+        capYoungGeneration: 8,
       });
     }
   });
 
-  it('on Node 24 and 26 makes only the import heap settings (--liftoff-only set at run time saves nothing there)', () => {
+  it('on Node 24 and 26 makes only the import heap settings (--liftoff-only set at run time saves nothing there), the young generation stopped early', () => {
     for (const v8 of [NODE_24, NODE_26]) {
       expect(planTuning(facts({ v8 }))).toEqual({ flags: [], capYoungGeneration: false });
-      expect(planTuning(facts({ v8, command: 'import' }))).toEqual({ flags: ['--heap-growing-percent=10'], capYoungGeneration: true });
+      expect(planTuning(facts({ v8, command: 'import' }))).toEqual({ flags: ['--heap-growing-percent=10'], capYoungGeneration: 3 });
     }
   });
 
