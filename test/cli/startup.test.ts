@@ -31,7 +31,7 @@ describe('start-up', () => {
     const loaded = await loadedModules(['--help']);
     expect(loaded).toContain('dist/main.js');
     expect(loaded).toContain('dist/program.js');
-    for (const unneeded of ['dist/context.js', 'dist/config/store.js', 'dist/redact.js', 'dist/tuning.js', 'dist/io/text.js', 'dist/io/width.js', 'dist/private-file.js']) {
+    for (const unneeded of ['dist/context.js', 'dist/config/store.js', 'dist/redact.js', 'dist/tuning.js', 'dist/io/text.js', 'dist/io/width.js']) {
       expect(loaded).not.toContain(unneeded);
     }
     expect(loaded.filter((m) => m.startsWith('dist/commands/') && m !== 'dist/commands/nouns.js')).toEqual([]);
