@@ -16,7 +16,7 @@ if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-V')) {
 } else {
   // Before the first module of the CLI loads: on Node >= 22.8 modules compiled once are reused
   // (src/compile-cache.ts). Node 20 has no such cache, and does not load the module that would turn it on.
-  if (typeof module.enableCompileCache === 'function') (await import('../dist/compile-cache.js')).enableCompileCache(process.env);
+  if (typeof module.enableCompileCache === 'function') await (await import('../dist/compile-cache.js')).enableCompileCache(process.env);
   const [{ main }, { findNoun }] = await Promise.all([import('../dist/main.js'), import('../dist/program.js')]);
   // Before any command code runs: the flags must be set before undici compiles its WebAssembly parser.
   const help = argv.includes('--help') || argv.includes('-h');

@@ -54,16 +54,19 @@ export async function main(argv: string[], parts: ContextParts = {}): Promise<nu
 }
 
 async function report(err: unknown, host: Pick<Host, 'stderr'>, secrets: Set<string>, verbose: boolean): Promise<number> {
+  // Commander has printed the help or the version (exit code 0), or the help of a group run without a verb.
+  if (err instanceof CommanderError && (err.exitCode === 0 || err.code === 'commander.help')) return err.exitCode === 0 ? ExitCode.ok : ExitCode.usage;
+  const [{ terminalText }, { redactSecrets }] = await Promise.all([import('./io/text.js'), import('./redact.js')]);
+  // Messages quote the server (field names, suggestions, its error text), the user's files and arguments:
+  // escaped, so nothing in them moves the cursor or retitles the terminal. Line breaks stay: a message or
+  // hint may list one item a line (each quoted value is escaped to one line where it is built).
+  const write = (line: string) => host.stderr.write(`${terminalText(redactSecrets(secrets, line), { keepNewlines: true })}\n`);
   if (err instanceof CommanderError) {
-    // Commander has already printed the message (or the help/version).
-    if (err.exitCode === 0) return ExitCode.ok;
+    // A usage error commander found (unknown option or command, missing argument): its message, which
+    // program.ts leaves to this reporter, already reads `error: …`.
+    write(err.message);
     return ExitCode.usage;
   }
-  const [{ terminalText }, { redactSecrets }] = await Promise.all([import('./io/text.js'), import('./redact.js')]);
-  // Messages quote the server (field names, suggestions, its error text) and the user's files: escaped,
-  // so nothing in them moves the cursor or retitles the terminal. Line breaks stay: a message or hint
-  // may list one item a line (each quoted value is escaped to one line where it is built).
-  const write = (line: string) => host.stderr.write(`${terminalText(redactSecrets(secrets, line), { keepNewlines: true })}\n`);
   if (err instanceof CardboardError) {
     write(`error: ${err.message}`);
     if (err.hint) write(`hint: ${err.hint}`);

@@ -6,7 +6,6 @@ import type { ContextRef } from './context.js';
 import type { Host } from './host.js';
 import { type NounName, NOUNS } from './commands/nouns.js';
 import { UsageError } from './errors.js';
-import { terminalText } from './io/text.js';
 import { parseRate, readDuration } from './units.js';
 import { VERSION } from './version.js';
 
@@ -177,8 +176,10 @@ export async function buildProgram(host: Pick<Host, 'stdout' | 'stderr'>, argv: 
     .configureOutput({
       writeOut: (s) => host.stdout.write(s),
       writeErr: (s) => host.stderr.write(s),
-      // Commander's errors quote the arguments (an unknown option, a bad value): escaped like ours.
-      outputError: (s, write) => write(terminalText(s, { keepNewlines: true })),
+      // Commander's errors quote the arguments (an unknown option, a bad value): main reports each from the
+      // CommanderError commander throws next, which holds the same message, escaped like ours. So the
+      // escaping (io/text) loads only when there is an error to report, never for help.
+      outputError: () => {},
     })
     .addHelpText(
       'after',

@@ -27,9 +27,24 @@ export function tsvRow(values: readonly unknown[]): string {
  * U+202E, zero-width spaces, the BOM, tag characters) except U+200D, the zero-width joiner that emoji
  * sequences need. One alternation in one pass; the `keep` variant leaves LF alone.
  */
-const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\p{Cs}]|(?!\u200d)\p{Cf}/gu;
+const UNSAFE = '[\\u0000-\\u001f\\u007f-\\u009f\\u2028\\u2029\\p{Cs}]|(?!\\u200d)\\p{Cf}';
 // Keeping line breaks, a CR LF pair (a Windows line end) is one line break, not a visible `\r`.
-const UNSAFE_KEEP_LF = /\r\n|[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u2028\u2029\p{Cs}]|(?!\u200d)\p{Cf}/gu;
+const UNSAFE_KEEP_LF = '\\r\\n|[\\u0000-\\u0009\\u000b-\\u001f\\u007f-\\u009f\\u2028\\u2029\\p{Cs}]|(?!\\u200d)\\p{Cf}';
+
+/**
+ * The patterns as regular expressions, each built the first time it is used: building one of Unicode
+ * properties takes V8 a few milliseconds (ICU's sets), which every start-up that loads this module
+ * (`--help` does) would pay for text it never escapes.
+ */
+const built = new Map<string, RegExp>();
+function pattern(source: string): RegExp {
+  let re = built.get(source);
+  if (re === undefined) {
+    re = new RegExp(source, 'gu');
+    built.set(source, re);
+  }
+  return re;
+}
 
 const NAMED = new Map([
   ['\u0007', '\\a'],
@@ -76,7 +91,7 @@ export interface TerminalTextOptions {
  * (no copy).
  */
 export function terminalText(text: string, opts: TerminalTextOptions = {}): string {
-  const unsafe = opts.keepNewlines ? UNSAFE_KEEP_LF : UNSAFE;
+  const unsafe = pattern(opts.keepNewlines ? UNSAFE_KEEP_LF : UNSAFE);
   // One pass; replace() resets lastIndex of a global regex, and returns `text` itself when nothing matched.
   const safe = text.replace(unsafe, escapeOne);
   if (opts.maxColumns === undefined) return safe;
@@ -111,7 +126,7 @@ export function quoted(text: string): string {
   return `"${terminalText(text)}"`;
 }
 
-const ANSI_C = new RegExp(`[\\\\']|${UNSAFE.source}`, 'gu');
+const ANSI_C = `[\\\\']|${UNSAFE}`;
 
 /**
  * A value as a bash/zsh ANSI-C quoted word, `$'…'`, for a command line cardboard prints for pasting
@@ -121,7 +136,7 @@ const ANSI_C = new RegExp(`[\\\\']|${UNSAFE.source}`, 'gu');
  * a NUL cannot be in a command's argument at all).
  */
 export function ansiCQuote(value: string): string {
-  const body = value.replace(ANSI_C, (c) => {
+  const body = value.replace(pattern(ANSI_C), (c) => {
     if (c === '\\' || c === "'") return `\\${c}`;
     const named = NAMED.get(c);
     if (named !== undefined) return named;

@@ -31,8 +31,14 @@ const ASCII = /^[\u0020-\u007e]*$/;
  * joiners and other invisible characters, emoji (pictographs, modifiers, flags), Hangul jamo, Prepend
  * letters, controls and lone surrogates. Text without any is one cluster per code point.
  */
-const COMPLEX =
-  /[\p{M}\p{Cc}\p{Cf}\p{Default_Ignorable_Code_Point}\p{Extended_Pictographic}\p{Emoji_Modifier}\p{Regional_Indicator}\p{Surrogate}\u1100-\u11ff\ua960-\ua97f\ud7b0-\ud7ff\uff9e\uff9f\u0d4e\u{111c2}\u{111c3}\u{1193f}\u{11941}\u{11a3a}\u{11a84}-\u{11a89}\u{11d46}\u{11f02}]/u;
+let complex: RegExp | undefined;
+function isComplex(text: string): boolean {
+  // Built on first use, as terminalText's patterns are (io/text.ts): a class of Unicode properties takes V8
+  // milliseconds to build, and most runs, `--help` among them, never measure text that is not ASCII.
+  complex ??=
+    /[\p{M}\p{Cc}\p{Cf}\p{Default_Ignorable_Code_Point}\p{Extended_Pictographic}\p{Emoji_Modifier}\p{Regional_Indicator}\p{Surrogate}\u1100-\u11ff\ua960-\ua97f\ud7b0-\ud7ff\uff9e\uff9f\u0d4e\u{111c2}\u{111c3}\u{1193f}\u{11941}\u{11a3a}\u{11a84}-\u{11a89}\u{11d46}\u{11f02}]/u;
+  return complex.test(text);
+}
 // Intl.Segmenter costs ~30 µs a short string on Node 20 (2,000 rows of 30 CJK cells: seconds), so text
 // of one cluster per code point is measured code point by code point, each width asked once.
 const codePointWidths = new Map<number, number>();
@@ -51,7 +57,7 @@ function codePointWidth(char: string): number {
 /** Columns `text` takes on a terminal (text already made safe by terminalText: no escape sequences). */
 export function displayWidth(text: string): number {
   if (ASCII.test(text)) return text.length;
-  if (COMPLEX.test(text)) return stringWidth(text);
+  if (isComplex(text)) return stringWidth(text);
   let w = 0;
   for (const char of text) w += codePointWidth(char);
   return w;
@@ -59,7 +65,7 @@ export function displayWidth(text: string): number {
 
 /** The grapheme clusters of `text` with their display widths. */
 function* clusters(text: string): Iterable<{ text: string; width: number }> {
-  if (!COMPLEX.test(text)) {
+  if (!isComplex(text)) {
     for (const char of text) yield { text: char, width: codePointWidth(char) };
     return;
   }

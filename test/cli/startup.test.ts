@@ -27,11 +27,13 @@ async function loadedModules(args: string[]): Promise<string[]> {
 }
 
 describe('start-up', () => {
-  it('--help loads the program and its help, not the run context, a command group, the HTTP client or the reporter', async () => {
+  it('--help loads the program and its help, not the run context, a command group, the HTTP client, the reporter or its escaping', async () => {
     const loaded = await loadedModules(['--help']);
     expect(loaded).toContain('dist/main.js');
     expect(loaded).toContain('dist/program.js');
-    for (const unneeded of ['dist/context.js', 'dist/config/store.js', 'dist/redact.js', 'dist/tuning.js']) expect(loaded).not.toContain(unneeded);
+    for (const unneeded of ['dist/context.js', 'dist/config/store.js', 'dist/redact.js', 'dist/tuning.js', 'dist/io/text.js', 'dist/io/width.js']) {
+      expect(loaded).not.toContain(unneeded);
+    }
     expect(loaded.filter((m) => m.startsWith('dist/commands/') && m !== 'dist/commands/nouns.js')).toEqual([]);
     expect(loaded.filter((m) => /^dist\/(api|http|import|webhook|schema)\//.test(m))).toEqual([]);
     // commander is required (CommonJS), not imported through its ES wrapper; no other package is loaded.
