@@ -35,6 +35,23 @@ export const processSignals: SignalSource = {
   exitNow: (code) => process.exit(code),
 };
 
+/**
+ * Load a module that hooks SIGINT and SIGTERM as a side effect of its import, and take those hooks out
+ * again. when-exit (loaded by conf, through atomically) answers either signal by sending it to the process
+ * once more after its own callbacks: with the run's handler installed, that second signal reads as a
+ * second Ctrl-C, so a graceful stop (a listener winding down, an import draining) ended at once with 130.
+ * Its 'exit' hook, which removes atomically's temporary files, stays; other signals keep their default.
+ */
+export async function importWithoutStopHooks<T>(load: () => Promise<T>): Promise<T> {
+  const signals: StopSignal[] = ['SIGINT', 'SIGTERM'];
+  const before = new Map(signals.map((s) => [s, new Set(process.listeners(s))]));
+  try {
+    return await load();
+  } finally {
+    for (const s of signals) for (const listener of process.listeners(s)) if (!before.get(s)!.has(listener)) process.off(s, listener);
+  }
+}
+
 /** A source that never fires: contexts built outside main (tests, library use) leave the process's signals alone. */
 export const noSignals: SignalSource = {
   listen: () => () => {},

@@ -4,6 +4,7 @@ import { CardboardError, UsageError } from '../errors.js';
 import { fileError } from '../fs-errors.js';
 import { makePrivateDir, tightenFile } from '../private-file.js';
 import { configDir } from './dirs.js';
+import { importWithoutStopHooks } from '../interrupt.js';
 
 export { cacheDir, configDir } from './dirs.js';
 
@@ -68,7 +69,7 @@ type ConfInstance = import('conf').default<Record<string, unknown>>;
 
 /** Open the file through conf (mode 0600, its schema); conf's own errors become one line naming the file. */
 async function openConf(dir: string, file: string): Promise<ConfInstance> {
-  const { default: Conf } = await import('conf');
+  const { default: Conf } = await importWithoutStopHooks(() => import('conf'));
   try {
     return new Conf<Record<string, unknown>>({
       cwd: dir,

@@ -57,6 +57,16 @@ interface Accepted {
   delivery: Omit<Delivery, 'seq'>;
 }
 
+/**
+ * The header of cardboard's own test delivery through a tunnel (the reachability check), carrying a random
+ * token this listener issued: answered 200 and counted as arrived, never printed, recorded or forwarded.
+ * A value the listener did not issue is an ordinary header of an ordinary delivery.
+ */
+export const CHECK_HEADER = 'x-cardboard-check';
+
+/** Check tokens remembered after their wait ended, so a late one is still not taken for a delivery. */
+const SPENT_CHECKS = 64;
+
 /** Counters for the status line and the summary. */
 export interface ListenerStats {
   delivered: number;
@@ -81,6 +91,9 @@ export class Listener {
   private stopping: Promise<void> | undefined;
   private readonly secrets: string[];
   private readonly needles: Buffer[];
+  /** Test deliveries expected (token → arrived), and tokens of recent ones whose wait is over. */
+  private readonly checks = new Map<string, () => void>();
+  private readonly spentChecks = new Set<string>();
   /** The last receivedAt made, and the millisecond it is for: many deliveries arrive within one. */
   private clockMs = Number.NaN;
   private clockIso = '';
@@ -137,6 +150,26 @@ export class Listener {
     this.opts.onEvent({ type: 'listening', url });
     this.forwarder?.start();
     return url;
+  }
+
+  /** The port the listener is bound to (after start). */
+  get port(): number {
+    return (this.server.address() as AddressInfo).port;
+  }
+
+  /**
+   * Expect one test delivery: a fresh token to send in CHECK_HEADER, and a promise that resolves when a
+   * verified request carrying it arrives. `done()` ends the wait (the token is still known afterwards).
+   */
+  expectCheck(): { token: string; arrived: Promise<void>; done(): void } {
+    const token = randomBytes(16).toString('hex');
+    const arrived = new Promise<void>((resolve) => this.checks.set(token, resolve));
+    const done = () => {
+      if (!this.checks.delete(token)) return;
+      this.spentChecks.add(token);
+      if (this.spentChecks.size > SPENT_CHECKS) this.spentChecks.delete(this.spentChecks.values().next().value!);
+    };
+    return { token, arrived, done };
   }
 
   /**
@@ -259,6 +292,13 @@ export class Listener {
       // arrived. 200 so the sender stops; recording or forwarding it again would loop for ever.
       res.writeHead(200, OK_HEADERS).end(OK_BODY);
       this.opts.onEvent({ type: 'looped', path });
+      return;
+    }
+    const check = rawHeader(req.rawHeaders, CHECK_HEADER);
+    if (check !== undefined && (this.checks.has(check) || this.spentChecks.has(check))) {
+      // Our own test delivery came through the tunnel, past the key check like any delivery.
+      res.writeHead(200, OK_HEADERS).end(OK_BODY);
+      this.checks.get(check)?.();
       return;
     }
     // The key and the token never reach the record file, the spool, the screen or the app (issue 11 §7):

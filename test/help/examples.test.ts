@@ -34,6 +34,7 @@ const SIGNING_KEY = 'sk-help-examples';
 const FIELDS = ['Name', 'Status', 'Owner', 'Priority'];
 const DEMO_CSV = fileURLToPath(new URL('../../fixtures/demo-cards.csv', import.meta.url));
 const DEMO_BOARDS = fileURLToPath(new URL('../../fixtures/demo-boards.json', import.meta.url));
+const TUNNEL_TOOLS = fileURLToPath(new URL('../fixtures/tunnel-tools/bin', import.meta.url));
 
 /** One command's help, split into what the test checks. */
 interface HelpPage {
@@ -217,7 +218,9 @@ function prepare(needsGit: boolean): { cwd: string; env: NodeJS.ProcessEnv } {
     env: {
       HOME: home,
       SHELL: '/bin/bash',
-      PATH: `${shimDir}:${process.env.PATH ?? ''}`,
+      // The stand-in tunnel tools (test/fixtures/tunnel-tools) play cloudflared and ngrok for `--tunnel` examples.
+      PATH: `${shimDir}:${TUNNEL_TOOLS}:${process.env.PATH ?? ''}`,
+      STANDIN_NODE: process.execPath,
       TOKEN,
       POST_URL: `${emulator.url}/api/aptlet/${BOARD}`,
       SIGNING_KEY,

@@ -6,7 +6,7 @@ import { resolveSelection } from '../../config/index.js';
 import type { Context, ContextRef } from '../../context.js';
 import { AuthError, CardboardError, UsageError } from '../../errors.js';
 import { FileLock } from '../../file-lock.js';
-import { whenAborted } from '../../interrupt.js';
+import { childStop, whenAborted } from '../../interrupt.js';
 import { createLiveLine } from '../../io/live-line.js';
 import { createStatus } from '../../io/status.js';
 import { requireRegularFile } from '../../private-file.js';
@@ -16,6 +16,11 @@ import { cursorPath, type ForwardEvent } from '../../webhook/forwarder.js';
 import { reachesListener, TIMEOUTS_ENV, timeoutsFromEnv } from '../../webhook/limits.js';
 import { Listener, type ListenerEvent, SelfForwardError } from '../../webhook/listener.js';
 import { RecordFile } from '../../webhook/record-file.js';
+import { DeliveryClient } from '../../webhook/client.js';
+import { publicUrlCheck } from '../../webhook/tunnel/check.js';
+import { startTool } from '../../webhook/tunnel/child.js';
+import { TIMING_ENV, timingFromEnv, Tunnel, TunnelStartError } from '../../webhook/tunnel/tunnel.js';
+import { checkPublicFlags, findTool, type FoundTool, parseTunnel, startFailure, toolEnv, type TunnelChoice, tunnelRenderer, tunnelTool } from './public.js';
 import { type Duration, formatDuration, parseInteger, parsePort, parseSize, readDuration } from '../../units.js';
 import { KEY_TRANSPORT_HELP, loadSigningKey, noKeyHint, signingKeyStdinOption } from './key.js';
 import { batchedOutput } from './batched-output.js';
@@ -37,6 +42,10 @@ export interface WebhookListenOptions {
   maxBody: number;
   maxConnections: number;
   verify: boolean;
+  /** Start a tunnel to make the listener public. */
+  tunnel?: TunnelChoice;
+  /** The public URL of the user's own tunnel or proxy (or of the ssh server): printed and checked. */
+  publicUrl?: string;
 }
 
 /**
@@ -60,20 +69,31 @@ export function webhookListenCommand(parent: Command, ctx: ContextRef, run = run
     .option('--json', 'print one JSON object per delivery (also when stdout is not a terminal)')
     .option('--max-body <size>', 'largest body accepted; bigger gets 413', '1mb')
     .option('--max-connections <n>', 'open connections at most; at the cap the oldest idle one is closed', '128')
-    .option('--no-verify', 'accept deliveries without checking x-signingKey (unsafe)')
+    .option('--no-verify', 'accept deliveries without checking x-signingKey (unsafe; refused with a public URL)')
+    .option('--tunnel [tool]', 'make the listener reachable from the internet: cloudflared, ngrok or ssh:[user@]host[:remote-port] (alone: the first of cloudflared, ngrok on PATH)')
+    .option('--public-url <url>', 'the public URL of a tunnel or proxy you run (with --tunnel ssh: where your server exposes it); checked with a test delivery')
     .addHelpText('after', `
-Only POST is a delivery (else 405). Idle connections close after 10 s, a request must be in within 30 s
+With --tunnel the tool runs as cardboard's child: its URL (with --path) is printed to paste into Card Sources,
+checked with a signed test delivery (never recorded or forwarded), and the tool is restarted if it ends or
+stops forwarding. --verbose shows what it prints. Only POST is a delivery (else 405). Idle connections close after 10 s, a request must be in within 30 s
 (CARDBOARD_WEBHOOK_TIMEOUTS=idle=10s,headers=15s,request=30s). --forward-to the listener itself is refused.
 ${KEY_TRANSPORT_HELP}
 
 Examples:
   $ CARDBOARD_SIGNING_KEY="$SIGNING_KEY" cardboard webhook listen --forward-to http://localhost:3000/hooks --record hooks.jsonl
+  $ cardboard webhook listen --tunnel cloudflared --record hooks.jsonl
   $ cardboard webhook listen --signing-key-stdin --port 9000 --json < signing-key.txt`)
     .action(async (o: Record<string, string | boolean | undefined>) => {
       const path = String(o.path);
       if (!path.startsWith('/')) throw new UsageError(`--path must start with "/": ${path}`);
+      const tunnel = o.tunnel === undefined ? undefined : parseTunnel(o.tunnel as string | true);
+      // The check sends the signing key to this URL: plain http:// only to loopback unless --insecure.
+      const publicUrl = o.publicUrl === undefined ? undefined : httpUrl(String(o.publicUrl), '--public-url', { insecure: ctx().globals.insecure });
+      const port = parsePort(String(o.port));
+      const verify = o.verify !== false;
+      if (tunnel || publicUrl) checkPublicFlags({ tunnel, publicUrl, verify, host: String(o.host), port });
       await run(ctx(), {
-        port: parsePort(String(o.port)),
+        port,
         host: String(o.host),
         path,
         signingKeyStdin: o.signingKeyStdin === true,
@@ -84,7 +104,9 @@ Examples:
         json: o.json === true,
         maxBody: parseSize(String(o.maxBody), '--max-body'),
         maxConnections: parseInteger(String(o.maxConnections), '--max-connections', 1),
-        verify: o.verify !== false,
+        verify,
+        tunnel,
+        publicUrl,
       });
     });
 }
@@ -98,17 +120,22 @@ function selfForward(url: string, port: number): UsageError {
 /** Run the listener until SIGINT/SIGTERM, then finish requests in flight, flush and return (exit 0). */
 export async function runWebhookListen(ctx: Context, opts: WebhookListenOptions): Promise<void> {
   const json = opts.json || !ctx.stdout.isTTY;
-  // While --forward-to is down, its state is one line updated in place where forward lines go (stdout on a
-  // terminal, stderr with --json), if that is a terminal; every other write clears it and draws it again.
-  const live = opts.forwardTo && !(json && ctx.globals.quiet) ? createLiveLine(json ? ctx.stderr : ctx.stdout) : undefined;
+  const isPublic = opts.tunnel !== undefined || opts.publicUrl !== undefined;
+  // While --forward-to is down, and while the listener is public, its state is one line updated in place
+  // where delivery lines go (stdout on a terminal, stderr with --json), if that is a terminal; every other
+  // write clears it and draws it again.
+  const live = (opts.forwardTo || isPublic) && !(json && ctx.globals.quiet) ? createLiveLine(json ? ctx.stderr : ctx.stdout) : undefined;
   const io = live ? { ...ctx, stdout: live.wrap(ctx.stdout), stderr: live.wrap(ctx.stderr) } : ctx;
   const status = createStatus(io);
   // Refused before anything is opened when the port is known; with --port 0 the listener checks once bound.
   if (opts.forwardTo && opts.port !== 0 && reachesListener(opts.forwardTo, opts.host, opts.port)) throw selfForward(opts.forwardTo, opts.port);
   const limits = { ...timeoutsFromEnv(ctx.env[TIMEOUTS_ENV]), maxConnections: opts.maxConnections };
+  const timing = isPublic ? timingFromEnv(ctx.env[TIMING_ENV]) : undefined;
+  // Found before anything opens: a missing tool is a usage error (exit 2), with how to install it.
+  const found: FoundTool | undefined = opts.tunnel ? await findTool(opts.tunnel, ctx.env) : undefined;
   const signing = await loadSigningKey(ctx, opts.signingKeyStdin, 'listen');
   if (opts.verify && !signing) {
-    throw new AuthError('no webhook signing key: refusing to accept unverified deliveries (spec 6)', { hint: `${await noKeyHint(ctx)} Or pass --no-verify to accept anything.` });
+    throw new AuthError('no webhook signing key: refusing to accept unverified deliveries (spec 6)', { hint: `${await noKeyHint(ctx)}${isPublic ? '' : ' Or pass --no-verify to accept anything.'}` });
   }
   // Forwarding always goes through a file so nothing acknowledged waits only in memory (issue 5 §2).
   const spool = opts.forwardTo && !opts.record ? join(tmpdir(), `cardboard-webhook-${process.pid}-${Date.now()}.jsonl`) : undefined;
@@ -128,11 +155,21 @@ export async function runWebhookListen(ctx: Context, opts: WebhookListenOptions)
   const onForward = (e: ForwardEvent) => {
     const shown = outage!.next(e, ctx.clock.now());
     const print = json ? status.info : out;
-    if (shown.over) live?.clear();
     if (shown.line) print(shown.line);
-    if (live) {
-      if (shown.live) live.show(shown.live);
-    } else if (shown.reminder) print(shown.reminder);
+    if (live) redraw();
+    else if (shown.reminder) print(shown.reminder);
+  };
+  // The live line: the public URL's state and the counters, then the forward outage, if any.
+  let publicState: { state: string; url: string } | undefined;
+  const refused = () => Object.values(listener.stats.rejected).reduce((sum, n) => sum + n, 0);
+  const redraw = () => {
+    if (!live) return;
+    const parts: string[] = [];
+    if (publicState) parts.push(`${publicState.state} · ${listener.stats.delivered} delivered · ${refused()} refused${publicState.url ? ` · ${publicState.url}` : ''}`);
+    const outageText = outage?.liveText(ctx.clock.now());
+    if (outageText !== undefined) parts.push(outageText);
+    if (parts.length) live.show(parts.join('  |  '));
+    else live.clear();
   };
   const onEvent = (e: ListenerEvent) => {
     if (e.type === 'delivery' && json && e.delivery.body.length >= LARGE_BODY) {
@@ -145,6 +182,7 @@ export async function runWebhookListen(ctx: Context, opts: WebhookListenOptions)
     else if (e.type === 'rejected') status.info(rejectLine(e));
     else if (e.type === 'error') status.warn(e.message);
     else if (e.type === 'looped') status.warn(`a delivery to ${e.path} came back from this listener's own forward: answered 200, not recorded or forwarded again (check --forward-to)`);
+    if (publicState && (e.type === 'delivery' || e.type === 'rejected')) redraw();
   };
   const listener = new Listener({
     host: opts.host,
@@ -170,8 +208,11 @@ export async function runWebhookListen(ctx: Context, opts: WebhookListenOptions)
   }
   // Catch Ctrl-C before the ready line: a supervisor may send SIGINT as soon as it reads it.
   const undrain = ctx.cancel.drainOn({ graceMs: STOP_GRACE_MS });
-  // First line on stderr, printed even with --quiet: where to point the board (spec 2.4, Webhook URL).
-  io.stderr.write(`Listening on ${url} : paste this URL into Card Sources → Webhook URL (the service must be able to reach it).\n`);
+  // First line on stderr, printed even with --quiet: where to point the board (spec 2.4, Webhook URL). A
+  // public listener's URL to paste is the public one, printed when the tunnel is up.
+  if (found) io.stderr.write(`Listening on ${url} (loopback; starting ${found.name} to make it public).\n`);
+  else if (opts.publicUrl) io.stderr.write(`Listening on ${url} (public as ${opts.publicUrl}; checking it with a test delivery).\n`);
+  else io.stderr.write(`Listening on ${url} : paste this URL into Card Sources → Webhook URL (the service must be able to reach it).\n`);
   if (!opts.verify) status.warn('NOT VERIFYING x-signingKey (--no-verify): anyone who can reach this port can post deliveries.');
   else if (signing) status.info(`Verifying x-signingKey with the key from ${signing.source}.`);
   if (opts.record) status.info(`Recording to ${opts.record}.`);
@@ -187,10 +228,44 @@ export async function runWebhookListen(ctx: Context, opts: WebhookListenOptions)
     const text = outage?.liveText(ctx.clock.now());
     if (text !== undefined) live?.show(text);
   };
-  const ticker = live ? setInterval(tick, 1000).unref() : undefined;
+  const ticker = live && opts.forwardTo ? setInterval(tick, 1000).unref() : undefined;
+  // Stopped by Ctrl-C or SIGTERM (drain), or by a tunnel that never came up.
+  const stop = childStop(ctx.cancel.drain);
+  let failure: unknown;
+  let tunnelRun: Promise<void> | undefined;
+  const client = isPublic ? new DeliveryClient(1) : undefined;
+  if (isPublic) {
+    const name = found?.name ?? 'your tunnel';
+    const tunnel = new Tunnel({
+      tool: found && opts.tunnel ? tunnelTool(opts.tunnel, found, opts.host, listener.port) : undefined,
+      file: found?.file,
+      path: opts.path,
+      publicUrl: opts.publicUrl,
+      check: publicUrlCheck(listener, signing!.key, client!),
+      start: (file, args, onLine) => startTool(file, args, onLine, toolEnv(ctx.env)),
+      clock: ctx.clock,
+      timing,
+      signal: stop.signal,
+      onEvent: tunnelRenderer(ctx, name, {
+        status,
+        stderr: (text) => io.stderr.write(text),
+        verbose: ctx.globals.verbose === true,
+        checkEveryMs: timing!.checkEveryMs,
+        changed: (state, at) => {
+          publicState = { state: `tunnel ${state}`, url: at || publicState?.url || '' };
+          redraw();
+        },
+      }),
+    });
+    tunnelRun = tunnel.run().catch((err: unknown) => {
+      failure = err instanceof TunnelStartError ? startFailure(name, err.message) : err;
+      stop.abort('tunnel');
+    });
+  }
   try {
-    await whenAborted(ctx.cancel.drain);
-    await listener.stop(ctx.signal);
+    await whenAborted(stop.signal);
+    await Promise.all([listener.stop(ctx.signal), tunnelRun]);
+    await client?.close();
   } finally {
     clearInterval(ticker);
     live?.clear();
@@ -206,6 +281,7 @@ export async function runWebhookListen(ctx: Context, opts: WebhookListenOptions)
   } else if (spool) {
     status.warn(`${pending} deliveries were not forwarded; they are kept in ${spool}. Resume with --record ${spool}.`);
   }
+  if (failure !== undefined) throw failure;
 }
 
 /** The selected board's token, if one is configured: a delivery carrying it must not be recorded with it. */
