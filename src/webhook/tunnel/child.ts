@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { constants } from 'node:os';
 import { createInterface } from 'node:readline';
 
 /** How a tool ended. */
@@ -74,7 +75,7 @@ export function startTool(file: string, args: readonly string[], onLine: (line: 
     child.once('error', () => resolve({ code: 127, signal: null }));
     child.once('exit', (code, signal) => {
       child.stdin!.destroy();
-      resolve({ code, signal });
+      resolve(signal === null && code !== null ? toolExit(code) : { code, signal });
     });
   });
   let stopping: Promise<ToolExit> | undefined;
@@ -92,6 +93,12 @@ export function startTool(file: string, args: readonly string[], onLine: (line: 
     return stopping;
   };
   return { pid: child.pid, exited, stop };
+}
+
+/** The watcher exits with the tool's status: 128 + n when a signal n ended the tool (as a shell reports it). */
+function toolExit(code: number): ToolExit {
+  const signal = code > 128 ? Object.entries(constants.signals).find(([, n]) => n === code - 128)?.[0] : undefined;
+  return signal ? { code: null, signal: signal as NodeJS.Signals } : { code, signal: null };
 }
 
 function killGroup(pid: number | undefined): void {
