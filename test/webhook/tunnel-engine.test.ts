@@ -389,13 +389,41 @@ describe('Tunnel: checks', () => {
         },
       ],
     });
-    h.abortAt(9_000);
+    h.abortAt(125_000);
     await h.run();
     expect(h.events).toEqual([
       { t: 0, type: 'starting', attempt: 1, pid: 4000 },
       { t: 100, type: 'up', url: `${A}${PATH}`, again: false },
       { t: 100, type: 'reachable', url: `${A}${PATH}`, ms: 42, recovered: false },
       { t: 8_000, type: 'up', url: `${B}${PATH}`, previous: `${A}${PATH}`, again: true },
+      // The new URL's first check is the next periodic one: a first pass, not a recovery.
+      { t: 120_100, type: 'reachable', url: `${B}${PATH}`, ms: 42, recovered: false },
+    ]);
+    expect(h.checks).toEqual([
+      { t: 100, url: `${A}${PATH}` },
+      { t: 120_100, url: `${B}${PATH}` },
+    ]);
+    expect(h.runs).toHaveLength(1);
+  });
+
+  it('a URL printed while up that never passes a check is not restarted for failing', async () => {
+    const h = harness({
+      scripts: [
+        (run) => {
+          run.say(100, `URL ${A}`);
+          run.say(8_000, `URL ${B}`);
+        },
+      ],
+      answer: (_n, _t, url) => (url.startsWith(A) ? OK : BAD_GATEWAY),
+    });
+    h.abortAt(400_000);
+    await h.run();
+    expect(h.checks.map((c) => c.t)).toEqual([100, 120_100, 240_100, 360_100]);
+    expect(h.events.map((e) => [e.t, e.type])).toEqual([
+      [0, 'starting'],
+      [100, 'up'],
+      [100, 'reachable'],
+      [8_000, 'up'],
     ]);
     expect(h.runs).toHaveLength(1);
   });
@@ -424,6 +452,14 @@ describe('Tunnel: a tool that prints no URL (ssh)', () => {
     expect(err.message).toBe(`no test delivery came through ${url} in 30s (answered 502 Bad Gateway): Warning: remote port forwarding failed for listen port 8787`);
     expect(h.events).toEqual([{ t: 0, type: 'starting', attempt: 1, pid: 4000 }]);
     expect(h.runs[0]!.stopCalls).toBe(1);
+  });
+
+  it('the last try comes no later than startMs: with 5 s and tries every 2 s, it fails at t=4000', async () => {
+    const h = harness({ tool: fakeTool('public-url'), publicUrl: url, scripts: [() => {}], answer: () => BAD_GATEWAY, timing: { ...DEFAULT_TIMING, startMs: 5_000 } });
+    const err = await startError(h);
+    expect(h.checks.map((c) => c.t)).toEqual([0, 2_000, 4_000]);
+    expect(h.clock.now()).toBe(4_000);
+    expect(err.message).toBe(`no test delivery came through ${url} in 5s (answered 502 Bad Gateway)`);
   });
 
   it('fails at once, with the exit code, when the tool ends before a check passed', async () => {
