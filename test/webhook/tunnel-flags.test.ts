@@ -6,7 +6,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { delimiter, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { checkPublicFlags, findTool, parseTunnel, type PublicFlags, startFailure, toolEnv } from '../../src/commands/webhook/public.js';
+import { checkPublicFlags, findTool, parseTunnel, type PublicFlags, startFailure, toolEnv, tunnelRenderer } from '../../src/commands/webhook/public.js';
+import { createContext } from '../../src/context.js';
 import { CardboardError, UsageError } from '../../src/errors.js';
 import { DeliveryClient } from '../../src/webhook/client.js';
 import { CHECK_HEADER, Listener, type ListenerEvent } from '../../src/webhook/listener.js';
@@ -197,6 +198,66 @@ describe('toolEnv, startFailure, timingFromEnv', () => {
       expect(err, value).toBeInstanceOf(UsageError);
       expect(err.message, value).toContain('CARDBOARD_TUNNEL_TIMING');
     }
+  });
+});
+
+describe('tunnelRenderer', () => {
+  /** The lines a person sees for each event, by kind; `changed` calls as `state url`. */
+  function render(verbose = false) {
+    const out: string[] = [];
+    const changed: string[] = [];
+    const ctx = createContext({ env: {}, secrets: new Set(['sk-secret']) });
+    const status = { info: (m: string) => out.push(`info ${m}`), success: (m: string) => out.push(`success ${m}`), warn: (m: string) => out.push(`warn ${m}`) };
+    const onEvent = tunnelRenderer(ctx, 'cloudflared', { status, stderr: (l) => out.push(`stderr ${l}`), verbose, checkEveryMs: 120_000, changed: (s, u) => changed.push(`${s} ${u}`) });
+    return { out, changed, onEvent };
+  }
+
+  it('the URL to paste on raw stderr; a changed URL framed with the old one; the same URL again as a note', () => {
+    const r = render();
+    r.onEvent({ type: 'starting', attempt: 1, pid: 7 });
+    r.onEvent({ type: 'up', url: 'https://a.trycloudflare.com/hooks', again: false });
+    r.onEvent({ type: 'reachable', url: 'https://a.trycloudflare.com/hooks', ms: 181.6, recovered: false });
+    r.onEvent({ type: 'down', reason: 'cloudflared exited (code 1)', restartInMs: 2_000 });
+    r.onEvent({ type: 'starting', attempt: 2, pid: 8 });
+    r.onEvent({ type: 'up', url: 'https://a.trycloudflare.com/hooks', again: true });
+    r.onEvent({ type: 'up', url: 'https://b.trycloudflare.com/hooks', previous: 'https://a.trycloudflare.com/hooks', again: true });
+    r.onEvent({ type: 'unreachable', url: 'https://b.trycloudflare.com/hooks', reason: 'answered 502 Bad Gateway' });
+    r.onEvent({ type: 'reachable', url: 'https://b.trycloudflare.com/hooks', ms: 90, recovered: true });
+    expect(r.out).toEqual([
+      'stderr Public URL: https://a.trycloudflare.com/hooks : paste this URL into Card Sources → Webhook URL.\n',
+      'info reachable through https://a.trycloudflare.com/hooks: 182 ms',
+      'warn tunnel down: cloudflared exited (code 1); starting cloudflared again in 2s.',
+      'info Starting cloudflared again (try 2).',
+      'info Tunnel back up at the same URL: https://a.trycloudflare.com/hooks (nothing to change in Card Sources).',
+      'stderr \n',
+      'stderr >>> The public URL changed: https://b.trycloudflare.com/hooks\n',
+      'stderr >>> Paste it into Card Sources → Webhook URL (it was https://a.trycloudflare.com/hooks).\n',
+      'stderr >>> Until then the service keeps retrying deliveries to the old URL (spec 6: no retry limit), so none is lost.\n',
+      'stderr \n',
+      'warn not reachable through https://b.trycloudflare.com/hooks: answered 502 Bad Gateway. The tunnel stays up and is checked again every 2m; the service retries each delivery until it arrives.',
+      'info reachable again through https://b.trycloudflare.com/hooks: 90 ms',
+    ]);
+    expect(r.changed).toEqual([
+      'up https://a.trycloudflare.com/hooks',
+      'reachable https://a.trycloudflare.com/hooks',
+      'down ',
+      'up https://a.trycloudflare.com/hooks',
+      'up https://b.trycloudflare.com/hooks',
+      'unreachable https://b.trycloudflare.com/hooks',
+      'reachable https://b.trycloudflare.com/hooks',
+    ]);
+  });
+
+  it("the tool's output only with --verbose, escaped and with secrets redacted", () => {
+    const quiet = render(false);
+    quiet.onEvent({ type: 'output', stream: 'stderr', line: 'INF hello' });
+    expect(quiet.out).toEqual([]);
+    const verbose = render(true);
+    verbose.onEvent({ type: 'output', stream: 'stdout', line: 'key sk-secret \u001b[2Jcleared' });
+    expect(verbose.out).toHaveLength(1);
+    expect(verbose.out[0]).not.toContain('sk-secret');
+    expect(verbose.out[0]).not.toContain('\u001b');
+    expect(verbose.out[0]).toMatch(/^stderr cloudflared stdout: key \*+ /);
   });
 });
 
