@@ -58,7 +58,8 @@ const CLOUDFLARED_LINE = /^\S+\s+(INF|WRN|ERR|FTL|DBG)\s+(.*)$/;
  * cloudflared's quick tunnel: `cloudflared tunnel --url http://127.0.0.1:PORT`. It logs to stderr, each line a
  * timestamp and a level; the URL is the line after "Your quick Tunnel has been created!" inside a framed
  * block (`|  https://….trycloudflare.com  |`). Other lines carry URLs too (the preamble links to the docs),
- * so only the framed line after that sentence counts.
+ * so only the framed line after that sentence counts. Why it failed: an ERR or FTL line, or else the first
+ * bare line (the error the command returned, or its usage message).
  */
 export function cloudflared(host: string, port: number): TunnelTool {
   return {
@@ -67,11 +68,22 @@ export function cloudflared(host: string, port: number): TunnelTool {
     urlFrom: 'output',
     reader() {
       let created = false;
+      // Whether a line said why it failed: an error the command returns is printed bare, without timestamp
+      // or level (`failed to request quick Tunnel: … no such host`), sometimes after ERR lines that say more.
+      let told = false;
       return (line) => {
         const m = CLOUDFLARED_LINE.exec(line.trim());
-        if (!m) return undefined;
+        if (!m) {
+          const bare = line.trim();
+          if (told || bare === '') return undefined;
+          told = true;
+          return { error: bare };
+        }
         const [, level, text] = m as unknown as [string, string, string];
-        if (level === 'ERR' || level === 'FTL') return { error: text };
+        if (level === 'ERR' || level === 'FTL') {
+          told = true;
+          return { error: text };
+        }
         if (/Your quick Tunnel has been created/i.test(text)) {
           created = true;
           return undefined;

@@ -204,6 +204,7 @@ export class Tunnel {
       const stalled = await this.watch(signal);
       if (stalled === undefined) break;
       this.reachable = false;
+      this.toldUnreachable = true;
       this.opts.onEvent({ type: 'unreachable', url: this.url!, reason: stalled });
     }
     return { stopped: true };
@@ -211,13 +212,18 @@ export class Tunnel {
 
   /** Whether the last check of the current URL passed. */
   private reachable = false;
+  /** Whether the current URL was reported unreachable: its next pass is a recovery, not a first. */
+  private toldUnreachable = false;
 
   private announce(url: string): void {
     const previous = this.url;
     const again = this.everUp;
     this.url = url;
     this.everUp = true;
-    if (url !== previous) this.reachable = false;
+    if (url !== previous) {
+      this.reachable = false;
+      this.toldUnreachable = false;
+    }
     this.opts.onEvent(previous !== undefined && previous !== url ? { type: 'up', url, previous, again } : { type: 'up', url, again });
   }
 
@@ -227,6 +233,7 @@ export class Tunnel {
     const result = await this.checkUntil(url, this.timing.firstCheckMs, life);
     if (life.aborted) return;
     this.reachable = result.ok;
+    this.toldUnreachable = !result.ok;
     if (result.ok) this.opts.onEvent({ type: 'reachable', url, ms: result.ms, recovered: false });
     else this.opts.onEvent({ type: 'unreachable', url, reason: result.reason });
   }
@@ -245,7 +252,9 @@ export class Tunnel {
       let result = await this.opts.check(url, life);
       if (life.aborted) return undefined;
       if (result.ok) {
-        if (!this.reachable) onEvent({ type: 'reachable', url, ms: result.ms, recovered: true });
+        // A URL printed while the tool ran is first checked here: passing is then no recovery.
+        if (!this.reachable) onEvent({ type: 'reachable', url, ms: result.ms, recovered: this.toldUnreachable });
+        this.toldUnreachable = false;
         this.reachable = true;
         continue;
       }
