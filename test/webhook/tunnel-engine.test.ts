@@ -400,12 +400,12 @@ describe('Tunnel: checks', () => {
       { t: 100, type: 'up', url: `${A}${PATH}`, again: false },
       { t: 100, type: 'reachable', url: `${A}${PATH}`, ms: 42, recovered: false },
       { t: 8_000, type: 'up', url: `${B}${PATH}`, previous: `${A}${PATH}`, again: true },
-      // The new URL's first check is the next periodic one: a first pass, not a recovery.
-      { t: 120_100, type: 'reachable', url: `${B}${PATH}`, ms: 42, recovered: false },
+      // The new URL is checked at once, as a new URL at start is: a first pass, not a recovery.
+      { t: 8_000, type: 'reachable', url: `${B}${PATH}`, ms: 42, recovered: false },
     ]);
     expect(h.checks).toEqual([
       { t: 100, url: `${A}${PATH}` },
-      { t: 120_100, url: `${B}${PATH}` },
+      { t: 8_000, url: `${B}${PATH}` },
     ]);
     expect(h.runs).toHaveLength(1);
   });
@@ -422,12 +422,15 @@ describe('Tunnel: checks', () => {
     });
     h.abortAt(400_000);
     await h.run();
-    expect(h.checks.map((c) => c.t)).toEqual([100, 120_100, 240_100, 360_100]);
+    // Tried at once for firstCheckMs (every retryMs), then every checkEveryMs, never restarted.
+    const firstWindow = Array.from({ length: 11 }, (_, i) => 8_000 + i * 2_000);
+    expect(h.checks.map((c) => c.t)).toEqual([100, ...firstWindow, 148_000, 268_000, 388_000]);
     expect(h.events.map((e) => [e.t, e.type])).toEqual([
       [0, 'starting'],
       [100, 'up'],
       [100, 'reachable'],
       [8_000, 'up'],
+      [28_000, 'unreachable'],
     ]);
     expect(h.runs).toHaveLength(1);
   });

@@ -3,7 +3,7 @@
 // forwarding. An engine: it emits events and never prints; time comes from the caller's clock.
 import type { Clock } from '../../clock.js';
 import { UsageError } from '../../errors.js';
-import { childStop } from '../../interrupt.js';
+import { childStop, type Stopper } from '../../interrupt.js';
 import { formatDuration, parseDuration } from '../../units.js';
 import type { StartTool, ToolExit } from './child.js';
 import type { TunnelTool } from './tools.js';
@@ -138,6 +138,7 @@ export class Tunnel {
   /** One run of the tool, from start to its end (or ours). */
   private async once(attempt: number): Promise<Ending> {
     const { tool, clock, onEvent } = this.opts;
+    if (this.opts.signal.aborted) return { stopped: true };
     if (!tool) return this.checkOnly();
     // Aborted when the run stops or the tool ends: every wait of this run of the tool ends with it.
     const life = childStop(this.opts.signal);
@@ -173,7 +174,9 @@ export class Tunnel {
         // A URL printed again later is announced if it differs (the tool reconnected under a new name).
         found = (next) => {
           const changed = new URL(this.opts.path, next).href;
-          if (changed !== this.url) this.announce(changed);
+          if (changed === this.url) return;
+          this.announce(changed);
+          this.newUrl?.abort('new url');
         };
         await this.firstCheck(life.signal);
       } else {
@@ -210,6 +213,9 @@ export class Tunnel {
     return { stopped: true };
   }
 
+  /** Aborted when the tool prints a new URL while the watch waits between checks. */
+  private newUrl: Stopper | undefined;
+
   /** Whether the last check of the current URL passed. */
   private reachable = false;
   /** Whether the current URL was reported unreachable: its next pass is a recovery, not a first. */
@@ -245,9 +251,18 @@ export class Tunnel {
    */
   private async watch(life: AbortSignal): Promise<string | undefined> {
     const { clock, onEvent } = this.opts;
+    let checked = this.url;
     for (;;) {
-      await clock.sleep(this.timing.checkEveryMs, life);
+      // A URL the tool prints while it runs ends the wait: it is tried at once, as a new URL is at start.
+      this.newUrl = childStop(life);
+      await clock.sleep(this.timing.checkEveryMs, this.newUrl.signal);
+      this.newUrl = undefined;
       if (life.aborted) return undefined;
+      if (this.url !== checked) {
+        checked = this.url;
+        await this.firstCheck(life);
+        continue;
+      }
       const url = this.url!;
       let result = await this.opts.check(url, life);
       if (life.aborted) return undefined;
