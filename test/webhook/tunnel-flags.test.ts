@@ -248,6 +248,15 @@ describe('tunnelRenderer', () => {
     ]);
   });
 
+  it('a name that does not resolve here is explained: the service resolves it on its own', () => {
+    const r = render();
+    r.onEvent({ type: 'unreachable', url: 'https://c.trycloudflare.com/', reason: 'no answer (ENOTFOUND)' });
+    r.onEvent({ type: 'unreachable', url: 'https://c.trycloudflare.com/', reason: 'answered 530' });
+    expect(r.out[0]).toContain('no answer (ENOTFOUND). The name does not resolve here');
+    expect(r.out[0]).toContain('the service looks it up on its own');
+    expect(r.out[1]).not.toContain('does not resolve');
+  });
+
   it("the tool's output only with --verbose, escaped and with secrets redacted", () => {
     const quiet = render(false);
     quiet.onEvent({ type: 'output', stream: 'stderr', line: 'INF hello' });

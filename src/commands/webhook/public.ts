@@ -146,7 +146,10 @@ export function tunnelRenderer(ctx: Context, name: string, out: TunnelOutput): (
         return;
       case 'unreachable':
         out.changed('unreachable', e.url);
-        out.status.warn(`not reachable through ${e.url}: ${e.reason}. The tunnel stays up and is checked again every ${formatDuration(out.checkEveryMs)}; the service retries each delivery until it arrives.`);
+        // A name this machine cannot resolve says little about the service, which resolves it on its own.
+        out.status.warn(
+          `not reachable through ${e.url}: ${e.reason}.${/ENOTFOUND|EAI_AGAIN/.test(e.reason) ? " The name does not resolve here (a new tunnel's name can take a while, and a resolver may remember the miss); the service looks it up on its own." : ''} The tunnel stays up and is checked again every ${formatDuration(out.checkEveryMs)}; the service retries each delivery until it arrives.`,
+        );
         return;
       case 'down':
         out.changed('down', '');
