@@ -1,26 +1,22 @@
-import { existsSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import type { Command } from 'commander';
 import { resolveSelection } from '../../config/index.js';
 import type { Context, ContextRef } from '../../context.js';
 import { AuthError, CardboardError, UsageError } from '../../errors.js';
-import { FileLock } from '../../file-lock.js';
 import { childStop, whenAborted } from '../../interrupt.js';
 import { createLiveLine } from '../../io/live-line.js';
 import { createStatus } from '../../io/status.js';
-import { requireRegularFile } from '../../private-file.js';
 import { viewJson, viewLinePieces } from '../../webhook/delivery.js';
 import { LARGE_BODY } from '../../webhook/pieces.js';
 import { cursorPath, type ForwardEvent } from '../../webhook/forwarder.js';
 import { reachesListener, TIMEOUTS_ENV, timeoutsFromEnv } from '../../webhook/limits.js';
 import { Listener, type ListenerEvent, SelfForwardError } from '../../webhook/listener.js';
-import { RecordFile } from '../../webhook/record-file.js';
-import { DeliveryClient } from '../../webhook/client.js';
-import { publicUrlCheck } from '../../webhook/tunnel/check.js';
-import { startTool } from '../../webhook/tunnel/child.js';
-import { TIMING_ENV, timingFromEnv, Tunnel, TunnelStartError } from '../../webhook/tunnel/tunnel.js';
-import { checkPublicFlags, findTool, type FoundTool, parseTunnel, startFailure, toolEnv, type TunnelChoice, tunnelRenderer, tunnelTool } from './public.js';
+import type { RecordFile } from '../../webhook/record-file.js';
+import { lockRecord, openRecord } from './record-open.js';
+import { TIMING_ENV, timingFromEnv } from '../../webhook/tunnel/tunnel.js';
+import { checkPublicFlags, findTool, type FoundTool, parseTunnel, runTunnel, type TunnelChoice } from './public.js';
 import { type Duration, formatDuration, parseInteger, parsePort, parseSize, readDuration } from '../../units.js';
 import { KEY_TRANSPORT_HELP, loadSigningKey, noKeyHint, signingKeyStdinOption } from './key.js';
 import { batchedOutput } from './batched-output.js';
@@ -233,39 +229,34 @@ export async function runWebhookListen(ctx: Context, opts: WebhookListenOptions)
   const stop = childStop(ctx.cancel.drain);
   let failure: unknown;
   let tunnelRun: Promise<void> | undefined;
-  const client = isPublic ? new DeliveryClient(1) : undefined;
   if (isPublic) {
-    const name = found?.name ?? 'your tunnel';
-    const tunnel = new Tunnel({
-      tool: found && opts.tunnel ? tunnelTool(opts.tunnel, found, opts.host, listener.port) : undefined,
-      file: found?.file,
-      path: opts.path,
+    tunnelRun = runTunnel(ctx, {
+      choice: opts.tunnel,
+      found,
       publicUrl: opts.publicUrl,
-      check: publicUrlCheck(listener, signing!.key, client!),
-      start: (file, args, onLine) => startTool(file, args, onLine, toolEnv(ctx.env)),
-      clock: ctx.clock,
-      timing,
+      host: opts.host,
+      path: opts.path,
+      listener,
+      key: signing!.key,
+      timing: timing!,
       signal: stop.signal,
-      onEvent: tunnelRenderer(ctx, name, {
+      output: {
         status,
         stderr: (text) => io.stderr.write(text),
         verbose: ctx.globals.verbose === true,
-        checkEveryMs: timing!.checkEveryMs,
         changed: (state, at) => {
           publicState = { state: `tunnel ${state}`, url: at || publicState?.url || '' };
           redraw();
         },
-      }),
-    });
-    tunnelRun = tunnel.run().catch((err: unknown) => {
-      failure = err instanceof TunnelStartError ? startFailure(name, err.message) : err;
+      },
+    }).catch((err: unknown) => {
+      failure = err;
       stop.abort('tunnel');
     });
   }
   try {
     await whenAborted(stop.signal);
     await Promise.all([listener.stop(ctx.signal), tunnelRun]);
-    await client?.close();
   } finally {
     clearInterval(ticker);
     live?.clear();
@@ -291,27 +282,5 @@ async function boardToken(ctx: Context): Promise<string[]> {
     return token ? [token] : [];
   } catch {
     return [];
-  }
-}
-
-/** One listener per record file: the lock is `<record>.lock`, beside it. */
-function lockRecord(path: string): FileLock {
-  if (!existsSync(dirname(path))) throw new UsageError(`--record: cannot open ${path} (ENOENT)`);
-  // Refused before the lock is made beside it: --record /dev/null would put the lock in /dev.
-  requireRegularFile(path, '--record');
-  return FileLock.acquire(`${path}.lock`, {
-    refuse: (who, lockPath) =>
-      new UsageError(`--record ${path} is in use by another webhook listener: ${who}.`, {
-        hint: `Give this listener its own --record file. If that process is gone, delete ${lockPath} and start again.`,
-      }),
-  });
-}
-
-function openRecord(path: string): RecordFile {
-  try {
-    return new RecordFile(path);
-  } catch (err) {
-    if (err instanceof UsageError) throw err;
-    throw new UsageError(`--record: cannot open ${path} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`, { cause: err });
   }
 }

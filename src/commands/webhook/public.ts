@@ -8,7 +8,11 @@ import { terminalText } from '../../io/text.js';
 import type { Status } from '../../io/status.js';
 import { formatDuration } from '../../units.js';
 import { AUTO_ORDER, INSTALL, parseSshTarget, type ToolName, type TunnelTool, cloudflared, ngrok, ssh } from '../../webhook/tunnel/tools.js';
-import type { TunnelEvent } from '../../webhook/tunnel/tunnel.js';
+import { DeliveryClient } from '../../webhook/client.js';
+import type { Listener } from '../../webhook/listener.js';
+import { publicUrlCheck } from '../../webhook/tunnel/check.js';
+import { startTool } from '../../webhook/tunnel/child.js';
+import { Tunnel, type TunnelEvent, TunnelStartError, type TunnelTiming } from '../../webhook/tunnel/tunnel.js';
 
 /** Which tunnel to start: the first tool found, a named one, or ssh to the user's server. */
 export type TunnelChoice = { tool: 'auto' } | { tool: 'cloudflared' | 'ngrok' } | { tool: 'ssh'; destination: string; remotePort?: number };
@@ -104,6 +108,52 @@ export function startFailure(name: string, reason: string): CardboardError {
       ? 'Run `ngrok config add-authtoken <token>` once (cardboard never asks for or stores it), or use --tunnel cloudflared.'
       : `Run with --verbose to see everything ${name} printed.`,
   });
+}
+
+/** What runTunnel needs from the listen command. */
+export interface TunnelRun {
+  choice: TunnelChoice | undefined;
+  /** The tool found on PATH; none with --public-url alone. */
+  found: FoundTool | undefined;
+  publicUrl: string | undefined;
+  host: string;
+  path: string;
+  /** The listener, started: its port, and the test deliveries it recognises. */
+  listener: Listener;
+  /** The signing key the listener verifies, which the test delivery carries. */
+  key: string;
+  timing: TunnelTiming;
+  /** Stops the tunnel (the tool ends before the promise resolves). */
+  signal: AbortSignal;
+  output: Omit<TunnelOutput, 'checkEveryMs'>;
+}
+
+/**
+ * Run the tunnel (or only check --public-url) until `signal`, its events rendered for a person. Rejects with
+ * a CardboardError (exit 1) when the tunnel never came up.
+ */
+export async function runTunnel(ctx: Context, r: TunnelRun): Promise<void> {
+  const name = r.found?.name ?? 'your tunnel';
+  const client = new DeliveryClient(1);
+  const tunnel = new Tunnel({
+    tool: r.found && r.choice ? tunnelTool(r.choice, r.found, r.host, r.listener.port) : undefined,
+    file: r.found?.file,
+    path: r.path,
+    publicUrl: r.publicUrl,
+    check: publicUrlCheck(r.listener, r.key, client),
+    start: (file, args, onLine) => startTool(file, args, onLine, toolEnv(ctx.env)),
+    clock: ctx.clock,
+    timing: r.timing,
+    signal: r.signal,
+    onEvent: tunnelRenderer(ctx, name, { ...r.output, checkEveryMs: r.timing.checkEveryMs }),
+  });
+  try {
+    await tunnel.run();
+  } catch (err) {
+    throw err instanceof TunnelStartError ? startFailure(name, err.message) : err;
+  } finally {
+    await client.close();
+  }
 }
 
 /** Where the tunnel's lines go. */

@@ -31,10 +31,11 @@ export type StartTool = (file: string, args: readonly string[], onLine: (line: s
  *
  * `$0` names the watcher; `"$@"` is the tool and its arguments, passed as separate words (no quoting).
  * The watcher ignores INT, TERM and HUP so that only its pipe ends it; the tool keeps its default handlers.
+ * The shell's own messages ("Killed" for a job it reaps) go to /dev/null: stderr is the tool's alone (fd 4).
  */
 const WATCHER = `
-exec 3<&0 </dev/null
-"$@" 3<&- &
+exec 3<&0 </dev/null 4>&2 2>/dev/null
+"$@" 3<&- 2>&4 4>&- &
 tool=$!
 (
   trap '' INT TERM HUP

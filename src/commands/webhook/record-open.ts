@@ -1,0 +1,30 @@
+// The listener's --record file: one listener per file (a lock beside it), opened with errors that name it.
+import { existsSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { UsageError } from '../../errors.js';
+import { FileLock } from '../../file-lock.js';
+import { requireRegularFile } from '../../private-file.js';
+import { RecordFile } from '../../webhook/record-file.js';
+
+/** One listener per record file: the lock is `<record>.lock`, beside it. */
+export function lockRecord(path: string): FileLock {
+  if (!existsSync(dirname(path))) throw new UsageError(`--record: cannot open ${path} (ENOENT)`);
+  // Refused before the lock is made beside it: --record /dev/null would put the lock in /dev.
+  requireRegularFile(path, '--record');
+  return FileLock.acquire(`${path}.lock`, {
+    refuse: (who, lockPath) =>
+      new UsageError(`--record ${path} is in use by another webhook listener: ${who}.`, {
+        hint: `Give this listener its own --record file. If that process is gone, delete ${lockPath} and start again.`,
+      }),
+  });
+}
+
+/** The record file opened for appending; why it cannot be is a usage error naming it (exit 2). */
+export function openRecord(path: string): RecordFile {
+  try {
+    return new RecordFile(path);
+  } catch (err) {
+    if (err instanceof UsageError) throw err;
+    throw new UsageError(`--record: cannot open ${path} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`, { cause: err });
+  }
+}
