@@ -69,9 +69,11 @@ export function webhookListenCommand(parent: Command, ctx: ContextRef, run = run
     .option('--tunnel [tool]', 'make the listener reachable from the internet: cloudflared, ngrok or ssh:[user@]host[:remote-port] (alone: the first of cloudflared, ngrok on PATH)')
     .option('--public-url <url>', 'the public URL of a tunnel or proxy you run (with --tunnel ssh: where your server exposes it); checked with a test delivery')
     .addHelpText('after', `
-With --tunnel the tool runs as cardboard's child: its URL (with --path) is printed to paste into Card Sources,
-checked with a signed test delivery (never recorded or forwarded), and the tool is restarted if it ends or
-stops forwarding. --verbose shows what it prints. Only POST is a delivery (else 405). Idle connections close after 10 s, a request must be in within 30 s
+With --tunnel the tool runs as cardboard's child and ends with it; its URL (plus --path) is printed to paste
+into Card Sources and checked with a signed test delivery (never recorded or forwarded); the tool is started
+again if it ends or stops forwarding. --verbose shows what it prints.
+
+Only POST is a delivery (else 405). Idle connections close after 10 s, a request must be in within 30 s
 (CARDBOARD_WEBHOOK_TIMEOUTS=idle=10s,headers=15s,request=30s). --forward-to the listener itself is refused.
 ${KEY_TRANSPORT_HELP}
 
