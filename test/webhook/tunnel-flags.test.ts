@@ -229,11 +229,8 @@ describe('tunnelRenderer', () => {
       'warn tunnel down: cloudflared exited (code 1); starting cloudflared again in 2s.',
       'info Starting cloudflared again (try 2).',
       'info Tunnel back up at the same URL: https://a.trycloudflare.com/hooks (nothing to change in Card Sources).',
-      'stderr \n',
-      'stderr >>> The public URL changed: https://b.trycloudflare.com/hooks\n',
-      'stderr >>> Paste it into Card Sources → Webhook URL (it was https://a.trycloudflare.com/hooks).\n',
-      'stderr >>> Until then the service keeps retrying deliveries to the old URL (spec 6: no retry limit), so none is lost.\n',
-      'stderr \n',
+      // One write: nothing can land between the lines of the block.
+      'stderr \n>>> The public URL changed: https://b.trycloudflare.com/hooks\n>>> Paste it into Card Sources → Webhook URL (it was https://a.trycloudflare.com/hooks).\n>>> Until then the service keeps retrying deliveries to the old URL (spec 6: no retry limit), so none is lost.\n\n',
       'warn not reachable through https://b.trycloudflare.com/hooks: answered 502 Bad Gateway. The tunnel stays up and is checked again every 2m; the service retries each delivery until it arrives.',
       'info reachable again through https://b.trycloudflare.com/hooks: 90 ms',
     ]);

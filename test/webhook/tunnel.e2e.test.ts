@@ -139,6 +139,8 @@ describe('webhook listen --tunnel', () => {
     expect(put.code, put.stderr).toBe(0);
     const second = await publicUrl(l, 2);
     expect(second).not.toBe(first);
+    // The change is several lines, written one by one: wait for the last.
+    await l.waitFor(/so none is lost\./);
     expect(l.stderr()).toContain(`Paste it into Card Sources → Webhook URL (it was ${first})`);
     expect(l.stderr()).toContain('the service keeps retrying deliveries to the old URL');
     emu.boards[BOARD_ID]!.webhookUrl = second;

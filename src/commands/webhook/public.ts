@@ -170,7 +170,8 @@ export interface TunnelOutput {
 
 /** The lines of the tunnel's events for a person: each escaped, each secret redacted. */
 export function tunnelRenderer(ctx: Context, name: string, out: TunnelOutput): (e: TunnelEvent) => void {
-  const line = (text: string) => out.stderr(`${terminalText(redact(ctx, text))}\n`);
+  // Each line escaped on its own; a block of several goes out in one write, so nothing lands inside it.
+  const line = (...texts: string[]) => out.stderr(texts.map((text) => `${terminalText(redact(ctx, text))}\n`).join(''));
   return (e) => {
     switch (e.type) {
       case 'output':
@@ -182,11 +183,13 @@ export function tunnelRenderer(ctx: Context, name: string, out: TunnelOutput): (
       case 'up':
         out.changed('up', e.url);
         if (e.previous !== undefined) {
-          line('');
-          line(`>>> The public URL changed: ${e.url}`);
-          line(`>>> Paste it into Card Sources → Webhook URL (it was ${e.previous}).`);
-          line('>>> Until then the service keeps retrying deliveries to the old URL (spec 6: no retry limit), so none is lost.');
-          line('');
+          line(
+            '',
+            `>>> The public URL changed: ${e.url}`,
+            `>>> Paste it into Card Sources → Webhook URL (it was ${e.previous}).`,
+            '>>> Until then the service keeps retrying deliveries to the old URL (spec 6: no retry limit), so none is lost.',
+            '',
+          );
         } else if (e.again) out.status.info(`Tunnel back up at the same URL: ${e.url} (nothing to change in Card Sources).`);
         else line(`Public URL: ${e.url} : paste this URL into Card Sources → Webhook URL.`);
         return;
