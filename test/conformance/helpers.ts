@@ -58,6 +58,8 @@ answer = os.environ.get('PTY_ANSWER', '').encode()
 wait_for = os.environ.get('PTY_EXPECT', '').encode()
 pid, fd = pty.fork()
 if pid == 0:
+    # The size is set before the command starts, which could otherwise read the default size first.
+    fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack('HHHH', 40, 100, 0, 0))
     os.execvp(args[0], args)
 fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack('HHHH', 40, 100, 0, 0))
 buf = b''

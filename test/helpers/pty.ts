@@ -29,10 +29,14 @@ export function python(): string {
 export const PTY_RELAY = `
 import fcntl, json, os, pty, select, struct, sys, termios
 args = json.loads(os.environ['PTY_ARGS'])
+size = struct.pack('HHHH', int(os.environ['PTY_ROWS']), int(os.environ['PTY_COLS']), 0, 0)
 pid, fd = pty.fork()
 if pid == 0:
+    # The size is set on the terminal before the command starts: set from the parent after the fork, a
+    # command that starts first (a busy machine) reads the default size.
+    fcntl.ioctl(0, termios.TIOCSWINSZ, size)
     os.execvp(args[0], args)
-fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack('HHHH', int(os.environ['PTY_ROWS']), int(os.environ['PTY_COLS']), 0, 0))
+fcntl.ioctl(fd, termios.TIOCSWINSZ, size)
 inputs = [fd, 0]
 while True:
     ready, _, _ = select.select(inputs, [], [])
