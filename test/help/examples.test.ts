@@ -16,8 +16,8 @@
 //   notes.md, signing-key.txt, hooks.jsonl (recorded by `webhook listen`), fixtures/demo-boards.json,
 //   a git repository with one commit; and the completion directories exist under HOME.
 // Examples that prompt on a terminal run under script(1), a real pseudo-terminal, with the answer typed.
-// Long-running examples (webhook listen, emulator) are started, must print their ready line, and must
-// exit 0 on Ctrl-C (SIGINT). Ports they name (4010, 8787, 9000) must be free on this machine.
+// Long-running examples (webhook listen, emulator) are started on --port 0 (any free port, so two runs of
+// the suite never collide), must print their ready line, and must exit 0 on Ctrl-C (SIGINT).
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { chmodSync, copyFileSync, cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
@@ -232,11 +232,15 @@ function prepare(needsGit: boolean): { cwd: string; env: NodeJS.ProcessEnv } {
 
 /** The placeholders that cannot work as written (see the top of this file). */
 function substitute(command: string): string {
-  return command
+  const out = command
     .replaceAll('https://cards.example.com', emulator.url)
     .replaceAll('http://localhost:3000', receiverUrl)
     .replaceAll('http://localhost:8787', receiverUrl)
     .replaceAll('64f1c2e8a1b2c3d4e5f60718', cardId);
+  // A server example binds any free port: its default or named one (4010, 8787, 9000) may be held by another
+  // run of this suite on the same machine.
+  if (!LONG_RUNNING.test(out)) return out;
+  return /--port \d+/.test(out) ? out.replace(/--port \d+/, '--port 0') : out.replace(LONG_RUNNING, (m) => `${m} --port 0`);
 }
 
 interface Outcome {
@@ -342,8 +346,8 @@ describe('every example works as written against the emulator', () => {
     expect(outcome.stderr).not.toMatch(/^error:/m);
     expect(outcome.stdout).not.toMatch(/^error:/m);
   };
-  // Each example has its own cwd, config and HOME, so the one-shot ones run side by side; the servers
-  // bind fixed ports (4010, 8787, 9000) and run one at a time.
+  // Each example has its own cwd, config and HOME, so the one-shot ones run side by side; the servers run
+  // one at a time.
   const oneShot = examples.filter((e) => !LONG_RUNNING.test(e.command));
   const servers = examples.filter((e) => LONG_RUNNING.test(e.command));
   it.concurrent.each(oneShot.map((e) => [e.path, e.command] as const))('%s: %s', check);
