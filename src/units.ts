@@ -36,6 +36,22 @@ function shown(text: string): string {
 }
 
 /**
+ * Named durations as an environment variable takes them (`idle=10s,headers=15s`): each name mapped to its
+ * field by `names`, each value read by parseDuration. A name not in `names` is a UsageError naming the
+ * variable, the `kind` of thing it names and the names it knows, with `example`.
+ */
+export function parseDurationList<K extends string>(value: string | undefined, variable: string, names: ReadonlyMap<string, K>, kind: string, example: string): Map<K, number> {
+  const out = new Map<K, number>();
+  for (const part of (value ?? '').split(',').filter((p) => p.trim() !== '')) {
+    const [name = '', duration = ''] = part.split('=', 2).map((s) => s.trim());
+    const key = names.get(name);
+    if (key === undefined) throw new UsageError(`${variable}: unknown ${kind} "${name}"`, { hint: `Use ${[...names.keys()].join('=, ')}=, e.g. ${example}.` });
+    out.set(key, parseDuration(duration, `${variable} ${name}`));
+  }
+  return out;
+}
+
+/**
  * Parse a duration into whole milliseconds: `500ms`, `30s`, `2m` or `2min`, `1h`, decimals (`1.5s`)
  * and compounds from the largest unit down (`1h30m`, `1m30s`, `2s500ms`); units are case-insensitive.
  * A bare number is refused (it has no unit), and so are 0 and anything above MAX_DURATION_MS.

@@ -1,7 +1,7 @@
 import { networkInterfaces } from 'node:os';
 import { UsageError } from '../errors.js';
 import { isLoopbackHost } from '../http/url.js';
-import { parseDuration } from '../units.js';
+import { parseDurationList } from '../units.js';
 
 /**
  * How long a connection to the listener may live and how many there may be (issue 11 §8). The service
@@ -25,20 +25,19 @@ export const DEFAULT_LIMITS: ConnectionLimits = { maxConnections: 128, idleMs: 1
 /** The env knob that shortens the timeouts (tests, slow links): `idle=200ms,headers=1s,request=2s`. */
 export const TIMEOUTS_ENV = 'CARDBOARD_WEBHOOK_TIMEOUTS';
 
+const TIMEOUT_NAMES: ReadonlyMap<string, 'idleMs' | 'headersMs' | 'requestMs'> = new Map([
+  ['idle', 'idleMs'],
+  ['headers', 'headersMs'],
+  ['request', 'requestMs'],
+]);
+
 /** Parse CARDBOARD_WEBHOOK_TIMEOUTS over the defaults; throws a UsageError naming the variable. */
 export function timeoutsFromEnv(value: string | undefined, base: ConnectionLimits = DEFAULT_LIMITS): ConnectionLimits {
-  const out = { ...base };
-  for (const part of (value ?? '').split(',').filter((p) => p.trim() !== '')) {
-    const [name, duration = ''] = part.split('=', 2).map((s) => s.trim());
-    const ms = parseDuration(duration, `${TIMEOUTS_ENV} ${name}`);
-    if (name === 'idle') out.idleMs = ms;
-    else if (name === 'headers') out.headersMs = ms;
-    else if (name === 'request') out.requestMs = ms;
-    else throw new UsageError(`${TIMEOUTS_ENV}: unknown timeout "${name}"`, { hint: 'Use idle=, headers= and request=, e.g. idle=10s,headers=15s,request=30s.' });
-  }
+  const set = parseDurationList(value, TIMEOUTS_ENV, TIMEOUT_NAMES, 'timeout', 'idle=10s,headers=15s,request=30s');
+  const out = { ...base, ...Object.fromEntries(set) };
   // node:http refuses a headers timeout longer than the whole request's: a shorter request shortens the
   // default headers timeout with it; an explicit pair that contradicts itself is refused.
-  if (!/(^|,)\s*headers\s*=/.test(value ?? '')) out.headersMs = Math.min(out.headersMs, out.requestMs);
+  if (!set.has('headersMs')) out.headersMs = Math.min(out.headersMs, out.requestMs);
   if (out.headersMs > out.requestMs) throw new UsageError(`${TIMEOUTS_ENV}: headers (${out.headersMs} ms) cannot be longer than request (${out.requestMs} ms)`);
   return out;
 }

@@ -2,9 +2,8 @@
 // the URL checked with a test delivery, and the tool restarted with backoff whenever it ends or stops
 // forwarding. An engine: it emits events and never prints; time comes from the caller's clock.
 import type { Clock } from '../../clock.js';
-import { UsageError } from '../../errors.js';
 import { childStop, type Stopper } from '../../interrupt.js';
-import { formatDuration, parseDuration } from '../../units.js';
+import { formatDuration, parseDurationList } from '../../units.js';
 import type { StartTool, ToolExit } from './child.js';
 import type { TunnelTool } from './tools.js';
 
@@ -41,7 +40,7 @@ export const DEFAULT_TIMING: TunnelTiming = {
 /** The environment variable that changes the timing: `start=30s,restart=1s,check=2m,retry=2s,first-check=20s`. */
 export const TIMING_ENV = 'CARDBOARD_TUNNEL_TIMING';
 
-const TIMING_NAMES: ReadonlyMap<string, keyof TunnelTiming> = new Map([
+const TIMING_NAMES: ReadonlyMap<string, Exclude<keyof TunnelTiming, 'failures'>> = new Map([
   ['start', 'startMs'],
   ['restart', 'restartMs'],
   ['restart-max', 'restartMaxMs'],
@@ -53,14 +52,7 @@ const TIMING_NAMES: ReadonlyMap<string, keyof TunnelTiming> = new Map([
 
 /** CARDBOARD_TUNNEL_TIMING over the defaults; a UsageError names the variable. */
 export function timingFromEnv(value: string | undefined): TunnelTiming {
-  const out = { ...DEFAULT_TIMING };
-  for (const part of (value ?? '').split(',').filter((p) => p.trim() !== '')) {
-    const [name = '', duration = ''] = part.split('=', 2).map((s) => s.trim());
-    const key = TIMING_NAMES.get(name);
-    if (!key) throw new UsageError(`${TIMING_ENV}: unknown setting "${name}"`, { hint: `Use ${[...TIMING_NAMES.keys()].join('=, ')}=, e.g. start=30s,check=2m.` });
-    out[key] = parseDuration(duration, `${TIMING_ENV} ${name}`);
-  }
-  return out;
+  return { ...DEFAULT_TIMING, ...Object.fromEntries(parseDurationList(value, TIMING_ENV, TIMING_NAMES, 'setting', 'start=30s,check=2m')) };
 }
 
 /** What one test delivery through the public URL found. */
