@@ -1,7 +1,6 @@
 // `webhook listen --tunnel` and `--public-url`: the flags as a plan, the tool found on PATH, and the tunnel's
 // events as lines for a person. The tunnel engine itself is webhook/tunnel/.
-import type { Context } from '../../context.js';
-import { redact } from '../../context.js';
+import { type Context, redact } from '../../context.js';
 import { CardboardError, UsageError } from '../../errors.js';
 import { isLoopbackHost } from '../../http/url.js';
 import { terminalText } from '../../io/text.js';

@@ -103,6 +103,12 @@ export class Tunnel {
   /** The URL last announced. */
   private url: string | undefined;
   private everUp = false;
+  /** Whether the last check of the current URL passed. */
+  private reachable = false;
+  /** Whether the current URL was reported unreachable: its next pass is a recovery, not a first. */
+  private toldUnreachable = false;
+  /** Aborted when the tool prints a new URL while the watch waits between checks. */
+  private newUrl: Stopper | undefined;
 
   constructor(private readonly opts: TunnelOptions) {
     this.timing = opts.timing ?? DEFAULT_TIMING;
@@ -180,6 +186,7 @@ export class Tunnel {
         this.announce(url);
         onEvent({ type: 'reachable', url, ms: passed.ms, recovered: false });
         this.reachable = true;
+        this.toldUnreachable = false;
       }
       const stalled = await this.watch(life.signal);
       if (this.opts.signal.aborted) return { stopped: true };
@@ -204,14 +211,6 @@ export class Tunnel {
     }
     return { stopped: true };
   }
-
-  /** Aborted when the tool prints a new URL while the watch waits between checks. */
-  private newUrl: Stopper | undefined;
-
-  /** Whether the last check of the current URL passed. */
-  private reachable = false;
-  /** Whether the current URL was reported unreachable: its next pass is a recovery, not a first. */
-  private toldUnreachable = false;
 
   private announce(url: string): void {
     const previous = this.url;
@@ -259,7 +258,7 @@ export class Tunnel {
       let result = await this.opts.check(url, life);
       if (life.aborted) return undefined;
       if (result.ok) {
-        // A URL printed while the tool ran is first checked here: passing is then no recovery.
+        // A pass after the URL was reported unreachable is a recovery.
         if (!this.reachable) onEvent({ type: 'reachable', url, ms: result.ms, recovered: this.toldUnreachable });
         this.toldUnreachable = false;
         this.reachable = true;
