@@ -20,7 +20,7 @@ import { checkPublicFlags, findTool, type FoundTool, parseTunnel, runTunnel, typ
 import { type Duration, formatDuration, parseInteger, parsePort, parseSize, readDuration } from '../../units.js';
 import { KEY_TRANSPORT_HELP, loadSigningKey, noKeyHint, signingKeyStdinOption } from './key.js';
 import { batchedOutput } from './batched-output.js';
-import { deliveryLine, rejectLine, summaryLine } from './render.js';
+import { deliveryLine, refusedTotal, rejectLine, summaryLine } from './render.js';
 import { ForwardOutage } from './outage.js';
 import { httpUrl } from './url.js';
 
@@ -159,11 +159,10 @@ export async function runWebhookListen(ctx: Context, opts: WebhookListenOptions)
   };
   // The live line: the public URL's state and the counters, then the forward outage, if any.
   let publicState: { state: string; url: string } | undefined;
-  const refused = () => Object.values(listener.stats.rejected).reduce((sum, n) => sum + n, 0);
   const redraw = () => {
     if (!live) return;
     const parts: string[] = [];
-    if (publicState) parts.push(`${publicState.state} · ${listener.stats.delivered} delivered · ${refused()} refused${publicState.url ? ` · ${publicState.url}` : ''}`);
+    if (publicState) parts.push(`${publicState.state} · ${listener.stats.delivered} delivered · ${refusedTotal(listener.stats)} refused${publicState.url ? ` · ${publicState.url}` : ''}`);
     const outageText = outage?.liveText(ctx.clock.now());
     if (outageText !== undefined) parts.push(outageText);
     if (parts.length) live.show(parts.join('  |  '));

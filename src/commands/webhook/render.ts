@@ -88,10 +88,15 @@ export function rejectLine(e: Extract<ListenerEvent, { type: 'rejected' }>): str
   return terminalText(`${e.status} ${e.method} ${e.path}: ${e.reason} (${e.total} answered ${e.status} so far)`);
 }
 
+/** Requests refused so far, whatever the status. */
+export function refusedTotal(stats: ListenerStats): number {
+  return Object.values(stats.rejected).reduce((sum, n) => sum + n, 0);
+}
+
 /** The last status line: what was delivered, refused, and what still waits to be forwarded. */
 export function summaryLine(stats: ListenerStats, pending: number | undefined): string {
   const refused = Object.entries(stats.rejected).filter(([, n]) => n > 0);
-  const parts = [`${stats.delivered} delivered`, `${refused.reduce((sum, [, n]) => sum + n, 0)} refused${refused.length ? ` (${refused.map(([s, n]) => `${s}: ${n}`).join(', ')})` : ''}`];
+  const parts = [`${stats.delivered} delivered`, `${refusedTotal(stats)} refused${refused.length ? ` (${refused.map(([s, n]) => `${s}: ${n}`).join(', ')})` : ''}`];
   if (pending !== undefined) parts.push(`${pending} waiting to be forwarded`);
   return `stopped: ${parts.join(', ')}`;
 }
