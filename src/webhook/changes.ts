@@ -1,0 +1,204 @@
+import { isDeepStrictEqual } from 'node:util';
+import { emptyRecord } from '../own-keys.js';
+
+// What a delivery did to a card. The spec does not show webhook bodies (spec 6), and the service also sends
+// them for deletes, comments and uploads. What is read of a body, in order:
+// - a JSON object with a string `_id` is a card (spec 2.2): its other keys are field names, so none of them
+//   is read as an event name (a board may well have a field called `type` or `event`); only `deleted` or
+//   `isDeleted` set to true marks it deleted;
+// - otherwise the event's name is the first string of `event`, `eventType`, `type` or `action`, and what it
+//   is about is the object under `card`, `data`, `payload` or `object` (else the body itself): a name with
+//   "delete" or "remove" is a delete, one with "comment" a comment, and a subject with an `_id` a card;
+// - a subject shaped like a comment (spec 2.1: `content` with `userId` or `userName`, no `_id`) is a comment;
+// - anything else is shown as it came (`other`).
+// A field missing from a card's body is taken as not sent, not as cleared: a server may send only what
+// changed, so the card keeps its last value for it.
+
+/** One field's change: `before` is absent for a field not seen before, `after` for one deleted with its card. */
+export interface FieldChange {
+  field: string;
+  before?: unknown;
+  after?: unknown;
+}
+
+/**
+ * What a delivery was, as far as its body tells:
+ * - `new`: a card not seen before (in this run, or since it was dropped from memory); `changes` lists its fields;
+ * - `changed` / `unchanged`: a card seen before; `changes` lists the fields whose value differs;
+ * - `deleted`: a card deleted (`changes` empty); `comment`: a comment on a card;
+ * - `other`: not a card (an array, text, an upload…), or too large to read (`unread`).
+ */
+export type ChangeEvent = 'new' | 'changed' | 'unchanged' | 'deleted' | 'comment' | 'other';
+
+export interface DeliveryChange {
+  event: ChangeEvent;
+  /** The card's `_id`, when the body names one. */
+  cardId?: string;
+  /** The event's name as the body gives it (`card.deleted`, `upload`…), when it gives one. */
+  name?: string;
+  changes: FieldChange[];
+  /** For `comment`: its text and author, when the body has them. */
+  comment?: { content?: string; author?: string };
+  /** The body was not read: larger than the bound (see CardStatesOptions.maxBodyBytes). */
+  unread?: true;
+}
+
+export interface CardStatesOptions {
+  /** Cards remembered at most; the least recently seen is dropped first (default 10,000). */
+  maxCards?: number;
+  /** Bytes of card bodies remembered at most, counted as their size on the wire (default 64 MiB). */
+  maxBytes?: number;
+  /** Bodies larger than this are not parsed (default 1 MiB). */
+  maxBodyBytes?: number;
+}
+
+export const DEFAULT_MAX_CARDS = 10_000;
+const DEFAULT_MAX_BYTES = 64 * 1024 * 1024;
+const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+
+const EVENT_KEYS = ['event', 'eventType', 'type', 'action'] as const;
+const SUBJECT_KEYS = ['card', 'data', 'payload', 'object'] as const;
+const CARD_ID_KEYS = ['cardId', 'card_id'] as const;
+const DELETE_NAME = /delet|remov/i;
+const COMMENT_NAME = /comment/i;
+
+interface CardState {
+  fields: Record<string, unknown>;
+  bytes: number;
+}
+
+type Json = Record<string, unknown>;
+
+function isObject(v: unknown): v is Json {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function ownString(o: Json, key: string): string | undefined {
+  const v = Object.hasOwn(o, key) ? o[key] : undefined;
+  return typeof v === 'string' ? v : undefined;
+}
+
+function firstString(o: Json, keys: readonly string[]): string | undefined {
+  for (const k of keys) {
+    const v = ownString(o, k);
+    if (v !== undefined) return v;
+  }
+  return undefined;
+}
+
+function isCommentShape(o: Json): boolean {
+  return ownString(o, 'content') !== undefined && (ownString(o, 'userId') !== undefined || ownString(o, 'userName') !== undefined);
+}
+
+/**
+ * The last delivered state of each card, by `_id`, in bounded memory (a Map kept in least-recently-seen
+ * order), and each delivery turned into what it changed. One instance per stream of deliveries, fed in
+ * their order: `webhook listen` (live and the record it resumes), `webhook replay --changed`, the inspector.
+ */
+export class CardStates {
+  private readonly cards = new Map<string, CardState>();
+  private bytes = 0;
+  private readonly maxCards: number;
+  private readonly maxBytes: number;
+  readonly maxBodyBytes: number;
+
+  constructor(opts: CardStatesOptions = {}) {
+    this.maxCards = Math.max(1, opts.maxCards ?? DEFAULT_MAX_CARDS);
+    this.maxBytes = Math.max(1, opts.maxBytes ?? DEFAULT_MAX_BYTES);
+    this.maxBodyBytes = opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  }
+
+  /** Cards remembered now. */
+  get size(): number {
+    return this.cards.size;
+  }
+
+  /** The remembered fields of a card (a copy), or undefined. */
+  get(cardId: string): Record<string, unknown> | undefined {
+    const s = this.cards.get(cardId);
+    return s ? Object.assign(emptyRecord(), s.fields) : undefined;
+  }
+
+  /** What this body did, and remember the card's new state. */
+  apply(body: Buffer): DeliveryChange {
+    if (body.length > this.maxBodyBytes) return { event: 'other', changes: [], unread: true };
+    let value: unknown;
+    try {
+      value = JSON.parse(body.toString('utf8'));
+    } catch {
+      return { event: 'other', changes: [] };
+    }
+    return this.applyValue(value, body.length);
+  }
+
+  /** As apply, for a body already parsed; `bytes` is its size on the wire. */
+  applyValue(value: unknown, bytes: number): DeliveryChange {
+    if (!isObject(value)) return { event: 'other', changes: [] };
+    const ownId = ownString(value, '_id');
+    let subject: Json = value;
+    let name: string | undefined;
+    if (ownId === undefined) {
+      name = firstString(value, EVENT_KEYS);
+      for (const k of SUBJECT_KEYS) {
+        const inner = Object.hasOwn(value, k) ? value[k] : undefined;
+        if (isObject(inner)) {
+          subject = inner;
+          break;
+        }
+      }
+    }
+    const cardId = ownString(subject, '_id') ?? firstString(subject, CARD_ID_KEYS) ?? firstString(value, CARD_ID_KEYS);
+    const named = name === undefined ? {} : { name };
+    const withId = cardId === undefined ? {} : { cardId };
+    if ((name !== undefined && DELETE_NAME.test(name)) || subject.deleted === true || subject.isDeleted === true) {
+      if (cardId !== undefined) this.forget(cardId);
+      return { event: 'deleted', ...withId, ...named, changes: [] };
+    }
+    const subjectId = ownString(subject, '_id');
+    if ((name !== undefined && COMMENT_NAME.test(name)) || (subjectId === undefined && isCommentShape(subject))) {
+      const content = ownString(subject, 'content');
+      const author = ownString(subject, 'userName') ?? ownString(subject, 'userId');
+      const comment = { ...(content === undefined ? {} : { content }), ...(author === undefined ? {} : { author }) };
+      return { event: 'comment', ...withId, ...named, changes: [], comment };
+    }
+    if (subjectId === undefined) return { event: 'other', ...withId, ...named, changes: [] };
+    return { ...this.diff(subjectId, subject, bytes), ...named };
+  }
+
+  private diff(cardId: string, card: Json, bytes: number): DeliveryChange {
+    const before = this.cards.get(cardId);
+    const fields = emptyRecord();
+    if (before) Object.assign(fields, before.fields);
+    const changes: FieldChange[] = [];
+    for (const field of Object.keys(card)) {
+      if (field === '_id') continue;
+      const after = card[field];
+      const known = before !== undefined && Object.hasOwn(before.fields, field);
+      if (!known) changes.push({ field, after });
+      else if (!isDeepStrictEqual(before.fields[field], after)) changes.push({ field, before: before.fields[field], after });
+      fields[field] = after;
+    }
+    this.remember(cardId, { fields, bytes: Math.max(bytes, before?.bytes ?? 0) });
+    return { event: before === undefined ? 'new' : changes.length ? 'changed' : 'unchanged', cardId, changes };
+  }
+
+  private forget(cardId: string): void {
+    const s = this.cards.get(cardId);
+    if (!s) return;
+    this.cards.delete(cardId);
+    this.bytes -= s.bytes;
+  }
+
+  private remember(cardId: string, state: CardState): void {
+    this.forget(cardId);
+    this.cards.set(cardId, state);
+    this.bytes += state.bytes;
+    // Least recently seen first: a Map iterates in insertion order, and each card seen is inserted anew.
+    for (const [id, s] of this.cards) {
+      if (this.cards.size <= this.maxCards && this.bytes <= this.maxBytes) break;
+      if (id === cardId) break;
+      this.cards.delete(id);
+      this.bytes -= s.bytes;
+    }
+  }
+}
