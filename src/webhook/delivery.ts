@@ -165,10 +165,18 @@ export function viewHead(d: Delivery): string {
   return `${out}},"body":`;
 }
 
-/** The `--json` line of a delivery (without newline). Printing and recording both need it: see recordLinePieces. */
-export function viewJson(d: Delivery): string {
-  if (d.body.length >= LARGE_BODY) return joinPieces(viewPieces(d));
-  return `${viewHead(d)}${bodyJson(d.body)}}`;
+/**
+ * The `--json` line of a delivery (without newline). Printing and recording both need it: see
+ * recordLinePieces. `tail`: more keys to put after the body (`,"key":…`).
+ */
+export function viewJson(d: Delivery, tail = ''): string {
+  if (d.body.length >= LARGE_BODY) return joinPieces(viewPieces(d, tail));
+  return `${viewHead(d)}${bodyJson(d.body)}${tail}}`;
+}
+
+/** A `--json` line made by viewJson (or recordLinePieces) with `tail` added after the body. */
+export function withTail(view: string, tail: string): string {
+  return tail === '' ? view : `${view.slice(0, -1)}${tail}}`;
 }
 
 /** Serialise a delivery as one record-file line (with its newline): the `--json` line plus the exact bytes. */
@@ -183,8 +191,8 @@ function joinPieces(pieces: Iterable<Piece>): string {
 }
 
 /** The `--json` line of a delivery (without newline) in pieces: a large body is never made one string. */
-export function viewLinePieces(d: Delivery): Iterable<Piece> {
-  return d.body.length >= LARGE_BODY ? viewPieces(d) : [viewJson(d)];
+export function viewLinePieces(d: Delivery, tail = ''): Iterable<Piece> {
+  return d.body.length >= LARGE_BODY ? viewPieces(d, tail) : [viewJson(d, tail)];
 }
 
 /** A delivery's record line in pieces, with its `--json` line when that was made on the way (a small body). */

@@ -189,10 +189,10 @@ function head(d: Delivery): string {
 }
 
 /** The `--json` line of a large delivery, without its newline, in pieces. */
-export function* viewPieces(d: Delivery): Generator<Piece> {
+export function* viewPieces(d: Delivery, tail = ''): Generator<Piece> {
   yield head(d);
   yield* bodyJsonPieces(d.body);
-  yield '}';
+  yield `${tail}}`;
 }
 
 /** The record line of a large delivery, with its newline, in pieces: the `--json` object plus `bodyBase64`. */

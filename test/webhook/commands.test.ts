@@ -93,9 +93,9 @@ describe('--signing-key-stdin, one flag for listen, replay and send', () => {
 });
 
 describe('rendering and filters', () => {
-  it('shows time, seq, card _id, a few fields and the size', () => {
-    expect(deliveryLine(d('{"_id":"c1","Name":"Fix login","Status":"Open","Owner":"ana","Priority":1}'))).toBe(
-      '03:04:05.678  #3  POST /  card c1  Name=Fix login  Status=Open  Owner=ana  74 B',
+  it('shows time, seq, card _id, a new card with its first fields, and the size', () => {
+    expect(deliveryLine(d('{"_id":"c1","Name":"Fix login","Status":"Open","Owner":"ana","Priority":1,"Due":"2026-12-01"}'))).toBe(
+      '03:04:05.678  #3  POST /  card c1  new card  Name=Fix login  Status=Open  Owner=ana  Priority=1  +1 more  93 B',
     );
     expect(deliveryLine(d('hello'))).toBe('03:04:05.678  #3  POST /  text "hello"  5 B');
   });

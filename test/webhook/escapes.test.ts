@@ -104,7 +104,7 @@ describe('webhook listen on a terminal (in process)', () => {
     const lines = screen.split('\n');
     const deliveryLines = lines.filter((l) => l.includes('#1  POST'));
     expect(deliveryLines).toHaveLength(1);
-    expect(deliveryLines[0]).toContain('card id\\e]0;pwned\\a  Title\\e]0;pwned\\a=\\e[1A\\e[2K  evil\\u202etxt.exe=safe\\roverwritten');
+    expect(deliveryLines[0]).toContain('card id\\e]0;pwned\\a  new card  Title\\e]0;pwned\\a=\\e[1A\\e[2K  evil\\u202etxt.exe=safe\\roverwritten');
     const retry = lines.find((l) => l.includes('retry in'))!;
     expect(retry).toContain('503 Service Unavailable');
     expect(retry).toContain('\\e]0;pwned\\adownsafe overwritten evil\\u202etxt.exe');

@@ -8,7 +8,9 @@ import { AuthError, CardboardError, UsageError } from '../../errors.js';
 import { childStop, whenAborted } from '../../interrupt.js';
 import { createLiveLine } from '../../io/live-line.js';
 import { createStatus } from '../../io/status.js';
-import { viewJson, viewLinePieces } from '../../webhook/delivery.js';
+import { viewJson, viewLinePieces, withTail } from '../../webhook/delivery.js';
+import { CardStates } from '../../webhook/changes.js';
+import { readHistory } from '../../webhook/history.js';
 import { LARGE_BODY } from '../../webhook/pieces.js';
 import { cursorPath, type ForwardEvent } from '../../webhook/forwarder.js';
 import { reachesListener, TIMEOUTS_ENV, timeoutsFromEnv } from '../../webhook/limits.js';
@@ -20,7 +22,7 @@ import { checkPublicFlags, findTool, type FoundTool, parseTunnel, runTunnel, typ
 import { type Duration, formatDuration, parseInteger, parsePort, parseSize, readDuration } from '../../units.js';
 import { KEY_TRANSPORT_HELP, loadSigningKey, noKeyHint, signingKeyStdinOption } from './key.js';
 import { batchedOutput } from './batched-output.js';
-import { deliveryLine, refusedTotal, rejectLine, summaryLine } from './render.js';
+import { changeJsonTail, deliveryLine, LINE_PARSE_MAX_BYTES, refusedTotal, rejectLine, summaryLine } from './render.js';
 import { ForwardOutage } from './outage.js';
 import { httpUrl } from './url.js';
 
@@ -147,6 +149,9 @@ export async function runWebhookListen(ctx: Context, opts: WebhookListenOptions)
     lock?.release();
     throw err;
   }
+  // The cards' last states, from what the record file holds (a restarted listener goes on where it was).
+  const states = new CardStates({ maxBodyBytes: LINE_PARSE_MAX_BYTES });
+  if (opts.record) readHistory(opts.record, states);
   const stdout = batchedOutput(io.stdout);
   const out = stdout.line;
   const outage = opts.forwardTo ? new ForwardOutage(opts.forwardTo) : undefined;
@@ -169,13 +174,17 @@ export async function runWebhookListen(ctx: Context, opts: WebhookListenOptions)
     else live.clear();
   };
   const onEvent = (e: ListenerEvent) => {
-    if (e.type === 'delivery' && json && e.delivery.body.length >= LARGE_BODY) {
-      // A large delivery is written in pieces, never made one string (issue 11 §8), after the lines before it.
-      stdout.flush();
-      for (const piece of viewLinePieces(e.delivery)) io.stdout.write(piece);
-      io.stdout.write('\n');
-    } else if (e.type === 'delivery') out(json ? (e.view ?? viewJson(e.delivery)) : deliveryLine(e.delivery));
-    else if (e.type === 'forward') onForward(e);
+    if (e.type === 'delivery') {
+      // Every delivery is shown as what it did to its card, against the card's last delivered state.
+      const change = states.apply(e.delivery.body);
+      if (!json) out(deliveryLine(e.delivery, change));
+      else if (e.delivery.body.length >= LARGE_BODY) {
+        // A large delivery is written in pieces, never made one string, after the lines before it.
+        stdout.flush();
+        for (const piece of viewLinePieces(e.delivery, changeJsonTail(change))) io.stdout.write(piece);
+        io.stdout.write('\n');
+      } else out(e.view === undefined ? viewJson(e.delivery, changeJsonTail(change)) : withTail(e.view, changeJsonTail(change)));
+    } else if (e.type === 'forward') onForward(e);
     else if (e.type === 'rejected') status.info(rejectLine(e));
     else if (e.type === 'error') status.warn(e.message);
     else if (e.type === 'looped') status.warn(`a delivery to ${e.path} came back from this listener's own forward: answered 200, not recorded or forwarded again (check --forward-to)`);

@@ -4,6 +4,7 @@ import { shorten } from '../../io/width.js';
 import type { Delivery } from '../../webhook/delivery.js';
 import type { ForwardEvent } from '../../webhook/forwarder.js';
 import type { ListenerEvent, ListenerStats } from '../../webhook/listener.js';
+import { CardStates, type DeliveryChange } from '../../webhook/changes.js';
 import { formatBytes } from '../../units.js';
 
 function ms(value: number): string {
@@ -36,37 +37,88 @@ export function answerStartData(body: Buffer): string {
 /** Bodies larger than this are not parsed to show their first fields on a terminal line. */
 export const LINE_PARSE_MAX_BYTES = 1024 * 1024;
 
-/** One readable line for a delivery: time, seq, card `_id` and its first few fields, size. */
-export function deliveryLine(d: Delivery, fields = 3): string {
-  const time = d.receivedAt.slice(11, 23);
-  // A line shows a few fields: a body past this is not decoded and parsed for it, which would hold two or
-  // three more copies of it at once (issue 11: a large body costs at most about twice its size).
-  if (d.body.length > LINE_PARSE_MAX_BYTES) {
-    return terminalText(`${time}  #${d.seq}  ${d.method} ${d.path}  body not parsed for this line (over ${formatBytes(LINE_PARSE_MAX_BYTES)}; --json shows it)  ${formatBytes(d.body.length)}`);
+/** A field value on a change line: `—` where there was none, `""` for an empty string. */
+function changeValue(value: unknown): string {
+  if (value === undefined) return '—';
+  if (value === '') return '""';
+  return short(value);
+}
+
+/** Changes shown on one line at most; the rest are counted (`+2 more`), all of them are in `--json`. */
+const LINE_CHANGES = 6;
+/** Fields of a new card shown on its line. */
+const LINE_NEW_FIELDS = 4;
+
+/** The part of a delivery line that says what happened: to a card, a comment, or what the body is. */
+function changeText(d: Delivery, change: DeliveryChange): string {
+  const id = change.cardId === undefined ? undefined : short(change.cardId, 26);
+  const more = (n: number) => (n > 0 ? [`+${n} more`] : []);
+  switch (change.event) {
+    case 'new': {
+      const shown = change.changes.slice(0, LINE_NEW_FIELDS).map((c) => `${short(c.field)}=${short(c.after)}`);
+      return [`card ${id}`, 'new card', ...shown, ...more(change.changes.length - shown.length)].join('  ');
+    }
+    case 'changed': {
+      const shown = change.changes.slice(0, LINE_CHANGES).map((c) => `${short(c.field)}: ${changeValue(c.before)} → ${changeValue(c.after)}`);
+      return [`card ${id}`, ...shown, ...more(change.changes.length - shown.length)].join('  ');
+    }
+    case 'unchanged':
+      return `card ${id}  no change`;
+    case 'deleted':
+      return `card ${id ?? '(no _id)'} deleted${change.name === undefined ? '' : ` (${short(change.name, 30)})`}`;
+    case 'comment': {
+      const by = change.comment?.author === undefined ? '' : ` by ${short(change.comment.author)}`;
+      const text = change.comment?.content === undefined ? '' : `: ${quoted(short(change.comment.content, 40))}`;
+      return `comment on card ${id ?? '(no _id)'}${by}${text}`;
+    }
+    case 'other':
+      return otherText(d, change);
   }
+}
+
+/** A body that is not about a card, shown as it came: an event's name, JSON that is not a card, or text. */
+function otherText(d: Delivery, change: DeliveryChange): string {
+  if (change.name !== undefined) return `${short(change.name, 30)}${change.cardId === undefined ? '' : ` on card ${short(change.cardId, 26)}`}`;
   const text = d.body.toString('utf8');
   let body: unknown;
-  let json = true;
   try {
     body = JSON.parse(text) as unknown;
   } catch {
-    json = false;
+    return `text ${quoted(short(text, 40))}`;
   }
-  let what: string;
   if (typeof body === 'object' && body !== null && !Array.isArray(body)) {
-    const card = body as Record<string, unknown>;
-    const rest = Object.entries(card)
-      .filter(([k]) => k !== '_id')
-      .slice(0, fields)
-      .map(([k, v]) => `${k}=${short(v)}`);
-    what = [`card ${card._id === undefined ? '(no _id)' : short(card._id, 26)}`, ...rest].join('  ');
-  } else if (json) {
-    // An array, a number, a string, true or null: shown as the JSON it is (issue 12: `[1,2,3]` showed as text "1,2,3").
-    what = `json ${short(JSON.stringify(body), 40)}`;
-  } else {
-    what = `text ${quoted(short(text, 40))}`;
+    const rest = Object.entries(body as Record<string, unknown>).slice(0, 3).map(([k, v]) => `${k}=${short(v)}`);
+    return ['object', ...rest].join('  ');
   }
+  // An array, a number, a string, true or null: shown as the JSON it is, not as text.
+  return `json ${short(JSON.stringify(body), 40)}`;
+}
+
+/**
+ * One readable line for a delivery: time, seq, what it did to its card (`card X  Status: Open → Done`,
+ * `new card` with its first fields, `deleted`, a comment) or what its body is, and its size. Without a
+ * `change` (a delivery on its own) its card counts as new.
+ */
+export function deliveryLine(d: Delivery, change?: DeliveryChange): string {
+  const time = d.receivedAt.slice(11, 23);
+  // A body past this is not decoded and parsed for a line, which would hold two or three more copies of it
+  // at once (a large body costs at most about twice its size).
+  if (d.body.length > LINE_PARSE_MAX_BYTES) {
+    return terminalText(`${time}  #${d.seq}  ${d.method} ${d.path}  body not parsed for this line (over ${formatBytes(LINE_PARSE_MAX_BYTES)}; --json shows it)  ${formatBytes(d.body.length)}`);
+  }
+  const what = changeText(d, change ?? new CardStates({ maxCards: 1, maxBodyBytes: LINE_PARSE_MAX_BYTES }).apply(d.body));
   return terminalText(`${time}  #${d.seq}  ${d.method} ${d.path}  ${what}  ${formatBytes(d.body.length)}`);
+}
+
+/**
+ * What `--json` adds beside a delivery, as the text to put before its closing brace: `"change"` (the
+ * event), `"cardId"` when known, `"changes"` (`{field, before, after}`, `before` absent for a field not seen
+ * before), and `"name"` / `"comment"` when the body gave them.
+ */
+export function changeJsonTail(change: DeliveryChange): string {
+  const { event, cardId, name, changes, comment } = change;
+  const extra = { change: event, ...(cardId === undefined ? {} : { cardId }), ...(name === undefined ? {} : { name }), changes, ...(comment === undefined ? {} : { comment }) };
+  return `,${JSON.stringify(extra).slice(1, -1)}`;
 }
 
 /** An answer as `200 OK in 3.1 ms`, or the network failure. */

@@ -1,0 +1,54 @@
+import { closeSync, openSync, readSync, statSync } from 'node:fs';
+import type { DeliveryChange, CardStates } from './changes.js';
+import type { Delivery } from './delivery.js';
+import { readDeliveries } from './record-file.js';
+
+/** How much of the end of a record file is read to learn the cards' last states (and the inspector's history). */
+export const HISTORY_BYTES = 32 * 1024 * 1024;
+
+/** The offset of the first line that starts at or after `at` (the file's size when none does). */
+function lineStartAfter(path: string, at: number, size: number): number {
+  if (at <= 0) return 0;
+  const fd = openSync(path, 'r');
+  try {
+    const buf = Buffer.alloc(64 * 1024);
+    // The byte before `at` tells whether `at` already starts a line.
+    for (let pos = at - 1; pos < size; ) {
+      const n = readSync(fd, buf, 0, buf.length, pos);
+      if (n === 0) break;
+      const nl = buf.subarray(0, n).indexOf(0x0a);
+      if (nl !== -1) return pos + nl + 1;
+      pos += n;
+    }
+    return size;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Feed the deliveries recorded in `path` through `states`, oldest first, so the first delivery of this run
+ * is shown as a change to what was recorded before. Only the last `tailBytes` of the file are read: the
+ * states are bounded anyway, and a record file can be far larger than memory. `visit` sees each delivery
+ * with its change. Returns the number of deliveries read; a missing file has none.
+ */
+export function readHistory(path: string, states: CardStates, visit?: (d: Delivery, change: DeliveryChange) => void, tailBytes = HISTORY_BYTES): number {
+  let size: number;
+  try {
+    size = statSync(path).size;
+  } catch {
+    return 0;
+  }
+  let read = 0;
+  for (let offset = lineStartAfter(path, size - tailBytes, size); offset < size; ) {
+    const batch = readDeliveries(path, offset, 0, 500, 8 * 1024 * 1024);
+    if (batch.next === offset) break;
+    offset = batch.next;
+    for (const d of batch.deliveries) {
+      read++;
+      const change = states.apply(d.body);
+      visit?.(d, change);
+    }
+  }
+  return read;
+}
