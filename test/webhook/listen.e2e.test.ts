@@ -43,7 +43,7 @@ describe('webhook listen', () => {
     expect(r.code).toBe(0);
     const printed = lines(r.stdout);
     expect(printed.map((l) => l.body)).toEqual([{ _id: 'c1', Name: 'Good' }, 'plain text, not JSON']);
-    expect(Object.keys(printed[0]!)).toEqual(['seq', 'receivedAt', 'method', 'path', 'headers', 'body']);
+    expect(Object.keys(printed[0]!)).toEqual(['seq', 'receivedAt', 'method', 'path', 'headers', 'body', 'change', 'cardId', 'changes']);
     expect((printed[0]!.headers as Record<string, string>)['x-signingKey']).toBe('[redacted]');
     const recorded = lines(readFileSync(record, 'utf8'));
     expect(recorded.map((l) => l.seq)).toEqual([1, 2]);

@@ -7,6 +7,7 @@ import { terminalText } from '../../io/text.js';
 import { ownValue } from '../../own-keys.js';
 import { DeliveryClient } from '../../webhook/client.js';
 import { bodyValue, type Delivery, outgoingHeaders } from '../../webhook/delivery.js';
+import { CardStates, type DeliveryChange } from '../../webhook/changes.js';
 import { readDeliveries, sniffRecordFile } from '../../webhook/record-file.js';
 import { checkKeys, describeUnknownKeys } from '../../schema/match.js';
 import { KEY_TRANSPORT_HELP, loadSigningKey, noKeyHint, signingKeyStdinOption } from './key.js';
@@ -22,6 +23,8 @@ export interface WebhookReplayOptions {
   from: number;
   /** Field=value pairs a delivery's JSON body must all match. */
   filters: Array<[string, string]>;
+  /** Fields of which a delivery must have changed at least one (against the card's delivery before it). */
+  changed: string[];
   signingKeyStdin: boolean;
   json: boolean;
   timeout: Duration;
@@ -39,18 +42,22 @@ export function webhookReplayCommand(parent: Command, ctx: ContextRef, run = run
     .requiredOption('--to <url>', 'receiver to send to')
     .option('--from <seq>', 'start at this sequence number', '1')
     .option('--filter <Field=value>', 'only deliveries whose card has Field equal to value (repeatable)', (v: string, all: string[]) => [...all, v], [] as string[])
+    .option('--changed <Field>', "only deliveries that changed this field of their card (repeatable: any of them)", (v: string, all: string[]) => [...all, v], [] as string[])
     .addOption(signingKeyStdinOption())
     .option('--json', 'one JSON result per delivery on stdout')
     .addHelpText('after', `
 Every answer other than 200 counts as failed (spec 6: only a 200 is delivered); exit 1 if any failed,
-4 if the receiver refused the key (401/403). A file that is not a record file, or a --filter field that
-no delivery has, exits 2. Ctrl-C finishes the delivery in flight and names the --from to resume at (130).
+4 if the receiver refused the key (401/403). A file that is not a record file, or a --filter or --changed
+field that no delivery has, exits 2. Ctrl-C finishes the delivery in flight and names the --from to resume at (130).
+--changed compares each delivery with the card's delivery before it in the file (from #1, whatever --from);
+a card's first delivery changes every field it has.
 ${KEY_TRANSPORT_HELP}
 
 Examples:
   $ cardboard webhook replay hooks.jsonl --to http://localhost:3000/hooks
-  $ cardboard webhook replay hooks.jsonl --to http://localhost:3000/hooks --from 42 --filter Status=Done`)
-    .action(async (file: string, o: { to: string; from: string; filter: string[]; signingKeyStdin?: boolean; json?: boolean }) => {
+  $ cardboard webhook replay hooks.jsonl --to http://localhost:3000/hooks --from 42 --filter Status=Done
+  $ cardboard webhook replay hooks.jsonl --to http://localhost:3000/hooks --changed Status`)
+    .action(async (file: string, o: { to: string; from: string; filter: string[]; changed: string[]; signingKeyStdin?: boolean; json?: boolean }) => {
       const filters = o.filter.map((f): [string, string] => {
         const at = f.indexOf('=');
         if (at < 1) throw new UsageError(`--filter: expected Field=value, got "${f}"`);
@@ -61,6 +68,7 @@ Examples:
         to: httpUrl(o.to, '--to', { insecure: ctx().globals.insecure }),
         from: parseInteger(o.from, '--from', 0),
         filters,
+        changed: o.changed,
         signingKeyStdin: o.signingKeyStdin === true,
         json: o.json === true,
         timeout: ctx().globals.timeout ?? durationOf(60_000),
@@ -84,9 +92,20 @@ function cardMatches(card: Record<string, unknown> | undefined, filters: Array<[
   );
 }
 
-function cardOf(d: Delivery): Record<string, unknown> | undefined {
+/**
+ * The card a delivery's body holds: the body when it is a JSON object, or the card it wraps when `change`
+ * (CardStates) found one inside an event (`{"event":…,"data":{"_id":…}}`).
+ */
+function cardOf(d: Delivery, change?: DeliveryChange): Record<string, unknown> | undefined {
   const body = bodyValue(d.body);
-  return typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as Record<string, unknown>) : undefined;
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return undefined;
+  const card = body as Record<string, unknown>;
+  if (change?.name === undefined || Object.hasOwn(card, '_id')) return card;
+  for (const key of Object.keys(card)) {
+    const inner = card[key];
+    if (typeof inner === 'object' && inner !== null && !Array.isArray(inner) && ownValue(inner, '_id') === change.cardId) return inner as Record<string, unknown>;
+  }
+  return card;
 }
 
 /** Field names gathered from the deliveries read, to check --filter against; bounded for a hostile file. */
@@ -116,15 +135,18 @@ function checkRecordFile(file: string): 'empty' | 'record' {
  * `card put` treats an unknown field. Nothing was sent (no delivery could match).
  */
 function checkFilterFields(opts: WebhookReplayOptions, fields: Set<string>, read: number, cards: number): void {
-  if (opts.filters.length === 0 || read === 0) return;
-  const where = `the deliveries of ${opts.file}${opts.from > 1 ? ` from #${opts.from}` : ''}`;
+  const named = [...opts.filters.map(([f]) => f), ...opts.changed];
+  if (named.length === 0 || read === 0) return;
+  const flag = opts.filters.length ? '--filter' : '--changed';
+  // --changed reads the file from #1 (a change is against the delivery before it).
+  const where = `the deliveries of ${opts.file}${opts.from > 1 && opts.changed.length === 0 ? ` from #${opts.from}` : ''}`;
   if (cards === 0) {
-    throw new UsageError(`--filter ${opts.filters[0]![0]}: none of ${where} is a card (a JSON object body), so no field can match`, { hint: 'Drop --filter to replay them all.' });
+    throw new UsageError(`${flag} ${named[0]}: none of ${where} is a card (a JSON object body), so no field can match`, { hint: `Drop ${flag} to replay them all.` });
   }
-  const unknown = checkKeys(new Set(opts.filters.map(([f]) => f)), [...fields]);
+  const unknown = checkKeys(new Set(named), [...fields]);
   if (unknown.length === 0) return;
   const shown = [...fields].slice(0, 10).map((f) => terminalText(f));
-  throw new UsageError(`--filter: ${describeUnknownKeys(unknown)} in ${where}`, {
+  throw new UsageError(`${flag}: ${describeUnknownKeys(unknown)} in ${where}`, {
     hint: `Field names are compared exactly, case included (spec 2.2). Recorded fields: ${shown.join(', ')}${fields.size > shown.length ? ', …' : ''}.`,
   });
 }
@@ -140,6 +162,8 @@ export async function runWebhookReplay(ctx: Context, opts: WebhookReplayOptions)
     return;
   }
   const client = new DeliveryClient(1);
+  const states = opts.changed.length ? new CardStates() : undefined;
+  const wanted = new Set(opts.changed);
   const size = statSync(opts.file).size;
   const failed: string[] = [];
   const fields = new Set<string>();
@@ -152,7 +176,7 @@ export async function runWebhookReplay(ctx: Context, opts: WebhookReplayOptions)
   /** Where a resumed run starts: just past the last delivery answered (issue 12: Ctrl-C names it). */
   let resumeAt = opts.from;
   let inFlight: number | undefined;
-  const resumeText = () => `--from ${inFlight ?? resumeAt}${opts.filters.length ? ' and the same --filter' : ''}`;
+  const resumeText = () => `--from ${inFlight ?? resumeAt}${opts.filters.length || opts.changed.length ? ` and the same ${opts.filters.length ? '--filter' : '--changed'}` : ''}`;
   const undrain = ctx.cancel.drainOn({
     graceMs: IN_FLIGHT_GRACE_MS,
     onFirst: () =>
@@ -165,7 +189,8 @@ export async function runWebhookReplay(ctx: Context, opts: WebhookReplayOptions)
   const stopped = () => ctx.cancel.drain.aborted;
   try {
     for (let offset = 0; offset < size && !stopped(); ) {
-      const batch = readDeliveries(opts.file, offset, opts.from - 1, 100, 8 * 1024 * 1024);
+      // With --changed every delivery is read, to know each card's state before the first one sent.
+      const batch = readDeliveries(opts.file, offset, states ? 0 : opts.from - 1, 100, 8 * 1024 * 1024);
       for (const i of batch.unreadable) unreadable.push(lineBase + i + 1);
       lineBase += batch.lines;
       // No progress: only a last line cut short by a crash is left (never acknowledged, so not a delivery).
@@ -174,12 +199,15 @@ export async function runWebhookReplay(ctx: Context, opts: WebhookReplayOptions)
       for (const d of batch.deliveries) {
         if (stopped()) break;
         read++;
-        const card = opts.filters.length ? cardOf(d) : undefined;
+        const change = states?.apply(d.body);
+        const card = opts.filters.length || states ? cardOf(d, change) : undefined;
         if (card) {
           cards++;
           for (const f of Object.keys(card)) if (fields.size < MAX_FIELD_NAMES) fields.add(f);
         }
+        if (d.seq < opts.from) continue;
         if (opts.filters.length && !cardMatches(card, opts.filters)) continue;
+        if (change && !change.changes.some((c) => wanted.has(c.field))) continue;
         inFlight = d.seq;
         const answer = await client.send({ url: opts.to, method: d.method, headers: outgoingHeaders(d.headers, signing.key), body: d.body, timeout: opts.timeout, signal: ctx.signal });
         // Cut off by SIGTERM: not answered, so a resumed run sends it again.
