@@ -150,6 +150,9 @@ describe('every --json shape in the README matches the real output (emulator)', 
     'cardboard webhook listen --json': async () => {
       const l = await startListener(['--json'], { env: { CARDBOARD_SIGNING_KEY: 'sk-shapes' } });
       expect(await post(l.url, '{"_id":"a","Status":"Open"}', 'sk-shapes')).toBe(200);
+      expect(await post(l.url, '{"_id":"a","Status":"Done"}', 'sk-shapes')).toBe(200);
+      expect(await post(l.url, '{"event":"comment.created","cardId":"a","data":{"userName":"Ada","content":"ok"}}', 'sk-shapes')).toBe(200);
+      expect(await post(l.url, '{"event":"card.deleted","card":{"_id":"a"}}', 'sk-shapes')).toBe(200);
       expect(await post(l.url, 'plain text', 'sk-shapes')).toBe(200);
       await l.waitFor(/plain text/, 'stdout');
       return [(await l.stop()).stdout];
