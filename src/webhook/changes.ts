@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
-import { emptyRecord } from '../own-keys.js';
+import { emptyRecord, fieldRecord } from '../own-keys.js';
 
 // What a delivery did to a card. The spec does not show webhook bodies (spec 6), and the service also sends
 // them for deletes, comments and uploads. What is read of a body, in order:
@@ -68,6 +68,11 @@ interface CardState {
 }
 
 type Json = Record<string, unknown>;
+
+/** Equal JSON values; most field values are strings or numbers, compared without a call. */
+function sameValue(a: unknown, b: unknown): boolean {
+  return a === b || (typeof a === 'object' && a !== null && typeof b === 'object' && b !== null && isDeepStrictEqual(a, b));
+}
 
 function isObject(v: unknown): v is Json {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -167,15 +172,17 @@ export class CardStates {
 
   private diff(cardId: string, card: Json, bytes: number): DeliveryChange {
     const before = this.cards.get(cardId);
-    const fields = emptyRecord();
-    if (before) Object.assign(fields, before.fields);
+    // The state is this object's own: updated in place, so a delivery that changes nothing allocates nothing.
+    const fields = before?.fields ?? fieldRecord();
     const changes: FieldChange[] = [];
     for (const field of Object.keys(card)) {
       if (field === '_id') continue;
       const after = card[field];
-      const known = before !== undefined && Object.hasOwn(before.fields, field);
-      if (!known) changes.push({ field, after });
-      else if (!isDeepStrictEqual(before.fields[field], after)) changes.push({ field, before: before.fields[field], after });
+      if (before === undefined || !Object.hasOwn(fields, field)) changes.push({ field, after });
+      else {
+        const was = fields[field];
+        if (!sameValue(was, after)) changes.push({ field, before: was, after });
+      }
       fields[field] = after;
     }
     this.remember(cardId, { fields, bytes: Math.max(bytes, before?.bytes ?? 0) });

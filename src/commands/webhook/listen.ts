@@ -75,6 +75,9 @@ With --tunnel the tool runs as cardboard's child and ends with it; its URL (plus
 into Card Sources and checked with a signed test delivery (never recorded or forwarded); the tool is started
 again if it ends or stops forwarding. --verbose shows what it prints.
 
+Each delivery is shown as what it changed on its card, against the card's last delivery (the record file's
+at start): Status: Open → Done, new card, deleted, a comment; --json adds change, cardId and changes.
+
 Only POST is a delivery (else 405). Idle connections close after 10 s, a request must be in within 30 s
 (CARDBOARD_WEBHOOK_TIMEOUTS=idle=10s,headers=15s,request=30s). --forward-to the listener itself is refused.
 ${KEY_TRANSPORT_HELP}
