@@ -132,7 +132,10 @@
   function select(seq) {
     selected = seq;
     for (const [s, item] of entries) item.row.classList.toggle('selected', s === seq);
-    void loadDetail(seq);
+    void loadDetail(seq).then(() => {
+      // On a narrow screen the detail is below the list.
+      if (selected === seq && window.matchMedia('(max-width: 800px)').matches) detailEl.scrollIntoView({ block: 'start' });
+    });
   }
 
   function table(className, head, rows) {
