@@ -107,9 +107,9 @@ describe.skipIf(!HAVE_BROWSER && !REQUIRED)('inspector page in a browser', () =>
     expect(await rows.first().textContent()).toContain('Open → Done');
 
     await page.fill('#filter', 'Done');
-    await expect.poll(() => rows.filter({ visible: true }).count()).toBe(1);
+    await expect.poll(() => rows.filter({ visible: true }).count(), { timeout: 60_000 }).toBe(1);
     await page.fill('#filter', 'no such text');
-    await expect.poll(() => rows.filter({ visible: true }).count()).toBe(0);
+    await expect.poll(() => rows.filter({ visible: true }).count(), { timeout: 60_000 }).toBe(0);
     await page.fill('#filter', '');
 
     await changed.click();
@@ -146,7 +146,7 @@ describe.skipIf(!HAVE_BROWSER && !REQUIRED)('inspector page in a browser', () =>
     expect(await detail.locator('pre.body').textContent()).toContain(SCRIPT);
     // Filtering by a field name made of markup finds it too.
     await page.fill('#filter', 'onerror');
-    await expect.poll(() => page.locator('#rows tr').filter({ visible: true }).count()).toBe(1);
+    await expect.poll(() => page.locator('#rows tr').filter({ visible: true }).count(), { timeout: 60_000 }).toBe(1);
     expect(await page.evaluate<unknown>('window.__pwned')).toBeUndefined();
     expect(await page.evaluate<number>("document.querySelectorAll('img, b, script:not([src])').length")).toBe(0);
     expect(dialogs).toEqual([]);

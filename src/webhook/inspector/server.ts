@@ -26,7 +26,7 @@ import type { ForwardEvent } from '../forwarder.js';
 import { reachesListener } from '../limits.js';
 import { httpUrl } from '../../commands/webhook/url.js';
 import { durationOf, type Duration } from '../../units.js';
-import { DEFAULT_MAX_BYTES, DEFAULT_MAX_ENTRIES, EntryStore, type EntryView } from './store.js';
+import { DEFAULT_MAX_BYTES, DEFAULT_MAX_ENTRIES, EntryStore, type EntryView, forwardView } from './store.js';
 
 /** The address the inspector binds, whatever the listener's --host: the page is for this machine only. */
 export const INSPECTOR_HOST = '127.0.0.1';
@@ -153,14 +153,15 @@ export class Inspector {
 
   /** Keep a delivery with what it changed, and show it; `recorded`: from the record file's history. */
   add(delivery: Delivery, change: DeliveryChange, { recorded }: { recorded: boolean }): void {
-    const view = this.store.add(delivery, change, recorded);
-    this.broadcast('entry', view);
+    this.store.add(delivery, change, recorded);
+    // The entry's JSON (its preview decoded) is made only for a page that is open.
+    if (this.streams.size > 0) this.broadcast('entry', this.store.view(delivery.seq));
   }
 
   /** Show a try to forward a delivery. */
   forward(e: ForwardEvent): void {
-    const view = this.store.forward(e);
-    this.broadcast('forward', { seq: e.seq, ...(view ?? { attempt: e.attempt, ok: e.ok, status: e.answer.status ?? null, ms: Math.round(e.answer.ms * 10) / 10, ...(e.answer.error === undefined ? {} : { error: e.answer.error }) }) });
+    const view = this.store.forward(e) ?? forwardView(e);
+    this.broadcast('forward', { seq: e.seq, ...view });
   }
 
   /** Show the listener's counters. */

@@ -91,8 +91,8 @@ export class EntryStore {
     return this.bytes;
   }
 
-  /** Keep a delivery (a seq seen again replaces its entry); returns its list view. */
-  add(delivery: Delivery, change: DeliveryChange, recorded: boolean): EntryView {
+  /** Keep a delivery (a seq seen again replaces its entry). */
+  add(delivery: Delivery, change: DeliveryChange, recorded: boolean): void {
     const old = this.entries.get(delivery.seq);
     if (old) {
       this.entries.delete(delivery.seq);
@@ -109,7 +109,6 @@ export class EntryStore {
       this.dropped++;
       this.droppedUpTo = Math.max(this.droppedUpTo, seq);
     }
-    return this.view(entry);
   }
 
   /** Note a try to forward; returns its view, or undefined when the delivery is not kept. */
@@ -122,7 +121,13 @@ export class EntryStore {
 
   /** Every kept entry's view, oldest first. */
   *views(): Iterable<EntryView> {
-    for (const e of this.entries.values()) yield this.view(e);
+    for (const e of this.entries.values()) yield entryView(e, this.verified);
+  }
+
+  /** The list view of a kept delivery; undefined when it is not kept. */
+  view(seq: number): EntryView | undefined {
+    const e = this.entries.get(seq);
+    return e && entryView(e, this.verified);
   }
 
   lookup(seq: number): Lookup {
@@ -151,13 +156,13 @@ export class EntryStore {
     if (e.forward) view.forward = e.forward;
     return view;
   }
+}
 
-  private view(e: Entry): EntryView {
-    const d = e.delivery;
-    // Decoding only the bytes the preview can use: at most 4 bytes a character.
-    const preview = d.body.subarray(0, PREVIEW_CHARS * 4).toString('utf8').slice(0, PREVIEW_CHARS);
-    const v: EntryView = { seq: d.seq, receivedAt: d.receivedAt, method: d.method, path: d.path, size: d.body.length, verified: this.verified, recorded: e.recorded, change: e.change, preview };
-    if (e.forward) v.forward = e.forward;
-    return v;
-  }
+function entryView(e: Entry, verified: boolean): EntryView {
+  const d = e.delivery;
+  // Decoding only the bytes the preview can use: at most 4 bytes a character.
+  const preview = d.body.subarray(0, PREVIEW_CHARS * 4).toString('utf8').slice(0, PREVIEW_CHARS);
+  const v: EntryView = { seq: d.seq, receivedAt: d.receivedAt, method: d.method, path: d.path, size: d.body.length, verified, recorded: e.recorded, change: e.change, preview };
+  if (e.forward) v.forward = e.forward;
+  return v;
 }
