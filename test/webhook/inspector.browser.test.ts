@@ -10,7 +10,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { runMain, tempDir } from '../helpers/cli.js';
 import { type BoardsFile, type RunningEmulator, startTestEmulator } from '../helpers/emulator.js';
-import { type RunningListener, startListener } from './helpers.js';
+import { type RunningListener, startListener, TestApp } from './helpers.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const HAVE_BROWSER = existsSync(CHROMIUM);
@@ -34,8 +34,10 @@ afterEach(async () => {
   cleanup = [];
 });
 
+const SKIPPED = `inspector browser tests skipped: ${CHROMIUM} is missing (apt-get install chromium; CARDBOARD_REQUIRE_BROWSER=1 makes this a failure)`;
+if (!HAVE_BROWSER && !REQUIRED) console.warn(SKIPPED);
 describe.skipIf(HAVE_BROWSER || REQUIRED)('inspector page in a browser', () => {
-  it.skip(`skipped: ${CHROMIUM} is missing (install Debian's chromium; CARDBOARD_REQUIRE_BROWSER=1 makes this a failure)`, () => {});
+  it.skip(SKIPPED, () => {});
 });
 
 describe.skipIf(!HAVE_BROWSER && !REQUIRED)('inspector page in a browser', () => {
@@ -190,6 +192,25 @@ describe.skipIf(!HAVE_BROWSER && !REQUIRED)('inspector page in a browser', () =>
     const recorded = JSON.parse(readFileSync(record, 'utf8').trim()) as { bodyBase64: string };
     expect(got[0]!.body.equals(Buffer.from(recorded.bodyBase64, 'base64'))).toBe(true);
     expect(got[0]!.headers['x-signingkey']).toBe(KEY);
+  });
+
+  it('shows each forward to --forward-to in the list, and replays there without asking for a URL', async () => {
+    const app = new TestApp();
+    await app.up();
+    cleanup.push(() => app.down());
+    const l = await listen(['--forward-to', app.url]);
+    const { page } = await open(l.page);
+    await put(['Name=Forwarded', 'Status=Open']);
+    const row = page.locator('#rows tr').filter({ hasText: 'new card' });
+    await row.locator('td.fwd.ok', { hasText: '✓ 200' }).waitFor();
+    await row.click();
+    await page.locator('#detail .replay', { hasText: `to ${app.url}` }).waitFor();
+    await page.click('#detail .replay button');
+    await page.locator('#detail .answer', { hasText: `${app.url}: 200 in` }).waitFor();
+    expect(await page.locator('#detail .answer pre').textContent()).toBe('{"got":2}');
+    expect(app.received).toHaveLength(2);
+    expect(app.received[1]!.body.equals(app.received[0]!.body)).toBe(true);
+    expect(app.received[1]!.headers['x-signingkey']).toBe(KEY);
   });
 
   it('answers 403 to the browser without the token, with a wrong one, and for another Host name', async () => {
