@@ -6,6 +6,8 @@
 (() => {
   const MAX_ROWS = 1000;
   const SUMMARY_CHARS = 200;
+  // Class names come from this list only, never from a delivery.
+  const EVENTS = new Set(['new', 'changed', 'unchanged', 'deleted', 'comment', 'other']);
   // The page's key is its own path: /<token>/.
   const token = location.pathname.split('/')[1] || '';
   const base = `/${token}/`;
@@ -93,7 +95,7 @@
       el('td', 'seq', `#${entry.seq}`),
       el('td', 'time', entry.receivedAt.slice(11, 23)),
       el('td', 'card', entry.change.cardId || ''),
-      el('td', `change ev-${entry.change.event}`, cut(summary(entry.change), SUMMARY_CHARS)),
+      el('td', `change ev-${EVENTS.has(entry.change.event) ? entry.change.event : 'other'}`, cut(summary(entry.change), SUMMARY_CHARS)),
       el('td', 'size', `${entry.size} B`),
       el('td', 'verified', entry.verified ? 'yes' : 'no'),
       el('td', entry.forward ? (entry.forward.ok ? 'fwd ok' : 'fwd fail') : 'fwd', forwardText(entry.forward)),
