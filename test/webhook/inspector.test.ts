@@ -1,5 +1,5 @@
 import { createServer, type IncomingHttpHeaders, request as httpRequest, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, connect } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CardStates } from '../../src/webhook/changes.js';
@@ -142,6 +142,17 @@ describe('inspector: who may ask', () => {
       expect(r.status, path).toBe(403);
       expectSecurityHeaders(r);
     }
+    // A request Node cannot parse gets the same headers.
+    const malformed = await new Promise<string>((resolve, reject) => {
+      let text = '';
+      const socket = connect(i.port, '127.0.0.1', () => socket.write(`GET /${i.token}/ HTTP/1.1\r\nHost: 127.0.0.1:${i.port}\r\nno colon here\r\n\r\n`));
+      socket.on('data', (b: Buffer) => (text += b.toString('latin1')));
+      socket.on('end', () => resolve(text));
+      socket.on('error', reject);
+    });
+    expect(malformed).toMatch(/^HTTP\/1\.1 400 /);
+    expect(malformed).toContain(`content-security-policy: ${CSP}\r\n`);
+    expect(malformed).toContain('x-content-type-options: nosniff\r\n');
     const bare = await raw(i.port, 'GET', `/${i.token}`);
     expect([bare.status, bare.headers.location]).toEqual([308, `/${i.token}/`]);
     expect((await raw(i.port, 'GET', `/${i.token}/nothing`)).status).toBe(404);

@@ -17,7 +17,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { DeliveryClient } from '../client.js';
 import { keyMatcher } from '../compare.js';
 import type { DeliveryChange } from '../changes.js';
@@ -108,6 +108,12 @@ export class Inspector {
     this.store = new EntryStore(opts.verified, opts.maxEntries ?? DEFAULT_MAX_ENTRIES, opts.maxBytes ?? DEFAULT_MAX_BYTES);
     this.client = opts.client ?? new DeliveryClient(1);
     this.server = createServer((req, res) => this.handle(req, res));
+    // A request Node cannot parse is answered here, not by Node's bare 400, so it too carries the headers.
+    this.server.on('clientError', (_err: Error, socket: Socket) => {
+      if (!socket.writable) return socket.destroy();
+      const headers = Object.entries(SECURITY_HEADERS).map(([k, v]) => `${k}: ${v}\r\n`).join('');
+      socket.end(`HTTP/1.1 400 Bad Request\r\n${headers}connection: close\r\ncontent-length: 0\r\n\r\n`);
+    });
   }
 
   /** Entries kept now and dropped so far. */
