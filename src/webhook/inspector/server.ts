@@ -11,9 +11,10 @@
 //   POST /<token>/replay           {seq, url?} → {url, status|null, ms, error?, body}: that delivery's exact bytes
 //                                  sent to `url` or else --forward-to (409 when neither), signed with the key
 //
-// A local page is reachable by any web page the user opens: DNS rebinding and cross-site requests are
-// refused by the checks in `refusal` (Host, token, method, the action header, Origin, content type), and
-// every answer carries a CSP that allows no inline script.
+// A local page is reachable by any web page the user opens. DNS rebinding and cross-site requests are
+// refused: every request by `pathOf` (Host exactly 127.0.0.1:PORT or localhost:PORT, the token; else 403),
+// an action also by its method (405) and `checkAction` (the token header and the page's own Origin: 403;
+// a JSON content type, which no cross-site form can send: 415). Every answer carries SECURITY_HEADERS.
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -24,21 +25,16 @@ import type { DeliveryChange } from '../changes.js';
 import { type Delivery, outgoingHeaders } from '../delivery.js';
 import type { ForwardEvent } from '../forwarder.js';
 import { reachesListener } from '../limits.js';
+// The check --forward-to gets, so a replay URL is held to the same rule.
 import { httpUrl } from '../../commands/webhook/url.js';
 import { durationOf, type Duration } from '../../units.js';
-import { DEFAULT_MAX_BYTES, DEFAULT_MAX_ENTRIES, EntryStore, type EntryView, forwardView } from './store.js';
+import { HttpError, readJson, SECURITY_HEADERS, send, sse } from './respond.js';
+import { DEFAULT_MAX_BYTES, DEFAULT_MAX_ENTRIES, EntryStore, forwardView } from './store.js';
 
 /** The address the inspector binds, whatever the listener's --host: the page is for this machine only. */
 export const INSPECTOR_HOST = '127.0.0.1';
 /** The header an action must carry, with the token as its value. */
 export const TOKEN_HEADER = 'x-cardboard-token';
-
-const SECURITY_HEADERS: Record<string, string> = {
-  'content-security-policy': "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
-  'x-content-type-options': 'nosniff',
-  'referrer-policy': 'no-referrer',
-  'cache-control': 'no-store',
-};
 
 const STATIC_FILES: ReadonlyArray<[string, string]> = [
   ['index.html', 'text/html; charset=utf-8'],
@@ -46,8 +42,6 @@ const STATIC_FILES: ReadonlyArray<[string, string]> = [
   ['style.css', 'text/css; charset=utf-8'],
 ];
 
-/** An action's JSON body at most. */
-const MAX_ACTION_BYTES = 64 * 1024;
 /** Characters of a replay's answer returned to the page. */
 const ANSWER_CHARS = 4096;
 /** An event stream whose reader lags this far behind is closed (the page reconnects and gets the history again). */
@@ -73,17 +67,6 @@ export interface InspectorOptions {
   token?: string;
   /** The client replays go through (default one of its own). */
   client?: DeliveryClient;
-}
-
-/** An answer refused or failed, with its status and a message for the page. */
-class HttpError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-    readonly headers: Record<string, string> = {},
-  ) {
-    super(message);
-  }
 }
 
 /**
@@ -313,32 +296,3 @@ export class Inspector {
   }
 }
 
-function sse(event: string, data: unknown): string {
-  return `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
-}
-
-function send(res: ServerResponse, status: number, type: string, body: string | Buffer, extra: Record<string, string> = {}): void {
-  if (res.headersSent) {
-    res.destroy();
-    return;
-  }
-  res.writeHead(status, { ...SECURITY_HEADERS, 'content-type': type, 'content-length': String(Buffer.byteLength(body)), ...extra });
-  res.end(res.req.method === 'HEAD' ? undefined : body);
-}
-
-async function readJson(req: IncomingMessage): Promise<unknown> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_ACTION_BYTES) throw new HttpError(413, `an action's body is ${MAX_ACTION_BYTES} bytes at most`, { connection: 'close' });
-    chunks.push(chunk);
-  }
-  try {
-    return JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown;
-  } catch {
-    throw new HttpError(400, 'the body is not JSON');
-  }
-}
-
-export type { EntryView };
