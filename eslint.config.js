@@ -14,4 +14,12 @@ export default tseslint.config(
       'no-control-regex': 'off',
     },
   },
+  // The inspector's page: plain scripts run by the browser, not Node (Node's globals turned off, the browser's on).
+  {
+    files: ['src/webhook/inspector/page/*.js'],
+    languageOptions: {
+      sourceType: 'script',
+      globals: { ...Object.fromEntries(Object.keys(globals.node).map((name) => [name, 'off'])), ...globals.browser },
+    },
+  },
 );

@@ -25,6 +25,7 @@ import { batchedOutput } from './batched-output.js';
 import { changeJsonTail, deliveryLine, LINE_PARSE_MAX_BYTES, refusedTotal, rejectLine, summaryLine } from './render.js';
 import { ForwardOutage } from './outage.js';
 import { httpUrl } from './url.js';
+import { type InspectPlan, inspectorLine, inspectPlan, makeInspector, startInspector } from './inspect.js';
 
 /** Options of `webhook listen`, as plain data. */
 export interface WebhookListenOptions {
@@ -44,6 +45,8 @@ export interface WebhookListenOptions {
   tunnel?: TunnelChoice;
   /** The public URL of the user's own tunnel or proxy (or of the ssh server): printed and checked. */
   publicUrl?: string;
+  /** Open the local inspector page on these ports (--inspect). */
+  inspect?: InspectPlan;
 }
 
 /**
@@ -69,6 +72,7 @@ export function webhookListenCommand(parent: Command, ctx: ContextRef, run = run
     .option('--max-connections <n>', 'open connections at most; at the cap the oldest idle one is closed', '128')
     .option('--no-verify', 'accept deliveries without checking x-signingKey (unsafe; refused with a public URL)')
     .option('--tunnel [tool]', 'make the listener reachable from the internet: cloudflared, ngrok or ssh:[user@]host[:remote-port] (alone: the first of cloudflared, ngrok on PATH)')
+    .option('--inspect [port]', 'open a local page (127.0.0.1 only) to watch, filter and replay deliveries; default port 4040, or the next free up to 4060')
     .option('--public-url <url>', 'the public URL of a tunnel or proxy you run (with --tunnel ssh: where your server exposes it); checked with a test delivery')
     .addHelpText('after', `
 With --tunnel the tool runs as cardboard's child and ends with it; its URL (plus --path) is printed to paste
@@ -110,6 +114,7 @@ Examples:
         verify,
         tunnel,
         publicUrl,
+        inspect: o.inspect === undefined ? undefined : inspectPlan(o.inspect as string | true),
       });
     });
 }
@@ -154,7 +159,18 @@ export async function runWebhookListen(ctx: Context, opts: WebhookListenOptions)
   }
   // The cards' last states, from what the record file holds (a restarted listener goes on where it was).
   const states = new CardStates({ maxBodyBytes: LINE_PARSE_MAX_BYTES });
-  if (opts.record) readHistory(opts.record, states);
+  // --inspect: the page shows what the record file holds as history, then each delivery as it comes.
+  const inspector = opts.inspect
+    ? await makeInspector(ctx, {
+        plan: opts.inspect,
+        key: opts.verify ? signing?.key : undefined,
+        verified: opts.verify,
+        forwardTo: opts.forwardTo,
+        recording: opts.record !== undefined,
+        replayTimeout: opts.forwardTimeout,
+      })
+    : undefined;
+  if (opts.record) readHistory(opts.record, states, inspector && ((d, change) => inspector.add(d, change, { recorded: true })));
   const stdout = batchedOutput(io.stdout);
   const out = stdout.line;
   const outage = opts.forwardTo ? new ForwardOutage(opts.forwardTo) : undefined;
@@ -180,6 +196,7 @@ export async function runWebhookListen(ctx: Context, opts: WebhookListenOptions)
     if (e.type === 'delivery') {
       // Every delivery is shown as what it did to its card, against the card's last delivered state.
       const change = states.apply(e.delivery.body);
+      inspector?.add(e.delivery, change, { recorded: false });
       if (!json) out(deliveryLine(e.delivery, change));
       else if (e.delivery.body.length >= LARGE_BODY) {
         // A large delivery is written in pieces, never made one string, after the lines before it.
@@ -187,11 +204,16 @@ export async function runWebhookListen(ctx: Context, opts: WebhookListenOptions)
         for (const piece of viewLinePieces(e.delivery, changeJsonTail(change))) io.stdout.write(piece);
         io.stdout.write('\n');
       } else out(e.view === undefined ? viewJson(e.delivery, changeJsonTail(change)) : withTail(e.view, changeJsonTail(change)));
-    } else if (e.type === 'forward') onForward(e);
-    else if (e.type === 'rejected') status.info(rejectLine(e));
+    } else if (e.type === 'forward') {
+      onForward(e);
+      inspector?.forward(e);
+    } else if (e.type === 'rejected') status.info(rejectLine(e));
     else if (e.type === 'error') status.warn(e.message);
     else if (e.type === 'looped') status.warn(`a delivery to ${e.path} came back from this listener's own forward: answered 200, not recorded or forwarded again (check --forward-to)`);
-    if (publicState && (e.type === 'delivery' || e.type === 'rejected')) redraw();
+    if (e.type === 'delivery' || e.type === 'rejected') {
+      if (publicState) redraw();
+      inspector?.stats(listener.stats.delivered, refusedTotal(listener.stats));
+    }
   };
   const listener = new Listener({
     host: opts.host,
@@ -206,11 +228,16 @@ export async function runWebhookListen(ctx: Context, opts: WebhookListenOptions)
     onEvent,
   });
   let url: string;
+  let inspectorUrl: string | undefined;
   try {
+    // Before the listener: a port the inspector cannot have ends the run before any delivery is accepted.
+    if (inspector) inspectorUrl = await startInspector(inspector, opts.inspect!);
     url = await listener.start();
   } catch (err) {
+    await inspector?.stop();
     await record?.close();
     lock?.release();
+    if (err instanceof CardboardError) throw err;
     if (err instanceof SelfForwardError) throw selfForward(err.url, err.port);
     const code = (err as NodeJS.ErrnoException).code;
     throw new CardboardError(`cannot listen on ${opts.host}:${opts.port} (${code ?? (err as Error).message})`, { hint: code === 'EADDRINUSE' ? 'Pick another --port (0: any free port).' : undefined, cause: err });
@@ -222,6 +249,11 @@ export async function runWebhookListen(ctx: Context, opts: WebhookListenOptions)
   if (found) io.stderr.write(`Listening on ${url} (loopback; starting ${found.name} to make it public).\n`);
   else if (opts.publicUrl) io.stderr.write(`Listening on ${url} (public as ${opts.publicUrl}; checking it with a test delivery).\n`);
   else io.stderr.write(`Listening on ${url} : paste this URL into Card Sources → Webhook URL (the service must be able to reach it).\n`);
+  // The page's URL holds its token: written here once, even with --quiet, and nowhere else.
+  if (inspectorUrl) {
+    io.stderr.write(inspectorLine(inspectorUrl));
+    inspector!.stats(listener.stats.delivered, refusedTotal(listener.stats));
+  }
   if (!opts.verify) status.warn('NOT VERIFYING x-signingKey (--no-verify): anyone who can reach this port can post deliveries.');
   else if (signing) status.info(`Verifying x-signingKey with the key from ${signing.source}.`);
   if (opts.record) status.info(`Recording to ${opts.record}.`);
@@ -271,6 +303,7 @@ export async function runWebhookListen(ctx: Context, opts: WebhookListenOptions)
     await whenAborted(stop.signal);
     await Promise.all([listener.stop(ctx.signal), tunnelRun]);
   } finally {
+    await inspector?.stop();
     clearInterval(ticker);
     live?.clear();
     undrain();

@@ -1,0 +1,298 @@
+// The inspector's HTTP API. Every path is under /<token>/, the run's random token; anything else is 403.
+//
+//   GET  /<token>/                 index.html (also /<token> redirects here)
+//   GET  /<token>/app.js           the page's script
+//   GET  /<token>/style.css        the page's style sheet
+//   GET  /<token>/events           server-sent events: every kept entry (`entry`, oldest first), then `ready`
+//                                  {forwardTo, recording, kept, dropped}, then live `entry`, `forward`
+//                                  {seq, attempt, ok, status|null, ms, error?} and `stats` {delivered, refused}
+//   GET  /<token>/deliveries/<seq> {seq, receivedAt, method, path, headers, body, bodyTruncated?, size, change, forward?}
+//                                  404 never kept, 410 dropped to stay in bounds
+//   POST /<token>/replay           {seq, url?} → {url, status|null, ms, error?, body}: that delivery's exact bytes
+//                                  sent to `url` or else --forward-to (409 when neither), signed with the key
+//
+// A local page is reachable by any web page the user opens. DNS rebinding and cross-site requests are
+// refused: every request by `pathOf` (Host exactly 127.0.0.1:PORT or localhost:PORT, the token; else 403),
+// an action also by its method (405) and `checkAction` (the token header and the page's own Origin: 403;
+// a JSON content type, which no cross-site form can send: 415). Every answer carries SECURITY_HEADERS.
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { DeliveryClient } from '../client.js';
+import { keyMatcher } from '../compare.js';
+import type { DeliveryChange } from '../changes.js';
+import { type Delivery, outgoingHeaders } from '../delivery.js';
+import type { ForwardEvent } from '../forwarder.js';
+import { reachesListener } from '../limits.js';
+// The check --forward-to gets, so a replay URL is held to the same rule.
+import { httpUrl } from '../../commands/webhook/url.js';
+import { durationOf, type Duration } from '../../units.js';
+import { HttpError, readJson, SECURITY_HEADERS, send, sse } from './respond.js';
+import { DEFAULT_MAX_BYTES, DEFAULT_MAX_ENTRIES, EntryStore, forwardView } from './store.js';
+
+/** The address the inspector binds, whatever the listener's --host: the page is for this machine only. */
+export const INSPECTOR_HOST = '127.0.0.1';
+/** The header an action must carry, with the token as its value. */
+export const TOKEN_HEADER = 'x-cardboard-token';
+
+const STATIC_FILES: ReadonlyArray<[string, string]> = [
+  ['index.html', 'text/html; charset=utf-8'],
+  ['app.js', 'text/javascript; charset=utf-8'],
+  ['style.css', 'text/css; charset=utf-8'],
+];
+
+/** Characters of a replay's answer returned to the page. */
+const ANSWER_CHARS = 4096;
+/** An event stream whose reader lags this far behind is closed (the page reconnects and gets the history again). */
+const MAX_STREAM_BUFFER = 16 * 1024 * 1024;
+
+export interface InspectorOptions {
+  /** Ports to try in order; the first free one is used (0: any free port). */
+  ports: number[];
+  /** The signing key replays are signed with (spec 6); undefined: sent without x-signingKey. */
+  key: string | undefined;
+  /** Whether deliveries were checked against the key (false with --no-verify). */
+  verified: boolean;
+  forwardTo?: string;
+  /** Whether this run records to a file. */
+  recording: boolean;
+  /** Allow plain http:// replays to a host that is not loopback (--insecure). */
+  insecure?: boolean;
+  /** How long a replay's receiver may take (default 30 s). */
+  replayTimeout?: Duration;
+  maxEntries?: number;
+  maxBytes?: number;
+  /** The token (default: 192 random bits, base64url); tests pass none. */
+  token?: string;
+  /** The client replays go through (default one of its own). */
+  client?: DeliveryClient;
+}
+
+/**
+ * The local page of `webhook listen --inspect`: keeps the last deliveries with what they changed, streams
+ * them to the page, shows one in detail and re-sends it on request. It never prints; the command prints its URL.
+ */
+export class Inspector {
+  readonly token: string;
+  private readonly store: EntryStore;
+  private readonly server: Server;
+  private readonly streams = new Set<ServerResponse>();
+  private readonly tokenMatches: (value: string | undefined) => boolean;
+  private readonly client: DeliveryClient;
+  private readonly files = new Map<string, { type: string; body: Buffer }>();
+  private lastStats: { delivered: number; refused: number } | undefined;
+  private boundPort = 0;
+  private stopping: Promise<void> | undefined;
+
+  constructor(private readonly opts: InspectorOptions) {
+    this.token = opts.token ?? randomBytes(24).toString('base64url');
+    this.tokenMatches = keyMatcher(this.token);
+    this.store = new EntryStore(opts.verified, opts.maxEntries ?? DEFAULT_MAX_ENTRIES, opts.maxBytes ?? DEFAULT_MAX_BYTES);
+    this.client = opts.client ?? new DeliveryClient(1);
+    this.server = createServer((req, res) => this.handle(req, res));
+    // A request Node cannot parse is answered here, not by Node's bare 400, so it too carries the headers.
+    this.server.on('clientError', (_err: Error, socket: Socket) => {
+      if (!socket.writable) return socket.destroy();
+      const headers = Object.entries(SECURITY_HEADERS).map(([k, v]) => `${k}: ${v}\r\n`).join('');
+      socket.end(`HTTP/1.1 400 Bad Request\r\n${headers}connection: close\r\ncontent-length: 0\r\n\r\n`);
+    });
+  }
+
+  /** Entries kept now and dropped so far. */
+  get counts(): { kept: number; dropped: number; bytes: number } {
+    return { kept: this.store.size, dropped: this.store.dropped, bytes: this.store.keptBytes };
+  }
+
+  get port(): number {
+    return this.boundPort;
+  }
+
+  /** The page's URL, with the token. */
+  get url(): string {
+    return `http://${INSPECTOR_HOST}:${this.boundPort}/${this.token}/`;
+  }
+
+  /**
+   * Load the page's files and listen on the first free port of `ports`; resolves with the page's URL. A
+   * port in use is skipped; when none is free the last one's error is thrown (code EADDRINUSE).
+   */
+  async start(): Promise<string> {
+    const dir = new URL('./page/', import.meta.url);
+    for (const [name, type] of STATIC_FILES) this.files.set(name, { type, body: readFileSync(new URL(name, dir)) });
+    let last: unknown;
+    for (const port of this.opts.ports) {
+      try {
+        await new Promise<void>((resolve, reject) => {
+          this.server.once('error', reject);
+          this.server.listen(port, INSPECTOR_HOST, () => {
+            this.server.off('error', reject);
+            resolve();
+          });
+        });
+        this.boundPort = (this.server.address() as AddressInfo).port;
+        return this.url;
+      } catch (err) {
+        last = err;
+        if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
+      }
+    }
+    throw last ?? new Error('no port to listen on');
+  }
+
+  /** Keep a delivery with what it changed, and show it; `recorded`: from the record file's history. */
+  add(delivery: Delivery, change: DeliveryChange, { recorded }: { recorded: boolean }): void {
+    this.store.add(delivery, change, recorded);
+    // The entry's JSON (its preview decoded) is made only for a page that is open.
+    if (this.streams.size > 0) this.broadcast('entry', this.store.view(delivery.seq));
+  }
+
+  /** Show a try to forward a delivery. */
+  forward(e: ForwardEvent): void {
+    const view = this.store.forward(e) ?? forwardView(e);
+    this.broadcast('forward', { seq: e.seq, ...view });
+  }
+
+  /** Show the listener's counters. */
+  stats(delivered: number, refused: number): void {
+    this.lastStats = { delivered, refused };
+    this.broadcast('stats', this.lastStats);
+  }
+
+  /** Close the event streams and the server; idempotent. */
+  stop(): Promise<void> {
+    this.stopping ??= (async () => {
+      const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
+      for (const res of this.streams) res.end();
+      this.streams.clear();
+      this.server.closeAllConnections();
+      await closed;
+      if (!this.opts.client) await this.client.close();
+    })();
+    return this.stopping;
+  }
+
+  private broadcast(event: string, data: unknown): void {
+    if (this.streams.size === 0) return;
+    const text = sse(event, data);
+    for (const res of this.streams) {
+      res.write(text);
+      if (res.writableLength > MAX_STREAM_BUFFER) {
+        this.streams.delete(res);
+        res.destroy();
+      }
+    }
+  }
+
+  private handle(req: IncomingMessage, res: ServerResponse): void {
+    this.route(req, res).catch((err: unknown) => {
+      const e = err instanceof HttpError ? err : new HttpError(500, `inspector error: ${(err as Error).message}`);
+      send(res, e.status, 'application/json; charset=utf-8', JSON.stringify({ error: e.message }), e.headers);
+    });
+  }
+
+  /** The path under /<token>/ after the checks every request must pass (undefined for /<token> itself); throws HttpError 403 else. */
+  private pathOf(req: IncomingMessage): string | undefined {
+    // DNS rebinding: a page of evil.example whose name now points here sends `Host: evil.example:PORT`.
+    const host = req.headers.host;
+    if (host !== `127.0.0.1:${this.boundPort}` && host !== `localhost:${this.boundPort}`) throw new HttpError(403, 'forbidden');
+    const target = req.url ?? '/';
+    const query = target.indexOf('?');
+    const path = query === -1 ? target : target.slice(0, query);
+    if (!path.startsWith('/')) throw new HttpError(403, 'forbidden');
+    const slash = path.indexOf('/', 1);
+    const token = slash === -1 ? path.slice(1) : path.slice(1, slash);
+    if (!this.tokenMatches(token)) throw new HttpError(403, 'forbidden');
+    return slash === -1 ? undefined : path.slice(slash + 1);
+  }
+
+  private async route(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const path = this.pathOf(req);
+    const method = req.method ?? 'GET';
+    if (path === undefined) {
+      send(res, 308, 'text/plain; charset=utf-8', '', { location: `/${this.token}/` });
+      return;
+    }
+    if (path === 'replay') {
+      if (method !== 'POST') throw new HttpError(405, 'replay is POST only', { allow: 'POST' });
+      this.checkAction(req);
+      await this.replay(await readJson(req), res);
+      return;
+    }
+    if (method !== 'GET' && method !== 'HEAD') throw new HttpError(405, `${path || 'this page'} is GET only`, { allow: 'GET' });
+    const file = this.files.get(path === '' ? 'index.html' : path);
+    if (file) send(res, 200, file.type, file.body);
+    else if (path === 'events') this.openStream(res);
+    else if (path.startsWith('deliveries/')) this.sendDetail(path.slice('deliveries/'.length), res);
+    else throw new HttpError(404, 'no such page');
+  }
+
+  /** An action must come from the page: the token in its header, the page's origin if any, a JSON body. */
+  private checkAction(req: IncomingMessage): void {
+    const header = req.headers[TOKEN_HEADER];
+    if (!this.tokenMatches(typeof header === 'string' ? header : undefined)) throw new HttpError(403, `forbidden: no valid ${TOKEN_HEADER}`);
+    const origin = req.headers.origin;
+    if (origin !== undefined && origin !== `http://${req.headers.host}`) throw new HttpError(403, 'forbidden: another origin');
+    const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+    if (type !== 'application/json') throw new HttpError(415, 'an action is a JSON body (content-type: application/json)');
+  }
+
+  private openStream(res: ServerResponse): void {
+    res.writeHead(200, { ...SECURITY_HEADERS, 'content-type': 'text/event-stream; charset=utf-8', connection: 'keep-alive' });
+    let text = '';
+    for (const view of this.store.views()) {
+      text += sse('entry', view);
+      if (text.length > 1024 * 1024) {
+        res.write(text);
+        text = '';
+      }
+    }
+    text += sse('ready', { forwardTo: this.opts.forwardTo ?? null, recording: this.opts.recording, kept: this.store.size, dropped: this.store.dropped });
+    if (this.lastStats) text += sse('stats', this.lastStats);
+    res.write(text);
+    this.streams.add(res);
+    res.once('close', () => this.streams.delete(res));
+  }
+
+  private sendDetail(seqText: string, res: ServerResponse): void {
+    const seq = /^[1-9]\d{0,15}$/.test(seqText) ? Number(seqText) : Number.NaN;
+    const found = this.found(seq);
+    send(res, 200, 'application/json; charset=utf-8', JSON.stringify(this.store.detail(found.seq)));
+  }
+
+  /** The kept delivery `seq`; HttpError 404 when never kept, 410 when dropped. */
+  private found(seq: number): Delivery {
+    const found = Number.isSafeInteger(seq) ? this.store.lookup(seq) : { kind: 'unknown' as const };
+    if (found.kind === 'dropped') throw new HttpError(410, `delivery #${seq} is no longer kept: the inspector keeps the last ${this.opts.maxEntries ?? DEFAULT_MAX_ENTRIES} deliveries (${Math.round((this.opts.maxBytes ?? DEFAULT_MAX_BYTES) / 1024 / 1024)} MiB of bodies); an older one is in the record file, if any`);
+    if (found.kind === 'unknown') throw new HttpError(404, `no delivery #${Number.isNaN(seq) ? '?' : seq} was received`);
+    return found.delivery;
+  }
+
+  private async replay(input: unknown, res: ServerResponse): Promise<void> {
+    const o = typeof input === 'object' && input !== null && !Array.isArray(input) ? (input as Record<string, unknown>) : undefined;
+    const seq = o && Object.hasOwn(o, 'seq') ? o.seq : undefined;
+    const given = o && Object.hasOwn(o, 'url') ? o.url : undefined;
+    if (typeof seq !== 'number' || (given !== undefined && given !== null && typeof given !== 'string')) throw new HttpError(400, 'expected {"seq": <number>, "url"?: "<http(s) URL>"}');
+    const d = this.found(seq);
+    const url = typeof given === 'string' && given !== '' ? given : this.opts.forwardTo;
+    if (url === undefined) throw new HttpError(409, 'no URL to replay to: give one, or start listen with --forward-to');
+    this.checkUrl(url);
+    const timeout = this.opts.replayTimeout ?? durationOf(30_000);
+    const answer = await this.client.send({ url, method: d.method, headers: outgoingHeaders(d.headers, this.opts.key), body: d.body, timeout });
+    const out: Record<string, unknown> = { url, status: answer.status ?? null, ms: Math.round(answer.ms * 10) / 10 };
+    if (answer.error !== undefined) out.error = answer.error;
+    out.body = answer.body.subarray(0, ANSWER_CHARS * 4).toString('utf8').slice(0, ANSWER_CHARS);
+    send(res, 200, 'application/json; charset=utf-8', JSON.stringify(out));
+  }
+
+  /** A replay URL is checked as --forward-to is (plain http:// to loopback only unless --insecure), and is never the inspector. */
+  private checkUrl(url: string): void {
+    try {
+      httpUrl(url, 'url', { insecure: this.opts.insecure });
+    } catch (err) {
+      throw new HttpError(400, (err as Error).message);
+    }
+    if (reachesListener(url, INSPECTOR_HOST, this.boundPort)) throw new HttpError(400, `${url} is this inspector itself: replay to your app instead`);
+  }
+}
+

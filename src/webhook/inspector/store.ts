@@ -1,0 +1,168 @@
+import type { DeliveryChange } from '../changes.js';
+import { bodyValue, type Delivery } from '../delivery.js';
+import type { ForwardEvent } from '../forwarder.js';
+
+/** Entries kept at most, and body bytes kept at most: past either, the oldest entry is dropped first. */
+export const DEFAULT_MAX_ENTRIES = 1000;
+export const DEFAULT_MAX_BYTES = 32 * 1024 * 1024;
+/** Characters of a body's text sent with each entry of the list. */
+export const PREVIEW_CHARS = 4096;
+/** Bytes of a body sent with its detail; the rest is cut (`bodyTruncated`). */
+export const DETAIL_BODY_BYTES = 1024 * 1024;
+
+/** The last try to forward a delivery, as the page shows it. */
+export interface ForwardView {
+  attempt: number;
+  ok: boolean;
+  status: number | null;
+  ms: number;
+  error?: string;
+}
+
+/** One delivery as the list receives it (event `entry`). */
+export interface EntryView {
+  seq: number;
+  receivedAt: string;
+  method: string;
+  path: string;
+  size: number;
+  verified: boolean;
+  /** From the record file's history (before this run), not received live. */
+  recorded: boolean;
+  change: DeliveryChange;
+  preview: string;
+  forward?: ForwardView;
+}
+
+/** One delivery with its headers and body (GET deliveries/<seq>). */
+export interface DetailView {
+  seq: number;
+  receivedAt: string;
+  method: string;
+  path: string;
+  headers: Record<string, string>;
+  body: unknown;
+  bodyTruncated?: true;
+  size: number;
+  change: DeliveryChange;
+  forward?: ForwardView;
+}
+
+interface Entry {
+  delivery: Delivery;
+  change: DeliveryChange;
+  recorded: boolean;
+  forward?: ForwardView;
+}
+
+/** A forward event as the page shows it (event `forward`), ms rounded to 0.1. */
+export function forwardView(e: ForwardEvent): ForwardView {
+  const v: ForwardView = { attempt: e.attempt, ok: e.ok, status: e.answer.status ?? null, ms: Math.round(e.answer.ms * 10) / 10 };
+  if (e.answer.error !== undefined) v.error = e.answer.error;
+  return v;
+}
+
+/** What a lookup by seq found: the delivery, one dropped to stay in bounds, or none ever kept. */
+export type Lookup = { kind: 'kept'; delivery: Delivery } | { kind: 'dropped' } | { kind: 'unknown' };
+
+/**
+ * The deliveries the inspector shows, in arrival order, in bounded memory: at most `maxEntries` and
+ * `maxBytes` of bodies; the oldest goes first (the newest one is always kept, however large).
+ */
+export class EntryStore {
+  private readonly entries = new Map<number, Entry>();
+  private bytes = 0;
+  /** Entries dropped so far, and the highest seq among them: a seq at or below it and not kept was dropped. */
+  dropped = 0;
+  private droppedUpTo = 0;
+
+  constructor(
+    private readonly verified: boolean,
+    private readonly maxEntries = DEFAULT_MAX_ENTRIES,
+    private readonly maxBytes = DEFAULT_MAX_BYTES,
+  ) {}
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /** Body bytes kept now. */
+  get keptBytes(): number {
+    return this.bytes;
+  }
+
+  /** Keep a delivery (a seq seen again replaces its entry). */
+  add(delivery: Delivery, change: DeliveryChange, recorded: boolean): void {
+    const old = this.entries.get(delivery.seq);
+    if (old) {
+      this.entries.delete(delivery.seq);
+      this.bytes -= old.delivery.body.length;
+    }
+    const entry: Entry = { delivery, change, recorded };
+    this.entries.set(delivery.seq, entry);
+    this.bytes += delivery.body.length;
+    for (const [seq, e] of this.entries) {
+      if (this.entries.size <= this.maxEntries && this.bytes <= this.maxBytes) break;
+      if (seq === delivery.seq) break;
+      this.entries.delete(seq);
+      this.bytes -= e.delivery.body.length;
+      this.dropped++;
+      this.droppedUpTo = Math.max(this.droppedUpTo, seq);
+    }
+  }
+
+  /** Note a try to forward; returns its view, or undefined when the delivery is not kept. */
+  forward(e: ForwardEvent): ForwardView | undefined {
+    const entry = this.entries.get(e.seq);
+    if (!entry) return undefined;
+    entry.forward = forwardView(e);
+    return entry.forward;
+  }
+
+  /** Every kept entry's view, oldest first. */
+  *views(): Iterable<EntryView> {
+    for (const e of this.entries.values()) yield entryView(e, this.verified);
+  }
+
+  /** The list view of a kept delivery; undefined when it is not kept. */
+  view(seq: number): EntryView | undefined {
+    const e = this.entries.get(seq);
+    return e && entryView(e, this.verified);
+  }
+
+  lookup(seq: number): Lookup {
+    const e = this.entries.get(seq);
+    if (e) return { kind: 'kept', delivery: e.delivery };
+    return seq >= 1 && seq <= this.droppedUpTo ? { kind: 'dropped' } : { kind: 'unknown' };
+  }
+
+  /** The detail of a kept delivery; undefined when it is not kept. */
+  detail(seq: number): DetailView | undefined {
+    const e = this.entries.get(seq);
+    if (!e) return undefined;
+    const d = e.delivery;
+    const cut = d.body.length > DETAIL_BODY_BYTES;
+    const view: DetailView = {
+      seq: d.seq,
+      receivedAt: d.receivedAt,
+      method: d.method,
+      path: d.path,
+      headers: d.headers,
+      body: cut ? d.body.subarray(0, DETAIL_BODY_BYTES).toString('utf8') : bodyValue(d.body),
+      size: d.body.length,
+      change: e.change,
+    };
+    if (cut) view.bodyTruncated = true;
+    if (e.forward) view.forward = e.forward;
+    return view;
+  }
+}
+
+function entryView(e: Entry, verified: boolean): EntryView {
+  const d = e.delivery;
+  // Decoding only the bytes the preview can use: at most 4 bytes a character.
+  const preview = d.body.subarray(0, PREVIEW_CHARS * 4).toString('utf8').slice(0, PREVIEW_CHARS);
+  const v: EntryView = { seq: d.seq, receivedAt: d.receivedAt, method: d.method, path: d.path, size: d.body.length, verified, recorded: e.recorded, change: e.change, preview };
+  if (e.forward) v.forward = e.forward;
+  return v;
+}
