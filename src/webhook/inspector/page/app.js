@@ -210,8 +210,37 @@
     parts.push(table('headers', ['name', 'value'], Object.keys(d.headers).map((k) => [k, d.headers[k]])));
 
     parts.push(el('h3', '', d.bodyTruncated ? `Body (first 1 MiB of ${d.size} B)` : 'Body'));
-    parts.push(el('pre', 'body', typeof d.body === 'string' ? d.body : JSON.stringify(d.body, null, 2)));
+    parts.push(bodyView(d));
     detailEl.replaceChildren(...parts);
+  }
+
+  /**
+   * The body pretty-printed. A card's body is shown as a diff against the card's delivery before it: a
+   * changed field's old value on a line marked "-" above its new one marked "+", a field not seen before
+   * marked "+". Each line is its own element, its text set with textContent.
+   */
+  function bodyView(d) {
+    const pre = el('pre', 'body');
+    const c = d.change;
+    const card = d.body;
+    const isCard = !d.bodyTruncated && card !== null && typeof card === 'object' && !Array.isArray(card) && card._id === c.cardId && (c.event === 'changed' || c.event === 'new');
+    if (!isCard) {
+      pre.textContent = typeof d.body === 'string' ? d.body : JSON.stringify(d.body, null, 2);
+      return pre;
+    }
+    const byField = new Map(c.changes.map((f) => [f.field, f]));
+    const keys = Object.keys(card);
+    const line = (mark, cls, text) => pre.append(el('span', `line${cls ? ` ${cls}` : ''}`, `${mark} ${text}\n`));
+    const field = (key, value, comma) => `  ${JSON.stringify(key)}: ${JSON.stringify(value, null, 2).replace(/\n/g, '\n    ')}${comma}`;
+    line(' ', '', '{');
+    keys.forEach((key, i) => {
+      const comma = i < keys.length - 1 ? ',' : '';
+      const f = byField.get(key);
+      if (f && 'before' in f) line('-', 'del', field(key, f.before, comma));
+      line(f && c.event === 'changed' ? '+' : ' ', f && c.event === 'changed' ? 'add' : '', field(key, card[key], comma));
+    });
+    line(' ', '', '}');
+    return pre;
   }
 
   async function doReplay(seq, button, answer) {
