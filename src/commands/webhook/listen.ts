@@ -88,7 +88,7 @@ ${KEY_TRANSPORT_HELP}
 
 Examples:
   $ CARDBOARD_SIGNING_KEY="$SIGNING_KEY" cardboard webhook listen --forward-to http://localhost:3000/hooks --record hooks.jsonl
-  $ cardboard webhook listen --tunnel cloudflared --record hooks.jsonl
+  $ cardboard webhook listen --tunnel cloudflared --record hooks.jsonl --inspect
   $ cardboard webhook listen --signing-key-stdin --port 9000 --json < signing-key.txt`)
     .action(async (o: Record<string, string | boolean | undefined>) => {
       const path = String(o.path);
