@@ -1,5 +1,5 @@
 import type { DeliveryChange } from '../changes.js';
-import { bodyValue, type Delivery } from '../delivery.js';
+import { bodyValue, type Delivery, type DeliveryView } from '../delivery.js';
 import type { ForwardEvent } from '../forwarder.js';
 
 /** Entries kept at most, and body bytes kept at most: past either, the oldest entry is dropped first. */
@@ -35,13 +35,7 @@ export interface EntryView {
 }
 
 /** One delivery with its headers and body (GET deliveries/<seq>). */
-export interface DetailView {
-  seq: number;
-  receivedAt: string;
-  method: string;
-  path: string;
-  headers: Record<string, string>;
-  body: unknown;
+export interface DetailView extends DeliveryView {
   bodyTruncated?: true;
   size: number;
   change: DeliveryChange;
