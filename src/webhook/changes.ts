@@ -46,14 +46,14 @@ export interface DeliveryChange {
 export interface CardStatesOptions {
   /** Cards remembered at most; the least recently seen is dropped first (default 10,000). */
   maxCards?: number;
-  /** Bytes of card bodies remembered at most, counted as their size on the wire (default 64 MiB). */
+  /** Bytes of card bodies remembered at most, counted as their size on the wire (default 16 MiB). */
   maxBytes?: number;
   /** Bodies larger than this are not parsed (default 1 MiB). */
   maxBodyBytes?: number;
 }
 
 export const DEFAULT_MAX_CARDS = 10_000;
-const DEFAULT_MAX_BYTES = 64 * 1024 * 1024;
+const DEFAULT_MAX_BYTES = 16 * 1024 * 1024;
 const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 
 const EVENT_KEYS = ['event', 'eventType', 'type', 'action'] as const;
