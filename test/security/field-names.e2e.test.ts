@@ -394,7 +394,7 @@ describe('webhook listen and replay', () => {
       await until(() => out().includes(id));
     });
     ok(r);
-    expect(r.stdout).toMatch(new RegExp(`card \\S+  Name=hook-line  toString=hook-line:toString  valueOf=hook-line:valueOf  \\d+ B`));
+    expect(r.stdout).toMatch(new RegExp(`card \\S+  new card  Name=hook-line  toString=hook-line:toString  valueOf=hook-line:valueOf  hasOwnProperty=hook-line:hasOwnProperty  \\+4 more  \\d+ B`));
   });
 
   it('--json and the record file keep every name as an own key', async () => {
