@@ -91,6 +91,28 @@ function firstString(o: Json, keys: readonly string[]): string | undefined {
   return undefined;
 }
 
+/**
+ * A body's event name and what it is about (see the top of this file): a card with an `_id` is its own
+ * subject and has no name; otherwise the name is the first string of EVENT_KEYS and the subject the
+ * first object under SUBJECT_KEYS, else the body.
+ */
+function eventParts(value: Json): { subject: Json; name?: string } {
+  if (ownString(value, '_id') !== undefined) return { subject: value };
+  const name = firstString(value, EVENT_KEYS);
+  for (const k of SUBJECT_KEYS) {
+    const inner = Object.hasOwn(value, k) ? value[k] : undefined;
+    if (isObject(inner)) return { subject: inner, name };
+  }
+  return { subject: value, name };
+}
+
+/** The card a parsed body holds, as CardStates reads it: the body, or the object with an `_id` that it wraps. */
+export function cardIn(value: unknown): Record<string, unknown> | undefined {
+  if (!isObject(value)) return undefined;
+  const { subject } = eventParts(value);
+  return ownString(subject, '_id') !== undefined ? subject : value;
+}
+
 function isCommentShape(o: Json): boolean {
   return ownString(o, 'content') !== undefined && (ownString(o, 'userId') !== undefined || ownString(o, 'userName') !== undefined);
 }
@@ -139,19 +161,7 @@ export class CardStates {
   /** As apply, for a body already parsed; `bytes` is its size on the wire. */
   applyValue(value: unknown, bytes: number): DeliveryChange {
     if (!isObject(value)) return { event: 'other', changes: [] };
-    const ownId = ownString(value, '_id');
-    let subject: Json = value;
-    let name: string | undefined;
-    if (ownId === undefined) {
-      name = firstString(value, EVENT_KEYS);
-      for (const k of SUBJECT_KEYS) {
-        const inner = Object.hasOwn(value, k) ? value[k] : undefined;
-        if (isObject(inner)) {
-          subject = inner;
-          break;
-        }
-      }
-    }
+    const { subject, name } = eventParts(value);
     const cardId = ownString(subject, '_id') ?? firstString(subject, CARD_ID_KEYS) ?? firstString(value, CARD_ID_KEYS);
     const named = name === undefined ? {} : { name };
     const withId = cardId === undefined ? {} : { cardId };

@@ -6,7 +6,11 @@ import { readDeliveries } from './record-file.js';
 /** How much of the end of a record file is read to learn the cards' last states (and the inspector's history). */
 export const HISTORY_BYTES = 32 * 1024 * 1024;
 
-/** The offset of the first line that starts at or after `at` (the file's size when none does). */
+/**
+ * The offset of the first line that starts at or after `at` (the file's size when none does). Scanned for
+ * the newline by hand rather than with readLinesSync, which would gather the line `at` falls in whole: in
+ * a record file that can be a 100 MB body's line.
+ */
 function lineStartAfter(path: string, at: number, size: number): number {
   if (at <= 0) return 0;
   const fd = openSync(path, 'r');

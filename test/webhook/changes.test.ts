@@ -165,3 +165,29 @@ describe('delivery lines and --json', () => {
     expect(JSON.parse(viewJson(big, changeJsonTail(s.apply(big.body))))).toMatchObject({ change: 'new', cardId: 'big' });
   });
 });
+
+describe('readHistory: the cards known from a record file', () => {
+  it('reads only the end of a large file, from the first whole line, oldest first', async () => {
+    const { writeFileSync } = await import('node:fs');
+    const { join } = await import('node:path');
+    const { tempDir } = await import('../helpers/cli.js');
+    const { toRecordLine } = await import('../../src/webhook/delivery.js');
+    const { readHistory } = await import('../../src/webhook/history.js');
+    const file = join(tempDir(), 'hooks.jsonl');
+    const lines = [1, 2, 3, 4].map((seq) => toRecordLine(delivery({ _id: `c${seq}`, Status: `s${seq}`, Pad: 'p'.repeat(200) }, seq)));
+    writeFileSync(file, lines.join(''));
+    // The last 10 bytes of line 3 and line 4: lines 1-3 are not read, line 4 is.
+    const seen: number[] = [];
+    const states = new CardStates();
+    expect(readHistory(file, states, (d) => seen.push(d.seq), lines[3]!.length + 10)).toBe(1);
+    expect(seen).toEqual([4]);
+    expect([states.get('c3'), states.get('c4')?.Status]).toEqual([undefined, 's4']);
+    // A tail that starts exactly at a line's start keeps that line.
+    const exact: number[] = [];
+    readHistory(file, new CardStates(), (d) => exact.push(d.seq), lines[3]!.length + lines[2]!.length);
+    expect(exact).toEqual([3, 4]);
+    // The whole file, and a missing one.
+    expect(readHistory(file, new CardStates())).toBe(4);
+    expect(readHistory(join(tempDir(), 'none.jsonl'), new CardStates())).toBe(0);
+  });
+});

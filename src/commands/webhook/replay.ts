@@ -7,7 +7,7 @@ import { terminalText } from '../../io/text.js';
 import { ownValue } from '../../own-keys.js';
 import { DeliveryClient } from '../../webhook/client.js';
 import { bodyValue, type Delivery, outgoingHeaders } from '../../webhook/delivery.js';
-import { CardStates, type DeliveryChange } from '../../webhook/changes.js';
+import { CardStates, cardIn } from '../../webhook/changes.js';
 import { readDeliveries, sniffRecordFile } from '../../webhook/record-file.js';
 import { checkKeys, describeUnknownKeys } from '../../schema/match.js';
 import { KEY_TRANSPORT_HELP, loadSigningKey, noKeyHint, signingKeyStdinOption } from './key.js';
@@ -93,19 +93,13 @@ function cardMatches(card: Record<string, unknown> | undefined, filters: Array<[
 }
 
 /**
- * The card a delivery's body holds: the body when it is a JSON object, or the card it wraps when `change`
- * (CardStates) found one inside an event (`{"event":…,"data":{"_id":…}}`).
+ * The card a delivery's body holds: the body when it is a JSON object; with `unwrap` (--changed), the card
+ * as CardStates reads it, which may be wrapped in an event (`{"event":…,"data":{"_id":…}}`).
  */
-function cardOf(d: Delivery, change?: DeliveryChange): Record<string, unknown> | undefined {
+function cardOf(d: Delivery, unwrap = false): Record<string, unknown> | undefined {
   const body = bodyValue(d.body);
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) return undefined;
-  const card = body as Record<string, unknown>;
-  if (change?.name === undefined || Object.hasOwn(card, '_id')) return card;
-  for (const key of Object.keys(card)) {
-    const inner = card[key];
-    if (typeof inner === 'object' && inner !== null && !Array.isArray(inner) && ownValue(inner, '_id') === change.cardId) return inner as Record<string, unknown>;
-  }
-  return card;
+  if (unwrap) return cardIn(body);
+  return typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as Record<string, unknown>) : undefined;
 }
 
 /** Field names gathered from the deliveries read, to check --filter against; bounded for a hostile file. */
@@ -200,7 +194,7 @@ export async function runWebhookReplay(ctx: Context, opts: WebhookReplayOptions)
         if (stopped()) break;
         read++;
         const change = states?.apply(d.body);
-        const card = opts.filters.length || states ? cardOf(d, change) : undefined;
+        const card = opts.filters.length || states ? cardOf(d, states !== undefined) : undefined;
         if (card) {
           cards++;
           for (const f of Object.keys(card)) if (fields.size < MAX_FIELD_NAMES) fields.add(f);
