@@ -1,6 +1,6 @@
 // The command tree: global options, and the noun groups, each loaded only when it runs.
 import type * as Commander from 'commander';
-import type { HelpContext, Option } from 'commander';
+import type { Help, HelpContext, Option } from 'commander';
 import { createRequire } from 'node:module';
 import type { ContextRef } from './context.js';
 import type { Host } from './host.js';
@@ -108,6 +108,38 @@ function optionDescription(option: Option): string {
   return /\)$/.test(option.description) ? `${option.description.slice(0, -1)}; ${extra.join('; ')})` : `${option.description} (${extra.join('; ')})`;
 }
 
+/**
+ * Every help page in gh's order: usage, description, the commands (a group's reason to be read), the
+ * arguments, the command's own options, the global options; the text added after it (examples) follows.
+ * Commander's own order puts the global options before the commands. Replaces commander's formatHelp, so
+ * every command gets it.
+ */
+function formatHelp(cmd: Command, helper: Help): string {
+  const termWidth = helper.padWidth(cmd, helper);
+  const helpWidth = helper.helpWidth ?? 80;
+  const item = (term: string, description: string) => helper.formatItem(term, termWidth, description, helper);
+  const options = (list: readonly Option[]) =>
+    list.map((o) => item(helper.styleOptionTerm(helper.optionTerm(o)), helper.styleOptionDescription(helper.optionDescription(o))));
+  const description = helper.commandDescription(cmd);
+  return [
+    `${helper.styleTitle('Usage:')} ${helper.styleUsage(helper.commandUsage(cmd))}`,
+    '',
+    ...(description ? [helper.boxWrap(helper.styleCommandDescription(description), helpWidth), ''] : []),
+    ...helper.formatItemList(
+      'Commands:',
+      helper.visibleCommands(cmd).map((sub) => item(helper.styleSubcommandTerm(helper.subcommandTerm(sub)), helper.styleSubcommandDescription(helper.subcommandDescription(sub)))),
+      helper,
+    ),
+    ...helper.formatItemList(
+      'Arguments:',
+      helper.visibleArguments(cmd).map((a) => item(helper.styleArgumentTerm(helper.argumentTerm(a)), helper.styleArgumentDescription(helper.argumentDescription(a)))),
+      helper,
+    ),
+    ...helper.formatItemList('Options:', options(helper.visibleOptions(cmd)), helper),
+    ...(helper.showGlobalOptions ? helper.formatItemList('Global Options:', options(helper.visibleGlobalOptions(cmd)), helper) : []),
+  ].join('\n');
+}
+
 /** Words of `help [command...]`, resolved from `from`: `cardboard help card put`, `cardboard card help put`. */
 function helpCommand(from: Command): void {
   from
@@ -158,6 +190,7 @@ export async function buildProgram(host: Pick<Host, 'stdout' | 'stderr'>, argv: 
     .configureHelp({
       showGlobalOptions: true,
       optionDescription,
+      formatHelp,
       visibleGlobalOptions: (cmd) => commandAncestors(cmd).flatMap((c) => c.options.filter((o) => !o.hidden && o.long !== '--version')),
     })
     .description('Command-line client for the Card Board Service')
