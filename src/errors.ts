@@ -27,10 +27,17 @@ export class CardboardError extends Error {
   }
 }
 
-/** Bad flags, unknown field, unmapped column: exit 2, and nothing was sent. */
+/**
+ * Bad flags, unknown field, unmapped column: exit 2, and nothing was sent. `suggestion` is the word the
+ * user most likely meant (a command, a flag, a board alias), shown as `Did you mean X?`.
+ */
 export class UsageError extends CardboardError {
-  constructor(message: string, options: Omit<CardboardErrorOptions, 'exitCode'> = {}) {
-    super(message, { ...options, exitCode: ExitCode.usage });
+  readonly suggestion?: string;
+
+  constructor(message: string, options: Omit<CardboardErrorOptions, 'exitCode'> & { suggestion?: string } = {}) {
+    const { suggestion, ...rest } = options;
+    super(message, { ...rest, exitCode: ExitCode.usage });
+    if (suggestion !== undefined) this.suggestion = suggestion;
   }
 }
 

@@ -1,9 +1,10 @@
 import type { Context, ContextParts } from './context.js';
-import { CancelledError, CardboardError, ExitCode } from './errors.js';
+import type { Command } from 'commander';
+import { CancelledError, CardboardError, ExitCode, UsageError } from './errors.js';
 import { type Host, hostOf } from './host.js';
 import { Cancellation } from './interrupt.js';
 import { isBrokenPipe, watchBrokenPipe } from './io/write.js';
-import { buildProgram, CommanderError } from './program.js';
+import { buildProgram, CommanderError, trackCommand, usageAdvice } from './program.js';
 
 /**
  * Run the CLI with argv (without node and script); returns the exit code and never exits the process.
@@ -34,8 +35,10 @@ export async function main(argv: string[], parts: ContextParts = {}): Promise<nu
     host.stdin.destroy(new CancelledError('Interrupted.', { cause: cancel.drain.reason }));
   };
   cancel.drain.addEventListener('abort', endInput, { once: true });
+  let failing: (() => Command) | undefined;
   try {
     const program = await buildProgram(host, argv, runContext);
+    failing = trackCommand(program);
     program.hook('preAction', async (_root, action) => {
       const { createContext } = await import('./context.js');
       ctx = createContext({ ...parts, secrets, cancel, globals: action.optsWithGlobals() });
@@ -44,7 +47,7 @@ export async function main(argv: string[], parts: ContextParts = {}): Promise<nu
     return ExitCode.ok;
   } catch (err) {
     if (cancel.reason === 'broken-pipe' || isBrokenPipe(err)) return ExitCode.ok;
-    return await report(err, host, secrets, argv.includes('--verbose') || argv.includes('-v'));
+    return await report(err, host, secrets, argv.includes('--verbose') || argv.includes('-v'), failing?.());
   } finally {
     for (const stop of stopWatching) stop();
     cancel.drain.removeEventListener('abort', endInput);
@@ -53,7 +56,12 @@ export async function main(argv: string[], parts: ContextParts = {}): Promise<nu
   }
 }
 
-async function report(err: unknown, host: Pick<Host, 'stderr'>, secrets: Set<string>, verbose: boolean): Promise<number> {
+/**
+ * Print `err` on stderr and return its exit code. A usage error (commander's, or a UsageError) reads as in
+ * gh: `error: …`, `Did you mean X?` when a word is close, the hint, then the usage line of `command`, the
+ * command that failed, and `See 'cardboard … --help'.`
+ */
+async function report(err: unknown, host: Pick<Host, 'stderr'>, secrets: Set<string>, verbose: boolean, command?: Command): Promise<number> {
   // Commander has printed the help or the version (exit code 0), or the help of a group run without a verb.
   if (err instanceof CommanderError && (err.exitCode === 0 || err.code === 'commander.help')) return err.exitCode === 0 ? ExitCode.ok : ExitCode.usage;
   const [{ terminalText }, { redactSecrets }] = await Promise.all([import('./io/text.js'), import('./redact.js')]);
@@ -61,10 +69,15 @@ async function report(err: unknown, host: Pick<Host, 'stderr'>, secrets: Set<str
   // escaped, so nothing in them moves the cursor or retitles the terminal. Line breaks stay: a message or
   // hint may list one item a line (each quoted value is escaped to one line where it is built).
   const write = (line: string) => host.stderr.write(`${terminalText(redactSecrets(secrets, line), { keepNewlines: true })}\n`);
-  if (err instanceof CommanderError) {
-    // A usage error commander found (unknown option or command, missing argument): its message, which
+  if (err instanceof CommanderError || err instanceof UsageError) {
+    // Commander's message (unknown option or command, missing or excess argument, bad choice), which
     // program.ts leaves to this reporter, already reads `error: …`.
-    write(err.message);
+    write(err instanceof UsageError ? `error: ${err.message}` : err.message);
+    const advice = command ? await usageAdvice(err, command) : { usage: [] };
+    if (advice.suggestion !== undefined) write(`Did you mean ${advice.suggestion}?`);
+    if (err instanceof UsageError && err.hint) write(`hint: ${err.hint}`);
+    if (verbose && err instanceof UsageError && err.cause instanceof Error) write(`cause: ${err.cause.stack ?? err.cause.message}`);
+    for (const line of advice.usage) write(line);
     return ExitCode.usage;
   }
   if (err instanceof CardboardError) {

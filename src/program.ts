@@ -154,11 +154,12 @@ function helpCommand(from: Command): void {
         if (!next) {
           const path = ['cardboard', ...commandPath(target)].join(' ');
           const { suggestField } = await import('./schema/match.js');
-          const close = suggestField(word, verbs.map((c) => c.name()));
-          throw new UsageError(
-            verbs.length ? `unknown command '${word}' for '${path}'` : `'${path}' has no subcommand '${word}'`,
-            { hint: close ? `Did you mean ${close}? (${['cardboard', 'help', ...commandPath(target), close].join(' ')})` : `See ${path} --help.` },
-          );
+          const suggestion = suggestField(word, verbs.map((c) => c.name()));
+          if (!verbs.length) throw new UsageError(`'${path}' has no subcommand '${word}'`);
+          throw new UsageError(`unknown command '${word}' for '${path}'`, {
+            suggestion,
+            ...(suggestion === undefined ? { hint: `The commands of ${path}: ${verbs.map((c) => c.name()).join(', ')}.` } : {}),
+          });
         }
         target = next;
       }
@@ -204,7 +205,8 @@ export async function buildProgram(host: Pick<Host, 'stdout' | 'stderr'>, argv: 
     .option('-v, --verbose', 'log each request and full error details to stderr')
     .option('-q, --quiet', 'print only data: no progress or status messages')
     .option('--no-pager', 'print long output on a terminal directly instead of through $CARDBOARD_PAGER, $PAGER or less')
-    .showSuggestionAfterError()
+    // Off: main's reporter says `Did you mean X?` itself (usageAdvice), for commands and flags alike.
+    .showSuggestionAfterError(false)
     .exitOverride()
     .configureOutput({
       writeOut: (s) => host.stdout.write(s),
@@ -250,6 +252,45 @@ what it lacks and beat the default board (README: Boards and credentials).`,
   }
   addHelpCommands(program);
   return program;
+}
+
+/**
+ * Keeps track of the command commander is parsing, from the root down (`card`, then `list`): the command a
+ * usage error is about, whether commander found it (an unknown flag, a missing argument) or the command's
+ * own code did (a UsageError). CommanderError does not say which command failed.
+ */
+export function trackCommand(program: Command): () => Command {
+  let current = program;
+  const follow = (cmd: Command) => {
+    if (cmd.commands.length > 0) cmd.hook('preSubcommand', (_parent, sub) => void (current = sub));
+    for (const sub of cmd.commands) follow(sub);
+  };
+  follow(program);
+  return () => current;
+}
+
+/**
+ * What a usage error of `cmd` says after its message, as gh does: the word the user most likely meant
+ * (an unknown command or `--flag` of commander's, among those of `cmd` and, for flags, of its groups),
+ * then the usage line of `cmd` and where its help is. `err` is commander's error or a UsageError.
+ */
+export async function usageAdvice(err: Commander.CommanderError | UsageError, cmd: Command): Promise<{ suggestion?: string; usage: string[] }> {
+  const usage = [`Usage: ${cmd.createHelp().commandUsage(cmd)}`, `See '${['cardboard', ...commandPath(cmd)].join(' ')} --help'.`];
+  if (err instanceof UsageError) return { suggestion: err.suggestion, usage };
+  let word: string | undefined;
+  let candidates: string[] = [];
+  if (err.code === 'commander.unknownCommand') {
+    word = cmd.args[0];
+    candidates = cmd.createHelp().visibleCommands(cmd).flatMap((c) => [c.name(), ...c.aliases()]);
+  } else if (err.code === 'commander.unknownOption') {
+    // Commander puts the flag as typed in its message (`error: unknown option '--limt'`); the value of
+    // `--limt=3` is no part of the name.
+    word = /^error: unknown option '(--.*)'$/s.exec(err.message)?.[1]?.replace(/=.*/s, '');
+    candidates = [cmd, ...commandAncestors(cmd)].flatMap((c) => c.createHelp().visibleOptions(c).flatMap((o) => (o.long ? [o.long] : [])));
+  }
+  if (word === undefined || candidates.length === 0) return { usage };
+  const { suggestField } = await import('./schema/match.js');
+  return { suggestion: suggestField(word, candidates), usage };
 }
 
 /** The groups above `cmd`, nearest first, the root last. */
