@@ -1,4 +1,5 @@
 import { AuthError, UsageError } from '../errors.js';
+import { suggestField } from '../schema/match.js';
 import { type CardboardConfig, type StoredBoard, storedBoard } from './store.js';
 
 /** What resolution reads from the run (a part of the command context; config/ depends on nothing above it). */
@@ -61,6 +62,18 @@ function findStored(config: CardboardConfig, wanted: string, baseUrl?: string): 
   const byId = Object.entries(config.boards).filter(([, b]) => b.id === wanted);
   if (baseUrl) return byId.find(([, b]) => trimSlash(b.baseUrl) === trimSlash(baseUrl));
   return byId[0];
+}
+
+/**
+ * What to tell a user whose board name is no stored alias: the closest stored alias when one is near
+ * (`Did you mean work?`), else `Stored boards: work, personal.`; neither when no board is stored.
+ * Every place that looks up an alias says it (the board verbs, --board and CARDBOARD_BOARD).
+ */
+export function aliasAdvice(name: string, config: CardboardConfig): { suggestion?: string; stored?: string } {
+  const known = Object.keys(config.boards);
+  if (known.length === 0) return {};
+  const suggestion = suggestField(name, known);
+  return suggestion === undefined ? { stored: `Stored boards: ${known.join(', ')}.` } : { suggestion };
 }
 
 const part = (value: string, kind: Origin['kind'], name: string): Resolved => ({
@@ -151,8 +164,10 @@ export function resolveCredentials(ctx: ResolveContext, config: CardboardConfig)
     });
   }
   if (!sel.baseUrl) {
+    const { suggestion, stored } = aliasAdvice(sel.id.value, config);
     throw new UsageError(`No base URL for board ${sel.id.value} (from ${describeOrigin(sel.id.origin)}): it is not a stored alias or board id.`, {
-      hint: 'Pass --base-url or set CARDBOARD_BASE_URL, or store the board with `cardboard board add`.',
+      suggestion,
+      hint: `${stored ? `${stored} For a board not stored, pass` : 'Pass'} --base-url or set CARDBOARD_BASE_URL, or store the board with \`cardboard board add\`.`,
     });
   }
   if (!sel.token) {

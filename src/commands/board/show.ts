@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import { describeOrigin, type Origin, resolveSelection } from '../../config/resolve.js';
-import { cacheDir, configPath } from '../../config/store.js';
+import { aliasAdvice, describeOrigin, type Origin, resolveSelection } from '../../config/resolve.js';
+import { cacheDir, type CardboardConfig, configPath } from '../../config/store.js';
 import type { Context, ContextRef } from '../../context.js';
 import { createStatus } from '../../io/status.js';
 import { terminalText } from '../../io/text.js';
@@ -59,7 +59,11 @@ const shown = (origin: Origin | undefined): ShownSource => ({ source: origin?.ki
 
 /** What a command would use, resolved exactly as an API command resolves it, without failing on missing parts. */
 export async function boardShowResult(ctx: Context): Promise<BoardShowResult> {
-  const sel = resolveSelection(ctx, await ctx.config.read());
+  return showResult(ctx, await ctx.config.read());
+}
+
+function showResult(ctx: Context, config: CardboardConfig): BoardShowResult {
+  const sel = resolveSelection(ctx, config);
   return {
     alias: sel.alias ?? null,
     id: { value: sel.id?.value ?? null, ...shown(sel.id?.origin) },
@@ -74,16 +78,21 @@ export async function boardShowResult(ctx: Context): Promise<BoardShowResult> {
 
 const from = (part: ShownSource) => (part.source && part.from ? `  (from ${describeOrigin({ kind: part.source, name: part.from })})` : '');
 
-/** What a command would still need, and where to give it. */
-function missing(r: BoardShowResult): string {
+/** What a command would still need, and where to give it; a board name that is no stored alias gets the nearest one. */
+function missing(r: BoardShowResult, config: CardboardConfig): string {
   if (!r.id.value) return 'no board: pass --board <alias-or-id>, set CARDBOARD_BOARD, or store one with `cardboard board add`.';
-  if (!r.baseUrl.value) return `no base URL for board ${r.id.value}: pass --base-url or set CARDBOARD_BASE_URL.`;
+  if (!r.baseUrl.value) {
+    const { suggestion, stored } = aliasAdvice(r.id.value, config);
+    const advice = suggestion === undefined ? (stored ? ` ${stored}` : '') : ` Did you mean ${suggestion}?`;
+    return `no base URL for board ${r.id.value}: pass --base-url or set CARDBOARD_BASE_URL.${advice}`;
+  }
   return `no token for board ${r.id.value}: set CARDBOARD_TOKEN, or store the board with \`cardboard board add\`.`;
 }
 
 /** Print the result: `--json` exact, otherwise one line a part, escaped for the terminal. */
 export async function runBoardShow(ctx: Context, opts: BoardShowOptions): Promise<void> {
-  const result = await boardShowResult(ctx);
+  const config = await ctx.config.read();
+  const result = showResult(ctx, config);
   if (opts.json) return writeJson(ctx.stdout, result);
   const lines = [
     `board:        ${result.id.value ?? '(none)'}${result.alias && result.alias !== result.id.value ? ` (alias ${result.alias})` : ''}${from(result.id)}`,
@@ -94,5 +103,5 @@ export async function runBoardShow(ctx: Context, opts: BoardShowOptions): Promis
     `cache dir:    ${result.cacheDir}`,
   ];
   await writeChunk(ctx.stdout, `${lines.map((line) => terminalText(line)).join('\n')}\n`);
-  if (!result.ready) createStatus(ctx).info(`Incomplete: ${missing(result)}`);
+  if (!result.ready) createStatus(ctx).info(`Incomplete: ${missing(result, config)}`);
 }

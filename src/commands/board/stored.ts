@@ -1,20 +1,16 @@
 // The board verbs' one path to a stored board: read the config, find the alias (one not-found error for
 // every verb), change it, write it back. The alias is a user's string: looked up with storedBoard, own keys only.
+import { aliasAdvice } from '../../config/resolve.js';
 import { type CardboardConfig, type ConfigStore, type StoredBoard, storedBoard } from '../../config/store.js';
 import { UsageError } from '../../errors.js';
-import { suggestField } from '../../schema/match.js';
 
 /** What to do when no board is stored at all (`board list`, and the not-found error then). */
 export const ADD_A_BOARD = 'Add one with `cardboard board add <alias> --url <POST URL>`.';
 
-/** The error for an alias that is not stored: the closest stored alias when one is near, then the stored ones. */
+/** The error for an alias that is not stored: the closest stored alias when one is near, else the stored ones. */
 export function unknownAlias(alias: string, config: CardboardConfig): UsageError {
-  const known = Object.keys(config.boards);
-  if (known.length === 0) return new UsageError(`No board stored as "${alias}".`, { hint: ADD_A_BOARD });
-  const close = suggestField(alias, known);
-  return new UsageError(`No board stored as "${alias}".`, {
-    hint: `${close === undefined ? '' : `Did you mean "${close}"? `}Stored boards: ${known.join(', ')}.`,
-  });
+  const { suggestion, stored } = aliasAdvice(alias, config);
+  return new UsageError(`No board stored as "${alias}".`, { suggestion, hint: suggestion === undefined ? (stored ?? ADD_A_BOARD) : undefined });
 }
 
 /** The board stored as `alias` in `config`, else the not-found error (before a verb asks for anything). */
