@@ -1,5 +1,5 @@
 // The board verbs' one path to a stored board (commands/board/stored.ts): every verb that names an alias
-// fails the same way when it is not stored, with the closest alias and the stored ones, and writes nothing.
+// fails the same way when it is not stored, with the closest alias or else the stored ones, and writes nothing.
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -25,35 +25,42 @@ const VERBS: Array<[string[], string]> = [
   [['board', 'set-signing-key'], 'sk-never-stored\n'],
 ];
 
+/** The usage lines a usage error of the verb ends with. */
+function usage(verb: string[]): string {
+  const name = verb[1] === 'rm' ? 'remove' : verb[1]!;
+  const line = { use: 'board use', remove: 'board remove|rm', 'set-signing-key': 'board set-signing-key' }[name];
+  return `Usage: cardboard ${line} [options] <alias>\nSee 'cardboard board ${name} --help'.\n`;
+}
+
 describe('an alias that is not stored', () => {
-  it.each(VERBS)('%s: the same error and hint, with the closest alias; the file is untouched', async (verb, input) => {
+  it.each(VERBS)('%s: the same error and Did you mean, with the closest alias; the file is untouched', async (verb, input) => {
     const configDir = configWithBoards();
     const before = readFileSync(join(configDir, 'config.json'), 'utf8');
     const r = await runMain([...verb, 'wrok'], { configDir, input });
     expect(r.code).toBe(2);
     expect(r.stdout).toBe('');
-    expect(r.stderr).toBe('error: No board stored as "wrok".\nhint: Did you mean "work"? Stored boards: work, personal.\n');
+    expect(r.stderr).toBe(`error: No board stored as "wrok".\nDid you mean work?\n${usage(verb)}`);
     expect(readFileSync(join(configDir, 'config.json'), 'utf8')).toBe(before);
   });
 
   it.each(VERBS)('%s: no close alias: the stored ones only', async (verb, input) => {
     const r = await runMain([...verb, 'staging'], { configDir: configWithBoards(), input });
     expect(r.code).toBe(2);
-    expect(r.stderr).toBe('error: No board stored as "staging".\nhint: Stored boards: work, personal.\n');
+    expect(r.stderr).toBe(`error: No board stored as "staging".\nhint: Stored boards: work, personal.\n${usage(verb)}`);
   });
 
   it.each(VERBS)('%s: no board at all: how to add one, and no config directory is made', async (verb, input) => {
     const configDir = join(tempDir(), 'cfg');
     const r = await runMain([...verb, 'work'], { configDir, input });
     expect(r.code).toBe(2);
-    expect(r.stderr).toBe('error: No board stored as "work".\nhint: Add one with `cardboard board add <alias> --url <POST URL>`.\n');
+    expect(r.stderr).toBe(`error: No board stored as "work".\nhint: Add one with \`cardboard board add <alias> --url <POST URL>\`.\n${usage(verb)}`);
     expect(existsSync(configDir)).toBe(false);
   });
 
   it('a name of Object.prototype is no stored board, and is not suggested from one', async () => {
     const r = await runMain(['board', 'use', 'constructor'], { configDir: configWithBoards() });
     expect(r.code).toBe(2);
-    expect(r.stderr).toBe('error: No board stored as "constructor".\nhint: Stored boards: work, personal.\n');
+    expect(r.stderr).toBe(`error: No board stored as "constructor".\nhint: Stored boards: work, personal.\n${usage(['board', 'use'])}`);
   });
 });
 
@@ -88,7 +95,7 @@ describe('changeBoard and changeStoredBoard', () => {
     const change = changeStoredBoard(configStore({ CARDBOARD_CONFIG_DIR: configDir }), 'Work', () => {
       ran = true;
     });
-    await expect(change).rejects.toMatchObject({ message: 'No board stored as "Work".', hint: 'Did you mean "work"? Stored boards: work, personal.', exitCode: 2 });
+    await expect(change).rejects.toMatchObject({ message: 'No board stored as "Work".', suggestion: 'work', hint: undefined, exitCode: 2 });
     expect(ran).toBe(false);
     expect(readFileSync(join(configDir, 'config.json'), 'utf8')).toBe(before);
   });

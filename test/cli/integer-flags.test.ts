@@ -22,7 +22,8 @@ describe('integer flags', () => {
     [['emulator', '--page-size', '99999999999999999999999'], '--page-size must be a whole number from 1 to 100000, got "99999999999999999999999"'],
   ])('%j exits 2 naming the flag and its range', async (args, message) => {
     const r = await runMain(args, { env });
-    expect(r.stderr).toBe(`error: ${message}\n`);
+    // The message, then the usage lines every usage error ends with.
+    expect(r.stderr.split('\n')).toEqual([`error: ${message}`, expect.stringMatching(/^Usage: cardboard /), expect.stringMatching(/^See 'cardboard .*--help'\.$/), '']);
     expect(r.code).toBe(2);
     expect(r.stdout).toBe('');
   });

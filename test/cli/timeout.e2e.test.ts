@@ -95,6 +95,7 @@ describe('the global --timeout, on every command', () => {
   it('still refuses a bare number, naming --timeout (so the check above can fail)', async () => {
     const r = await runMain(['card', 'get', 'x', '--timeout', '30']);
     expect(r.code).toBe(2);
-    expect(r.stderr).toBe('error: --timeout 30 has no unit\nhint: Write 30s for seconds, 30m for minutes or 30ms.\n');
+    // A global option is read by the root, before the verb: the root's usage.
+    expect(r.stderr).toBe("error: --timeout 30 has no unit\nhint: Write 30s for seconds, 30m for minutes or 30ms.\nUsage: cardboard [options] [command]\nSee 'cardboard --help'.\n");
   });
 });

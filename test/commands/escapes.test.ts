@@ -133,12 +133,13 @@ describe('card put and comment print the id the server chose', () => {
 });
 
 describe('errors quoting hostile names', () => {
-  it('did-you-mean to hostile fields: escaped, one error line and one hint line', async () => {
+  it('did-you-mean to hostile fields: escaped, one error line and one hint line, then the usage lines', async () => {
     const r = await runMain(['card', 'put', 'eviltxt.exe=x', 'onetwo=y'], { env });
     expect(r.code).toBe(2);
     expect(r.stderr).toContain("'eviltxt.exe' (did you mean 'evil\\u202etxt.exe'?), 'onetwo' (did you mean 'one\\ntwo'?)");
     expect(r.stderr).not.toMatch(RAW_CONTROL);
-    expect(rows(r.stderr)).toHaveLength(2);
+    expect(rows(r.stderr)).toHaveLength(4);
+    expect(rows(r.stderr).slice(2)).toEqual(['Usage: cardboard card put [options] [fields...]', "See 'cardboard card put --help'."]);
   });
   it('an unmapped CSV column: the suggestion and the --map to paste are escaped and stay on their line', async () => {
     const file = join(tempDir(), 'in.csv');
@@ -147,8 +148,8 @@ describe('errors quoting hostile names', () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toContain("column 'onetwo': no field of that name; closest is 'one\\ntwo': add --map $'onetwo=one\\ntwo'");
     expect(r.stderr).not.toMatch(RAW_CONTROL);
-    // The message, its one column line, the hint.
-    expect(rows(r.stderr)).toHaveLength(3);
+    // The message, its one column line, the hint, the usage line and where the help is.
+    expect(rows(r.stderr)).toHaveLength(5);
   });
 });
 
