@@ -56,6 +56,27 @@ describe('help', () => {
     expect(await help(['help'])).toBe(await help(['--help']));
   });
 
+  it("lists a group's commands first, as gh does: usage, description, commands, options, global options, examples", async () => {
+    for (const path of [[], ['card'], ['webhook'], ['board']]) {
+      const text = await help(path.length ? [...path, '--help'] : []);
+      const lines = text.split('\n');
+      const at = (title: string) => lines.indexOf(title);
+      expect(at('Commands:'), path.join(' ')).toBeGreaterThan(0);
+      expect(at('Commands:')).toBeLessThan(at('Options:'));
+      expect(at('Options:')).toBeLessThan(at('Examples:'));
+      if (path.length) {
+        expect(at('Options:')).toBeLessThan(at('Global Options:'));
+        expect(at('Global Options:')).toBeLessThan(at('Examples:'));
+      }
+      // Only the usage line and the description come before the commands.
+      expect(lines.slice(0, at('Commands:')).filter((l) => l !== '')).toHaveLength(2);
+    }
+    // A verb: its arguments, then its options, then the global ones.
+    const put = (await help(['card', 'put', '--help'])).split('\n');
+    expect(put.indexOf('Arguments:')).toBeLessThan(put.indexOf('Options:'));
+    expect(put.indexOf('Options:')).toBeLessThan(put.indexOf('Global Options:'));
+  });
+
   it('bare `cardboard` and bare `cardboard <noun>` print help on stdout and exit 0', async () => {
     expect(await help([])).toBe(await help(['--help']));
     for (const noun of ['card', 'webhook', 'board']) {
