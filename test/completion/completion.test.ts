@@ -59,6 +59,11 @@ describe('cardboard completion', () => {
 
     const script = (await runCli(['completion', 'bash'], { configDir })).stdout;
     expect(complete(script, ['cardboard', 'schema', '--board', ''], configDir).sort()).toEqual(['home', 'work']);
+    // The verbs whose argument is a stored alias offer the aliases, not file names.
+    expect(complete(script, ['cardboard', 'board', 'use', ''], configDir).sort()).toEqual(['home', 'work']);
+    expect(complete(script, ['cardboard', 'board', 'remove', 'w'], configDir)).toEqual(['work']);
+    expect(complete(script, ['cardboard', 'board', 'set-signing-key', 'h'], configDir)).toEqual(['home']);
+    expect(complete(script, ['cardboard', 'board', 'use', 'x'], configDir)).toEqual([]);
     expect(complete(script, ['cardboard', 'card', 'put', 'St'], configDir)).toEqual(['Status=']);
     expect(complete(script, ['cardboard', 'import', 'x.csv', '--match-on', 'D'], configDir)).toEqual(['Due\\ Date']);
   });

@@ -143,6 +143,9 @@ describe('bash completion of server words', () => {
     expect(complete(['cardboard', '-b', 'evil', 'card', 'put', 'Due'])).toEqual(['Due\\ Date=', 'Due\\ Time=']);
     expect(complete(['cardboard', '-b', 'evil', 'card', 'put', 'St'])).toEqual(['Status=', 'Stage=']);
     expect(unquote(complete(['cardboard', '-b', 'evil', 'card', 'list', '--fields', 'Status,Due']))).toEqual(['Status,Due Date', 'Status,Due Time']);
+    // The comma of a --fields list is left bare (`Status\,Due` was offered); a comma in a name is quoted.
+    expect(complete(['cardboard', '-b', 'evil', 'card', 'list', '--fields', 'Status,Due'])).toEqual(['Status,Due\\ Date', 'Status,Due\\ Time']);
+    expect(complete(['cardboard', '-b', 'evil', 'card', 'list', '--fields', 'Status,$'])).toEqual([`Status,\\$\\(touch\\ ${trap}/X\\)`]);
     expect(complete(['cardboard', '-b', 'evil', 'import', 'x.csv', '--map', 'Title', '=', 'Sta'])).toEqual(['Status', 'Stage']);
     expect(complete(['cardboard', '-b', 'evil', 'card', 'put', 'Status', '=', ''])).toEqual([]);
     expect(readdirSync(trap)).toEqual([]);
@@ -232,7 +235,9 @@ describe.skipIf(!has('zsh') || !has('python3'))('zsh completion of server words 
       ['cardboard -b evil import x.csv --match-on \\$', `cardboard -b evil import x.csv --match-on \\$\\(touch\\ ${trap}/X\\) `],
       ['cardboard -b evil import x.csv --match-on \\`', `cardboard -b evil import x.csv --match-on \\\`touch\\ ${trap}/Y\\\` `],
       ['cardboard -b evil import x.csv --skip-column "Due D', 'cardboard -b evil import x.csv --skip-column "Due Date" '],
-      ['cardboard -b evil card list --fields Status,Due\\ T', 'cardboard -b evil card list --fields Status,Due\\ Time '],
+      // A comma list stays open (no space) for the next name.
+      ['cardboard -b evil card list --fields Status,Due\\ T', 'cardboard -b evil card list --fields Status,Due\\ Time'],
+      ['cardboard card list --fields Plain\\ One,Plain\\ T', 'cardboard card list --fields Plain\\ One,Plain\\ Two'],
       ['cardboard --board=evil card put Statu', 'cardboard --board=evil card put Status='],
       ['cardboard card put Pl', 'cardboard card put Plain\\ '],
     ];
@@ -250,6 +255,9 @@ describe.skipIf(!has('zsh') || !has('python3'))('zsh completion of server words 
       ['cardboard completion fi', 'cardboard completion fish '],
       ['cardboard card list -b ev', 'cardboard card list -b evil '],
       ['cardboard --board pl', 'cardboard --board plain '],
+      ['cardboard board use ev', 'cardboard board use evil '],
+      ['cardboard board remove p', 'cardboard board remove plain '],
+      ['cardboard board set-signing-key e', 'cardboard board set-signing-key evil '],
       ['cardboard webhook l', 'cardboard webhook listen '],
       ['cardboard card list --ti', 'cardboard card list --timeout '],
       ['cardboard help webhook li', 'cardboard help webhook listen '],
@@ -301,7 +309,8 @@ describe.skipIf(!has('fish'))('fish completion of server words (real fish, compl
     expect(candidates('cardboard -b evil import x.csv --match-on ')).toEqual([...OFFERED].sort());
     expect(candidates('cardboard --board evil import x.csv --skip-column ')).toEqual([...OFFERED].sort());
     expect(candidates('cardboard -b evil card put D')).toEqual(['Due Date=', 'Due Time=']);
-    expect(candidates('cardboard --board=evil card list --fields Status,Du')).toEqual(['Status,Due Date', 'Status,Due Time']);
+    // A comma list: each candidate ends in its comma, so fish adds no space (--fields skips the empty name).
+    expect(candidates('cardboard --board=evil card list --fields Status,Du')).toEqual(['Status,Due Date,', 'Status,Due Time,']);
     expect(candidates('cardboard card put ')).toEqual(['Plain One=', 'Plain Two=']);
     expect(candidates('cardboard -b evil import x.csv --map Title=Due')).toEqual(['Title=Due Date', 'Title=Due Time']);
     expect(candidates('cardboard card ')).toEqual(['get', 'list', 'put']);
@@ -316,7 +325,10 @@ describe.skipIf(!has('fish'))('fish completion of server words (real fish, compl
     expect(candidates('cardboard -b ')).toEqual(['evil', 'plain']);
     expect(candidates('cardboard card list --board ')).toEqual(['evil', 'plain']);
     expect(candidates('cardboard card list --f')).toEqual(['--fields', '--format']);
-    expect(candidates('cardboard card list -b evil --fields Du')).toEqual(['Due Date', 'Due Time']);
+    expect(candidates('cardboard card list -b evil --fields Du')).toEqual(['Due Date,', 'Due Time,']);
+    expect(candidates('cardboard board use ')).toEqual(['evil', 'plain']);
+    expect(candidates('cardboard board remove e')).toEqual(['evil']);
+    expect(candidates('cardboard board set-signing-key p')).toEqual(['plain']);
     expect(candidates('cardboard -b evil import x.csv --type D')).toEqual(['Due Date=', 'Due Time=']);
     expect(candidates('cardboard import x.csv --type Status=')).toEqual(['Status=boolean', 'Status=json', 'Status=number', 'Status=string']);
     expect(candidates('cardboard help ')).toEqual(['board', 'card', 'comment', 'completion', 'emulator', 'import', 'schema', 'webhook']);
@@ -338,6 +350,12 @@ describe.skipIf(!has('python3'))('bash completion on a pty (readline inserts wha
       ['cardboard card list --format nd', 'cardboard card list --format ndjson '],
       ['cardboard import x.csv --empty s', 'cardboard import x.csv --empty send '],
       ['cardboard -b ev', 'cardboard -b evil '],
+      // A comma list: the comma left bare and the word open (no space) for the next name.
+      ['cardboard card list --fields Plain\\ O', 'cardboard card list --fields Plain\\ One'],
+      ['cardboard card list --fields Plain\\ One,Plain\\ T', 'cardboard card list --fields Plain\\ One,Plain\\ Two'],
+      ['cardboard board use ev', 'cardboard board use evil '],
+      ['cardboard board remove p', 'cardboard board remove plain '],
+      ['cardboard board set-signing-key e', 'cardboard board set-signing-key evil '],
     ];
     expect(onPty('bash', file, cases.map(([typed]) => typed))).toEqual(cases.map(([, want]) => want));
     expect(readdirSync(trap)).toEqual([]);

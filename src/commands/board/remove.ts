@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { Context, ContextRef } from '../../context.js';
 import { createStatus } from '../../io/status.js';
-import { changeStoredBoard } from './stored.js';
+import { changeStoredBoard, StoredAliasArgument } from './stored.js';
 
 /** Which alias to forget. */
 export interface BoardRemoveOptions {
@@ -14,7 +14,7 @@ export function boardRemoveCommand(parent: Command, ctx: ContextRef, run = runBo
     .command('remove')
     .alias('rm')
     .description('Forget a stored board and its secrets')
-    .argument('<alias>', 'a stored board alias')
+    .addArgument(new StoredAliasArgument())
     .addHelpText('after', '\nExamples:\n  $ cardboard board remove old-board')
     .action(async (alias: string) => {
       await run(ctx(), { alias });

@@ -3,7 +3,7 @@ import type { Context, ContextRef } from '../../context.js';
 import { isInteractive } from '../../context.js';
 import { createStatus } from '../../io/status.js';
 import { checkSecret, promptSecret, readSecretsFromStdin } from './secret-input.js';
-import { changeStoredBoard, requireBoard } from './stored.js';
+import { changeStoredBoard, requireBoard, StoredAliasArgument } from './stored.js';
 
 /** Which board gets the webhook signing key. */
 export interface BoardSetSigningKeyOptions {
@@ -23,7 +23,7 @@ export function boardSetSigningKeyCommand(parent: Command, ctx: ContextRef, run 
   return parent
     .command('set-signing-key')
     .description("Store a board's webhook signing key (from a prompt or stdin)")
-    .argument('<alias>', 'a stored board alias')
+    .addArgument(new StoredAliasArgument())
     .addHelpText('after', EXAMPLES)
     .action(async (alias: string) => {
       await run(ctx(), { alias });

@@ -1,8 +1,19 @@
 // The board verbs' one path to a stored board: read the config, find the alias (one not-found error for
 // every verb), change it, write it back. The alias is a user's string: looked up with storedBoard, own keys only.
+import { Argument } from 'commander';
 import { aliasAdvice } from '../../config/resolve.js';
 import { type CardboardConfig, type ConfigStore, type StoredBoard, storedBoard } from '../../config/store.js';
 import { UsageError } from '../../errors.js';
+
+/**
+ * The `<alias>` argument of a verb that takes a stored board (use, remove, set-signing-key): shell
+ * completion offers the stored aliases for it (commands/completion), where it would offer file names.
+ */
+export class StoredAliasArgument extends Argument {
+  constructor() {
+    super('<alias>', 'a stored board alias');
+  }
+}
 
 /** What to do when no board is stored at all (`board list`, and the not-found error then). */
 export const ADD_A_BOARD = 'Add one with `cardboard board add <alias> --url <POST URL>`.';

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { Context, ContextRef } from '../../context.js';
 import { createStatus } from '../../io/status.js';
-import { changeStoredBoard } from './stored.js';
+import { changeStoredBoard, StoredAliasArgument } from './stored.js';
 
 /** Which alias becomes the default board. */
 export interface BoardUseOptions {
@@ -13,7 +13,7 @@ export function boardUseCommand(parent: Command, ctx: ContextRef, run = runBoard
   return parent
     .command('use')
     .description('Make a stored board the default')
-    .argument('<alias>', 'a stored board alias')
+    .addArgument(new StoredAliasArgument())
     .addHelpText('after', '\nExamples:\n  $ cardboard board use work')
     .action(async (alias: string) => {
       await run(ctx(), { alias });

@@ -43,10 +43,14 @@ _cardboard_dequote() {
   _cardboard_q="$q"
 }
 # $1 quoted for the place the cursor is in: inside '...' or "...", or bare (printf %q), into _cardboard_quoted.
+# Bare, a comma stays as it is: %q escapes it, yet with every brace escaped a comma means nothing to the
+# shell, and --fields Name,Status reads better so. Each comma %q writes follows a backslash of its own, and
+# only that backslash is dropped. ($'...', for a control character, is left whole.)
 _cardboard_quote() {
   local s="$1" out='' c i
   if [[ -z "$_cardboard_q" ]]; then
     printf -v _cardboard_quoted '%q' "$s"
+    [[ "$_cardboard_quoted" != "\\$'"* ]] && _cardboard_quoted="\${_cardboard_quoted//\\\\,/,}"
     return
   fi
   for ((i = 0; i < \${#s}; i++)); do
@@ -129,10 +133,12 @@ _cardboard() {
     ${ALIAS_OPTIONS.join('|')})
       _cardboard_offer '' '' < <(_cardboard_list aliases); return ;;
     --fields)
-      # Comma-separated: complete the name after the last comma.
+      # Comma-separated: complete the name after the last comma, and leave the word open (no space) for
+      # the next comma.
       local head=''
       [[ "$_cardboard_cur" == *,* ]] && head="\${_cardboard_cur%,*},"
-      _cardboard_offer "$head" '' < <(_cardboard_list fields); return ;;
+      _cardboard_offer "$head" '' < <(_cardboard_list fields)
+      compopt -o nospace 2>/dev/null; return ;;
     ${FIELD_OPTIONS.filter((o) => o !== '--fields').join('|')})
       _cardboard_offer '' '' < <(_cardboard_list fields); return ;;
     ${TYPE_OPTION})
@@ -151,6 +157,10 @@ _cardboard() {
   if [[ "$cur" == -* ]]; then
     [[ -n "$path" ]] && opts+=" ${globals}"
     _cardboard_offer '' '' < <(_cardboard_split "$opts"); return
+  fi
+  if _cardboard_alias_arg "$path"; then
+    # \`board use <alias>\`: the stored aliases, never file names.
+    _cardboard_offer '' '' < <(_cardboard_list aliases); return 0
   fi
   if [[ "$path" == "card put" ]]; then
     # Field=value pairs: complete the field and its "=", nothing after the "=".

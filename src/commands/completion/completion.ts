@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { Argument, type Command, Option } from 'commander';
 import { resolveSelection, schemaCachePath } from '../../config/index.js';
 import type { Context, ContextRef } from '../../context.js';
+import { StoredAliasArgument } from '../board/stored.js';
 import { nounSummary } from '../nouns.js';
 import { UsageError } from '../../errors.js';
 import { renderBash } from './bash.js';
@@ -96,6 +97,7 @@ function describe(cmd: Command): CompletionNode {
         ...(o.argChoices ? { choices: [...o.argChoices] } : {}),
       })),
     argumentChoices: cmd.registeredArguments[0]?.argChoices ? [...cmd.registeredArguments[0].argChoices] : [],
+    aliasArgument: cmd.registeredArguments[0] instanceof StoredAliasArgument,
     subcommands: cmd.commands.filter((c) => c.name() !== 'help').map(describe),
   };
 }

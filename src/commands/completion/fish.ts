@@ -75,12 +75,16 @@ export function renderFish(root: CompletionNode): string {
       let values = o.takesValue ? ' -r' : '';
       if (o.choices) values = ` -x -a ${fishQuote(o.choices.map(plainWord).join(' '))}`;
       if (o.long && ALIAS_OPTIONS.includes(o.long)) values = " -x -a '(__cardboard_words aliases)'";
-      if (o.long === '--fields') values = " -x -a '(__cardboard_words fields \"\" ,)'";
+      // A comma list stays open for the next name: fish 3 adds a space after a candidate unless it ends
+      // in one of / = @ : . , - (and has no flag to say otherwise), so each candidate ends in its comma,
+      // which --fields reads as nothing (an empty name is skipped).
+      if (o.long === '--fields') values = " -x -a '(__cardboard_words fields , ,)'";
       else if (o.long === '--map') values = " -x -a '(__cardboard_words fields \"\" =)'";
       else if (o.long === TYPE_OPTION) values = " -x -a '(__cardboard_typed)'";
       else if (o.long && FIELD_OPTIONS.includes(o.long)) values = " -x -a '(__cardboard_words fields)'";
       lines.push(`complete -c cardboard${cond}${names}${values} -d ${fishQuote(o.description)}`);
     }
+    if (node.aliasArgument) lines.push(`complete -c cardboard -n ${fishQuote(here)} -a '(__cardboard_words aliases)'`);
     if (node.argumentChoices.length && path.length) {
       lines.push(`complete -c cardboard -n ${fishQuote(here)} -a ${fishQuote(node.argumentChoices.map(plainWord).join(' '))}`);
     }

@@ -8,6 +8,8 @@ export interface CompletionNode {
   options: { long?: string; short?: string; description: string; takesValue: boolean; choices?: string[] }[];
   /** The words the first argument may be (`completion bash|zsh|fish`), from its `.choices()`. */
   argumentChoices: string[];
+  /** The first argument is a stored board alias (`board use <alias>`): the scripts offer the stored ones. */
+  aliasArgument: boolean;
   subcommands: CompletionNode[];
 }
 
@@ -45,8 +47,9 @@ export function plainWord(word: string): string {
 
 /**
  * The tables both scripts walk: one row per command path, `path|subcommands|flags|flags taking a value`,
- * and one per value list, `path|flag|words` (`card list|--format|table json ndjson csv`; the flag `@` for
- * the first argument; the path empty for a global option).
+ * one per value list, `path|flag|words` (`card list|--format|table json ndjson csv`; the flag `@` for
+ * the first argument; the path empty for a global option), and the paths whose argument is a stored
+ * board alias (`board use`).
  */
 export function tableRows(root: CompletionNode): string {
   const all = walk(root);
@@ -58,7 +61,8 @@ export function tableRows(root: CompletionNode): string {
     ...node.options.flatMap((o) => (o.choices ? names([o]).map((f) => [f, o.choices!] as const) : [])),
     ...(node.argumentChoices.length ? [['@', node.argumentChoices] as const] : []),
   ].map(([flag, words]) => `    "${path.join(' ')}|${flag}|${words.map(plainWord).join(' ')}"`));
-  return `_cardboard_table=(\n${rows.join('\n')}\n)\n_cardboard_values=(\n${values.join('\n')}\n)`;
+  const aliasPaths = all.filter(({ node }) => node.aliasArgument).map(({ path }) => `    "${path.map(plainWord).join(' ')}"`);
+  return `_cardboard_table=(\n${rows.join('\n')}\n)\n_cardboard_values=(\n${values.join('\n')}\n)\n_cardboard_alias_args=(\n${aliasPaths.join('\n')}\n)`;
 }
 
 /**
@@ -74,4 +78,10 @@ export const TABLE_FUNCTIONS = `_cardboard_at() {
   done
   row="\${row#*|}"; _cardboard_subs="\${row%%|*}"
   row="\${row#*|}"; _cardboard_opts="\${row%%|*}"; _cardboard_vals="\${row#*|} $globals"
+}
+# Whether the argument of the command at path $1 is a stored board alias.
+_cardboard_alias_arg() {
+  local p
+  for p in "\${_cardboard_alias_args[@]}"; do [[ "$p" == "$1" ]] && return 0; done
+  return 1
 }`;

@@ -93,9 +93,10 @@ _cardboard() {
       _cardboard_list aliases
       compadd -- "\${reply[@]}"; return ;;
     --fields)
+      # Comma-separated: the name after the last comma, and the word left open (no space) for the next comma.
       compset -P '*,'
       _cardboard_list fields "$board"
-      compadd -- "\${reply[@]}"; return ;;
+      compadd -S '' -- "\${reply[@]}"; return ;;
     --map)
       compset -P '*='
       _cardboard_list fields "$board"
@@ -118,6 +119,11 @@ _cardboard() {
     names=(\${(s: :)opts})
     [[ -n "$cmdpath" ]] && names+=(\${(s: :)_cardboard_globals})
     _cardboard_add "$cmdpath"; return
+  fi
+  if _cardboard_alias_arg "$cmdpath"; then
+    # \`board use <alias>\`: the stored aliases, never file names.
+    _cardboard_list aliases
+    compadd -- "\${reply[@]}"; return
   fi
   if [[ "$cmdpath" == "card put" ]]; then
     # Field=value pairs: complete the field and its "=", nothing after the "=".
