@@ -60,7 +60,7 @@ describe('errors quoting hostile field names', () => {
   it('a did-you-mean and a suggested --map are escaped, each on its own line', async () => {
     const put = await runCli(['card', 'put', 'eviltxt.exe=x', 'onetwo=y'], { env, configDir: env.CARDBOARD_CONFIG_DIR });
     expect(put.code).toBe(2);
-    expect(put.stderr).toMatch(/^error: unknown fields 'eviltxt\.exe' \(did you mean 'evil\\u202etxt\.exe'\?\), 'onetwo' \(did you mean 'one\\ntwo'\?\); .*\nhint: .*\n$/);
+    expect(put.stderr).toMatch(/^error: unknown fields 'eviltxt\.exe' \(did you mean 'evil\\u202etxt\.exe'\?\), 'onetwo' \(did you mean 'one\\ntwo'\?\); .*\nhint: .*\nUsage: cardboard card put .*\nSee 'cardboard card put --help'\.\n$/);
     expect(put.stderr).not.toMatch(RAW_CONTROL);
 
     const file = join(tempDir(), 'in.csv');
@@ -70,7 +70,7 @@ describe('errors quoting hostile field names', () => {
     expect(imp.stderr).not.toMatch(RAW_CONTROL);
     expect(imp.stderr).toContain("add --map $'onetwo=one\\ntwo'");
     expect(imp.stderr).toContain("column 'Status\\e[1A': no field of that name; closest is 'Status\\e[1A\\e[2K'");
-    // The message, one line per column, the hint.
-    expect(imp.stderr.trimEnd().split('\n')).toHaveLength(4);
+    // The message, one line per column, the hint, the usage line and where the help is.
+    expect(imp.stderr.trimEnd().split('\n')).toHaveLength(6);
   });
 });
