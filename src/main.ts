@@ -1,5 +1,5 @@
-import type { Context, ContextParts } from './context.js';
 import type { Command } from 'commander';
+import type { Context, ContextParts } from './context.js';
 import { CancelledError, CardboardError, ExitCode, UsageError } from './errors.js';
 import { type Host, hostOf } from './host.js';
 import { Cancellation } from './interrupt.js';
