@@ -1,11 +1,12 @@
 #!/usr/bin/env node
 // `npm run docs`: writes the command reference (docs/commands/*.md, docs/man/*.1) generated from the built
-// command tree by dist/docs/reference.js, and deletes the pages of commands that no longer exist.
-import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+// command tree by dist/docs/reference.js, deletes the pages of commands that no longer exist, and lists the
+// man pages in package.json's "man" (what `npm install -g` links into the man path).
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createContext } from '../dist/context.js';
-import { referenceFiles } from '../dist/docs/reference.js';
+import { manPages, referenceFiles } from '../dist/docs/reference.js';
 import { buildProgram } from '../dist/program.js';
 import { VERSION } from '../dist/version.js';
 
@@ -24,4 +25,8 @@ for (const [path, text] of files) {
   mkdirSync(dirname(join(root, path)), { recursive: true });
   writeFileSync(join(root, path), text);
 }
+const pkgPath = join(root, 'package.json');
+const pkg = JSON.parse(readFileSync(pkgPath, 'utf8'));
+pkg.man = manPages(files);
+writeFileSync(pkgPath, `${JSON.stringify(pkg, null, 2)}\n`);
 process.stderr.write(`wrote ${files.size} files under docs/commands and docs/man\n`);

@@ -186,3 +186,8 @@ export function referenceFiles(root: Command, version: string): Map<string, stri
   for (const doc of docs) files.set(`docs/man/${pageName(doc.path)}.1`, manPage(doc, version));
   return files;
 }
+
+/** The man pages of a reference, as package.json's "man" lists them (`./docs/man/cardboard.1`, …), sorted. */
+export function manPages(files: Map<string, string>): string[] {
+  return [...files.keys()].filter((path) => path.startsWith('docs/man/')).map((path) => `./${path}`).sort();
+}

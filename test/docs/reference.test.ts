@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createContext } from '../../src/context.js';
-import { pageName, referenceFiles } from '../../src/docs/reference.js';
+import { manPages, pageName, referenceFiles } from '../../src/docs/reference.js';
 import { buildProgram } from '../../src/program.js';
 import { VERSION } from '../../src/version.js';
 
@@ -75,5 +75,10 @@ describe('the generated command reference', () => {
     const extra = [...disk.keys()].filter((p) => !generated.has(p));
     const stale = [...generated.keys()].filter((p) => disk.has(p) && disk.get(p) !== generated.get(p));
     expect({ missing, extra, stale }, REGENERATE).toEqual({ missing: [], extra: [], stale: [] });
+  });
+
+  it(`package.json's "man" lists every man page, so a global install links them (${REGENERATE})`, () => {
+    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { man?: string[] };
+    expect(pkg.man).toEqual(manPages(generated));
   });
 });
