@@ -69,7 +69,7 @@ describe('cardboard import: the demo CSV', () => {
     const e = await start();
     const first = await cli(e, ['import', DEMO, '--map', 'Assignee=Owner', '--match-on', 'Name', '--json']);
     expect(JSON.parse(first.stdout)).toMatchObject({ created: 25, updated: 0 });
-    // The README's example: the same file again sends nothing.
+    // The example of docs/import.md and the README's tour: the same file again sends nothing.
     const again = await cli(e, ['import', DEMO, '--map', 'Assignee=Owner', '--match-on', 'Name', '--json']);
     expect(JSON.parse(again.stdout)).toMatchObject({ rows: 25, created: 0, updated: 0, unchanged: 25, skipped: 0 });
     const edited = join(tempDir(), 'edited.csv');

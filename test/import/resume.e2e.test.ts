@@ -100,7 +100,7 @@ describe('cardboard import: resume', () => {
     expect([...counts.values()].every((n) => n === 1)).toBe(true);
   });
 
-  it('a finished run closes its journal: the same command again starts afresh (README example)', async () => {
+  it('a finished run closes its journal: the same command again starts afresh (docs/import.md)', async () => {
     const e = await start();
     const file = writeCards(5, 'r');
     const args = ['import', file, '--map', 'Owner=Owner', '--match-on', 'Name', '--json'];
