@@ -53,7 +53,7 @@ describe('webhook replay interrupted: Ctrl-C names the --from that resumes', () 
     expect(r.stderr).toContain('hint: Resume with --from 2.');
   });
 
-  it('on a terminal, Ctrl-C typed while #2 is in flight does the same (a terminal delivers the signal differently from a pipe)', async () => {
+  it('on a terminal, Ctrl-C typed while #2 is in flight does the same (typed on a pty, Ctrl-C once ended a run that stopped gracefully piped)', async () => {
     const app = new TestApp();
     app.delayMs = 400;
     await app.up();
