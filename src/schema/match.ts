@@ -1,4 +1,4 @@
-import { terminalText } from '../io/text.js';
+import { groupDigits, terminalText } from '../io/text.js';
 import type { Field } from '../spec-types.js';
 
 /** A key that is not a field name of the board, with the nearest field name when one is close. */
@@ -181,5 +181,5 @@ export function describeUnknownKeys(unknown: readonly UnknownKey[]): string {
   const shown = unknown.slice(0, UNKNOWN_KEYS_SHOWN);
   const parts = shown.map((u) => (u.suggestion ? `'${terminalText(u.key)}' (did you mean '${terminalText(u.suggestion)}'?)` : `'${terminalText(u.key)}'`));
   const more = unknown.length - shown.length;
-  return `unknown field${unknown.length === 1 ? '' : 's'} ${parts.join(', ')}${more > 0 ? ` and ${more.toLocaleString('en-US')} more` : ''}`;
+  return `unknown field${unknown.length === 1 ? '' : 's'} ${parts.join(', ')}${more > 0 ? ` and ${groupDigits(more)} more` : ''}`;
 }

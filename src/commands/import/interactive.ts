@@ -6,7 +6,7 @@ import { CancelledError } from '../../errors.js';
 import { checkTargets, mappingToFile, rowBody, shellQuote, type Unmapped } from '../../import/mapping.js';
 import type { ColumnMapping, ColumnTarget } from '../../import/types.js';
 import { answer } from '../../io/prompt.js';
-import { quoted, terminalText } from '../../io/text.js';
+import { plural, quoted, terminalText } from '../../io/text.js';
 import { editDistance } from '../../schema/match.js';
 
 /** One option of a select prompt. */
@@ -90,7 +90,7 @@ export async function askMapping(
 ): Promise<ColumnMapping[]> {
   const out = [...columns];
   const createFields = await prompter.confirm(
-    `${unmapped.length} column(s) match no field. Does this board have Create Fields on (so a column may become a new field)?`,
+    `${plural(unmapped.length, 'column')} match${unmapped.length === 1 ? 'es' : ''} no field. Does this board have Create Fields on (so a column may become a new field)?`,
     false,
   );
   for (const u of unmapped) {

@@ -22,7 +22,7 @@ import { checkPublicFlags, findTool, type FoundTool, parseTunnel, runTunnel, typ
 import { type Duration, formatDuration, parseInteger, parsePort, parseSize, readDuration } from '../../units.js';
 import { KEY_TRANSPORT_HELP, loadSigningKey, noKeyHint, signingKeyStdinOption } from './key.js';
 import { batchedOutput } from './batched-output.js';
-import { changeJsonTail, deliveryLine, LINE_PARSE_MAX_BYTES, refusedTotal, rejectLine, summaryLine } from './render.js';
+import { changeJsonTail, deliveryLine, LINE_PARSE_MAX_BYTES, notForwardedText, refusedTotal, rejectLine, resumedForwardText, spoolKeptText, summaryLine } from './render.js';
 import { ForwardOutage } from './outage.js';
 import { httpUrl } from './url.js';
 import { type InspectPlan, inspectorLine, inspectPlan, makeInspector, startInspector } from './inspect.js';
@@ -261,8 +261,8 @@ export async function runWebhookListen(ctx: Context, opts: WebhookListenOptions)
   const fwd = listener.forwarder;
   if (fwd && opts.forwardTo) {
     status.info(`Forwarding to ${opts.forwardTo} (timeout ${formatDuration(opts.forwardTimeout)}).`);
-    if (fwd.resumed > 0) status.info(`Resuming: ${fwd.resumed} recorded deliveries were never forwarded; sending them first.`);
-    if (fwd.skipped > 0) status.info(`${fwd.skipped} deliveries already in ${opts.record} are not forwarded; send them with \`cardboard webhook replay ${opts.record} --to ${opts.forwardTo}\`.`);
+    if (fwd.resumed > 0) status.info(resumedForwardText(fwd.resumed));
+    if (fwd.skipped > 0) status.info(notForwardedText(fwd.skipped, opts.record!, opts.forwardTo));
   }
   // The live line's "down for" moves every second, not only at each try (up to 5 s apart).
   const tick = () => {
@@ -316,7 +316,7 @@ export async function runWebhookListen(ctx: Context, opts: WebhookListenOptions)
     rmSync(spool, { force: true });
     rmSync(cursorPath(spool), { force: true });
   } else if (spool) {
-    status.warn(`${pending} deliveries were not forwarded; they are kept in ${spool}. Resume with --record ${spool}.`);
+    status.warn(spoolKeptText(pending ?? 0, spool));
   }
   if (failure !== undefined) throw failure;
 }

@@ -1,4 +1,4 @@
-import { terminalText } from '../../io/text.js';
+import { plural, terminalText } from '../../io/text.js';
 import type { ForwardEvent } from '../../webhook/forwarder.js';
 import { forwardLine } from './render.js';
 
@@ -67,7 +67,7 @@ export class ForwardOutage {
     this.last = e;
     if (e.ok) {
       if (this.downSince === undefined) return { line: forwardLine(e) };
-      const was = `back up after ${elapsedText(now - this.downSince)} down, ${this.tries + 1} tries`;
+      const was = `back up after ${elapsedText(now - this.downSince)} down, ${plural(this.tries + 1, 'try', 'tries')}`;
       this.downSince = undefined;
       return { line: terminalText(`${forwardLine(e)}  (${was})`), over: true };
     }

@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import type { Context, ContextRef } from '../../context.js';
 import { AuthError, CancelledError, CardboardError, UsageError } from '../../errors.js';
 import { createStatus } from '../../io/status.js';
-import { terminalText } from '../../io/text.js';
+import { plural, terminalText } from '../../io/text.js';
 import { ownValue } from '../../own-keys.js';
 import { DeliveryClient } from '../../webhook/client.js';
 import { bodyValue, type Delivery, outgoingHeaders } from '../../webhook/delivery.js';
@@ -11,7 +11,7 @@ import { CardStates, cardIn } from '../../webhook/changes.js';
 import { readDeliveries, sniffRecordFile } from '../../webhook/record-file.js';
 import { checkKeys, describeUnknownKeys } from '../../schema/match.js';
 import { KEY_TRANSPORT_HELP, loadSigningKey, noKeyHint, signingKeyStdinOption } from './key.js';
-import { answerStart, answerStartData, answerText } from './render.js';
+import { answerStart, answerStartData, answerText, notAnsweredText } from './render.js';
 import { httpUrl } from './url.js';
 import { type Duration, durationOf, parseInteger } from '../../units.js';
 
@@ -224,16 +224,16 @@ export async function runWebhookReplay(ctx: Context, opts: WebhookReplayOptions)
   }
   if (unreadable.length > 0) {
     const lines = `${unreadable.slice(0, 5).join(', ')}${unreadable.length > 5 ? ', …' : ''}`;
-    status.warn(`skipped ${unreadable.length} line${unreadable.length === 1 ? '' : 's'} of ${opts.file} that ${unreadable.length === 1 ? 'is' : 'are'} not a delivery (line ${lines}): a line cut short by a crash was never answered 200`);
+    status.warn(`skipped ${plural(unreadable.length, 'line')} of ${opts.file} that ${unreadable.length === 1 ? 'is' : 'are'} not a delivery (line ${lines}): a line cut short by a crash was never answered 200`);
   }
   if (stopped()) {
     const earlier = failed.length ? `; ${failed.length} answered before were not 200 (first ${failed[0]})` : '';
-    throw new CancelledError(`Interrupted after ${sent} ${sent === 1 ? 'delivery' : 'deliveries'}${earlier}.`, { hint: `Resume with ${resumeText()}.` });
+    throw new CancelledError(`Interrupted after ${plural(sent, 'delivery', 'deliveries')}${earlier}.`, { hint: `Resume with ${resumeText()}.` });
   }
   checkFilterFields(opts, fields, read, cards);
   status.info(`replayed ${sent}: ${sent - failed.length} answered 200, ${failed.length} failed${failed.length ? ` (${failed.slice(0, 5).join(', ')}${failed.length > 5 ? ', …' : ''})` : ''}`);
   if (failed.length === 0) return;
-  const message = `${failed.length} of ${sent} deliveries were not answered 200`;
+  const message = notAnsweredText(failed.length, sent);
   if (refused) throw new AuthError(`${message}; the receiver refused the signing key`, { hint: 'Check that the receiver and this command use the same signing key.' });
   throw new CardboardError(message, { hint: `Fix the receiver, then resend from the first failure with --from ${failed[0]!.slice(1).split(' ')[0]}.` });
 }
