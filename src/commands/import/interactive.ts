@@ -98,7 +98,9 @@ export async function askMapping(
     const choices = fieldChoices(u, fieldNames, taken, createFields);
     const skip = choices.find((c) => c.value.kind === 'skip')!.value;
     const message = `CSV column ${quoted(u.header)}${sampleText(sample, u.index)} goes to which field?`;
-    const target = await prompter.select(message, choices, u.suggestion === undefined ? skip : choices[0]!.value);
+    // The proposal is the suggested field while it is free; taken by another column, Enter skips.
+    const proposed = choices.find((c) => c.value.kind === 'field' && c.value.field === u.suggestion)?.value ?? skip;
+    const target = await prompter.select(message, choices, proposed);
     out.push({ header: u.header, index: u.index, target, how: 'prompt' });
   }
   out.sort((a, b) => a.index - b.index);
