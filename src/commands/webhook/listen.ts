@@ -6,7 +6,7 @@ import { resolveSelection } from '../../config/index.js';
 import type { Context, ContextRef } from '../../context.js';
 import { AuthError, CardboardError, UsageError } from '../../errors.js';
 import { childStop, whenAborted } from '../../interrupt.js';
-import { createLiveLine } from '../../io/live-line.js';
+import { createLiveLine, type LivePart } from '../../io/live-line.js';
 import { createStatus } from '../../io/status.js';
 import { viewJson, viewLinePieces, withTail } from '../../webhook/delivery.js';
 import { CardStates } from '../../webhook/changes.js';
@@ -185,11 +185,11 @@ export async function runWebhookListen(ctx: Context, opts: WebhookListenOptions)
   let publicState: { state: string; url: string } | undefined;
   const redraw = () => {
     if (!live) return;
-    const parts: string[] = [];
-    if (publicState) parts.push(`${publicState.state} · ${listener.stats.delivered} delivered · ${refusedTotal(listener.stats)} refused${publicState.url ? ` · ${publicState.url}` : ''}`);
-    const outageText = outage?.liveText(ctx.clock.now());
-    if (outageText !== undefined) parts.push(outageText);
-    if (parts.length) live.show(parts.join('  |  '));
+    const parts: LivePart[] = [];
+    if (publicState) parts.push({ state: publicState.state, detail: `${listener.stats.delivered} delivered · ${refusedTotal(listener.stats)} refused`, url: publicState.url || undefined });
+    const outagePart = outage?.livePart(ctx.clock.now());
+    if (outagePart !== undefined) parts.push(outagePart);
+    if (parts.length) live.show(parts);
     else live.clear();
   };
   const onEvent = (e: ListenerEvent) => {
@@ -266,8 +266,7 @@ export async function runWebhookListen(ctx: Context, opts: WebhookListenOptions)
   }
   // The live line's "down for" moves every second, not only at each try (up to 5 s apart).
   const tick = () => {
-    const text = outage?.liveText(ctx.clock.now());
-    if (text !== undefined) live?.show(text);
+    if (outage?.down) redraw();
   };
   const ticker = live && opts.forwardTo ? setInterval(tick, 1000).unref() : undefined;
   // Stopped by Ctrl-C or SIGTERM (drain), or by a tunnel that never came up.
