@@ -202,7 +202,7 @@ export class CellError extends Error {}
 
 const NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
 
-/** A CSV cell as its --type says (issue 10): strict, so nothing is guessed; JSON input is already typed. */
+/** A CSV cell as its --type says: strict, so nothing is guessed; JSON input is already typed. */
 export function typedCell(c: ColumnMapping, value: unknown): unknown {
   if (c.type === undefined || c.type === 'string' || typeof value !== 'string') return value;
   const bad = (what: string) => new CellError(`column '${c.header}': ${JSON.stringify(shorten(value, 60))} is not ${what} (--type ${c.type})`);

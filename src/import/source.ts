@@ -1,6 +1,6 @@
 // Streaming CSV reader: bytes → TextDecoder → record framing (csv-frame.ts) → csv-parse (stream API) →
 // records with their STARTING line. csv-parse's info.lines is the line where a record ends and drifts in
-// CRLF files (PITFALLS), so the start line comes from the framer, which also rejects an unclosed quote or
+// CRLF files (a line break inside a quoted field counts twice), so the start line comes from the framer, which also rejects an unclosed quote or
 // an oversized record by its own lines and reads on from the next line. Lines end at CRLF, LF or CR in any
 // mix (lines.ts); the framer ends every record in one LF, and csv-parse is told so instead of guessing.
 import type { Readable } from 'node:stream';

@@ -22,7 +22,7 @@ export interface ProgressOptions {
 
 /**
  * True when an animated spinner may run: stderr is a TTY with a known width and CI is not set.
- * PITFALLS: ora loops at 100% CPU on a terminal reporting 0 columns. ora also moves the cursor, so
+ * ora loops at 100% CPU on a terminal reporting 0 columns. ora also moves the cursor, so
  * the stream must be a real tty.WriteStream (cursorTo), not just claim isTTY.
  */
 export function canAnimate(ctx: Context): boolean {

@@ -106,7 +106,7 @@ const BOX = { top: ['┌', '┬', '┐'], rule: ['├', '┼', '┤'], bottom: [
  * Drawn here rather than by cli-table3 (0.6.5, the latest): it measures cells with string-width 4, which
  * counts an emoji ZWJ sequence such as 🧑‍💻 as 5 columns (measured; string-width 8 says 2), so it pads or cuts
  * cells already fitted and lines come out ragged or wider than the terminal; and it wraps cells after they
- * were coloured (PITFALLS: the `fi` / `eld␛[2` header). The fitting is the part no table library does by
+ * were coloured (a bold header shorter than its column split inside its escape: `fi` / `eld␛[2`). The fitting is the part no table library does by
  * display width; the frame is the few lines below.
  */
 export function layoutTable(ctx: Context, head: readonly string[], rows: readonly (readonly unknown[])[], opts: TableOptions = {}): TableLayout {

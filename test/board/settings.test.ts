@@ -1,4 +1,4 @@
-// Where settings come from (issue 12): a named stored board keeps its URL and token, errors name the source
+// Where settings come from: a named stored board keeps its URL and token, errors name the source
 // of the failing part, `board show --json` keeps one shape, and an env-only run writes nothing under the config dir.
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

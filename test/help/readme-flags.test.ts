@@ -1,4 +1,4 @@
-// Issue 12 (help): every flag the README shows for a command is in that command's --help. The README
+// Every flag the README shows for a command is in that command's --help. The README
 // is read for: command headings ("### `cardboard card put [--id ID] …`", "### `webhook listen`"), a flag
 // table under such a heading, and every command line of a sh/console code block (synopses such as
 // import's, examples). Global options are part of every command's help (its "Global Options:").

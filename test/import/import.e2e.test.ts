@@ -192,7 +192,7 @@ describe('cardboard import: rate limit', () => {
   });
 });
 
-describe('cardboard import: one vocabulary (issue 12)', () => {
+describe('cardboard import: one vocabulary for row states', () => {
   it('dry run and run report the same state names; a dropped column is null in JSON and the map file reads it back', async () => {
     const e = await start();
     const file = writeCards(3, 'v');

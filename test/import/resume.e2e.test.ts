@@ -108,7 +108,7 @@ describe('cardboard import: resume', () => {
     expect(readdirSync(join(dirname(file), '.cardboard-journal'))).toEqual([]);
     const again = JSON.parse((await cli(e, args)).stdout);
     expect(again).toMatchObject({ rows: 5, skipped: 0, created: 0 });
-    // `unchanged` when only changes are sent (issue 10, point 2); `updated` without it.
+    // `unchanged` when only changes are sent (--match-on); `updated` without it.
     expect((again.updated ?? 0) + (again.unchanged ?? 0)).toBe(5);
     expect(e.state()[BOARD_ID]!.cards).toHaveLength(5);
   });

@@ -1,4 +1,4 @@
-// Issue 12: every --json shape is documented once, in the README's "JSON output" section, and this
+// Every --json shape is documented once, in the README's "JSON output" section, and this
 // test checks each documented shape against what the command really prints, run against the emulator.
 // It reads the section itself, so a shape changed in the code or in the README fails here.
 import { readFileSync, writeFileSync } from 'node:fs';

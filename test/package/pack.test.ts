@@ -11,14 +11,14 @@ import { BOARD_ID, FIELDS, type RunningEmulator, startTestEmulator, TOKEN } from
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { name: string; version: string };
-/** The only fixtures a user gets: the demo (issue 6 §3). */
+/** The only fixtures a user gets: the demo's, which the README and help examples use. */
 const DEMO_FIXTURES = ['fixtures/demo-boards.json', 'fixtures/demo-cards.csv'];
 
 interface PackedFile {
   path: string;
 }
 
-// Issue 6 §3: the package installs from its tarball into a clean global prefix and works.
+// The package installs from its tarball into a clean global prefix and works.
 describe('npm pack → npm install -g --prefix → cardboard', () => {
   let dir: string;
   let prefix: string;

@@ -1,4 +1,4 @@
-// Issue 11, finding 9: did-you-mean against a huge schema was quadratic (20 unknown headers x 200,000 fields
+// Did-you-mean against a huge schema was quadratic (20 unknown headers x 200,000 fields
 // took 10.4 s). The suggester indexes the schema once, and bounds the edit-distance work of each lookup.
 // No timing here: the same answers as the plain search, and the work counted.
 import { describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// Issue 11 §2: whatever a sender or the forward target writes, `webhook listen` prints one line per event
+// Whatever a sender or the forward target writes, `webhook listen` prints one line per event
 // with no control character, bidi override or line break raw (ids, field names, values, paths, answers).
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -96,7 +96,7 @@ describe('webhook listen on a terminal (in process)', () => {
       });
     }
 
-    // On a terminal the outage is one line redrawn in place (issue 12): cardboard's own erase-line code is the
+    // On a terminal the outage is one line redrawn in place: cardboard's own erase-line code is the
     // only control sequence allowed; each redraw starts a line of the screen here.
     const ERASE = '\r\u001b[2K';
     expect(stdout.text).toContain(`${ERASE}forward down: 503 · for 0s, 1 try, 1 delivery waiting; retrying · `);

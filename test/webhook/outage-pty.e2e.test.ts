@@ -14,7 +14,7 @@ function visibleLines(raw: string): string[] {
   return raw.split(/\r?\n/).map((line) => line.split(ERASE).at(-1)!).filter((l) => l !== '');
 }
 
-describe('webhook listen on a terminal while --forward-to is down (issue 12)', () => {
+describe('webhook listen on a terminal while --forward-to is down', () => {
   it('shows the outage as one line redrawn in place, then the recovery as a line', async () => {
     app = new TestApp();
     app.status = 503;

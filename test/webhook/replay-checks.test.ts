@@ -28,7 +28,7 @@ function recordFile(bodies: string[], extra: (lines: string[]) => string[] = (l)
 
 const replay = (args: string[]) => runMain(['webhook', 'replay', ...args], { env: { CARDBOARD_SIGNING_KEY: KEY } });
 
-describe('webhook replay --filter is checked against the recorded fields (issue 12)', () => {
+describe('webhook replay --filter is checked against the recorded fields', () => {
   it('a field no delivery has exits 2 with the nearest recorded field, and sends nothing', async () => {
     const to = (await receiver()).url;
     const file = recordFile(['{"_id":"a","Status":"Open"}', '{"_id":"b","Status":"Done","Owner":"ana"}']);
@@ -82,7 +82,7 @@ describe('webhook replay --filter is checked against the recorded fields (issue 
   });
 });
 
-describe('webhook replay refuses a file that is not a record file (issue 12: `replay big.csv` exited 0)', () => {
+describe('webhook replay refuses a file that is not a record file (`replay big.csv` exits 2)', () => {
   it('a CSV or foreign JSON Lines exits 2 naming the file and what a record file is', async () => {
     const to = (await receiver()).url;
     const csv = join(tempDir(), 'big.csv');
@@ -124,7 +124,7 @@ describe('webhook replay refuses a file that is not a record file (issue 12: `re
   });
 });
 
-describe('the hint when there is no signing key names the command that stores one (issue 12)', () => {
+describe('the hint when there is no signing key names the command that stores one', () => {
   it('send, replay and listen name `cardboard board set-signing-key` with CARDBOARD_SIGNING_KEY and --signing-key-stdin', async () => {
     const to = (await receiver()).url;
     const runs = [

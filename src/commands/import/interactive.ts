@@ -1,4 +1,4 @@
-// The interactive mapping (issue 4, section 2): one question per unmapped header, a preview of the first
+// The interactive mapping: one question per unmapped header, a preview of the first
 // rows as they will be sent, and an offer to save the mapping for `--map-file` next time.
 import { writeFileSync } from 'node:fs';
 import type { Context } from '../../context.js';

@@ -145,7 +145,7 @@ export async function runWebhookListen(ctx: Context, opts: WebhookListenOptions)
   if (opts.verify && !signing) {
     throw new AuthError('no webhook signing key: refusing to accept unverified deliveries (spec 6)', { hint: `${await noKeyHint(ctx)}${isPublic ? '' : ' Or pass --no-verify to accept anything.'}` });
   }
-  // Forwarding always goes through a file so nothing acknowledged waits only in memory (issue 5 §2).
+  // Forwarding always goes through a file so nothing acknowledged waits only in memory.
   const spool = opts.forwardTo && !opts.record ? join(tmpdir(), `cardboard-webhook-${process.pid}-${Date.now()}.jsonl`) : undefined;
   const recordPath = opts.record ?? spool;
   // One listener per record file: two would number their deliveries alike and interleave their lines.

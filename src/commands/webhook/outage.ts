@@ -41,8 +41,8 @@ function shortReason(e: ForwardEvent): string {
 }
 
 /**
- * Turns the forwarder's tries into what a person needs while the app is down (issue 12: a retry line every
- * 5 s for ever): the first failure as a line, then one line of state (down for, tries, deliveries waiting)
+ * Turns the forwarder's tries into what a person needs while the app is down, instead of a retry line every
+ * 5 s for ever: the first failure as a line, then one line of state (down for, tries, deliveries waiting)
  * that a terminal updates in place, a line again only when the failure changes or the app is back, and,
  * piped, a reminder on the REMINDERS schedule. Pure: the caller passes the time of each event.
  */

@@ -135,7 +135,7 @@ export function forwardLine(e: ForwardEvent): string {
   return terminalText(`${head}  → retry in ${ms(e.retryInMs ?? 0)}, ${e.pending} waiting`);
 }
 
-/** A refused request, with the running count for its status (issue 5: counted in the status line). */
+/** A refused request, with the running count for its status, as the status line counts it. */
 export function rejectLine(e: Extract<ListenerEvent, { type: 'rejected' }>): string {
   return terminalText(`${e.status} ${e.method} ${e.path}: ${e.reason} (${e.total} answered ${e.status} so far)`);
 }

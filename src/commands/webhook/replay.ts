@@ -83,7 +83,7 @@ export function matchesFilters(d: Delivery, filters: Array<[string, string]>): b
 }
 
 function cardMatches(card: Record<string, unknown> | undefined, filters: Array<[string, string]>): boolean {
-  // Own fields only: `--filter constructor=x` must not find Object.prototype's (PITFALLS).
+  // Own fields only: `--filter constructor=x` must not find Object.prototype's.
   return (
     card !== undefined &&
     filters.every(([field, want]) => {
@@ -106,7 +106,7 @@ function cardOf(d: Delivery, unwrap = false): Record<string, unknown> | undefine
 /** Field names gathered from the deliveries read, to check --filter against; bounded for a hostile file. */
 const MAX_FIELD_NAMES = 10_000;
 
-/** The file named must be a record file (issue 12: `replay big.csv` replayed nothing and exited 0). */
+/** The file named must be a record file: `replay big.csv` must fail, not replay nothing and exit 0. */
 function checkRecordFile(file: string): 'empty' | 'record' {
   let kind: ReturnType<typeof sniffRecordFile>;
   try {
@@ -172,7 +172,7 @@ export async function runWebhookReplay(ctx: Context, opts: WebhookReplayOptions)
   let lineBase = 0;
   let sent = 0;
   let refused = false;
-  /** Where a resumed run starts: just past the last delivery answered (issue 12: Ctrl-C names it). */
+  /** Where a resumed run starts: just past the last delivery answered, which Ctrl-C names. */
   let resumeAt = opts.from;
   let inFlight: number | undefined;
   const resumeText = () => `--from ${inFlight ?? resumeAt}${opts.filters.length || opts.changed.length ? ` and the same ${opts.filters.length ? '--filter' : '--changed'}` : ''}`;
