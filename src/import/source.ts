@@ -10,6 +10,7 @@ import { UsageError } from '../errors.js';
 import { RecordFramer } from './csv-frame.js';
 import { firstLine } from './lines.js';
 import type { CsvItem } from './types.js';
+import { plural } from '../io/text.js';
 
 /** How to read the input. */
 export interface ReadOptions {
@@ -112,7 +113,7 @@ export async function* readCsv(input: Readable | AsyncIterable<Buffer>, opts: Re
         columns = record.length;
         item = { kind: 'header', line, headers: record };
       } else if (record.length !== columns) {
-        item = { kind: 'bad', line, values: record, reason: `expected ${columns} fields, found ${record.length}` };
+        item = { kind: 'bad', line, values: record, reason: `expected ${plural(columns, 'field')}, found ${record.length}` };
       } else {
         item = { kind: 'row', line, values: record };
       }

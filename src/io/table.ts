@@ -1,7 +1,7 @@
 import { type Context, type OutStream, useColor } from '../context.js';
 import { writePaged } from './pager.js';
 import { createStatus } from './status.js';
-import { terminalText, valueText } from './text.js';
+import { groupDigits, plural, terminalText, valueText } from './text.js';
 import { breakText, displayWidth, shorten, terminalColumns, wrapText } from './width.js';
 
 /** How a table fits the terminal. */
@@ -172,8 +172,8 @@ export interface PrintTableOptions extends TableOptions {
 /** The note on stderr naming the columns left out (the first few) and how to see them. */
 export function omittedNote(omitted: readonly string[], hint = 'widen the terminal to see them'): string {
   const named = omitted.slice(0, 4).join(', ');
-  const more = omitted.length > 4 ? ` and ${omitted.length - 4} more` : '';
-  return `${omitted.length} ${omitted.length === 1 ? 'column' : 'columns'} not shown to fit the terminal (${named}${more}): ${hint}`;
+  const more = omitted.length > 4 ? ` and ${groupDigits(omitted.length - 4)} more` : '';
+  return `${plural(omitted.length, 'column')} not shown to fit the terminal (${named}${more}): ${hint}`;
 }
 
 /**

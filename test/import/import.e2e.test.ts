@@ -123,6 +123,17 @@ describe('cardboard import: the demo CSV', () => {
 });
 
 describe('cardboard import: malformed lines', () => {
+  it('says 1 row, not 1 rows: one rejected row in the summary and the error (exit 3)', async () => {
+    const e = await start();
+    const file = join(tempDir(), 'one-bad.csv');
+    writeFileSync(file, 'Name,Status\nok-1,Open\ntoo,many,fields\n');
+    const r = await cli(e, ['import', file]);
+    expect(r.code).toBe(3);
+    expect(r.stderr).toMatch(/^rejected line: 3$/m);
+    expect(r.stderr).toContain('error: 1 row rejected, 0 uncertain (the card may exist).');
+    expect(r.stderr).toMatch(/✖ Importing: 2 \/ 2 rows · [\d.]+ rows\/s · 0 retries · 0 waits \(429\)/);
+  });
+
   it.each(['\n', '\r\n'])('reports them with their starting line (eol %j) in results and rejects; exit 3', async (eol) => {
     const e = await start();
     const dir = tempDir();

@@ -52,7 +52,7 @@ describe('cardboard import: resume', () => {
     expect(summary.settled).toBe(inFlight);
     expect(summary.uncertain).toBe(0);
     expect(readResults(results).filter((r) => r.state === 'skipped')).toHaveLength(finished);
-    expect(again.stderr).toContain(`Resuming: ${finished} rows already finished`);
+    expect(again.stderr).toContain(`Resuming: ${finished} row${finished === 1 ? '' : 's'} already finished`);
     if (inFlight > 0) expect(again.stderr).toContain(`${inFlight} row${inFlight === 1 ? '' : 's'} may have been applied`);
     const counts = nameCounts(e);
     expect(counts.size).toBe(ROWS);

@@ -311,14 +311,16 @@ describe('import progress on a terminal', () => {
     const screen = plain(t.raw());
     expect(code, screen).toBe(130);
     expect(screen).toMatch(/created\s*│\s*\d+/);
-    const done = Number(/error: Interrupted after (\d+) rows\./.exec(screen)?.[1]);
+    const done = Number(/error: Interrupted after (\d+) rows?\./.exec(screen)?.[1]);
     expect(done, screen).toBeGreaterThan(0);
     expect(done).toBeLessThan(N);
     expect(emu.state()[BOARD_ID]!.cards).toHaveLength(done);
     // The same command, piped this time, resumes from the journal the interrupted run wrote.
     const again = await runCli(args(file), { env, configDir: env.CARDBOARD_CONFIG_DIR });
     expect(again.code, again.stderr).toBe(0);
-    expect(again.stderr).toContain(`Resuming: ${done} rows already finished`);
+    expect(again.stderr).toContain(`Resuming: ${done} row${done === 1 ? '' : 's'} already finished`);
+    // Its progress starts at the rows already done, and says so.
+    expect(again.stderr).toMatch(new RegExp(`^Importing: ${done} / 300 rows \\(resumed at ${done}\\) · `, 'm'));
     const names = emu.state()[BOARD_ID]!.cards.map((c) => c.Name);
     expect(names).toHaveLength(N);
     expect(new Set(names).size).toBe(N);
