@@ -1,4 +1,4 @@
-// Issue 12: `card list` on a terminal ends with the next step when there may be more pages. Spec 4.5 has no
+// `card list` on a terminal ends with the next step when there may be more pages. Spec 4.5 has no
 // total and no page size: only an empty next page says a page was the last, so the footer reads that page.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CardListOptions, pageFooter, runCardList } from '../../src/commands/card/list.js';

@@ -1,4 +1,4 @@
-// Issue 12 on a real pseudo-terminal against the emulator with a 30-field board: at 40, 80 and 200 columns
+// Tables on a real pseudo-terminal against the emulator with a 30-field board: at 40, 80 and 200 columns
 // no table line is wider than the terminal and every `_id` is whole; long output goes through the pager,
 // never with --no-pager or when piped; quitting the pager early or Ctrl-C while it runs exits cleanly.
 import { existsSync, readFileSync } from 'node:fs';

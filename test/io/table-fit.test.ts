@@ -1,4 +1,4 @@
-// Issue 12: tables fit the terminal by display width. Every line at most the terminal's width, `_id` whole,
+// Tables fit the terminal by display width. Every line at most the terminal's width, `_id` whole,
 // no line between rows, cells cut with … only between grapheme clusters, bold headers intact.
 import stringWidth from 'string-width';
 import { describe, expect, it } from 'vitest';
@@ -107,7 +107,7 @@ describe('a record (card get) at 40 columns', () => {
     expect(owner).toBe(`Alice${FAMILY.repeat(14)}`);
     clusterIntact(text);
   });
-  it('a bold header shorter than its column survives (issue 12: `│ fi │ / │ eld␛[2 │`)', () => {
+  it('a bold header shorter than its column survives, not split inside its escape (`│ fi │ / │ eld␛[2 │`)', () => {
     const { text } = layoutTable(at(40, true).ctx, ['field', 'value'], [['a', 'b']], { wrap: true });
     const header = text.split('\n')[1]!;
     expect(header).toMatch(/^│ \u001b\[1mfield\u001b\[22m +│ \u001b\[1mvalue\u001b\[22m +│$/);

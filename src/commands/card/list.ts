@@ -3,12 +3,13 @@ import type { Api, PagesRead } from '../../api/types.js';
 import type { Context, ContextRef } from '../../context.js';
 import { PartialError, UsageError } from '../../errors.js';
 import { NO_RETRY } from '../../http/retry.js';
-import { canAnimate, createProgress, groupDigits, pagesText } from '../../io/progress.js';
+import { canAnimate, createProgress, pagesText } from '../../io/progress.js';
 import { createRecordWriter, defaultFormat, FORMATS, type Format } from '../../io/records.js';
 import { createStatus } from '../../io/status.js';
 import { checkKeysAgainstBoard, unknownKeysError } from '../../schema/check.js';
 import type { Card } from '../../spec-types.js';
 import { parseInteger } from '../../units.js';
+import { groupDigits, plural } from '../../io/text.js';
 
 /** What `card list` fetches and how it prints it. */
 export interface CardListOptions {
@@ -69,7 +70,7 @@ export type NextPage = 'more' | 'none' | 'unknown';
  */
 export function pageFooter(page: number, shown: number, pageLength: number, next: NextPage): string | undefined {
   if (pageLength === 0) return page > 0 ? `page ${page} is empty: the board has fewer pages (--page 0 is the first), or use --all` : undefined;
-  const cut = shown < pageLength ? `first ${shown} of the ${pageLength} cards of ` : '';
+  const cut = shown < pageLength ? `first ${groupDigits(shown)} of the ${plural(pageLength, 'card')} of ` : '';
   const rest = cut === '' ? '' : ` (a higher --limit for the rest)`;
   if (next === 'none') return page > 0 || cut !== '' ? `${cut}page ${page} of ${page + 1}, the last${rest}` : undefined;
   if (next === 'more') return `${cut}page ${page} of at least ${page + 2}: --page ${page + 1} or --all${rest}`;
