@@ -166,7 +166,18 @@ describe('bash completion of server words', () => {
   });
 });
 
+/**
+ * Whether a shell is on PATH. Without one its tests skip, unless CARDBOARD_REQUIRE_SHELLS=1 (.ci/run, which
+ * installs them): there a missing shell is a failure, not a silent skip.
+ */
+const REQUIRED = process.env.CARDBOARD_REQUIRE_SHELLS === '1';
 const has = (cmd: string) => spawnSync('sh', ['-c', `command -v ${cmd}`]).status === 0;
+
+describe.runIf(REQUIRED)('the shells whose completion is tested', () => {
+  it.each(['bash', 'zsh', 'fish', 'python3'])('%s is installed (CARDBOARD_REQUIRE_SHELLS=1)', (cmd) => {
+    expect(has(cmd), `${cmd} is missing: apt-get install ${cmd}`).toBe(true);
+  });
+});
 
 /**
  * Types each line into an interactive zsh or bash on a pseudo-terminal, presses Tab, then a key bound to
