@@ -35,8 +35,8 @@ describe('on a terminal nothing from the server is raw', () => {
       const { code, screen } = await onTerminal(args, env);
       expect(code, `${args.join(' ')}:\n${screen}`).toBe(0);
       expect(rawControls(screen), `${args.join(' ')}:\n${screen}`).toEqual([]);
-      if (args[0] === 'schema') expect(screen).toContain('│ Title\\e]0;pwned\\a │');
-      if (args[0] === 'card' && args[1] === 'list') expect(screen).toContain('│ id\\e]0;pwned\\a │');
+      if (args[0] === 'schema') expect(screen).toMatch(/\nTitle\\e\]0;pwned\\a  /);
+      if (args[0] === 'card' && args[1] === 'list') expect(screen).toMatch(/\nid\\e\]0;pwned\\a  /);
       if (args[1] === 'put') {
         expect(screen).toContain('warning: the board created a new card (new\\e]0;pwned\\aevil\\u202etxt.exe) instead of updating mine');
         expect(screen).toContain('\r\nnew\\e]0;pwned\\aevil\\u202etxt.exe\r\n');
