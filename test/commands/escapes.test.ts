@@ -14,6 +14,7 @@ import { runImport } from '../../src/commands/import/execute.js';
 import type { Choice, Prompter } from '../../src/commands/import/interactive.js';
 import { planFromFlags } from '../../src/commands/import/plan-from-flags.js';
 import { runSchema } from '../../src/commands/schema/schema.js';
+import { main } from '../../src/main.js';
 import { runMain, tempDir } from '../helpers/cli.js';
 import { HOSTILE, HOSTILE_FIELDS, type HostileServer, hostileEnv, RAW_CONTROL, startHostileServer } from '../helpers/hostile-server.js';
 import { testContext } from '../io/buffers.js';
@@ -63,7 +64,7 @@ describe('card list and card get', () => {
     // Cells are cut to fit 120 columns, the `_id` never.
     expect(stdout.text).toMatch(/^_id +Title +Status +Title\\e\]0;pwned\\a +Status\\e\[1A\\e\[2K +evil\\u202etxt\.exe +one\\ntwo$/m);
     expect(stdout.text).toMatch(/^id\\e\]0;pwned\\a +\\e\[1A\\e\[2K +/m);
-    expect(stdout.text).toMatch(/  safe\\roverwritten$/m);
+    expect(stdout.text).toMatch(/ {2}safe\\roverwritten$/m);
     // Header row + one card row (and the hostile server's one page is its last: no footer).
     expect(rows(stdout.text)).toHaveLength(2);
     // At 72 columns the last columns are left out: their names escaped in the note.
@@ -110,9 +111,9 @@ describe('card list and card get', () => {
 });
 
 describe('card put and comment print the id the server chose', () => {
-  it('escaped on a TTY, and the warning naming it too', async () => {
-    const { ctx, stdout, stderr } = io(true);
-    await runCardPut(ctx, { fields: { Title: 'x' }, id: 'mine', allowUnknown: false, json: false });
+  it('escaped on a TTY, and the warning naming it too (exit 5: a new card, not the update)', async () => {
+    const { parts, stdout, stderr } = io(true);
+    expect(await main(['card', 'put', '--id', 'mine', 'Title=x'], parts)).toBe(5);
     expect(stdout.text).toBe('new\\e]0;pwned\\aevil\\u202etxt.exe\n');
     expect(stderr.text).toContain('the board created a new card (new\\e]0;pwned\\aevil\\u202etxt.exe) instead of updating mine');
     expect(stderr.text).not.toMatch(RAW_CONTROL);

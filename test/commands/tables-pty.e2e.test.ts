@@ -37,7 +37,7 @@ const plain = (screen: string) => screen.replace(/\u001b\[[0-?]*[ -/]*[@-~]/g, '
 /** The lines of the table on the screen: from its header row to the first line that is not a row (a note, a footer, the end). */
 function tableLines(screen: string): string[] {
   const lines = plain(screen).split(/\r?\n/);
-  const start = lines.findIndex((l) => /^(_id|field|name)(  |$)/.test(l));
+  const start = lines.findIndex((l) => /^(_id|field|name)( {2}|$)/.test(l));
   if (start < 0) return [];
   const end = lines.findIndex((l, i) => i > start && (l === '' || /^(page \d|first \d|\d+ columns? not shown|not shown)/.test(l)));
   return lines.slice(start, end < 0 ? undefined : end);

@@ -80,7 +80,7 @@ describe('card list', () => {
     // One table: a single header row, then a line per card.
     expect(lines(text)).toHaveLength(4);
     expect(lines(text)[0]).toMatch(/^_id +Name +Status +Owner +Priority$/);
-    expect(text).toMatch(/  Fix login +Open +3$/m);
+    expect(text).toMatch(/ {2}Fix login +Open +3$/m);
     expect(lines(text)[3]).toMatch(/^\S+ +Third$/);
   });
   it('piped twin: ndjson', async () => {
