@@ -34,8 +34,7 @@ next page to ask for; a page without cards prints no table, and says so on stder
 Examples:
   $ cardboard card list
   $ cardboard card list --all --format csv > cards.csv
-  $ cardboard card list --limit 100 --json
-  $ cardboard card list --all --fields Name,Status --limit 20 --format json`;
+  $ cardboard card list --limit 100 --fields Name,Status --json`;
 
 const splitFields = (value: string, previous: string[] = []) => [...previous, ...value.split(',').map((f) => f.trim()).filter(Boolean)];
 
