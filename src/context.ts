@@ -109,7 +109,7 @@ export function createContext(parts: ContextParts = {}): Context {
   return ctx;
 }
 
-/** True when prompts may be shown: stdin and stdout are TTYs and CI is not set (PITFALLS: prompts hang otherwise). */
+/** True when prompts may be shown: stdin and stdout are TTYs and CI is not set (a prompt on a silent open stdin waits for ever). */
 export function isInteractive(ctx: Context): boolean {
   return Boolean(ctx.stdin.isTTY && ctx.stdout.isTTY && !ctx.env.CI);
 }

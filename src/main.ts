@@ -27,7 +27,7 @@ export async function main(argv: string[], parts: ContextParts = {}): Promise<nu
   // there is no one to tell (src/io/write.ts).
   const stopWatching = [watchBrokenPipe(host.stdout, () => cancel.stop('broken-pipe')), watchBrokenPipe(host.stderr, () => {})];
   // Input is work: a read of stdin pending when the run stops or drains (a terminal waiting for Ctrl-D,
-  // a pipe that never ends) ends with CancelledError, since a pending read does not end by itself (PITFALLS).
+  // a pipe that never ends) ends with CancelledError, since a pending read does not end by itself once a SIGINT listener is installed.
   const endInput = () => {
     if (host.stdin.destroyed) return;
     host.stdin.once('error', () => {}); // the reader, if any, gets the error; nobody reading is no crash

@@ -194,7 +194,7 @@ Exit codes: 0 ok, 1 failure, 2 usage (nothing sent), 3 partial import, 4 auth, 5
 Environment: CARDBOARD_BASE_URL, CARDBOARD_BOARD, CARDBOARD_TOKEN, CARDBOARD_SIGNING_KEY,
 CARDBOARD_CONFIG_DIR, CARDBOARD_CACHE_DIR, CARDBOARD_PAGER, PAGER, NO_COLOR, CI (never prompt).
 A board named by --board or CARDBOARD_BOARD keeps its stored URL, token and key; the variables fill in
-what it lacks and beat the default board (README: Boards and credentials).`,
+what it lacks and beat the default board (docs/boards-and-credentials.md).`,
     );
   const wanted = findNoun(argv);
   for (const noun of NOUNS) {

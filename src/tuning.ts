@@ -70,7 +70,7 @@ const LINES = new Map<string, LineTuning>([
 
 const NONE: TuningPlan = { flags: [], capYoungGeneration: false };
 
-/** Commands that never load undici: tuning would only add to their start-up (issue 6: `--help` within 1.5× of node). */
+/** Commands that never load undici: tuning would only add to their start-up, and `--help` should cost little more than starting node. */
 const NO_REQUESTS = new Set(['completion', 'help']);
 
 /** True when the node command line froze V8's flags (the last of `--[no-]freeze-flags-after-init` wins). */

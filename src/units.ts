@@ -1,7 +1,7 @@
 import { UsageError } from './errors.js';
 
 // The one grammar for durations, rates, sizes and ports, used by every flag of every command and the
-// emulator (issue 9 §2). Durations and rates always carry their unit: a bare `--timeout 30` or
+// emulator. Durations and rates always carry their unit: a bare `--timeout 30` or
 // `--rate 2` is refused with a hint, because the earlier grammars read a bare number differently
 // (seconds in one place, per minute in another) and no documented example relies on either reading.
 
@@ -88,7 +88,7 @@ export function parseDuration(text: string, flag: string): number {
 
 /**
  * A duration as parsed, with the text it was read from: timers use `ms`, messages show `text`, so a user who
- * wrote `--forward-timeout 90s` reads `90s` back, not `1m30s` or `90000 ms` (issue 12).
+ * wrote `--forward-timeout 90s` reads `90s` back, not `1m30s` or `90000 ms`.
  */
 export interface Duration {
   ms: number;

@@ -1,5 +1,5 @@
 // The card ids a listing has seen, so that a page made only of cards seen on earlier pages (a server
-// repeating a page) ends the listing instead of looping (issue 11). A whole-board read may pass a million
+// repeating a page) ends the listing instead of looping for ever. A whole-board read may pass a million
 // cards: each id is kept as a 64-bit fingerprint in typed arrays (8 bytes a slot, 16 MB of slots for
 // 1,000,000 ids), not as a string in a Set (~70 bytes each).
 

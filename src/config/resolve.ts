@@ -102,7 +102,7 @@ export function resolveSelection(ctx: ResolveContext, config: CardboardConfig): 
   const url = part(stored.baseUrl, 'stored', alias);
   const token = part(stored.token, 'stored', alias);
   const key = stored.signingKey === undefined ? undefined : part(stored.signingKey, 'stored', alias);
-  // No token flag on purpose: a flag value shows in `ps` and shell history (issue 3 §2).
+  // No token flag on purpose: a flag value shows in `ps` and shell history.
   if (picked.origin.kind === 'default') {
     return { alias, id, baseUrl: first(urlFlag, urlEnv, url), token: first(tokenEnv, token), signingKey: first(keyEnv, key) };
   }

@@ -92,7 +92,7 @@ async function openConf(dir: string, file: string): Promise<ConfInstance> {
 /**
  * The one place that reads and writes the config file (board aliases and their secrets), through conf with
  * its schema and file mode. Reading never creates anything: a CI job with only CARDBOARD_* variables has no
- * file and must not get one (conf would create its directory), and loading conf (~100 ms, PITFALLS) is
+ * file and must not get one (conf would create its directory), and loading conf (~100 ms, its validator) is
  * left to runs that have a file to read or something to store.
  */
 export interface ConfigStore {
@@ -136,7 +136,7 @@ export function configStore(env: Env): ConfigStore {
       if (config.defaultBoard !== undefined) data.defaultBoard = config.defaultBoard;
       try {
         store.store = data;
-        // conf creates it 0600 and fixes a wider mode on write (PITFALLS); a file in its place that is not ours is left alone.
+        // conf creates it 0600 and fixes a wider mode on write (configFileMode); a file in its place that is not ours is left alone.
         tightenFile(store.path);
       } catch (err) {
         throw configFileError(err, 'write the config file', file);
@@ -156,7 +156,7 @@ function structuredCopy(config: CardboardConfig): CardboardConfig {
 }
 
 /**
- * Create the config (or cache) directory owner-only (0700): conf would create it 0755 (PITFALLS). One that
+ * Create the config (or cache) directory owner-only (0700): conf would create it 0755 whatever the file's mode. One that
  * exists already is left as it is: CARDBOARD_CONFIG_DIR may name a shared directory such as /tmp.
  */
 export function ensurePrivateDir(dir: string): void {

@@ -10,7 +10,7 @@ export class BoardsFileError extends Error {
 
 const UPDATE_MODES: readonly UpdateMode[] = ['Update if exists', 'Always Create New'];
 
-/** Fields of the demo board (issue 2: Name, Status, Owner, Priority). */
+/** Fields of the demo board. */
 export const DEMO_FIELDS = ['Name', 'Status', 'Owner', 'Priority'];
 
 /**

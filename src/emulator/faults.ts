@@ -35,7 +35,7 @@ export function parseFaults(spec: string): FaultSpec {
     const kind = colon === -1 ? part : part.slice(0, colon);
     const value = colon === -1 ? '' : part.slice(colon + 1);
     if (kind === 'delay') {
-      // The same duration grammar as every flag (issue 9 §2): a bare `delay:200` names no unit.
+      // The same duration grammar as every flag (units.ts): a bare `delay:200` names no unit.
       try {
         out.delayMs = parseDuration(value, 'delay');
       } catch (err) {

@@ -41,7 +41,7 @@ function send(res: http.ServerResponse, reply: Reply): void {
   res.end(reply.body);
 }
 
-/** Start the local Card Board Service (issue 2 §3) and resolve once it listens. */
+/** Start the local Card Board Service and resolve once it listens. */
 export async function startEmulator(opts: EmulatorOptions = {}): Promise<RunningEmulator> {
   const settings = normalizeBoards(opts.boards ?? demoBoards(opts.demoSeed));
   const newId = idSource(opts.idSeed);
@@ -70,7 +70,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
       headers: r.headers['x-token'] === undefined ? { ...r.headers } : { ...r.headers, 'x-token': '***' },
     }));
 
-  /** Faults before, the API, faults after (issue 2 §3 "Faults"). */
+  /** Faults before, the API, faults after. */
   function answer(req: http.IncomingMessage, res: http.ServerResponse, rec: RecordedRequest, apiReq: ApiRequest) {
     const f = faults;
     if (roll(f.unavailable)) return reply(res, rec, SERVICE_UNAVAILABLE);
@@ -140,7 +140,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
     onApiRequest(req, res);
   });
 
-  /** The test-only view (issue 2 §3): state, requests, faults; no token, local only. */
+  /** The test-only view: state, requests, faults; no token, local only. */
   function control(req: http.IncomingMessage, res: http.ServerResponse) {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));

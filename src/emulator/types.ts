@@ -1,4 +1,4 @@
-// Public types of the emulator. Only the spec's record types are shared with the client (STYLE: emulator/).
+// Public types of the emulator. Only the spec's record types are shared with the client, so a bug cannot hide in both.
 import type { Card, Comment, Field, UpdateMode } from '../spec-types.js';
 
 /** One board as written in a boards file; omitted settings take their defaults (spec 2.4). */

@@ -4,6 +4,7 @@ import { ApiError } from '../errors.js';
 import type { HttpRequest } from './core.js';
 import { backoffMs, classify, mayRepeat, RATE_LIMIT_HINT, RETRY_FLOOR_MS, retryWaitMs, waitText } from './failure.js';
 import type { RetryPolicy } from './retry.js';
+import { plural } from '../io/text.js';
 
 /**
  * How hard a command retries. Failures other than the service's "come back later" count against `maxTries`; a
@@ -86,7 +87,7 @@ function stopWaiting(err: unknown, limits: RetryLimits, state: RetryState): ApiE
   if (asked !== undefined && asked > limits.maxWaitMs) {
     why = `the server asks to wait ${waitText(asked)} (Retry-After), longer than the ${budget} a command waits: stopped.`;
   } else if (state.throttledTries + 1 >= limits.maxThrottledTries) {
-    why = `still rate-limited after ${state.throttledTries + 1} tries: stopped.`;
+    why = `still rate-limited after ${plural(state.throttledTries + 1, 'try', 'tries')}: stopped.`;
   } else {
     const more = asked === undefined ? '' : ` and asks for ${waitText(asked)} more`;
     why = `waited ${waitText(state.waitedMs)} in all for the service${more}; a command waits at most ${budget}: stopped.`;

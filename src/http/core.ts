@@ -121,7 +121,8 @@ function redirectError(method: string, url: string, status: number, headers: Htt
   const location = Array.isArray(raw) ? raw[0] : raw;
   // A Location is the server's text too: it may carry the token it was sent (in a query, say).
   const target = location ? scrubSecret(redirectTarget(location, url, token), token) : '(no Location header)';
-  // PITFALLS: undici's redirect handling and fetch forward x-token to any origin; we never follow.
+  // undici's redirect handling and fetch forward x-token to any origin (only authorization and cookie are
+  // dropped), so we never follow.
   return new ApiError(
     `${status} redirect from ${method} ${url} to ${target}; cardboard does not follow redirects, so the token is never sent to another address`,
     { method, url, status, serverMessage: `Location: ${target}` },

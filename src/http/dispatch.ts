@@ -1,10 +1,10 @@
 // One request through undici's dispatch() with a handler of undici 7's controller API, the body
 // collected as Buffers. request() wraps each call in an AsyncResource and a Readable body stream.
 // test/bench/peers/dispatch-handlers.mjs, 10,000 POSTs x 7 interleaved rounds, 8 connections to the
-// emulator on loopback, medians of CPU µs a request on a busy 2-core VM, two runs (issue 9): this handler
+// emulator on loopback, medians of CPU µs a request on a busy 2-core VM, two runs: this handler
 // 94.6 / 98.3, the deprecated onConnect/onHeaders handler it replaced 92.5 / 94.9 (undici wraps a new-API
 // handler in an adapter; within the rounds' spread), request() 136.7 / 146.0.
-// An import of tens of thousands of rows is made of these (issue 6: within 0.9x of a load generator).
+// An import of tens of thousands of rows is made of these, so their cost bounds its rate (the aim: 0.9x a load generator's).
 import type { Dispatcher } from 'undici';
 
 /** What dispatchRequest needs: where (origin + path with query), what, and how long to wait. */

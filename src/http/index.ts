@@ -17,7 +17,7 @@ export { path } from './url.js';
 /** Defaults suited to a CLI: 10 s to connect, 30 s for headers and for the body (undici's own are 300 s). */
 export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
 export const DEFAULT_TIMEOUT_MS = 30_000;
-/** A response bigger than this fails while reading instead of exhausting memory (PITFALLS: no limit by default). */
+/** A response bigger than this fails while reading instead of exhausting memory (undici has no size limit unless maxResponseSize is set). */
 export const MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
 
 /** A keep-alive dispatcher for one run's clients (undici is loaded here, on first use); the caller closes it. */

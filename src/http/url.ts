@@ -45,7 +45,7 @@ export function isLoopbackHost(hostname: string): boolean {
 }
 
 /**
- * The one rule for secrets over plain http (issue 11 §7): a secret (the token, spec 5; the signing key,
+ * The one rule for secrets over plain http: a secret (the token, spec 5; the signing key,
  * spec 6) goes over http:// only to loopback, where it never leaves the machine, unless `insecure`
  * (--insecure). Throws a UsageError (exit 2) naming `what` would cross the network; nothing is sent.
  */

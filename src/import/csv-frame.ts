@@ -1,4 +1,4 @@
-// Record framing in front of csv-parse (issue 10 §5). csv-parse cannot resynchronise: an unclosed quote
+// Record framing in front of csv-parse. csv-parse cannot resynchronise: an unclosed quote
 // swallows the rest of the file, and a record over the size limit is reported again and again. This splits
 // the text into physical lines (lines.ts: CRLF, LF or CR, in any mix), follows the quote state the way
 // csv-parse reads it (a quote opens a quoted field only at the field's start; "" inside it is a quote), and
@@ -7,7 +7,7 @@
 // Written by hand: no CSV library frames records this way, and it needs only the quote rule, not a parser.
 //
 // Every record handed on ends in exactly one LF, whatever ended it in the file, so csv-parse reads with
-// `record_delimiter: '\n'` and never guesses one (PITFALLS: it fixes the first line's, and a file mixing
+// `record_delimiter: '\n'` and never guesses one (it would fix the first line's, and a file mixing
 // line ends lost rows or kept `\r` in values). A line break inside a quoted field is data and stays as written.
 
 import { shorten } from '../io/width.js';

@@ -1,4 +1,4 @@
-// JSON input for `import` (issue 10): NDJSON streamed line by line, or one JSON array read whole. Values keep
+// JSON input for `import`: NDJSON streamed line by line, or one JSON array read whole. Values keep
 // their JSON types. The items are the CSV reader's: a header (the keys, in first-seen order), then rows with
 // their values aligned to it (a key a record lacks is undefined: nothing is sent for it), and `bad` items
 // for lines that are not a JSON object, with their text, so one bad line never stops the file.

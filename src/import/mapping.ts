@@ -2,7 +2,7 @@
 // does not match is dropped without an error, so every header must be accounted for before a row is sent).
 import { UsageError } from '../errors.js';
 import { emptyRecord, fieldRecord } from '../own-keys.js';
-import { ansiCQuote, terminalText } from '../io/text.js';
+import { ansiCQuote, groupDigits, plural, terminalText } from '../io/text.js';
 import { shorten } from '../io/width.js';
 import { fieldSuggester, suggestField } from '../schema/match.js';
 import { type ColumnMapping, type ColumnTarget, REASON_COLUMN } from './types.js';
@@ -172,8 +172,8 @@ export function unmappedError(unmapped: Unmapped[], commandWith: (flags: string[
       : `  column '${terminalText(u.header)}': no field is close: add --map ${shellQuote(`${u.header}=<Field>`)} or --skip-column ${shellQuote(u.header)}`,
   );
   const more = n - shown.length;
-  if (more > 0) lines.push(`  ... and ${more.toLocaleString('en-US')} more (run with --verbose to list them all)`);
-  const head = `${n.toLocaleString('en-US')} CSV column${n === 1 ? '' : 's'} match${n === 1 ? 'es' : ''} no board field (names are case-sensitive); nothing was sent:`;
+  if (more > 0) lines.push(`  ... and ${groupDigits(more)} more (run with --verbose to list them all)`);
+  const head = `${plural(n, 'CSV column')} match${n === 1 ? 'es' : ''} no board field (names are case-sensitive); nothing was sent:`;
   if (n > UNMAPPED_SHOWN) {
     return new UsageError(`${head}\n${lines.join('\n')}`, {
       hint:
@@ -202,7 +202,7 @@ export class CellError extends Error {}
 
 const NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
 
-/** A CSV cell as its --type says (issue 10): strict, so nothing is guessed; JSON input is already typed. */
+/** A CSV cell as its --type says: strict, so nothing is guessed; JSON input is already typed. */
 export function typedCell(c: ColumnMapping, value: unknown): unknown {
   if (c.type === undefined || c.type === 'string' || typeof value !== 'string') return value;
   const bad = (what: string) => new CellError(`column '${c.header}': ${JSON.stringify(shorten(value, 60))} is not ${what} (--type ${c.type})`);

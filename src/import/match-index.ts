@@ -1,5 +1,5 @@
 // --match-on: the board's cards read once into key → `_id` + a digest of the fields this run sends
-// (issue 10, point 2), and the page checks of a whole-board read (point 6). The spec gives no search
+// (so an unchanged row need not be sent), and the page checks of a whole-board read. The spec gives no search
 // endpoint, so every read walks all pages (spec 4.5).
 import { hash } from 'node:crypto';
 import { SeenIds } from '../api/seen-ids.js';

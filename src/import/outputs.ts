@@ -1,4 +1,4 @@
-// --results and --rejects: CSV files written as rows finish (issue 4, section 5).
+// --results and --rejects: CSV files written as rows finish.
 import { closeSync, writeSync } from 'node:fs';
 import { fileError } from '../fs-errors.js';
 import { csvRow } from '../io/csv.js';
@@ -11,7 +11,7 @@ import { REASON_COLUMN, type RowOutcome } from './types.js';
  * A CSV file written in batches with writeSync: bounded memory, and what is written survives a crash.
  * Created 0600 (it holds the board's data; openPrivate: a device or FIFO such as /dev/stdout is written
  * as it is, never chmod-ed), and every secret of the run (token, signing key) is redacted:
- * a server may echo them in its messages (issue 11, finding 7).
+ * a server may echo them in its messages.
  */
 class CsvFile {
   private buffer = '';

@@ -1,4 +1,4 @@
-// Outputs that are the input (issue 10, point 4): `--results` or `--rejects` naming the input truncated
+// Outputs that are the input: `--results` or `--rejects` naming the input truncated
 // it mid-run. The paths are compared as files, not strings, so a symlink or a hard link counts too.
 import { realpathSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';

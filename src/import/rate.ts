@@ -1,5 +1,5 @@
-// The one rate of an import, shown by the live progress line, the summary and --json alike (issue 12:
-// the two had their own sums and disagreed).
+// The one rate of an import, shown by the live progress line, the summary and --json alike:
+// with a sum of their own each, they disagreed.
 
 /** Rows a run has finished and when it started: what a rate is computed from. */
 export interface RateInput {

@@ -1,6 +1,6 @@
 // One quick pass over an input file before the import: its content hash (the journal's key), the number
-// of records (the progress total), and, for UTF-8, whether it decodes (PITFALLS: invalid UTF-8 silently
-// becomes U+FFFD, which would store corrupted values). Lines end as the readers split them (lines.ts):
+// of records (the progress total), and, for UTF-8, whether it decodes (csv-parse turns invalid UTF-8 silently
+// into U+FFFD, which would store corrupted values). Lines end as the readers split them (lines.ts):
 // at CRLF, LF or CR, in any mix.
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';

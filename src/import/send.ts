@@ -13,6 +13,7 @@ import { type WriteStop, WriteStopped, writePolicy } from '../http/write-policy.
 import type { Card } from '../spec-types.js';
 import { formatDuration } from '../units.js';
 import type { Probe } from './recheck.js';
+import { plural } from '../io/text.js';
 
 /** How a POST ended, before the engine turns it into a row state. */
 export type SendResult =
@@ -155,7 +156,7 @@ function stopResult(sc: SendContext, why: WriteStop): SendResult {
       return { kind: 'unreachable', fatal: unreachable(why.err, why.forMs, asked) };
     }
     case 'gave-up':
-      return { kind: 'uncertain', message: `gave up after ${why.tries} tries: ${describe(why.err)}` };
+      return { kind: 'uncertain', message: `gave up after ${plural(why.tries, 'try', 'tries')}: ${describe(why.err)}` };
   }
 }
 

@@ -1,6 +1,6 @@
 // Streaming CSV reader: bytes → TextDecoder → record framing (csv-frame.ts) → csv-parse (stream API) →
 // records with their STARTING line. csv-parse's info.lines is the line where a record ends and drifts in
-// CRLF files (PITFALLS), so the start line comes from the framer, which also rejects an unclosed quote or
+// CRLF files (a line break inside a quoted field counts twice), so the start line comes from the framer, which also rejects an unclosed quote or
 // an oversized record by its own lines and reads on from the next line. Lines end at CRLF, LF or CR in any
 // mix (lines.ts); the framer ends every record in one LF, and csv-parse is told so instead of guessing.
 import type { Readable } from 'node:stream';
@@ -10,6 +10,7 @@ import { UsageError } from '../errors.js';
 import { RecordFramer } from './csv-frame.js';
 import { firstLine } from './lines.js';
 import type { CsvItem } from './types.js';
+import { plural } from '../io/text.js';
 
 /** How to read the input. */
 export interface ReadOptions {
@@ -112,7 +113,7 @@ export async function* readCsv(input: Readable | AsyncIterable<Buffer>, opts: Re
         columns = record.length;
         item = { kind: 'header', line, headers: record };
       } else if (record.length !== columns) {
-        item = { kind: 'bad', line, values: record, reason: `expected ${columns} fields, found ${record.length}` };
+        item = { kind: 'bad', line, values: record, reason: `expected ${plural(columns, 'field')}, found ${record.length}` };
       } else {
         item = { kind: 'row', line, values: record };
       }

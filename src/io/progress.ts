@@ -1,6 +1,6 @@
 import { styleText } from 'node:util';
 import { type Context, type OutStream, redact, useColor } from '../context.js';
-import { terminalText } from './text.js';
+import { plural, terminalText } from './text.js';
 
 /** A spinner on a terminal, or throttled plain lines elsewhere; every method writes to stderr only. */
 export interface Progress {
@@ -22,7 +22,7 @@ export interface ProgressOptions {
 
 /**
  * True when an animated spinner may run: stderr is a TTY with a known width and CI is not set.
- * PITFALLS: ora loops at 100% CPU on a terminal reporting 0 columns. ora also moves the cursor, so
+ * ora loops at 100% CPU on a terminal reporting 0 columns. ora also moves the cursor, so
  * the stream must be a real tty.WriteStream (cursorTo), not just claim isTTY.
  */
 export function canAnimate(ctx: Context): boolean {
@@ -98,14 +98,5 @@ function plainProgress(ctx: Context, safe: (text: string) => string, intervalMs:
 
 /** The progress text of a board read: `Reading the board: 12 pages, 600 cards`. */
 export function pagesText(read: { pages: number; cards: number }): string {
-  const n = (x: number, one: string) => `${groupDigits(x)} ${one}${x === 1 ? '' : 's'}`;
-  return `Reading the board: ${n(read.pages, 'page')}, ${n(read.cards, 'card')}`;
-}
-
-/**
- * `1234567` → `1,234,567`, by hand: toLocaleString's first call sets up ICU's number formatting, ~6 MB of
- * RSS measured in a 1,000,000-card --match-on run.
- */
-export function groupDigits(x: number): string {
-  return String(x).replace(/\B(?=(\d{3})+$)/g, ',');
+  return `Reading the board: ${plural(read.pages, 'page')}, ${plural(read.cards, 'card')}`;
 }

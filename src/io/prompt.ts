@@ -1,5 +1,5 @@
 // What every prompt's answer goes through: Ctrl-C (or an aborted run) at a question ends the command as
-// an interruption, exit 130 and `Interrupted.`, never as a bug (issue 10 §7). One place for every prompt.
+// an interruption, exit 130 and `Interrupted.`, never as a bug. One place for every prompt.
 import { CancelledError } from '../errors.js';
 
 /** The errors @inquirer/prompts rejects with when the user quits a prompt or its signal aborts. */

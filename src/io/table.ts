@@ -1,7 +1,7 @@
 import { type Context, type OutStream, useColor } from '../context.js';
 import { writePaged } from './pager.js';
 import { createStatus } from './status.js';
-import { terminalText, valueText } from './text.js';
+import { groupDigits, plural, terminalText, valueText } from './text.js';
 import { breakText, displayWidth, shorten, terminalColumns, wrapText } from './width.js';
 
 /** How a table fits the terminal. */
@@ -109,8 +109,8 @@ export function fitWidths(cols: readonly ColumnNeed[], total: number, dropping =
  * Drawn here rather than by cli-table3 (0.6.5, the latest): it measures cells with string-width 4, which
  * counts an emoji ZWJ sequence such as 🧑‍💻 as 5 columns (measured; string-width 8 says 2), so it pads or cuts
  * cells already fitted and lines come out ragged or wider than the terminal; and it wraps cells after they
- * were coloured (PITFALLS: the `fi` / `eld␛[2` header). The fitting is the part no table library does by
- * display width; the joining is the few lines below.
+ * were coloured (a bold header shorter than its column split inside its escape: `fi` / `eld␛[2`). The
+ * fitting is the part no table library does by display width; the joining is the few lines below.
  */
 export function layoutTable(ctx: Context, head: readonly string[], rows: readonly (readonly unknown[])[], opts: TableOptions = {}): TableLayout {
   const wrap = opts.wrap ?? false;
@@ -177,8 +177,8 @@ export interface PrintTableOptions extends TableOptions {
 /** The note on stderr naming the columns left out (the first few) and how to see them. */
 export function omittedNote(omitted: readonly string[], hint = 'widen the terminal to see them'): string {
   const named = omitted.slice(0, 4).join(', ');
-  const more = omitted.length > 4 ? ` and ${omitted.length - 4} more` : '';
-  return `${omitted.length} ${omitted.length === 1 ? 'column' : 'columns'} not shown to fit the terminal (${named}${more}): ${hint}`;
+  const more = omitted.length > 4 ? ` and ${groupDigits(omitted.length - 4)} more` : '';
+  return `${plural(omitted.length, 'column')} not shown to fit the terminal (${named}${more}): ${hint}`;
 }
 
 /**

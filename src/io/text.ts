@@ -1,5 +1,22 @@
 import { shorten } from './width.js';
 
+/**
+ * `1234567` → `1,234,567`, by hand: toLocaleString's first call sets up ICU's number formatting, ~6 MB of
+ * RSS measured in a 1,000,000-card --match-on run.
+ */
+export function groupDigits(x: number): string {
+  return String(x).replace(/\B(?=(\d{3})+$)/g, ',');
+}
+
+/**
+ * A count and its noun for people, the one way every message says how many: `0 rows`, `1 row`, `2 rows`,
+ * `1,200 deliveries`. `many` defaults to `one` + `s`; give it when the plural is irregular (`delivery`,
+ * `deliveries`). The count is grouped by thousands (groupDigits).
+ */
+export function plural(n: number, one: string, many = `${one}s`): string {
+  return `${groupDigits(n)} ${n === 1 ? one : many}`;
+}
+
 /** A value as one cell of text: strings as they are, null/undefined empty, anything else as JSON. */
 export function valueText(value: unknown): string {
   if (value === undefined || value === null) return '';

@@ -109,6 +109,25 @@ export function shorten(text: string, maxColumns: number, show?: (cluster: strin
   return out ?? text;
 }
 
+/**
+ * `text` cut to at most `maxColumns` columns in the middle: its start and its end kept (about half each), `…`
+ * between them, never inside a grapheme cluster. For a URL, whose host and last path segment say the most.
+ */
+export function shortenMiddle(text: string, maxColumns: number): string {
+  if (displayWidth(text) <= maxColumns) return text;
+  if (maxColumns <= 1) return maxColumns === 1 ? ELLIPSIS : '';
+  const all = [...clusters(text)];
+  const room = maxColumns - 1;
+  let headWidth = 0;
+  let head = 0;
+  while (head < all.length && headWidth + all[head]!.width <= Math.ceil(room / 2)) headWidth += all[head++]!.width;
+  let tailWidth = 0;
+  let tail = all.length;
+  while (tail > head && tailWidth + all[tail - 1]!.width <= room - headWidth) tailWidth += all[--tail]!.width;
+  const join = (from: number, to: number) => all.slice(from, to).map((c) => c.text).join('');
+  return `${join(0, head)}${ELLIPSIS}${join(tail, all.length)}`;
+}
+
 /** One line broken at cluster boundaries into pieces of at most `width` columns (an id that must stay whole). */
 export function breakText(text: string, width: number): string[] {
   const lines: string[] = [];

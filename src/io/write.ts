@@ -44,7 +44,7 @@ const broken = new WeakSet<OutStream>();
 const watchers = new WeakMap<OutStream, Set<() => void>>();
 
 /**
- * The one place a closed pipe is handled (PITFALLS: `| head -1`). The first call for a stream adds an
+ * The one place a closed pipe (`| head -1`, EPIPE) is handled. The first call for a stream adds an
  * 'error' listener that stays for the stream's life, so an EPIPE, whether the write failed at once or
  * later, is never an uncaught exception: the stream is marked broken and `onBroken` is told (once). Other
  * errors are thrown as before. Returns the function that stops telling `onBroken`.

@@ -1,5 +1,6 @@
-import { terminalText } from '../io/text.js';
+import { groupDigits, terminalText } from '../io/text.js';
 import type { Field } from '../spec-types.js';
+import { shorthandIndex } from './shorthand.js';
 
 /** A key that is not a field name of the board, with the nearest field name when one is close. */
 export interface UnknownKey {
@@ -104,10 +105,21 @@ export function fieldSuggester(fieldNames: readonly string[], stats?: SuggestSta
   });
   const lengths = [...byLength.keys()];
   const rows = [0, 1, 2].map(() => new Int32Array(longest + 1));
+  // Sorted on first use: a schema whose every name is found exactly never pays for it.
+  let short: ReturnType<typeof shorthandIndex> | undefined;
   return (name) => {
     if (exact.has(name)) return name;
     const found = byLower.get(name.toLowerCase()) ?? byNorm.get(normalise(name));
     if (found !== undefined) return found;
+    short ??= shorthandIndex(fieldNames, MAX_CELLS);
+    const start = short.prefix(name);
+    if (start !== undefined) return start;
+    const close = closest(name);
+    return close ?? short.abbreviation(name);
+  };
+
+  /** The field within the edit-distance threshold of `name` (suggestField's last but one rule). */
+  function closest(name: string): string | undefined {
     const norm = normalise(name);
     const len = norm.length;
     let best: Candidate | undefined;
@@ -138,13 +150,15 @@ export function fieldSuggester(fieldNames: readonly string[], stats?: SuggestSta
       }
     }
     return best?.name;
-  };
+  }
 }
 
 /**
  * The field the user most likely meant by `name`, or undefined when none is close.
- * Order: exact, case-insensitive exact, equal after normalising whitespace/`_`/`-`, then the smallest
- * edit distance within a third of the longer name (at least 1), ties going to the earlier field.
+ * Order: exact, case-insensitive exact, equal after normalising whitespace/`_`/`-`, the one field whose
+ * letters start with the name's (`Prio` → `Priority`; none when two do), then the smallest edit distance
+ * within a third of the longer name (at least 1), ties going to the earlier field, and last the one field
+ * whose words the name's words abbreviate (`Desc`, `Est. hrs` → `Estimated hours`; none when two fit).
  * For many names against one schema, build a fieldSuggester once.
  */
 export function suggestField(name: string, fieldNames: readonly string[]): string | undefined {
@@ -181,5 +195,5 @@ export function describeUnknownKeys(unknown: readonly UnknownKey[]): string {
   const shown = unknown.slice(0, UNKNOWN_KEYS_SHOWN);
   const parts = shown.map((u) => (u.suggestion ? `'${terminalText(u.key)}' (did you mean '${terminalText(u.suggestion)}'?)` : `'${terminalText(u.key)}'`));
   const more = unknown.length - shown.length;
-  return `unknown field${unknown.length === 1 ? '' : 's'} ${parts.join(', ')}${more > 0 ? ` and ${more.toLocaleString('en-US')} more` : ''}`;
+  return `unknown field${unknown.length === 1 ? '' : 's'} ${parts.join(', ')}${more > 0 ? ` and ${groupDigits(more)} more` : ''}`;
 }

@@ -7,7 +7,7 @@ export const SIGNING_HEADER = 'x-signingKey';
 /** What stands in for the signing key wherever a delivery is printed or recorded. */
 export const REDACTED = '[redacted]';
 
-/** What stands in for a secret found in a delivery's body or headers (issue 11 §7). */
+/** What stands in for a secret found in a delivery's body or headers, so the record file, screen and app never get it. */
 const MASK = Buffer.from('***');
 
 /** The secrets to look for in bodies, as bytes: those of 8 characters or more (a shorter one could match data by chance). */

@@ -27,10 +27,10 @@ export interface ForwarderOptions {
   timeout: Duration;
   /** The key in use: sent as x-signingKey so the app's own check passes (spec 6). */
   key: string | undefined;
-  /** The source of truth: every delivery to forward is in it (issue 5 §2). */
+  /** The source of truth: every delivery to forward is in it, written before the service got its 200. */
   record: RecordFile;
   onEvent: (e: ForwardEvent) => void;
-  /** The listener's id, added to x-cardboard-forwarded so that a delivery coming back is known (issue 11 §8). */
+  /** The listener's id, added to x-cardboard-forwarded so that a delivery coming back is known and never forwarded in a loop. */
   forwardedBy?: string;
   /** Deliveries kept in memory; past it they are read back from the record file (default 1000). */
   memoryCount?: number;
@@ -59,7 +59,7 @@ function readCursor(path: string): number | undefined {
 
 /**
  * Forwards recorded deliveries to the app one at a time in arrival order, retrying each with capped
- * exponential backoff until it gets a 2xx (issue 5 §2). It only ever reads what the listener has already
+ * exponential backoff until it gets a 2xx. It only ever reads what the listener has already
  * recorded and acknowledged, so it can be as slow as the app without delaying a 200 to the service.
  * Memory is bounded: past the limits the queue "spills" and later deliveries are read back from the
  * record file. Each forwarded seq is appended to `<record>.forwarded`, so a restart resumes after the
@@ -115,7 +115,7 @@ export class Forwarder {
   /** Queue a delivery just recorded at `offset` in the record file. */
   enqueue(d: Delivery, offset: number): void {
     // A body larger than the byte bound is kept when nothing else waits: it is in memory already, and
-    // reading its record line back would cost several times its size (issue 11 §8).
+    // reading its record line back would cost several times its size.
     const fits = this.queue.length === 0 || (this.queue.length < (this.opts.memoryCount ?? 1000) && this.queueBytes + d.body.length <= (this.opts.memoryBytes ?? 32 * 1024 * 1024));
     if (this.spillFrom === undefined && fits) {
       this.queue.push(d);

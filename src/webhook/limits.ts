@@ -4,7 +4,7 @@ import { isLoopbackHost } from '../http/url.js';
 import { parseDurationList } from '../units.js';
 
 /**
- * How long a connection to the listener may live and how many there may be (issue 11 §8). The service
+ * How long a connection to the listener may live and how many there may be. The service
  * waits up to 60 s for an answer (spec 6), so every bound is well under it: a connection that sends
  * nothing, or trickles, is closed long before it could matter, and idle sockets cannot use up the
  * process's file descriptors while real deliveries wait.
@@ -60,8 +60,8 @@ function ownAddresses(): Set<string> {
 }
 
 /**
- * Whether `url` reaches the listener bound to `host`:`port` (issue 11 §8: forwarding to itself turned one
- * delivery into 64,583 in 10 s). Names are not resolved (no DNS): loopback names and addresses, the
+ * Whether `url` reaches the listener bound to `host`:`port`: forwarding to itself would turn one
+ * delivery into tens of thousands within seconds. Names are not resolved (no DNS): loopback names and addresses, the
  * wildcard and this machine's own addresses count as "here"; the x-cardboard-forwarded header catches
  * the rest (a proxy, a name that resolves here).
  */

@@ -14,7 +14,7 @@ import type { Duration } from '../units.js';
 /** Why a request got no 200: not our path, not a POST, no/wrong key, too big, or the record file could not be written. */
 export type RejectStatus = 404 | 405 | 403 | 413 | 500;
 
-/** What the listener reports; it never prints (STYLE: webhook/ engine, rendered by the command). */
+/** What the listener reports; it never prints: the command renders these events. */
 export type ListenerEvent =
   | { type: 'listening'; url: string }
   /** `view`: the delivery's `--json` line when recording made it already (a small body), so it is not built twice. */
@@ -35,7 +35,7 @@ export interface ListenerOptions {
   /** Secrets (the key, the token) replaced by `***` wherever they occur in a delivery, before it is kept anywhere. */
   secrets?: readonly string[];
   maxBody: number;
-  /** Each verified delivery is appended here before its 200 (issue 5 §2). */
+  /** Each verified delivery is appended here before its 200, so an acknowledged delivery survives a crash. */
   record?: RecordFile;
   /** Forward every verified delivery to the app; needs `record`. */
   forward?: { url: string; timeout: Duration; retryCapMs?: number; memoryCount?: number; memoryBytes?: number };
@@ -110,7 +110,7 @@ export class Listener {
     this.server = createServer(
       {
         // Node's defaults (60 s for headers, 300 s for a request, checked every 30 s) let a silent or trickling
-        // connection live 88-330 s (issue 11 §8); these bounds are checked often enough to hold.
+        // connection live 88-330 s; these bounds are checked often enough to hold.
         headersTimeout: limits.headersMs,
         requestTimeout: limits.requestMs,
         keepAliveTimeout: limits.idleMs,
@@ -249,7 +249,7 @@ export class Listener {
     let size = 0;
     let over = false;
     // A large body with its length announced is copied into one Buffer as it arrives: collecting the
-    // chunks and joining them at the end held it twice (issue 11 §8).
+    // chunks and joining them at the end held it twice.
     const declared = Number(rawHeader(req.rawHeaders, 'content-length'));
     let whole = declared >= LARGE_BODY && declared <= maxBody ? Buffer.allocUnsafe(declared) : undefined;
     req.on('data', (chunk: Buffer) => {
@@ -277,7 +277,7 @@ export class Listener {
     const target = req.url ?? '/';
     const query = target.indexOf('?');
     if ((query === -1 ? target : target.slice(0, query)) !== path) return [404, 'not the webhook path'];
-    // Spec 6: the service only ever POSTs a delivery; anything else is not one (issue 11 §8).
+    // Spec 6: the service only ever POSTs a delivery; anything else is not one.
     if (req.method !== 'POST') return [405, 'only POST is a delivery'];
     const header = rawHeader(req.rawHeaders, 'x-signingkey');
     // Spec 6 / 7: a mismatch is answered 403; nothing of it is printed, recorded or forwarded.
@@ -301,7 +301,7 @@ export class Listener {
       this.checks.get(check)?.();
       return;
     }
-    // The key and the token never reach the record file, the spool, the screen or the app (issue 11 §7):
+    // The key and the token never reach the record file, the spool, the screen or the app:
     // x-signingKey is redacted by name, any other place they occur by value.
     const delivery = { receivedAt: this.receivedAt(), method, path, headers: scrubHeaders(headersFromRaw(req.rawHeaders), this.secrets), body: scrubBody(body, this.needles) };
     // Answered at the end of this event-loop turn, with every other delivery that arrived in it: one write

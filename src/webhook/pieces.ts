@@ -1,5 +1,5 @@
-// A large delivery's `--json` line and record line, written piece by piece (issue 11 §8: one 100 MB body
-// cost 1,156 MB of RSS, 11x, in whole-body copies: the text, its parsed value, the line as one string, its
+// A large delivery's `--json` line and record line, written piece by piece: built whole, one 100 MB body
+// cost 1,156 MB of RSS, 11x, in whole-body copies (the text, its parsed value, the line as one string, its
 // base64, the line as a Buffer). Here the body Buffer is the only full copy: a JSON body is checked by a
 // scan of its bytes and written as it came, the base64 is made a slice at a time. A small body keeps the
 // one-string path of delivery.ts, which is faster for the typical card.

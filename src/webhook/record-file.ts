@@ -141,7 +141,7 @@ export interface RecordFileOptions {
 export const SYNC_INTERVAL_MS = 50;
 
 /**
- * An append-only record file (issue 5 §2). The deliveries of one event-loop turn are written with one
+ * An append-only record file. The deliveries of one event-loop turn are written with one
  * writeSync *before* their 200s are sent, so once the service holds a 200 the bytes are in the kernel and
  * survive a crash of this process. fdatasync, which covers an OS crash or a power loss too, follows in the
  * background, never in the way of an acknowledgement: group-committed (one sync covers every line written

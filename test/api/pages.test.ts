@@ -1,4 +1,4 @@
-// Issue 11, findings 3 and 5: the one page walk (api cardPages) that `card list --all`, the --match-on
+// The one page walk (api cardPages) that `card list --all`, the --match-on
 // index and its re-checks share. A page made only of cards seen before stops it; a page holding a
 // null, a number or a card without `_id` is a clear error naming the page and the index.
 import { describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// Peak memory of `webhook listen` for one large delivery (issue 11 §8: a 100 MB body cost 1,156 MB RSS).
+// Peak memory of `webhook listen` for one large delivery (a 100 MB body once cost 1,156 MB RSS).
 // For each body size and each configuration it starts the built listener with --max-body 200mb, reads its
 // VmHWM (peak RSS, Linux /proc) once it is ready, POSTs one JSON card of that size, waits for the 200, the
 // printed line and (with --forward-to) the app's receipt, then reads VmHWM again. The cost is the difference,

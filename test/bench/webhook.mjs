@@ -1,4 +1,4 @@
-// Webhook listener benchmark (issue 5 §5, issue 6 §1): deliveries a second and p99 time to the 200 with 32
+// Webhook listener benchmark: deliveries a second and p99 time to the 200 with 32
 // concurrent senders, for `cardboard webhook listen --json` (verify only, then verify + --record) beside a
 // bare node:http server that answers 200, all in the same run on the same machine. The listener's stdout
 // is piped into `cat`, as a user's `| jq` would read it. Also reports the server's CPU time per delivery

@@ -1,4 +1,4 @@
-// Where settings come from (issue 12): a named stored board keeps its URL and token, errors name the source
+// Where settings come from: a named stored board keeps its URL and token, errors name the source
 // of the failing part, `board show --json` keeps one shape, and an env-only run writes nothing under the config dir.
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -42,7 +42,7 @@ describe('a stored board named explicitly keeps its own URL and token', () => {
     expect(JSON.parse(r.stdout).map((f: { name: string }) => f.name)).toEqual(['Name', 'Status', 'Owner', 'Priority']);
   });
 
-  it('while the default board gives way to the variables (the README table, row 3)', async () => {
+  it('while the default board gives way to the variables (the precedence table of docs/boards-and-credentials.md, row 3)', async () => {
     const r = await runMain(['schema', '--json', '--refresh'], { configDir: configWithBoards('hook'), env: { CARDBOARD_BASE_URL: emu.url, CARDBOARD_TOKEN: 'tok-leftover-1' } });
     expect(r.code).toBe(4);
     expect(hintOf(r.stderr)).toContain('refused the token from CARDBOARD_TOKEN');
@@ -128,8 +128,8 @@ describe('board show --json: one shape in every state', () => {
     expect(r.stdout).not.toContain(TOKEN);
   });
 
-  it("the README's example has the same keys and types as a real answer", async () => {
-    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+  it("the example of docs/boards-and-credentials.md has the same keys and types as a real answer", async () => {
+    const readme = readFileSync(new URL('../../docs/boards-and-credentials.md', import.meta.url), 'utf8');
     const after = readme.slice(readme.indexOf('`board show --json` always has every key below'));
     const example = JSON.parse(/```json\n([\s\S]*?)```/.exec(after)![1]!);
     // The state the example describes: "work" stored and the default, the token from CARDBOARD_TOKEN.

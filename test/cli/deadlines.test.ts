@@ -1,4 +1,4 @@
-// Issue 11, finding 4: waits without end. --timeout bounds a whole request (headers and body), and a
+// No wait without end: --timeout bounds a whole request (headers and body), and a
 // Retry-After longer than a command may wait stops it at once with the server's wait in the message.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';

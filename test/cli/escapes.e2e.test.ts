@@ -1,4 +1,4 @@
-// Issue 11 §2 end to end: the built binary against a server whose names, values and ids carry
+// Escapes end to end: the built binary against a server whose names, values and ids carry
 // `ESC]0;pwned BEL`, `ESC[1A ESC[2K`, U+202E, CR, LF and a C1 CSI. On a real pseudo-terminal nothing of
 // it reaches the screen raw; piped machine output keeps it exact; errors quoting it stay escaped.
 import { writeFileSync } from 'node:fs';

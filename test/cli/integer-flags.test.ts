@@ -1,4 +1,4 @@
-// Issue 11 §9: every integer flag reads the one parser (src/units.ts parseInteger): digits only, a safe
+// Every integer flag reads the one parser (src/units.ts parseInteger): digits only, a safe
 // integer within the flag's range, else exit 2 naming the flag and the range. `--page 99999999999999999999999`
 // used to be sent as `page=1e+23`.
 import { describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// Issue 11 §9: `cardboard -- schema` printed nothing and exited 0: the word after `--` was dispatched by
+// `cardboard -- schema` printed nothing and exited 0: the word after `--` was dispatched by
 // commander to a placeholder the start-up never loaded. findNoun now reads argv as commander does, and a
 // placeholder that runs anyway refuses (exit 2) instead of succeeding silently.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

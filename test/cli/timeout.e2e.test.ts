@@ -1,4 +1,4 @@
-// Issue 9 §2, done when: `cardboard --timeout 1h …` and `--timeout 2min …` work for every command.
+// `cardboard --timeout 1h …` and `--timeout 2min …` work for every command.
 // Every leaf command runs once (in-process through main(), `card get` and `import` as the built binary),
 // as a real invocation against the in-process emulator (or one that
 // fails after option parsing for a reason of its own), with `--timeout 1h` before the command word

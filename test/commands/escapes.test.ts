@@ -1,4 +1,4 @@
-// Issue 11 §2, in process: a server whose field names, values, ids and comment ids carry escape
+// In process: a server whose field names, values, ids and comment ids carry escape
 // sequences, bidi overrides, CR and LF. Every line for a person shows them escaped (tables on a TTY,
 // notes, ids on a TTY, errors, prompts, the dry-run report); machine outputs keep them exact.
 import { writeFileSync } from 'node:fs';

@@ -1,4 +1,4 @@
-// Issue 11, findings 3 and 5 (page side): listings and board reads against a hostile service end, with
+// Listings and board reads against a hostile service end, with
 // a clear error naming the page, and a terminal table of --all holds a bounded number of rows.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -1,4 +1,4 @@
-// Issue 11, finding 3 on a real terminal: `card list --all` as a table against a service of endless new
+// On a real terminal: `card list --all` as a table against a service of endless new
 // ids shows a spinner counting pages and cards on stderr, prints 2,000 rows, then stops with exit 3.
 import { afterEach, describe, expect, it } from 'vitest';
 import { type HostileServer, startHostileServer } from '../helpers/hostile-server.js';

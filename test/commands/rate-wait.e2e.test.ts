@@ -1,4 +1,4 @@
-// Issue 12: 40 parallel `card put` against a 120/min board saw 18 exit 1. Scaled down: 30 processes
+// 40 parallel `card put` against a 120/min board once saw 18 exit 1. Scaled down: 30 processes
 // against a limit of 10 requests/s with bursts of 2 (each process reads the schema, then posts) all wait
 // for Retry-After, say so, and exit 0; the board has every card, once.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

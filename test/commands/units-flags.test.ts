@@ -1,4 +1,4 @@
-// Issue 9 §2: every duration and rate flag reads the one grammar of src/units.ts. Parse-level twins
+// Every duration and rate flag reads the one grammar of src/units.ts. Parse-level twins
 // of test/cli/timeout.e2e.test.ts: a spy run function receives the options, nothing is sent.
 import { Command } from 'commander';
 import { describe, expect, it, vi } from 'vitest';

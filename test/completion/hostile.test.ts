@@ -1,4 +1,4 @@
-// Issue 11 §1 (and issue 12's bash findings): completion words are data. A board whose field names are
+// Completion words are data. A board whose field names are
 // shell code, globs and spaces is completed in a REAL bash: nothing runs, every candidate comes back as
 // its own exact word, quoted for where the cursor is, and -b/--board on the line picks the fields.
 // zsh (on a pseudo-terminal, pressing Tab) and fish (complete -C) run too where they are installed;

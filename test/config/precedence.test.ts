@@ -1,5 +1,5 @@
-// The README's precedence table ("Boards and credentials"), one case per situation, each tagged with the
-// table row it proves; a last test checks that every row of the README's table has a case and no more.
+// The precedence table of docs/boards-and-credentials.md, one case per situation, each tagged with the
+// table row it proves; a last test checks that every row of that table has a case and no more.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { type Origin, resolveCredentials, resolveSelection, type Selection } from '../../src/config/resolve.js';
@@ -188,7 +188,7 @@ const want = (p: Selection['id']): Want => (p ? [p.value, p.origin.kind, p.origi
 const ctxFor = (c: Pick<Case, 'env' | 'globals'>) =>
   createContext({ env: { CARDBOARD_CONFIG_DIR: tempDir(), ...c.env }, globals: c.globals ?? {}, secrets: new Set() });
 
-describe('precedence (README table, "Boards and credentials")', () => {
+describe('precedence (the table of docs/boards-and-credentials.md)', () => {
   it.each(CASES.map((c) => [`row ${c.row}: ${c.name}`, c] as const))('%s', (_, c) => {
     const sel = resolveSelection(ctxFor(c), c.config ?? { boards: Object.create(null) });
     expect({ alias: sel.alias, id: want(sel.id), baseUrl: want(sel.baseUrl), token: want(sel.token), signingKey: want(sel.signingKey) }).toEqual({
@@ -221,10 +221,9 @@ describe('precedence (README table, "Boards and credentials")', () => {
     expect(noToken).toThrow('No token for board b-x (from --board)');
   });
 
-  it('every row of the README table has a case, and every case a row', () => {
-    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-    const section = readme.slice(readme.indexOf('<!-- section:board -->'), readme.indexOf('<!-- /section:board -->'));
-    const table = section.slice(section.indexOf('| # | the board is'));
+  it('every row of the documented table has a case, and every case a row', () => {
+    const readme = readFileSync(new URL('../../docs/boards-and-credentials.md', import.meta.url), 'utf8');
+    const table = readme.slice(readme.indexOf('| # | the board is'));
     const rows = table.split('\n').filter((line) => /^\| \d+ \|/.test(line)).map((line) => Number(/^\| (\d+) \|/.exec(line)![1]));
     expect(rows).toEqual([1, 2, 3, 4, 5]);
     expect([...new Set(CASES.map((c) => c.row))]).toEqual(rows);

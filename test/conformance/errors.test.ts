@@ -67,7 +67,7 @@ describe('a refused token', () => {
         const [error, hint] = twoLines(r.stderr);
         expect(error).toMatch(new RegExp(`^error: ${authStatus} (Forbidden|Unauthorized) from GET `));
         expect(hint).toMatch(/token/);
-        // Never retried (issue 3 §1), and the token went in the header only.
+        // Never retried (a 401 or 403 cannot succeed on a retry), and the token went in the header only.
         expect(s.requests).toHaveLength(1);
         expect(s.requests[0]!.headers['x-token']).toBe(wrong);
       });

@@ -1,4 +1,4 @@
-// Issue 10 against the independent server: other page size, 201 on create, other id shapes, extra card keys,
+// The import against the independent server: other page size, 201 on create, other id shapes, extra card keys,
 // a wrapped schema and gzip everywhere. Typed NDJSON in, --match-on sends only the drifted cards, then nothing.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';

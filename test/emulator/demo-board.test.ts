@@ -1,4 +1,4 @@
-// Issue 12: the demo board of `cardboard emulator` keeps its id, token and signing key across restarts
+// The demo board of `cardboard emulator` keeps its id, token and signing key across restarts
 // (the README's `board add` works as written), `--demo-seed` derives others, the fixed ones are refused
 // off loopback, and `--burst` defaults to the service's 20.
 import { describe, expect, it } from 'vitest';

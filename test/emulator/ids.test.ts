@@ -1,4 +1,4 @@
-// Issue 12: the emulator's ids are shaped like the service's (`JShpBxEFgRmZnivTf`: 17 letters and
+// The emulator's ids are shaped like the service's (`JShpBxEFgRmZnivTf`: 17 letters and
 // digits), drawn from the CSPRNG, or from a seed where one is given.
 import { describe, expect, it } from 'vitest';
 import { ID_ALPHABET, derivedId, idSource, randomId } from '../../src/emulator/ids.js';

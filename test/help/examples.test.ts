@@ -1,4 +1,4 @@
-// Issue 6 §3: every command's --help has a one-line description and one to three examples that work
+// Every command's --help has a one-line description and one to three examples that work
 // as written. The tree is walked through the built binary's own --help; every example then runs in
 // bash (pipefail) against the emulator, in a fresh cwd, config dir and HOME per example.
 //

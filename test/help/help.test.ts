@@ -1,4 +1,4 @@
-// Issue 12 (help): every verb's help lists the global options; `help <noun> <verb>` (and `<noun> help
+// Every verb's help lists the global options; `help <noun> <verb>` (and `<noun> help
 // <verb>`) describe that verb; bare `cardboard` and bare `cardboard <noun>` are help on stdout, exit 0;
 // defaults and choices read as values. Run in-process: the same text the binary prints.
 import { describe, expect, it } from 'vitest';

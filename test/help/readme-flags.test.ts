@@ -1,18 +1,18 @@
-// Issue 12 (help): every flag the README shows for a command is in that command's --help. The README
+// Every flag the README and the guides of docs/ show for a command is in that command's --help. Each page
 // is read for: command headings ("### `cardboard card put [--id ID] …`", "### `webhook listen`"), a flag
 // table under such a heading, and every command line of a sh/console code block (synopses such as
 // import's, examples). Global options are part of every command's help (its "Global Options:").
-import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createContext } from '../../src/context.js';
 import { buildProgram } from '../../src/program.js';
 import { runMain } from '../helpers/cli.js';
+import { docPages, readPage } from '../helpers/docs-pages.js';
 
-const README_URL = new URL('../../README.md', import.meta.url);
-
-/** A place in the README that names flags of one command. */
+/** A place in a page that names flags of one command. */
 export interface Claim {
+  /** The page, from the repository's root. */
+  page: string;
   line: number;
   path: string[];
   flags: string[];
@@ -83,8 +83,8 @@ function commandWords(s: string): string[] {
   return words;
 }
 
-/** Every claim of the README about a command's flags. */
-export function readmeClaims(readme: string, tree: Command): Claim[] {
+/** Every claim of a page about a command's flags. */
+export function readmeClaims(readme: string, tree: Command, page = 'README.md'): Claim[] {
   const lines = readme.split('\n');
   const claims: Claim[] = [];
   let fence: string | undefined;
@@ -104,14 +104,14 @@ export function readmeClaims(readme: string, tree: Command): Claim[] {
           const path = resolve(tree, commandWords(span!.replace(/^cardboard /, '')));
           if (path) {
             section = path;
-            claims.push({ line: i + 1, path, flags: flagsIn(span!), text: line });
+            claims.push({ page, line: i + 1, path, flags: flagsIn(span!), text: line });
           }
         }
         continue;
       }
       // A flag table under a command heading: its first column names that command's flags.
       const row = /^\| *(`--[^|]*)\|/.exec(line);
-      if (row && section) claims.push({ line: i + 1, path: section, flags: flagsIn(row[1]!), text: line });
+      if (row && section) claims.push({ page, line: i + 1, path: section, flags: flagsIn(row[1]!), text: line });
       continue;
     }
     if (fence !== 'sh' && fence !== 'console' && fence !== 'bash') continue;
@@ -129,7 +129,7 @@ export function readmeClaims(readme: string, tree: Command): Claim[] {
       const words = commandWords(text.slice(m.index + m[0].length));
       const path = resolve(tree, words);
       if (!path) continue;
-      claims.push({ line: i + 1, path, flags: flagsIn(words.filter((w) => w.startsWith('-') || w.startsWith('[')).join(' ')), text });
+      claims.push({ page, line: i + 1, path, flags: flagsIn(words.filter((w) => w.startsWith('-') || w.startsWith('[')).join(' ')), text });
     }
   }
   return claims;
@@ -140,7 +140,7 @@ export function helpFlags(help: string): Set<string> {
   return new Set([...help.matchAll(/^ {2}(?:-\w, )?(--[a-z][a-z0-9-]*)/gm)].map((m) => m[1]!));
 }
 
-/** The README's flags that are not in the help of their command, one line each. */
+/** The pages' flags that are not in the help of their command, one line each. */
 async function missingFlags(list: Claim[]): Promise<string[]> {
   const helps = new Map<string, Set<string>>();
   for (const path of new Set(list.map((c) => c.path.join(' ')))) {
@@ -149,7 +149,7 @@ async function missingFlags(list: Claim[]): Promise<string[]> {
     helps.set(path, helpFlags(r.stdout));
   }
   return list.flatMap((c) =>
-    c.flags.filter((f) => !helps.get(c.path.join(' '))!.has(f)).map((f) => `README.md:${c.line} ${f} is not in \`cardboard ${c.path.join(' ')} --help\`: ${c.text.trim()}`),
+    c.flags.filter((f) => !helps.get(c.path.join(' '))!.has(f)).map((f) => `${c.page}:${c.line} ${f} is not in \`cardboard ${c.path.join(' ')} --help\`: ${c.text.trim()}`),
   );
 }
 
@@ -159,11 +159,11 @@ let claims: Claim[];
 beforeAll(async () => {
   const ctx = createContext({ env: {} });
     tree = await buildProgram(ctx, [], () => ctx, true);
-  claims = readmeClaims(readFileSync(README_URL, 'utf8'), tree);
+  claims = docPages().flatMap((page) => readmeClaims(readPage(page), tree, page));
 });
 
-describe('README and --help', () => {
-  it('finds the command headings, synopses and examples of the README', () => {
+describe('the README, docs/ and --help', () => {
+  it('finds the command headings, synopses and examples of the pages', () => {
     const paths = new Set(claims.map((c) => c.path.join(' ')));
     for (const p of ['schema', 'card put', 'card get', 'card list', 'comment', 'import', 'webhook listen', 'webhook replay', 'webhook send', 'board add', 'emulator', 'completion']) {
       expect(paths, p).toContain(p);
@@ -175,11 +175,11 @@ describe('README and --help', () => {
     expect(claims.some((c) => c.path.join(' ') === 'webhook listen' && c.flags.includes('--max-connections'))).toBe(true);
   });
 
-  it("every flag the README names for a command is in that command's --help", async () => {
+  it("every flag a page names for a command is in that command's --help", async () => {
     expect(await missingFlags(claims)).toEqual([]);
   });
 
-  it('fails on a README flag that the help of its command does not list', async () => {
+  it('fails on a flag of a page that the help of its command does not list', async () => {
     const readme = [
       '### `cardboard import <file> [--rate N/s] [--no-such-flag]`',
       '| `--json` | ok |',

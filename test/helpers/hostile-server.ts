@@ -1,5 +1,5 @@
 // A hostile Card Board Service for tests: one misbehaviour per mode, each one legal enough on the
-// wire that a client cannot refuse it up front (issue 11). It speaks the spec's paths (4.2-4.5)
+// wire that a client cannot refuse it up front. It speaks the spec's paths (4.2-4.5)
 // and x-token (5), imports nothing from src/, and counts every request so a test can show that a
 // command stopped instead of looping.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';

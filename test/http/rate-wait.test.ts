@@ -1,4 +1,4 @@
-// Single commands wait for a 429 (issue 12): every reader and writer waits for Retry-After while a
+// Single commands wait for a 429: every reader and writer waits for Retry-After while a
 // 60 s budget lasts, says so on stderr each time, and only then exits 1 naming the limit. Simulated time.
 import { describe, expect, it } from 'vitest';
 import { rateLimitNotice } from '../../src/api/session.js';

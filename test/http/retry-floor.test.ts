@@ -24,7 +24,7 @@ const HEADERS: [string, string][] = [
   ['empty', ''],
 ];
 
-/** The floor the README promises: a second between tries of a declined request. */
+/** The floor docs/boards-and-credentials.md promises: a second between tries of a declined request. */
 const FLOOR_MS = 1000;
 
 /** Time between consecutive entries. */

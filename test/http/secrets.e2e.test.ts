@@ -1,4 +1,4 @@
-// Issue 9, item 7: a server that echoes the x-token it received must not get the token into anything
+// A server that echoes the x-token it received must not get the token into anything
 // cardboard prints or writes (stdout, stderr with and without --verbose, --results, --rejects, the
 // journal, the config directory), and a one-letter token must mangle no message.
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';

@@ -1,4 +1,4 @@
-// The --match-on index's storage and digest (issue 10, point 2).
+// The --match-on index's storage and digest, by which a re-run sends only the rows that changed.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { CardTable } from '../../src/import/card-table.js';

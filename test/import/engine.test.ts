@@ -63,7 +63,7 @@ async function simulate(
 }
 
 /**
- * Issue 4's promise, checked against the service's state: one outcome per row; a created/updated row is
+ * The import's promise, checked against the service's state: one outcome per row; a created/updated row is
  * on the board exactly once under the reported id; an uncertain row at most once; a rejected row not at all.
  */
 function expectAccounted(r: Run, values: string[][]) {

@@ -69,7 +69,7 @@ describe('cardboard import: the demo CSV', () => {
     const e = await start();
     const first = await cli(e, ['import', DEMO, '--map', 'Assignee=Owner', '--match-on', 'Name', '--json']);
     expect(JSON.parse(first.stdout)).toMatchObject({ created: 25, updated: 0 });
-    // The README's example: the same file again sends nothing.
+    // The example of docs/import.md and the README's tour: the same file again sends nothing.
     const again = await cli(e, ['import', DEMO, '--map', 'Assignee=Owner', '--match-on', 'Name', '--json']);
     expect(JSON.parse(again.stdout)).toMatchObject({ rows: 25, created: 0, updated: 0, unchanged: 25, skipped: 0 });
     const edited = join(tempDir(), 'edited.csv');
@@ -123,6 +123,17 @@ describe('cardboard import: the demo CSV', () => {
 });
 
 describe('cardboard import: malformed lines', () => {
+  it('says 1 row, not 1 rows: one rejected row in the summary and the error (exit 3)', async () => {
+    const e = await start();
+    const file = join(tempDir(), 'one-bad.csv');
+    writeFileSync(file, 'Name,Status\nok-1,Open\ntoo,many,fields\n');
+    const r = await cli(e, ['import', file]);
+    expect(r.code).toBe(3);
+    expect(r.stderr).toMatch(/^rejected line: 3$/m);
+    expect(r.stderr).toContain('error: 1 row rejected, 0 uncertain (the card may exist).');
+    expect(r.stderr).toMatch(/✖ Importing: 2 \/ 2 rows · [\d.]+ rows\/s · 0 retries · 0 waits \(429\)/);
+  });
+
   it.each(['\n', '\r\n'])('reports them with their starting line (eol %j) in results and rejects; exit 3', async (eol) => {
     const e = await start();
     const dir = tempDir();
@@ -181,7 +192,7 @@ describe('cardboard import: rate limit', () => {
   });
 });
 
-describe('cardboard import: one vocabulary (issue 12)', () => {
+describe('cardboard import: one vocabulary for row states', () => {
   it('dry run and run report the same state names; a dropped column is null in JSON and the map file reads it back', async () => {
     const e = await start();
     const file = writeCards(3, 'v');

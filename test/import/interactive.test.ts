@@ -57,7 +57,7 @@ describe('import: interactive mapping (scripted prompter)', () => {
     const { ctx, stderr } = testContext({ env });
     await runImport(ctx, planFromFlags(file, { map: [], skipColumn: [], concurrency: '4', empty: 'omit' }), { prompter });
 
-    expect(asked[0]).toMatch(/Does this board have Create Fields on/);
+    expect(asked[0]).toBe('1 column matches no field. Does this board have Create Fields on (so a column may become a new field)?');
     // Name, Status and Priority are taken by their own columns: only Owner is offered, then skip.
     // No field is close to Assignee: Enter skips it. Two sample values of the column are shown, JSON-quoted.
     expect(asked[1]).toBe('CSV column "Assignee" (e.g. "Alice Martin", "Bruno Costa") goes to which field? [Owner | skip this column] default: skip this column');

@@ -1,4 +1,4 @@
-// Issue 10 §3: JSON in, types kept. NDJSON and JSON arrays keep every value's type; --type types CSV cells;
+// JSON in, types kept. NDJSON and JSON arrays keep every value's type; --type types CSV cells;
 // `card list --format ndjson | import -` copies a board exactly, and a second copy with --match-on changes nothing.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';

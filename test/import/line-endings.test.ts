@@ -1,5 +1,5 @@
 // Input read as written, whatever its line breaks: CRLF, LF and CR in any mix within one file, each one line
-// break. csv-parse alone fixes the first line's break (PITFALLS): a CRLF header with LF rows merged the rows
+// break. csv-parse alone fixes the first line's break: a CRLF header with LF rows merged the rows
 // into one value, an LF header with CRLF rows left `\r` on the last value. Every reader of the input splits
 // by one rule (src/import/lines.ts): the CSV and TSV reader, the delimiter detection, the pre-scan's record
 // count and bad-UTF-8 line, and the NDJSON reader. Values and starting lines are checked, in every chunking.

@@ -1,4 +1,4 @@
-// Issue 10: a 2xx answer to POST without a usable `_id` (a 204, `{"id": …}`, text) most likely stored the card:
+// A 2xx answer to POST without a usable `_id` (a 204, `{"id": …}`, text) most likely stored the card:
 // its row is `uncertain` and the run goes on, instead of a stop that hides the rows in flight.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';

@@ -69,3 +69,58 @@ describe('one import rate for the progress line, the summary and --json', () => 
     expect(last![1]).toBe(told![1]);
   });
 });
+
+describe('the progress line of a resumed run', () => {
+  it('starts at the rows the journal holds and says it resumed; the skipped rows are not counted again', async () => {
+    const clock = simClock();
+    const service = new SimService(clock, { latencyMs: 1000 });
+    const api = simApi(service, clock);
+    const stderr = new BufferStream(false);
+    const ctx = createContext({ clock, stderr, env: {}, globals: {} });
+    await clock.run(
+      (async () => {
+        const progress = await startProgress(ctx, { json: false }, 40, 10);
+        const { summary } = await runEngine(rows(40), {
+          api,
+          clock,
+          columns: COLUMNS,
+          sendEmpty: false,
+          concurrency: 1,
+          journal: resumedJournal(10),
+          signal: new AbortController().signal,
+          onEvent: (e) => progress.event(e),
+        });
+        progress.done(summary);
+      })(),
+    );
+    const lines = stderr.text.split('\n').filter((l) => l.includes('Importing:'));
+    expect(lines[0]).toBe('Importing: 10 / 40 rows (resumed at 10) · 0.0 rows/s · 0 retries · 0 waits (429)');
+    // 30 rows a second apart: a plain line every 5 s, each from 10 up, never back to 0, never past 40.
+    const counts = lines.map((l) => Number(/Importing: (\d+) \/ 40 rows \(resumed at 10\)/.exec(l)![1]));
+    expect(counts.length).toBeGreaterThan(4);
+    expect(counts.every((n, i) => n >= 10 && n <= 40 && (i === 0 || n >= counts[i - 1]!))).toBe(true);
+    expect(counts.at(-1)).toBe(40);
+    expect(lines.at(-1)).toMatch(/^✔ Importing: 40 \/ 40 rows \(resumed at 10\) · 1\.0 rows\/s · 0 retries · 0 waits \(429\)$/);
+  });
+
+  it('counts rows, retries and waits in words that agree: 0, 1 and 2', async () => {
+    const stderr = new BufferStream(false);
+    const ctx = createContext({ clock: simClock(), stderr, env: {}, globals: {} });
+    const progress = await startProgress(ctx, { json: false }, undefined);
+    const row = { type: 'row' as const, outcome: { line: 2, state: 'created' as const, id: 'x' } } as Parameters<typeof progress.event>[0];
+    const retry = { type: 'retry' as const, line: 2, reason: '429', attempt: 1 };
+    const base = { created: 0, updated: 0, unchanged: 0, skipped: 0, rejected: 0, uncertain: 0, settled: 0, durationMs: 0, retries: 0, waits: 0 };
+    progress.event(row);
+    progress.event(retry);
+    progress.done({ ...base, rows: 1, created: 1 });
+    progress.event(row);
+    progress.event(retry);
+    progress.done({ ...base, rows: 2, created: 2 });
+    const lines = stderr.text.split('\n').filter((l) => l !== '');
+    expect(lines).toEqual([
+      'Importing: 0 rows · 0.0 rows/s · 0 retries · 0 waits (429)',
+      '✔ Importing: 1 row · 0.0 rows/s · 1 retry · 1 wait (429)',
+      '✔ Importing: 2 rows · 0.0 rows/s · 2 retries · 2 waits (429)',
+    ]);
+  });
+});

@@ -1,4 +1,4 @@
-// Issue 10, point 6: reading the board for --match-on. Uncertain creates are re-checked in batches (one
+// Reading the board for --match-on. Uncertain creates are re-checked in batches (one
 // read for every row waiting), and a card seen twice counts once (a repeating page: test/api/pages.test.ts).
 // In-process over the fake service, in simulated time (test/helpers/sim.ts).
 import { describe, expect, it } from 'vitest';

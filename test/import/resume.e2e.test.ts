@@ -52,7 +52,7 @@ describe('cardboard import: resume', () => {
     expect(summary.settled).toBe(inFlight);
     expect(summary.uncertain).toBe(0);
     expect(readResults(results).filter((r) => r.state === 'skipped')).toHaveLength(finished);
-    expect(again.stderr).toContain(`Resuming: ${finished} rows already finished`);
+    expect(again.stderr).toContain(`Resuming: ${finished} row${finished === 1 ? '' : 's'} already finished`);
     if (inFlight > 0) expect(again.stderr).toContain(`${inFlight} row${inFlight === 1 ? '' : 's'} may have been applied`);
     const counts = nameCounts(e);
     expect(counts.size).toBe(ROWS);
@@ -100,7 +100,7 @@ describe('cardboard import: resume', () => {
     expect([...counts.values()].every((n) => n === 1)).toBe(true);
   });
 
-  it('a finished run closes its journal: the same command again starts afresh (README example)', async () => {
+  it('a finished run closes its journal: the same command again starts afresh (docs/import.md)', async () => {
     const e = await start();
     const file = writeCards(5, 'r');
     const args = ['import', file, '--map', 'Owner=Owner', '--match-on', 'Name', '--json'];
@@ -108,7 +108,7 @@ describe('cardboard import: resume', () => {
     expect(readdirSync(join(dirname(file), '.cardboard-journal'))).toEqual([]);
     const again = JSON.parse((await cli(e, args)).stdout);
     expect(again).toMatchObject({ rows: 5, skipped: 0, created: 0 });
-    // `unchanged` when only changes are sent (issue 10, point 2); `updated` without it.
+    // `unchanged` when only changes are sent (--match-on); `updated` without it.
     expect((again.updated ?? 0) + (again.unchanged ?? 0)).toBe(5);
     expect(e.state()[BOARD_ID]!.cards).toHaveLength(5);
   });

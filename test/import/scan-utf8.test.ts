@@ -1,4 +1,4 @@
-// Issue 11, finding 9: invalid UTF-8 is reported at its exact line (every line feed before it counted, quoted
+// Invalid UTF-8 is reported at its exact line (every line feed before it counted, quoted
 // or not) and byte offset, also where the bad sequence or its lead byte sits at a 64 KiB chunk boundary.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';

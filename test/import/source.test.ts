@@ -127,7 +127,7 @@ describe('readCsv', () => {
       const file = eolAt ? Buffer.from(raw.toString('latin1').replace(BREAK, () => eolAt(k++)), 'latin1') : raw;
       let expected = JSON.parse(readFileSync(join(spectrumDir, 'json', `${name}.json`), 'utf8')) as Record<string, string>[] | Record<string, string>;
       if (name === 'location_coordinates') {
-        // Named exception: its expected JSON is itself inconsistent (PITFALLS): one object, not an array,
+        // Named exception: its expected JSON is itself inconsistent: one object, not an array,
         // and another phone number than the CSV's. With relaxed quotes the stray quotes of the coordinates
         // are data and the row is read whole: the CSV's own values.
         expected = [{ ...(expected as Record<string, string>), 'Contact Phone Number': '2095257564' }];

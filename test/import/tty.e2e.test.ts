@@ -1,4 +1,4 @@
-// The real interactive path of `cardboard import` (issue 4, sections 2 and 7): the built binary on a
+// The real interactive path of `cardboard import`: the built binary on a
 // pseudo-terminal, @inquirer/prompts answered with keystrokes, and ora's progress line on a terminal.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -161,12 +161,12 @@ async function mapPeople(t: Terminal): Promise<{ status: string[]; assignee: str
   const status = await pick(t, 'status', 'Status', cf);
   const assignee = await pick(t, 'Assignee', 'Owner', status.at);
   const notes = await pick(t, 'Notes', 'skip this column', assignee.at);
-  // The close field is the default; with no close field, Enter skips (issue 10 §7).
+  // The close field is the default; with no close field, Enter skips.
   expect([status.preset, assignee.preset, notes.preset]).toEqual(['Status  (closest)', 'skip this column', 'skip this column']);
   return { status: status.choices, assignee: assignee.choices, notes: notes.choices, at: notes.at };
 }
 
-describe('import on a terminal: interactive mapping with @inquirer/prompts (issue 4, section 2)', () => {
+describe('import on a terminal: interactive mapping with @inquirer/prompts', () => {
   it('maps by keystrokes, previews the rows as sent, saves a --map-file that a non-interactive run then uses', async () => {
     emu = await startTestEmulator();
     const env = boardEnv(emu);
@@ -275,7 +275,7 @@ function writeRows(n: number): string {
 const SPINNER = /[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]/;
 const CURSOR_CODES = /\x1b\[\?25l|\x1b\[2K|\x1b\[\d*G/;
 
-describe('import progress (issue 4, section 7)', () => {
+describe('import progress on a terminal', () => {
   const N = 300;
   // One request at a time, each delayed 5 ms by the emulator: the run lasts at least 1.5 s.
   const args = (file: string) => ['import', file, '--concurrency', '1'];
@@ -298,7 +298,7 @@ describe('import progress (issue 4, section 7)', () => {
     expect(emu.state()[BOARD_ID]!.cards).toHaveLength(N);
   });
 
-  // Issue 10 §7: with ora's live line running, one Ctrl-C typed on the terminal used to end the process
+  // With ora's live line running, one Ctrl-C typed on the terminal used to end the process
   // by the signal (no summary, no 130), while the same import piped stopped gracefully.
   it('Ctrl-C typed while the live line runs stops as piped: summary, exit 130; the re-run completes, every row once', async () => {
     emu = await startTestEmulator({ faults: 'delay:5ms' });
@@ -311,14 +311,16 @@ describe('import progress (issue 4, section 7)', () => {
     const screen = plain(t.raw());
     expect(code, screen).toBe(130);
     expect(screen).toMatch(/created {2,}\d+/);
-    const done = Number(/error: Interrupted after (\d+) rows\./.exec(screen)?.[1]);
+    const done = Number(/error: Interrupted after (\d+) rows?\./.exec(screen)?.[1]);
     expect(done, screen).toBeGreaterThan(0);
     expect(done).toBeLessThan(N);
     expect(emu.state()[BOARD_ID]!.cards).toHaveLength(done);
     // The same command, piped this time, resumes from the journal the interrupted run wrote.
     const again = await runCli(args(file), { env, configDir: env.CARDBOARD_CONFIG_DIR });
     expect(again.code, again.stderr).toBe(0);
-    expect(again.stderr).toContain(`Resuming: ${done} rows already finished`);
+    expect(again.stderr).toContain(`Resuming: ${done} row${done === 1 ? '' : 's'} already finished`);
+    // Its progress starts at the rows already done, and says so.
+    expect(again.stderr).toMatch(new RegExp(`^Importing: ${done} / 300 rows \\(resumed at ${done}\\) · `, 'm'));
     const names = emu.state()[BOARD_ID]!.cards.map((c) => c.Name);
     expect(names).toHaveLength(N);
     expect(new Set(names).size).toBe(N);

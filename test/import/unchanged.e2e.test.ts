@@ -1,4 +1,4 @@
-// Issue 10, point 2: with --match-on, a re-run sends only the rows that differ from their card.
+// With --match-on, a re-run sends only the rows that differ from their card.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { cli } from '../commands/helpers.js';

@@ -1,4 +1,4 @@
-// Issue 11, finding 9: 5,000 unknown CSV columns made a 525 KB error. The refusal lists the first ten
+// 5,000 unknown CSV columns once made a 525 KB error. The refusal lists the first ten
 // with their suggestions and counts the rest; --verbose lists every one.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';

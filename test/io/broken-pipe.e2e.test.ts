@@ -1,4 +1,4 @@
-// Issue 11 §6: a reader that goes away (`| head -1`) ends every command quietly with exit 0. It used to
+// A reader that goes away (`| head -1`) ends every command quietly with exit 0. It used to
 // print `error: write EPIPE … This is a bug` and exit 1 (schema 5 of 5 runs, card get 16 of 20, board list
 // 4 of 5). Outputs here are larger than a pipe's buffer (64 KiB), so the reader always leaves first, and
 // each command runs a few times: the failure was a race before.

@@ -1,4 +1,4 @@
-// The pager (issue 12): long output on a terminal goes through $CARDBOARD_PAGER / $PAGER / less -FRX; never
+// The pager: long output on a terminal goes through $CARDBOARD_PAGER / $PAGER / less -FRX; never
 // piped, with --no-pager, for output that fits, or when set to '' or `cat`. A real pager process is run here
 // with our "terminal" being a file it writes to (the fd of the test stdout).
 import { closeSync, openSync, readFileSync, writeFileSync } from 'node:fs';

@@ -4,7 +4,7 @@ import { canAnimate, createProgress } from '../../src/io/progress.js';
 import { testContext } from './buffers.js';
 
 describe('canAnimate', () => {
-  it('needs a TTY with columns > 0 and no CI (PITFALLS: ora spins at 0 columns)', () => {
+  it('needs a TTY with columns > 0 and no CI (ora spins at 100% CPU at 0 columns)', () => {
     const tty = testContext({ errTty: true, env: { CI: undefined } });
     expect(canAnimate(tty.ctx)).toBe(true);
     tty.stderr.columns = 0;

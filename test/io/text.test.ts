@@ -20,7 +20,7 @@ describe('tsvField', () => {
   });
 });
 
-// Independent of the implementation: a code point a terminal must never get raw (issue 11 §2).
+// Independent of the implementation: a code point a terminal must never get raw.
 function dangerous(cp: number): boolean {
   if (cp < 0x20 || (cp >= 0x7f && cp <= 0x9f)) return true; // C0, DEL, C1
   if (cp === 0x2028 || cp === 0x2029) return true; // line and paragraph separators

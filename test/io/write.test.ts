@@ -1,4 +1,4 @@
-// The one place a closed pipe is handled (issue 11 §6): writes to a stream whose reader went away reject
+// The one place a closed pipe is handled: writes to a stream whose reader went away reject
 // with EPIPE instead of waiting for a 'drain' that never comes, and an EPIPE is never an uncaught error.
 import { Writable } from 'node:stream';
 import { describe, expect, it, vi } from 'vitest';

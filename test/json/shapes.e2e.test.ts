@@ -1,6 +1,6 @@
-// Issue 12: every --json shape is documented once, in the README's "JSON output" section, and this
-// test checks each documented shape against what the command really prints, run against the emulator.
-// It reads the section itself, so a shape changed in the code or in the README fails here.
+// Every --json shape is documented once, in docs/json.md, and this test checks each documented shape
+// against what the command really prints, run against the emulator. It reads the page itself, so a shape
+// changed in the code or on the page fails here.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,7 +13,7 @@ import { runMain, tempDir } from '../helpers/cli.js';
 import { BOARD_ID, type RunningEmulator, startTestEmulator, TOKEN } from '../helpers/emulator.js';
 import { post, startListener } from '../webhook/helpers.js';
 
-const README = fileURLToPath(new URL('../../README.md', import.meta.url));
+const PAGE = fileURLToPath(new URL('../../docs/json.md', import.meta.url));
 
 /** One documented shape: the command of its heading, one JSON document or one object a line, the shape. */
 interface Documented {
@@ -22,16 +22,14 @@ interface Documented {
   shape: unknown;
 }
 
-/** The "JSON output" section: each `### \`cardboard …\`` heading and the shape block under it. */
+/** docs/json.md: each `## \`cardboard …\`` heading and the shape block under it. */
 function documentedShapes(): Documented[] {
-  const text = readFileSync(README, 'utf8');
-  const section = /<!-- section:json -->([\s\S]*?)<!-- \/section:json -->/.exec(text)?.[1];
-  if (!section) throw new Error('README has no <!-- section:json --> section');
+  const text = readFileSync(PAGE, 'utf8');
   const out: Documented[] = [];
-  for (const part of section.split(/^### /m).slice(1)) {
+  for (const part of text.split(/^## /m).slice(1)) {
     const command = /^`([^`]+)`/.exec(part)?.[1];
     const block = /```(json|ndjson)-shape\n([\s\S]*?)```/.exec(part);
-    if (!command || !block) throw new Error(`a heading of the JSON section without a command or shape block: ${part.slice(0, 80)}`);
+    if (!command || !block) throw new Error(`a heading of docs/json.md without a command or shape block: ${part.slice(0, 80)}`);
     out.push({ command, ndjson: block[1] === 'ndjson', shape: JSON.parse(block[2]!) });
   }
   return out;
@@ -44,11 +42,11 @@ function typeMatches(v: unknown, type: string): boolean {
     if (t === 'string' || t === 'boolean' || t === 'number') return typeof v === t;
     if (t === 'integer') return Number.isInteger(v);
     if (/^'.*'$/.test(t)) return v === t.slice(1, -1);
-    throw new Error(`unknown type in a README shape: ${t}`);
+    throw new Error(`unknown type in a documented shape: ${t}`);
   });
 }
 
-/** Every way `v` departs from `shape` (the notation the README section explains), as `path: problem`. */
+/** Every way `v` departs from `shape` (the notation docs/json.md explains), as `path: problem`. */
 export function shapeErrors(v: unknown, shape: unknown, at = '$'): string[] {
   if (typeof shape === 'string') return typeMatches(v, shape) ? [] : [`${at}: ${JSON.stringify(v)} is not ${shape}`];
   if (typeof shape === 'boolean') return v === shape ? [] : [`${at}: ${JSON.stringify(v)} is not ${shape}`];
@@ -80,7 +78,7 @@ export function shapeErrors(v: unknown, shape: unknown, at = '$'): string[] {
   return errors;
 }
 
-describe('the shape notation of the README', () => {
+describe('the shape notation of docs/json.md', () => {
   it('finds missing, extra and mistyped keys, unions and literals', () => {
     expect(shapeErrors({ _id: 'a', Name: 1 }, { _id: 'string', '*': 'any' })).toEqual([]);
     expect(shapeErrors({ _id: 1 }, { _id: 'string' })).toEqual(['$._id: 1 is not string']);
@@ -97,7 +95,7 @@ describe('the shape notation of the README', () => {
 /** How to get each documented command's real output: one or more stdouts (each variant is checked). */
 type Runner = () => Promise<string[]>;
 
-describe('every --json shape in the README matches the real output (emulator)', () => {
+describe('every --json shape in docs/json.md matches the real output (emulator)', () => {
   let emu: RunningEmulator;
   let id: string;
   const ok = async (args: string[], opts: Parameters<typeof cli>[2] = {}, codes = [0]): Promise<string> => {
@@ -203,7 +201,7 @@ describe('every --json shape in the README matches the real output (emulator)', 
     };
     walk(program, []);
     expect(withJson.length).toBeGreaterThan(5);
-    for (const command of withJson) expect(documented, `${command} is not in the README's JSON output section`).toContain(SAME_AS.get(command) ?? command);
+    for (const command of withJson) expect(documented, `${command} is not in docs/json.md`).toContain(SAME_AS.get(command) ?? command);
   });
 
   for (const doc of documentedShapes()) {

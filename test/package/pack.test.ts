@@ -11,14 +11,14 @@ import { BOARD_ID, FIELDS, type RunningEmulator, startTestEmulator, TOKEN } from
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { name: string; version: string };
-/** The only fixtures a user gets: the demo (issue 6 §3). */
+/** The only fixtures a user gets: the demo's, which the README and help examples use. */
 const DEMO_FIXTURES = ['fixtures/demo-boards.json', 'fixtures/demo-cards.csv'];
 
 interface PackedFile {
   path: string;
 }
 
-// Issue 6 §3: the package installs from its tarball into a clean global prefix and works.
+// The package installs from its tarball into a clean global prefix and works.
 describe('npm pack → npm install -g --prefix → cardboard', () => {
   let dir: string;
   let prefix: string;
@@ -53,6 +53,10 @@ describe('npm pack → npm install -g --prefix → cardboard', () => {
     expect(files.filter((f) => f.startsWith('test/') || f.startsWith('src/'))).toEqual([]);
     expect(files.filter((f) => f.startsWith('fixtures/')).sort()).toEqual(DEMO_FIXTURES);
     expect(files.filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts'))).toEqual([]);
+    // The licence, and of the docs only the man pages (package.json's directories.man installs them).
+    expect(files).toContain('LICENSE');
+    expect(files).toContain('docs/man/cardboard-import.1');
+    expect(files.filter((f) => f.startsWith('docs/') && !f.startsWith('docs/man/'))).toEqual([]);
   });
 
   it('installs a working `cardboard --version`', async () => {
@@ -63,6 +67,8 @@ describe('npm pack → npm install -g --prefix → cardboard', () => {
     expect(existsSync(join(installed, 'dist', 'main.js'))).toBe(true);
     expect(existsSync(join(installed, 'src'))).toBe(false);
     expect(existsSync(join(installed, 'test'))).toBe(false);
+    // A global install links the man pages where man finds them.
+    expect(existsSync(join(prefix, 'share', 'man', 'man1', 'cardboard-card-put.1'))).toBe(true);
   });
 
   it('runs `cardboard schema --json` against the emulator with CARDBOARD_* from the environment', async () => {

@@ -1,4 +1,4 @@
-// Issue 6 §3: `--quiet` leaves only the data; NO_COLOR and non-TTY output are honoured everywhere.
+// `--quiet` leaves only the data; NO_COLOR and non-TTY output are honoured everywhere.
 //
 // What --quiet keeps on stderr (decided here, README "Output"):
 // - warnings (`warning: ...`): data was dropped or a different card than asked for was written; a

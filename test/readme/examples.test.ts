@@ -1,4 +1,5 @@
-// Issue 12: the README's examples run as written against `cardboard emulator` started with its defaults.
+// The examples of the README and of every guide in docs/ run as written against `cardboard emulator`
+// started with its defaults.
 //
 // Which lines run (the convention; a new example joins in by being written in one of these blocks):
 // - every ```sh block: each line that is not blank or a `#` comment is a command (a line ending in `\`
@@ -8,26 +9,31 @@
 // - ```text and other blocks are never run; `<!-- examples: skip REASON -->` just before a block skips
 //   it whole; a line that cannot run as written is listed in SKIP below with the reason.
 //
-// The session is one reader following the README from top to bottom: one working directory (holding a
-// copy of fixtures/ and a git repository with one commit), one config dir and HOME, `cardboard` on PATH
-// (the built bin/cardboard.js). Variables carry from line to line (`id=$(cardboard card put …)` then
-// `"$id"`; `export`). What the reader is assumed to have, and the only rewrites made:
+// Each page is one reader following it from top to bottom, in a session of its own with its own emulator
+// (the pages run one after the other): one working directory (holding a copy of fixtures/ and a git
+// repository with one commit), one config dir and HOME, `cardboard` on PATH (the built bin/cardboard.js).
+// Variables carry from line to line (`id=$(cardboard card put …)` then `"$id"`; `export`). The README's
+// session starts from nothing; every other page's starts where the README's first steps leave a reader:
+// its `board add local` line has run (the demo board stored, and the default). What the reader is assumed
+// to have, and the only rewrites made:
 // - $TOKEN, $SIGNING_KEY and $POST_URL: those of the emulator's demo board (as it prints them);
-// - port 4010 (the emulator's default) is rewritten to the port of this test's emulator, started with
+// - port 4010 (the emulator's default) is rewritten to the port of the session's emulator, started with
 //   `cardboard emulator --port 0` so parallel runs never collide; port 3000 ("your app") to a receiver
 //   that answers 200 to the demo board's signing key and 403 to any other;
 // - hooks.jsonl, "the recorded deliveries", is a file recorded by `webhook listen --record` (45 deliveries);
 // - the completion directories exist under HOME.
+// A page with no line that runs is listed in CHECKED_BY with the test that checks it instead.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { chmodSync, cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEMO_BOARD_ID, DEMO_SIGNING_KEY, DEMO_TOKEN } from '../../src/emulator/boards.js';
 import { BIN, CHILD_KILL_MS, childEnv, tempDir } from '../helpers/cli.js';
+import { docPages, readPage } from '../helpers/docs-pages.js';
 import { recordDeliveries, startKeyReceiver } from '../helpers/receiver.js';
 
-const README = fileURLToPath(new URL('../../README.md', import.meta.url));
 const FIXTURES = fileURLToPath(new URL('../../fixtures', import.meta.url));
 
 /** Lines that cannot run as written, and why. */
@@ -39,18 +45,28 @@ const SKIP: Array<[RegExp, string]> = [
   [/\bbig\.csv\b/, "the reader's own large file, stopped with Ctrl-C (resume is tested in test/import)"],
   [/card put --id JShpBxEFgRmZnivTf\b/, 'the id of the card the step before made; as written it names no card, a new card is made (exit 5, tested in test/commands/put.e2e)'],
 ];
+/** Pages with no line that runs, and what checks them instead. */
+const CHECKED_BY = new Map<string, string>([
+  ['docs/README.md', 'test/docs/pages.test.ts (its links, and the pages it lists are the pages of docs/)'],
+  ['docs/architecture.md', 'test/docs/pages.test.ts (every module it names exists)'],
+  ['docs/benchmarks.md', 'test/docs/pages.test.ts (its table is test/bench/results.md; its flags are in the bench usage)'],
+  ['docs/json.md', 'test/json/shapes.e2e.test.ts (each shape against real output)'],
+  ['docs/security.md', 'test/docs/pages.test.ts (its links and the test paths it names)'],
+]);
+/** The README line that stores the demo board: every other page's session starts after it. */
+const FIRST_STEP = /^printf .*\| cardboard board add local --base-url http:\/\/127\.0\.0\.1:4010 --id \S+ --token-stdin --signing-key-stdin$/;
 /** Servers that run until Ctrl-C. */
 const LONG_RUNNING = /\bcardboard (emulator|webhook listen)\b/;
 
 interface Example {
-  /** 1-based line of the README where the command starts. */
+  /** 1-based line of its page where the command starts. */
   line: number;
   command: string;
   exit: number;
   skip?: string;
 }
 
-/** Every command of the README's sh and console blocks, in order (see the convention above). */
+/** Every command of a page's sh and console blocks, in order (see the convention above). */
 function extractExamples(markdown: string): Example[] {
   const lines = markdown.split(/\r?\n/);
   const out: Example[] = [];
@@ -96,7 +112,7 @@ function fixedPort(command: string): string | undefined {
   return 'a server on a fixed port (4010 or 8787) that a parallel test may hold; the same command with --port 0 runs';
 }
 
-const examples = extractExamples(readFileSync(README, 'utf8'));
+
 const children = new Set<ChildProcess>();
 
 interface Outcome {
@@ -151,13 +167,6 @@ interface Emulator {
   closed: Promise<void>;
 }
 
-let emulator: Emulator;
-let receiver: Server;
-let receiverUrl: string;
-let cwd: string;
-/** The reader's shell environment, as the previous line left it. */
-let env: NodeJS.ProcessEnv;
-
 /**
  * `cardboard emulator --port 0` (its defaults otherwise); resolves with what its export line says. It serves
  * the whole file, so nothing stops it but afterAll: no time budget (a loaded machine stretches the file past
@@ -187,97 +196,144 @@ async function startEmulator(): Promise<Emulator> {
 }
 
 /** Fails when the emulator is gone: its exit says why, where ECONNREFUSED from every later example would not. */
-function expectEmulatorRunning(): void {
+function expectEmulatorRunning(emulator: Emulator): void {
   const e = emulator.exited;
   if (e) expect.fail(`the emulator exited (${e.signal ?? `code ${e.code}`}) ${e.afterMs} ms after it started; its stderr:\n${emulator.stderr()}`);
 }
 
-beforeAll(async () => {
-  emulator = await startEmulator();
-  const started = await startKeyReceiver(emulator.signingKey);
-  receiver = started.server;
-  receiverUrl = started.url;
+/** One reader's session: an emulator, "your app", a working directory and a shell environment. */
+class Session {
+  emulator!: Emulator;
+  private receiver?: Server;
+  private receiverUrl = '';
+  private cwd = '';
+  /** The reader's shell environment, as the previous line left it. */
+  private env: NodeJS.ProcessEnv = {};
 
-  cwd = tempDir('cardboard-readme-cwd-');
-  cpSync(FIXTURES, join(cwd, 'fixtures'), { recursive: true });
-  const git = (...args: string[]) => execFileSync('git', ['-c', 'user.name=Ada', '-c', 'user.email=ada@example.com', ...args], { cwd, stdio: 'ignore' });
-  git('init', '-q');
-  git('commit', '-q', '--allow-empty', '-m', 'Fix the login redirect loop');
-  await recordDeliveries(join(cwd, 'hooks.jsonl'), emulator.signingKey, 45);
+  async start(page: string): Promise<void> {
+    this.emulator = await startEmulator();
+    const started = await startKeyReceiver(this.emulator.signingKey);
+    this.receiver = started.server;
+    this.receiverUrl = started.url;
 
-  const home = tempDir('cardboard-readme-home-');
-  for (const dir of ['.local/share/bash-completion/completions', '.config/fish/completions']) mkdirSync(join(home, dir), { recursive: true });
-  const bin = tempDir('cardboard-readme-bin-');
-  writeFileSync(join(bin, 'cardboard'), `#!/bin/sh\nexec "${process.execPath}" "${BIN}" "$@"\n`);
-  chmodSync(join(bin, 'cardboard'), 0o755);
-  env = childEnv({
-    configDir: tempDir('cardboard-readme-config-'),
-    env: {
-      HOME: home,
-      XDG_CONFIG_HOME: undefined,
-      XDG_CACHE_HOME: undefined,
-      SHELL: '/bin/bash',
-      PATH: `${bin}:${process.env.PATH ?? ''}`,
-      TOKEN: emulator.token,
-      SIGNING_KEY: emulator.signingKey,
-      POST_URL: `${emulator.url}/api/aptlet/${emulator.board}`,
-    },
-  });
-});
+    this.cwd = tempDir('cardboard-readme-cwd-');
+    cpSync(FIXTURES, join(this.cwd, 'fixtures'), { recursive: true });
+    const git = (...args: string[]) => execFileSync('git', ['-c', 'user.name=Ada', '-c', 'user.email=ada@example.com', ...args], { cwd: this.cwd, stdio: 'ignore' });
+    git('init', '-q');
+    git('commit', '-q', '--allow-empty', '-m', 'Fix the login redirect loop');
+    // Only where a page uses them: recording takes a listener and 45 requests.
+    if (readPage(page).includes('hooks.jsonl')) await recordDeliveries(join(this.cwd, 'hooks.jsonl'), this.emulator.signingKey, 45);
 
-afterAll(async () => {
-  for (const child of children) killGroup(child, 'SIGKILL');
-  await new Promise((resolve) => receiver?.close(resolve));
-  if (!emulator) return;
-  // Still serving at the end (so it served every example), and Ctrl-C stops it cleanly.
-  expectEmulatorRunning();
-  killGroup(emulator.child, 'SIGINT');
-  await emulator.closed;
-  expect(emulator.exited, emulator.stderr()).toMatchObject({ code: 0, signal: null });
-  expect(emulator.stderr()).toMatch(/^emulator stopped$/m);
-});
-
-/** Rewrite only the ports: the emulator's default 4010 and "your app" on 3000. */
-function rewritePorts(command: string): string {
-  const port = (url: string) => new URL(url).port;
-  return command
-    .replace(/\b(127\.0\.0\.1|localhost):4010\b/g, `127.0.0.1:${port(emulator.url)}`)
-    .replace(/\b(127\.0\.0\.1|localhost):3000\b/g, `127.0.0.1:${port(receiverUrl)}`);
-}
-
-/** Run one line in bash (pipefail, every assignment exported) and keep the environment it leaves. */
-async function runLine(command: string): Promise<Outcome> {
-  const envFile = join(cwd, '.readme-env');
-  const script = `set -a\n${command}\n__rc=$?\nenv -0 > ${JSON.stringify(envFile)}\nexit $__rc\n`;
-  const child = spawn('bash', ['-o', 'pipefail', '-c', script], { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-  const outcome = await collect(child);
-  const next: NodeJS.ProcessEnv = {};
-  for (const entry of readFileSync(envFile, 'utf8').split('\0')) {
-    const eq = entry.indexOf('=');
-    if (eq > 0 && !['_', '__rc', 'SHLVL', 'OLDPWD', 'PWD'].includes(entry.slice(0, eq))) next[entry.slice(0, eq)] = entry.slice(eq + 1);
-  }
-  rmSync(envFile);
-  env = next;
-  return outcome;
-}
-
-/** Start a server example, wait for its ready line, press Ctrl-C: it must have been ready and exit 0. */
-async function runUntilReady(command: string): Promise<Outcome & { ready: boolean }> {
-  const child = spawn('bash', ['-o', 'pipefail', '-c', command], { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-  let ready = false;
-  const outcome = await collect(child, (text) => {
-    if (!ready && /^ ?listening on http:\/\/\S+/im.test(text)) {
-      ready = true;
-      killGroup(child, 'SIGINT');
+    const home = tempDir('cardboard-readme-home-');
+    for (const dir of ['.local/share/bash-completion/completions', '.config/fish/completions']) mkdirSync(join(home, dir), { recursive: true });
+    const bin = tempDir('cardboard-readme-bin-');
+    writeFileSync(join(bin, 'cardboard'), `#!/bin/sh\nexec "${process.execPath}" "${BIN}" "$@"\n`);
+    chmodSync(join(bin, 'cardboard'), 0o755);
+    this.env = childEnv({
+      configDir: tempDir('cardboard-readme-config-'),
+      env: {
+        HOME: home,
+        XDG_CONFIG_HOME: undefined,
+        XDG_CACHE_HOME: undefined,
+        SHELL: '/bin/bash',
+        PATH: `${bin}:${process.env.PATH ?? ''}`,
+        TOKEN: this.emulator.token,
+        SIGNING_KEY: this.emulator.signingKey,
+        POST_URL: `${this.emulator.url}/api/aptlet/${this.emulator.board}`,
+      },
+    });
+    if (page !== 'README.md') {
+      const first = firstStep();
+      const outcome = await this.runLine(this.rewritePorts(first.command));
+      expect(outcome.code, `README.md:${first.line} ${first.command}\n${outcome.stderr}`).toBe(0);
     }
-  });
-  return { ...outcome, ready };
+  }
+
+  async stop(): Promise<void> {
+    for (const child of children) killGroup(child, 'SIGKILL');
+    await new Promise((resolve) => (this.receiver ? this.receiver.close(resolve) : resolve(undefined)));
+    const emulator = this.emulator;
+    if (!emulator) return;
+    // Still serving at the end (so it served every example), and Ctrl-C stops it cleanly.
+    expectEmulatorRunning(emulator);
+    killGroup(emulator.child, 'SIGINT');
+    await emulator.closed;
+    expect(emulator.exited, emulator.stderr()).toMatchObject({ code: 0, signal: null });
+    expect(emulator.stderr()).toMatch(/^emulator stopped$/m);
+  }
+
+  /** Rewrite only the ports: the emulator's default 4010 and "your app" on 3000. */
+  rewritePorts(command: string): string {
+    const port = (url: string) => new URL(url).port;
+    return command
+      .replace(/\b(127\.0\.0\.1|localhost):4010\b/g, `127.0.0.1:${port(this.emulator.url)}`)
+      .replace(/\b(127\.0\.0\.1|localhost):3000\b/g, `127.0.0.1:${port(this.receiverUrl)}`);
+  }
+
+  /** Run one line in bash (pipefail, every assignment exported) and keep the environment it leaves. */
+  async runLine(command: string): Promise<Outcome> {
+    const envFile = join(this.cwd, '.readme-env');
+    const script = `set -a\n${command}\n__rc=$?\nenv -0 > ${JSON.stringify(envFile)}\nexit $__rc\n`;
+    const child = spawn('bash', ['-o', 'pipefail', '-c', script], { cwd: this.cwd, env: this.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    const outcome = await collect(child);
+    const next: NodeJS.ProcessEnv = {};
+    for (const entry of readFileSync(envFile, 'utf8').split('\0')) {
+      const eq = entry.indexOf('=');
+      if (eq > 0 && !['_', '__rc', 'SHLVL', 'OLDPWD', 'PWD'].includes(entry.slice(0, eq))) next[entry.slice(0, eq)] = entry.slice(eq + 1);
+    }
+    rmSync(envFile);
+    this.env = next;
+    return outcome;
+  }
+
+  /** Start a server example, wait for its ready line, press Ctrl-C: it must have been ready and exit 0. */
+  async runUntilReady(command: string): Promise<Outcome & { ready: boolean }> {
+    const child = spawn('bash', ['-o', 'pipefail', '-c', command], { cwd: this.cwd, env: this.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    let ready = false;
+    const outcome = await collect(child, (text) => {
+      if (!ready && /^ ?listening on http:\/\/\S+/im.test(text)) {
+        ready = true;
+        killGroup(child, 'SIGINT');
+      }
+    });
+    return { ...outcome, ready };
+  }
+
+  /** Run one example as the reader would, and check its exit code. */
+  async run(page: string, example: Example): Promise<void> {
+    expectEmulatorRunning(this.emulator);
+    const command = this.rewritePorts(example.command);
+    let outcome: Outcome;
+    if (LONG_RUNNING.test(command)) {
+      const run = await this.runUntilReady(command);
+      expect(run.ready, run.stderr).toBe(true);
+      outcome = run;
+    } else {
+      outcome = await this.runLine(command);
+    }
+    expect(outcome.code, `${page}: ${command}\n--- stdout\n${outcome.stdout}\n--- stderr\n${outcome.stderr}`).toBe(example.exit);
+    if (example.exit === 0) expect(outcome.stderr).not.toMatch(/^error:/m);
+  }
 }
 
-describe('README examples, run as written against `cardboard emulator`', () => {
-  it('the emulator started with its defaults serves the README’s demo board', () => {
-    const readme = readFileSync(README, 'utf8');
-    for (const value of [emulator.board, emulator.token, emulator.signingKey]) expect(readme).toContain(`\`${value}\``);
+/** The demo board the emulator serves without --boards (test/emulator/demo-board.test.ts starts it and checks). */
+const DEMO = { board: DEMO_BOARD_ID, token: DEMO_TOKEN, signingKey: DEMO_SIGNING_KEY };
+/** Each page's examples, README first. */
+const pages = new Map(docPages().map((page) => [page, extractExamples(readPage(page))]));
+const runs = (examples: Example[]) => examples.some((e) => !e.skip);
+
+/** The README's line that stores the demo board. */
+function firstStep(): Example {
+  const found = pages.get('README.md')!.find((e) => !e.skip && FIRST_STEP.test(e.command));
+  if (!found) throw new Error(`README.md has no line matching ${FIRST_STEP} to start the other pages' sessions from`);
+  return found;
+}
+
+describe('the examples of the README and docs/, run as written against `cardboard emulator`', () => {
+  it('the emulator’s demo board is the one the README documents', () => {
+    const readme = readPage('README.md');
+    for (const value of [DEMO.board, DEMO.token, DEMO.signingKey]) expect(readme).toContain(`\`${value}\``);
+    expect(firstStep().command).toContain(`--id ${DEMO.board}`);
   });
 
   it('reads the convention: sh lines, console `$ ` lines with `echo $?`, continuations, skip markers', () => {
@@ -297,39 +353,40 @@ describe('README examples, run as written against `cardboard emulator`', () => {
     ]);
   });
 
-  it('runs the examples of every command the issue names (none of them skipped)', () => {
-    const run = examples.filter((e) => !e.skip).map((e) => e.command);
+  it('every page either runs or names the test that checks it instead', () => {
+    const silent = [...pages].filter(([, examples]) => !runs(examples)).map(([page]) => page);
+    expect(silent).toEqual([...CHECKED_BY.keys()].sort());
+    expect(runs(pages.get('README.md')!)).toBe(true);
+  });
+
+  it('runs an example of every core command: boards, schema, cards, comments, import, webhooks, emulator, completion (none of them skipped)', () => {
+    const run = [...pages.values()].flat().filter((e) => !e.skip).map((e) => e.command);
     for (const wanted of [
       /cardboard board add local --base-url http:\/\/127\.0\.0\.1:4010 --id \S+ --token-stdin$/,
       /^cardboard board list\b/, /^cardboard board use \S+/, /^cardboard board show\b/,
       /^cardboard schema\b/, /^id=\$\(cardboard card put /, /^cardboard card get "\$id"/,
       /^cardboard card list\s*(#.*)?$/, /card list .*--format csv/, /card list .*--format json\b/, /card list .*--format ndjson/,
       /^cardboard comment "\$id"/, /^cardboard import fixtures\/demo-cards\.csv --map/, /^cardboard import .* --dry-run/,
-      /^cardboard webhook send /, /^cardboard webhook replay /,
+      /^cardboard webhook send /, /^cardboard webhook replay /, /^cardboard emulator .*--port 0/, /^cardboard completion bash/,
     ]) {
       expect(run.some((c) => wanted.test(c)), String(wanted)).toBe(true);
     }
   });
-
-  for (const example of examples) {
-    const title = `README.md:${example.line}  ${example.command}${example.exit ? `  (exit ${example.exit})` : ''}`;
-    if (example.skip) {
-      it.skip(`${title}  [skipped: ${example.skip}]`, () => {});
-      continue;
-    }
-    it(title, async () => {
-      expectEmulatorRunning();
-      const command = rewritePorts(example.command);
-      let outcome: Outcome;
-      if (LONG_RUNNING.test(command)) {
-        const run = await runUntilReady(command);
-        expect(run.ready, run.stderr).toBe(true);
-        outcome = run;
-      } else {
-        outcome = await runLine(command);
-      }
-      expect(outcome.code, `${command}\n--- stdout\n${outcome.stdout}\n--- stderr\n${outcome.stderr}`).toBe(example.exit);
-      if (example.exit === 0) expect(outcome.stderr).not.toMatch(/^error:/m);
-    });
-  }
 });
+
+for (const [page, examples] of pages) {
+  if (!runs(examples)) continue;
+  describe(`${page}: its examples as one reader's session`, () => {
+    const session = new Session();
+    beforeAll(() => session.start(page));
+    afterAll(() => session.stop());
+    for (const example of examples) {
+      const title = `${page}:${example.line}  ${example.command}${example.exit ? `  (exit ${example.exit})` : ''}`;
+      if (example.skip) {
+        it.skip(`${title}  [skipped: ${example.skip}]`, () => {});
+        continue;
+      }
+      it(title, () => session.run(page, example));
+    }
+  });
+}

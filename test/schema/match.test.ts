@@ -56,3 +56,47 @@ describe('checkKeys', () => {
     expect(describeUnknownKeys([{ key: 'a' }, { key: 'b' }])).toBe("unknown fields 'a', 'b'");
   });
 });
+
+describe('suggestField: prefixes and abbreviations (only ever a proposal)', () => {
+  const BOARD = ['Name', 'Priority', 'Description', 'Estimated hours', 'Status', 'State'];
+  it('proposes the one field a column starts, case-insensitively', () => {
+    expect(suggestField('Prio', BOARD)).toBe('Priority');
+    expect(suggestField('prio', BOARD)).toBe('Priority');
+    expect(suggestField('desc', BOARD)).toBe('Description');
+    expect(suggestField('Desc', BOARD)).toBe('Description');
+    expect(suggestField('Est', BOARD)).toBe('Estimated hours');
+  });
+  it('proposes the one field whose words a column abbreviates', () => {
+    expect(suggestField('Est. hrs', BOARD)).toBe('Estimated hours');
+    expect(suggestField('est_hrs', BOARD)).toBe('Estimated hours');
+    expect(suggestField('EstHrs', BOARD)).toBe('Estimated hours');
+    expect(suggestField('Dscr', BOARD)).toBe('Description');
+    expect(suggestField('Prty', BOARD)).toBe('Priority');
+  });
+  it('proposes nothing when two fields fit equally', () => {
+    expect(suggestField('Prio', ['Priority', 'Prior art'])).toBeUndefined();
+    expect(suggestField('Dsc', ['Description', 'Discount'])).toBeUndefined();
+    // Two names of the same letters are two fields: neither is proposed.
+    expect(suggestField('due', ['Due Date', 'due_date'])).toBeUndefined();
+    // `Stat` starts both Status and State: no prefix proposal; the edit distance (1 to State) still speaks.
+    expect(suggestField('Stat', BOARD)).toBe('State');
+    expect(suggestField('Sta', ['Status', 'Stage'])).toBeUndefined();
+  });
+  it('needs two letters for a prefix and three for an abbreviation', () => {
+    expect(suggestField('P', ['Priority'])).toBeUndefined();
+    expect(suggestField('Pr', ['Priority'])).toBe('Priority');
+    expect(suggestField('P-y', ['Priority'])).toBeUndefined();
+    expect(suggestField('...', ['Priority'])).toBeUndefined();
+  });
+  it('treats toString, __proto__ and constructor as names, never as Object.prototype', () => {
+    const odd = ['Name', 'toString', '__proto__', 'constructor'];
+    expect(suggestField('tostr', odd)).toBe('toString');
+    expect(suggestField('__pro', odd)).toBe('__proto__');
+    expect(suggestField('constr', odd)).toBe('constructor');
+    for (const name of ['toString', '__proto__', 'constructor', 'hasOwnProperty', 'valueOf']) expect(suggestField(name, ['Name', 'Priority'])).toBeUndefined();
+    expect(checkKeys(['tostr'], odd)).toEqual([{ key: 'tostr', suggestion: 'toString' }]);
+  });
+  it('did-you-mean of a card key names the prefix match', () => {
+    expect(describeUnknownKeys(checkKeys(['Prio'], BOARD))).toBe("unknown field 'Prio' (did you mean 'Priority'?)");
+  });
+});

@@ -1,4 +1,4 @@
-// Issue 11, finding 7: a server that echoes the token in its 400 answers must not get it written into the
+// A server that echoes the token in its 400 answers must not get it written into the
 // files an import leaves behind (--results, --rejects, the journal), and those files are owner-only (0600).
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -1,4 +1,4 @@
-// Issue 11, finding 5: file-system errors a user can fix end in one message naming the path and the flag or
+// File-system errors a user can fix end in one message naming the path and the flag or
 // variable that moves the file (exit 2), never a stack trace. Root ignores permission bits, so the tests
 // provoke ENOTDIR (a parent that is a regular file), EISDIR (a directory where a file goes) and EEXIST.
 import { spawn, spawnSync } from 'node:child_process';

@@ -1,4 +1,4 @@
-// Issue 11, finding 5: no user string is a key of a plain object. Board aliases, field names, CSV headers
+// No user string is a key of a plain object. Board aliases, field names, CSV headers
 // and card keys named after Object.prototype's members (`toString`, `constructor`, `__proto__`,
 // `hasOwnProperty`, `valueOf`) are plain names: no crash, nothing dropped.
 import { readFileSync, writeFileSync } from 'node:fs';

@@ -100,7 +100,7 @@ describe('rendering and filters', () => {
     expect(deliveryLine(d('hello'))).toBe('03:04:05.678  #3  POST /  text "hello"  5 B');
   });
 
-  it('shows a JSON body that is not an object as the JSON it is, escaped for the terminal (issue 12)', () => {
+  it('shows a JSON body that is not an object as the JSON it is, escaped for the terminal', () => {
     expect(deliveryLine(d('[1,2,3]'))).toBe('03:04:05.678  #3  POST /  json [1,2,3]  7 B');
     expect(deliveryLine(d('[{"a":1},"b"]'))).toContain('  json [{"a":1},"b"]  ');
     expect(deliveryLine(d('42'))).toContain('  json 42  ');

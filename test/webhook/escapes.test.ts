@@ -1,4 +1,4 @@
-// Issue 11 §2: whatever a sender or the forward target writes, `webhook listen` prints one line per event
+// Whatever a sender or the forward target writes, `webhook listen` prints one line per event
 // with no control character, bidi override or line break raw (ids, field names, values, paths, answers).
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -96,10 +96,10 @@ describe('webhook listen on a terminal (in process)', () => {
       });
     }
 
-    // On a terminal the outage is one line redrawn in place (issue 12): cardboard's own erase-line code is the
+    // On a terminal the outage is one line redrawn in place: cardboard's own erase-line code is the
     // only control sequence allowed; each redraw starts a line of the screen here.
     const ERASE = '\r\u001b[2K';
-    expect(stdout.text).toContain(`${ERASE}forward to ${targetUrl}: down for 0s, 1 try, 1 delivery waiting`);
+    expect(stdout.text).toContain(`${ERASE}forward down: 503 · for 0s, 1 try, 1 delivery waiting; retrying · `);
     const screen = stdout.text.replaceAll(ERASE, '\n').replace(/\n+/g, '\n').trim();
     const lines = screen.split('\n');
     const deliveryLines = lines.filter((l) => l.includes('#1  POST'));
@@ -109,7 +109,7 @@ describe('webhook listen on a terminal (in process)', () => {
     expect(retry).toContain('503 Service Unavailable');
     expect(retry).toContain('\\e]0;pwned\\adownsafe overwritten evil\\u202etxt.exe');
     // Each line is either a delivery or a forward try: a line break in the data split none.
-    for (const l of lines) expect(l).toMatch(/#1 {2}POST|↳ #1 forward|^forward to \S+: down for/);
+    for (const l of lines) expect(l).toMatch(/#1 {2}POST|↳ #1 forward|^forward down: 503 · for/);
     expect(screen).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202e]/);
     expect(stderr.text).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202e]/);
   });

@@ -118,7 +118,7 @@ describe('emulator → listener → app', () => {
   });
 });
 
-describe('while the app is down (issue 12: one retry line every 5 s for ever)', () => {
+describe('while the app is down: not one retry line every 5 s for ever', () => {
   it('piped: the first failure and the recovery are lines, the tries between are not; the start line shows --forward-timeout as written', async () => {
     const target = await app();
     target.status = 503;

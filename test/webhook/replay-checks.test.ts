@@ -28,7 +28,7 @@ function recordFile(bodies: string[], extra: (lines: string[]) => string[] = (l)
 
 const replay = (args: string[]) => runMain(['webhook', 'replay', ...args], { env: { CARDBOARD_SIGNING_KEY: KEY } });
 
-describe('webhook replay --filter is checked against the recorded fields (issue 12)', () => {
+describe('webhook replay --filter is checked against the recorded fields', () => {
   it('a field no delivery has exits 2 with the nearest recorded field, and sends nothing', async () => {
     const to = (await receiver()).url;
     const file = recordFile(['{"_id":"a","Status":"Open"}', '{"_id":"b","Status":"Done","Owner":"ana"}']);
@@ -49,6 +49,27 @@ describe('webhook replay --filter is checked against the recorded fields (issue 
     expect((await replay([file, '--to', to, '--filter', 'constructor=x'])).code).toBe(2);
   });
 
+  it('--from N --filter: the field is checked against the whole file, so a field only earlier deliveries have is known (0 replayed, exit 0)', async () => {
+    const to = (await receiver()).url;
+    const file = recordFile(['{"_id":"a","Status":"Open"}', '{"_id":"b","Status":"Done"}', '{"_id":"c","Owner":"ana"}', '{"_id":"d","Owner":"bo"}']);
+    // The built binary, as a user runs it: #3 and #4 have no Status, #1 and #2 do.
+    const none = await runMain(['webhook', 'replay', file, '--to', to, '--from', '3', '--filter', 'Status=Open'], { env: { CARDBOARD_SIGNING_KEY: KEY }, spawn: true });
+    expect(none.code, none.stderr).toBe(0);
+    expect(none.stderr).toContain('replayed 0: 0 answered 200, 0 failed');
+    expect(none.stderr).not.toContain('unknown field');
+    expect(app.received).toHaveLength(0);
+    // A field no delivery of the file has is still refused, naming the fields of the whole file.
+    const typo = await replay([file, '--to', to, '--from', '3', '--filter', 'Stat=Open']);
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toContain(`unknown field 'Stat' (did you mean 'Status'?) in the deliveries of ${file}`);
+    expect(typo.stderr).toContain('Recorded fields: _id, Status, Owner');
+    // And what it matches from --from on is sent: #2 is Done, #1 (before --from) is not sent.
+    const done = await replay([file, '--to', to, '--from', '2', '--filter', 'Status=Done']);
+    expect(done.code, done.stderr).toBe(0);
+    expect(done.stderr).toContain('replayed 1: 1 answered 200');
+    expect(app.received.map((r) => JSON.parse(r.body.toString())._id)).toEqual(['b']);
+  });
+
   it('deliveries with no card at all: --filter exits 2 saying there is no field to match; an empty range is no error', async () => {
     const to = (await receiver()).url;
     const file = recordFile(['plain text', '[1,2,3]']);
@@ -61,7 +82,7 @@ describe('webhook replay --filter is checked against the recorded fields (issue 
   });
 });
 
-describe('webhook replay refuses a file that is not a record file (issue 12: `replay big.csv` exited 0)', () => {
+describe('webhook replay refuses a file that is not a record file (`replay big.csv` exits 2)', () => {
   it('a CSV or foreign JSON Lines exits 2 naming the file and what a record file is', async () => {
     const to = (await receiver()).url;
     const csv = join(tempDir(), 'big.csv');
@@ -103,7 +124,7 @@ describe('webhook replay refuses a file that is not a record file (issue 12: `re
   });
 });
 
-describe('the hint when there is no signing key names the command that stores one (issue 12)', () => {
+describe('the hint when there is no signing key names the command that stores one', () => {
   it('send, replay and listen name `cardboard board set-signing-key` with CARDBOARD_SIGNING_KEY and --signing-key-stdin', async () => {
     const to = (await receiver()).url;
     const runs = [

@@ -34,7 +34,7 @@ async function interruptAtSecond(signal: NodeJS.Signals) {
   return { ...r, app };
 }
 
-describe('webhook replay interrupted (issue 12: Ctrl-C gave no --from)', () => {
+describe('webhook replay interrupted: Ctrl-C names the --from that resumes', () => {
   it('Ctrl-C finishes the delivery in flight, names the --from that resumes after it, and exits 130', async () => {
     const r = await interruptAtSecond('SIGINT');
     expect(r.code).toBe(130);
@@ -53,7 +53,7 @@ describe('webhook replay interrupted (issue 12: Ctrl-C gave no --from)', () => {
     expect(r.stderr).toContain('hint: Resume with --from 2.');
   });
 
-  it('on a terminal, Ctrl-C typed while #2 is in flight does the same (PITFALLS: test Ctrl-C on a pty)', async () => {
+  it('on a terminal, Ctrl-C typed while #2 is in flight does the same (typed on a pty, Ctrl-C once ended a run that stopped gracefully piped)', async () => {
     const app = new TestApp();
     app.delayMs = 400;
     await app.up();

@@ -7,6 +7,7 @@ import { checkBaseUrl } from '../../http/url.js';
 import { createStatus } from '../../io/status.js';
 import { checkSecret, promptSecret, readSecretsFromStdin } from './secret-input.js';
 import { changeBoard } from './stored.js';
+import { plural } from '../../io/text.js';
 
 /** What `board add` stores and how it gets the secrets. */
 export interface BoardAddOptions {
@@ -120,6 +121,6 @@ export async function runBoardAdd(ctx: Context, opts: BoardAddOptions): Promise<
     if (opts.makeDefault || !c.defaultBoard || !storedBoard(c, c.defaultBoard)) c.defaultBoard = opts.alias;
     return { updated: previous !== undefined, isDefault: c.defaultBoard === opts.alias };
   });
-  const checked = fieldCount === undefined ? 'not verified' : `verified, ${fieldCount} field${fieldCount === 1 ? '' : 's'}`;
+  const checked = fieldCount === undefined ? 'not verified' : `verified, ${plural(fieldCount, 'field')}`;
   status.success(`${updated ? 'Updated' : 'Saved'} board "${opts.alias}" (id ${opts.id} at ${opts.baseUrl}; ${checked})${isDefault ? ', the default board' : ''}.`);
 }

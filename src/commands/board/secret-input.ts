@@ -21,10 +21,10 @@ export async function readSecretsFromStdin(ctx: Context, two: boolean): Promise<
   return [m[1]!, m[2]!];
 }
 
-/** Ask for a secret without echoing it (prompt on stderr); only on a TTY with CI unset (PITFALLS: prompts hang otherwise). */
+/** Ask for a secret without echoing it (prompt on stderr); only on a TTY with CI unset, since elsewhere a prompt waits for ever. */
 export async function promptSecret(ctx: Context, message: string, flag: string): Promise<string> {
   if (!isInteractive(ctx)) {
-    // Never a flag value: it would show in `ps` and the shell history (issue 3 §2).
+    // Never a flag value: it would show in `ps` and the shell history.
     throw new UsageError(`No terminal to ask for the ${message.toLowerCase()}.`, { hint: `Pipe it on stdin with ${flag}.` });
   }
   const { password } = await import('@inquirer/prompts');

@@ -36,8 +36,8 @@ export interface BoardShowResult {
 
 const EXAMPLES = `
 Each part comes from a flag, a CARDBOARD_* variable, a stored board or the default board (\`board use\`);
-a board named with --board or CARDBOARD_BOARD keeps its own base URL and token (README: "Boards and
-credentials"). Never prints the token or the signing key, only whether one is set and where from.
+a board named with --board or CARDBOARD_BOARD keeps its own base URL and token (see
+docs/boards-and-credentials.md). Never prints the token or the signing key, only whether one is set and where from.
 
 Examples:
   $ cardboard board show

@@ -3,12 +3,13 @@ import type { Api, PagesRead } from '../../api/types.js';
 import type { Context, ContextRef } from '../../context.js';
 import { PartialError, UsageError } from '../../errors.js';
 import { NO_RETRY } from '../../http/retry.js';
-import { canAnimate, createProgress, groupDigits, pagesText } from '../../io/progress.js';
+import { canAnimate, createProgress, pagesText } from '../../io/progress.js';
 import { createRecordWriter, defaultFormat, FORMATS, type Format } from '../../io/records.js';
 import { createStatus } from '../../io/status.js';
 import { checkKeysAgainstBoard, unknownKeysError } from '../../schema/check.js';
 import type { Card } from '../../spec-types.js';
 import { parseInteger } from '../../units.js';
+import { groupDigits } from '../../io/text.js';
 import { type NextPage, pageFooter, type PagesShown } from './page-footer.js';
 
 /** What `card list` fetches and how it prints it. */

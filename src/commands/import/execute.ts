@@ -19,6 +19,7 @@ import { writeJson } from '../../io/write.js';
 import { importCommandLine, nextOutputName } from './command-line.js';
 import { type ImportDeps, type ResolvedImport, resolveImport } from './resolve.js';
 import { renderDryRun, renderSummary, startProgress } from './render.js';
+import { groupDigits, plural } from '../../io/text.js';
 
 export type { ImportDeps } from './resolve.js';
 
@@ -99,18 +100,25 @@ function settleAt(ctx: Context, journal: Journal | undefined): number | undefine
   return ctx.clock.now() + Math.max(0, journal.lastWritten + IN_FLIGHT_LANDS_MS - Date.now());
 }
 
+/** Rows an earlier run finished (created or updated): a resumed run skips them, and its progress starts there. */
+function finishedBefore(j: Journal | undefined): number {
+  let n = 0;
+  for (const e of j?.previous ?? []) if (e.state === 'created' || e.state === 'updated') n++;
+  return n;
+}
+
 /** What a resumed run says first: the journal applied, what it holds, and how rows are matched to it. */
 function resumeText(j: Journal, key: JournalKey): string {
   const found = j.found!;
   const count = new Map<string, number>();
   for (const e of j.previous) count.set(e.state, (count.get(e.state) ?? 0) + 1);
-  const done = (count.get('created') ?? 0) + (count.get('updated') ?? 0);
+  const done = finishedBefore(j);
   const maybe = (count.get('uncertain') ?? 0) + (count.get('sending') ?? 0);
-  const lines = [`Resuming: ${done} ${done === 1 ? 'row' : 'rows'} already finished (journal ${j.path}, started ${found.started}).`];
+  const lines = [`Resuming: ${plural(done, 'row')} already finished (journal ${j.path}, started ${found.started}).`];
   if (maybe > 0) {
     const inFlight = count.get('sending') ?? 0;
     const wait = inFlight > 0 ? ` (once ${IN_FLIGHT_LANDS_MS / 1000}s have passed since it stopped, so that requests the server was still handling have landed)` : '';
-    lines.push(`${maybe} ${maybe === 1 ? 'row' : 'rows'} may have been applied (uncertain, or in flight when it stopped): the board is read for them before anything is sent again${wait}.`);
+    lines.push(`${plural(maybe, 'row')} may have been applied (uncertain, or in flight when it stopped): the board is read for them before anything is sent again${wait}.`);
   }
   const other: string[] = [];
   if (found.input !== key.input) other.push(`input ${found.input}`);
@@ -157,7 +165,7 @@ export async function executeImport(ctx: Context, plan: ImportPlan, p: ResolvedI
     graceMs: IN_FLIGHT_GRACE_MS,
     onFirst: () => status.warn(`Interrupted: finishing the requests in flight for up to ${IN_FLIGHT_GRACE_MS / 1000}s (Ctrl-C again to quit at once)...`),
   });
-  const progress = await startProgress(ctx, paths, p.scan?.records);
+  const progress = await startProgress(ctx, paths, p.scan?.records, finishedBefore(journal));
   let engine: Awaited<ReturnType<typeof runEngine>>;
   let finished = false;
   try {
@@ -207,12 +215,12 @@ export async function executeImport(ctx: Context, plan: ImportPlan, p: ResolvedI
     throw fatal;
   }
   if (summary.stopped === 'interrupted') {
-    throw new CancelledError(`Interrupted after ${summary.rows} rows.`, {
+    throw new CancelledError(`Interrupted after ${plural(summary.rows, 'row')}.`, {
       hint: resume ?? 'This run kept no journal (stdin without --journal).',
     });
   }
   if (summary.rejected + summary.uncertain > 0) {
-    throw new PartialError(`${summary.rejected} rows rejected, ${summary.uncertain} uncertain (the card may exist).`, {
+    throw new PartialError(`${plural(summary.rejected, 'row')} rejected, ${groupDigits(summary.uncertain)} uncertain (the card may exist).`, {
       hint: partialHint(ctx, plan, p, summary, journal !== undefined),
     });
   }

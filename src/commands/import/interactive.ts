@@ -1,4 +1,4 @@
-// The interactive mapping (issue 4, section 2): one question per unmapped header, a preview of the first
+// The interactive mapping: one question per unmapped header, a preview of the first
 // rows as they will be sent, and an offer to save the mapping for `--map-file` next time.
 import { writeFileSync } from 'node:fs';
 import type { Context } from '../../context.js';
@@ -6,7 +6,7 @@ import { CancelledError } from '../../errors.js';
 import { checkTargets, mappingToFile, rowBody, shellQuote, type Unmapped } from '../../import/mapping.js';
 import type { ColumnMapping, ColumnTarget } from '../../import/types.js';
 import { answer } from '../../io/prompt.js';
-import { quoted, terminalText } from '../../io/text.js';
+import { plural, quoted, terminalText } from '../../io/text.js';
 import { editDistance } from '../../schema/match.js';
 
 /** One option of a select prompt. */
@@ -90,7 +90,7 @@ export async function askMapping(
 ): Promise<ColumnMapping[]> {
   const out = [...columns];
   const createFields = await prompter.confirm(
-    `${unmapped.length} column(s) match no field. Does this board have Create Fields on (so a column may become a new field)?`,
+    `${plural(unmapped.length, 'column')} match${unmapped.length === 1 ? 'es' : ''} no field. Does this board have Create Fields on (so a column may become a new field)?`,
     false,
   );
   for (const u of unmapped) {
@@ -98,7 +98,9 @@ export async function askMapping(
     const choices = fieldChoices(u, fieldNames, taken, createFields);
     const skip = choices.find((c) => c.value.kind === 'skip')!.value;
     const message = `CSV column ${quoted(u.header)}${sampleText(sample, u.index)} goes to which field?`;
-    const target = await prompter.select(message, choices, u.suggestion === undefined ? skip : choices[0]!.value);
+    // The proposal is the suggested field while it is free; taken by another column, Enter skips.
+    const proposed = choices.find((c) => c.value.kind === 'field' && c.value.field === u.suggestion)?.value ?? skip;
+    const target = await prompter.select(message, choices, proposed);
     out.push({ header: u.header, index: u.index, target, how: 'prompt' });
   }
   out.sort((a, b) => a.index - b.index);

@@ -8,7 +8,7 @@ import { rateText, rowsPerSecond } from '../../import/rate.js';
 import { ROW_STATES } from '../../import/types.js';
 import { createProgress } from '../../io/progress.js';
 import { renderTable } from '../../io/table.js';
-import { terminalText } from '../../io/text.js';
+import { groupDigits, plural, terminalText } from '../../io/text.js';
 import type { PlanOutputs } from '../../import/plan.js';
 
 /** Lines of the rows that did not make it, for the summary (the first 20 of each are listed). */
@@ -31,8 +31,12 @@ function duration(ms: number): string {
   return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
 }
 
-/** Start the progress line: ora on a terminal, a plain stderr line every few seconds otherwise, none with --quiet/--json. */
-export async function startProgress(ctx: Context, outputs: Pick<PlanOutputs, 'json'>, total: number | undefined): Promise<ImportProgress> {
+/**
+ * Start the progress line: ora on a terminal, a plain stderr line every few seconds otherwise, none with
+ * --quiet/--json. `resumed` rows were finished by an earlier run (the journal's): the count starts there and
+ * says so, and the engine's `skipped` events for those rows do not count them twice.
+ */
+export async function startProgress(ctx: Context, outputs: Pick<PlanOutputs, 'json'>, total: number | undefined, resumed = 0): Promise<ImportProgress> {
   const progress = await createProgress(ctx, { silent: outputs.json });
   // The engine's start (its 'start' event), as for the summary's durationMs: one rate, rate.ts.
   let started: number | undefined;
@@ -43,12 +47,16 @@ export async function startProgress(ctx: Context, outputs: Pick<PlanOutputs, 'js
   let unchanged = 0;
   let lastDraw = 0;
   const problems: Problems = { rejected: [], uncertain: [] };
-  const text = (elapsedMs = started === undefined ? 0 : ctx.clock.now() - started) => {
+  const text = (elapsedMs = started === undefined ? 0 : ctx.clock.now() - started, finished?: number) => {
     const rate = rowsPerSecond({ rows: done, skipped, elapsedMs });
-    const of = total ? ` / ${total}` : '';
-    const eta = total && rate > 0 && done < total ? ` · ETA ${duration(((total - done) / rate) * 1000)}` : '';
-    const same = unchanged > 0 ? ` (${unchanged} unchanged)` : '';
-    return `Importing: ${done}${of} rows${same} · ${rateText(rate)}${eta} · ${retries} retries · ${waits} waits (429)`;
+    // Rows the journal holds as finished are counted from the start; a skipped row beyond them (never, as
+    // the engine skips only rows an earlier run finished) would still count once.
+    const rows = finished ?? done - Math.min(skipped, resumed) + resumed;
+    const count = total ? `${groupDigits(rows)} / ${plural(total, 'row')}` : plural(rows, 'row');
+    const from = resumed > 0 ? ` (resumed at ${groupDigits(resumed)})` : '';
+    const eta = total && rate > 0 && rows < total ? ` · ETA ${duration(((total - rows) / rate) * 1000)}` : '';
+    const same = unchanged > 0 ? ` (${groupDigits(unchanged)} unchanged)` : '';
+    return `Importing: ${count}${from}${same} · ${rateText(rate)}${eta} · ${plural(retries, 'retry', 'retries')} · ${plural(waits, 'wait')} (429)`;
   };
   progress.start(text());
   return {
@@ -73,7 +81,7 @@ export async function startProgress(ctx: Context, outputs: Pick<PlanOutputs, 'js
     },
     done(summary) {
       // The last line over the summary's own duration: the two rates are one number.
-      const line = text(summary.durationMs);
+      const line = text(summary.durationMs, summary.rows);
       if (summary.stopped || summary.rejected + summary.uncertain > 0) progress.fail(line);
       else progress.succeed(line);
     },
@@ -94,7 +102,7 @@ export async function renderSummary(ctx: Context, s: ImportSummary, problems: Pr
   if (ctx.stderr.isTTY) out.push(await renderTable(ctx, ['import', ''], rows, { stream: ctx.stderr }));
   else for (const [k, v] of rows) out.push(`${k.padEnd(10)} ${terminalText(String(v))}`);
   const list = (name: string, lines: number[], n: number) => {
-    if (n > 0) out.push(`${name} lines: ${[...lines].sort((x, y) => x - y).join(', ')}${n > lines.length ? `, ... (${n} in all)` : ''}`);
+    if (n > 0) out.push(`${name} ${n === 1 ? 'line' : 'lines'}: ${[...lines].sort((x, y) => x - y).join(', ')}${n > lines.length ? `, ... (${groupDigits(n)} in all)` : ''}`);
   };
   list('rejected', problems.rejected, s.rejected);
   list('uncertain', problems.uncertain, s.uncertain);
@@ -140,9 +148,9 @@ export async function renderDryRun(
   out.push('', 'First rows as they would be sent:');
   for (const s of report.sample) out.push(`  line ${s.line}: ${JSON.stringify(s.body)}`);
   if (report.sample.length === 0) out.push('  (none)');
-  out.push('', `Would send ${report.rows - report.rejected - report.unchanged} of ${report.rows} rows; a run would end with:`);
+  out.push('', `Would send ${groupDigits(report.rows - report.rejected - report.unchanged)} of ${plural(report.rows, 'row')}; a run would end with:`);
   out.push(`  created ${report.created}`);
-  out.push(`  updated ${report.updated}${p.match ? ` (by ${p.match.field}; ${p.match.cards} cards on the board)` : ' (rows with an _id)'}`);
+  out.push(`  updated ${report.updated}${p.match ? ` (by ${p.match.field}; ${plural(p.match.cards, 'card')} on the board)` : ' (rows with an _id)'}`);
   if (p.match) out.push(`  unchanged ${report.unchanged} (equal to their card: not sent)`);
   out.push(`  rejected ${report.rejected}`);
   for (const r of report.rejections) out.push(`    line ${r.line}: ${r.reason}`);

@@ -94,7 +94,7 @@ export async function resolveImport(ctx: Context, plan: ImportPlan, deps: Import
   let columns = resolved.columns;
   const buffered: CsvItem[] = [];
   if (resolved.unmapped.length > 0) {
-    // Prompts need a terminal on stdin, which stdin input (-) is not (PITFALLS: prompts hang otherwise).
+    // Prompts need a terminal on stdin, which stdin input (-) is not: a prompt on a silent open stdin waits for ever.
     const interactive = deps.prompter !== undefined || (isInteractive(ctx) && source.file !== '-');
     if (!interactive) throw unmappedError(resolved.unmapped, (extra) => importCommandLine(plan, ctx.globals, { extra }), ctx.globals.verbose === true);
     const prompter = terminalSafePrompter(deps.prompter ?? (await inquirerPrompter(ctx)));

@@ -6,7 +6,7 @@ import { resolveSelection } from '../../config/index.js';
 import type { Context, ContextRef } from '../../context.js';
 import { AuthError, CardboardError, UsageError } from '../../errors.js';
 import { childStop, whenAborted } from '../../interrupt.js';
-import { createLiveLine } from '../../io/live-line.js';
+import { createLiveLine, type LivePart } from '../../io/live-line.js';
 import { createStatus } from '../../io/status.js';
 import { viewJson, viewLinePieces, withTail } from '../../webhook/delivery.js';
 import { CardStates } from '../../webhook/changes.js';
@@ -22,7 +22,7 @@ import { checkPublicFlags, findTool, type FoundTool, parseTunnel, runTunnel, typ
 import { type Duration, formatDuration, parseInteger, parsePort, parseSize, readDuration } from '../../units.js';
 import { KEY_TRANSPORT_HELP, loadSigningKey, noKeyHint, signingKeyStdinOption } from './key.js';
 import { batchedOutput } from './batched-output.js';
-import { changeJsonTail, deliveryLine, LINE_PARSE_MAX_BYTES, refusedTotal, rejectLine, summaryLine } from './render.js';
+import { changeJsonTail, deliveryLine, LINE_PARSE_MAX_BYTES, notForwardedText, refusedTotal, rejectLine, resumedForwardText, spoolKeptText, summaryLine } from './render.js';
 import { ForwardOutage } from './outage.js';
 import { httpUrl } from './url.js';
 import { type InspectPlan, inspectorLine, inspectPlan, makeInspector, startInspector } from './inspect.js';
@@ -145,7 +145,7 @@ export async function runWebhookListen(ctx: Context, opts: WebhookListenOptions)
   if (opts.verify && !signing) {
     throw new AuthError('no webhook signing key: refusing to accept unverified deliveries (spec 6)', { hint: `${await noKeyHint(ctx)}${isPublic ? '' : ' Or pass --no-verify to accept anything.'}` });
   }
-  // Forwarding always goes through a file so nothing acknowledged waits only in memory (issue 5 §2).
+  // Forwarding always goes through a file so nothing acknowledged waits only in memory.
   const spool = opts.forwardTo && !opts.record ? join(tmpdir(), `cardboard-webhook-${process.pid}-${Date.now()}.jsonl`) : undefined;
   const recordPath = opts.record ?? spool;
   // One listener per record file: two would number their deliveries alike and interleave their lines.
@@ -185,11 +185,11 @@ export async function runWebhookListen(ctx: Context, opts: WebhookListenOptions)
   let publicState: { state: string; url: string } | undefined;
   const redraw = () => {
     if (!live) return;
-    const parts: string[] = [];
-    if (publicState) parts.push(`${publicState.state} · ${listener.stats.delivered} delivered · ${refusedTotal(listener.stats)} refused${publicState.url ? ` · ${publicState.url}` : ''}`);
-    const outageText = outage?.liveText(ctx.clock.now());
-    if (outageText !== undefined) parts.push(outageText);
-    if (parts.length) live.show(parts.join('  |  '));
+    const parts: LivePart[] = [];
+    if (publicState) parts.push({ state: publicState.state, detail: `${listener.stats.delivered} delivered · ${refusedTotal(listener.stats)} refused`, url: publicState.url || undefined });
+    const outagePart = outage?.livePart(ctx.clock.now());
+    if (outagePart !== undefined) parts.push(outagePart);
+    if (parts.length) live.show(parts);
     else live.clear();
   };
   const onEvent = (e: ListenerEvent) => {
@@ -261,13 +261,12 @@ export async function runWebhookListen(ctx: Context, opts: WebhookListenOptions)
   const fwd = listener.forwarder;
   if (fwd && opts.forwardTo) {
     status.info(`Forwarding to ${opts.forwardTo} (timeout ${formatDuration(opts.forwardTimeout)}).`);
-    if (fwd.resumed > 0) status.info(`Resuming: ${fwd.resumed} recorded deliveries were never forwarded; sending them first.`);
-    if (fwd.skipped > 0) status.info(`${fwd.skipped} deliveries already in ${opts.record} are not forwarded; send them with \`cardboard webhook replay ${opts.record} --to ${opts.forwardTo}\`.`);
+    if (fwd.resumed > 0) status.info(resumedForwardText(fwd.resumed));
+    if (fwd.skipped > 0) status.info(notForwardedText(fwd.skipped, opts.record!, opts.forwardTo));
   }
   // The live line's "down for" moves every second, not only at each try (up to 5 s apart).
   const tick = () => {
-    const text = outage?.liveText(ctx.clock.now());
-    if (text !== undefined) live?.show(text);
+    if (outage?.down) redraw();
   };
   const ticker = live && opts.forwardTo ? setInterval(tick, 1000).unref() : undefined;
   // Stopped by Ctrl-C or SIGTERM (drain), or by a tunnel that never came up.
@@ -316,7 +315,7 @@ export async function runWebhookListen(ctx: Context, opts: WebhookListenOptions)
     rmSync(spool, { force: true });
     rmSync(cursorPath(spool), { force: true });
   } else if (spool) {
-    status.warn(`${pending} deliveries were not forwarded; they are kept in ${spool}. Resume with --record ${spool}.`);
+    status.warn(spoolKeptText(pending ?? 0, spool));
   }
   if (failure !== undefined) throw failure;
 }

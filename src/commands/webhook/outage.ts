@@ -1,4 +1,5 @@
-import { terminalText } from '../../io/text.js';
+import { type LivePart, liveText } from '../../io/live-line.js';
+import { plural, terminalText } from '../../io/text.js';
 import type { ForwardEvent } from '../../webhook/forwarder.js';
 import { forwardLine } from './render.js';
 
@@ -6,8 +7,8 @@ import { forwardLine } from './render.js';
 export interface OutageOutput {
   /** A line to print for good (a forward that worked, the first failure, a new kind of failure, back up). */
   line?: string;
-  /** The state of an outage in one line: a terminal shows it in place, updated at every try. */
-  live?: string;
+  /** The state of an outage: a terminal shows it in place (fitted to its width), updated at every try. */
+  live?: LivePart;
   /** The same state, due as a line of its own now (piped output: a rare reminder, see REMINDERS). */
   reminder?: string;
   /** The outage is over: a line shown in place goes. */
@@ -34,9 +35,14 @@ function reason(e: ForwardEvent): string {
   return e.answer.status === undefined ? `no answer (${e.answer.error ?? 'failed'})` : `${e.answer.status}`;
 }
 
+/** The same, short, for the state at the head of the live line: `503`, `ECONNREFUSED`. */
+function shortReason(e: ForwardEvent): string {
+  return e.answer.status === undefined ? (e.answer.error ?? 'no answer') : `${e.answer.status}`;
+}
+
 /**
- * Turns the forwarder's tries into what a person needs while the app is down (issue 12: a retry line every
- * 5 s for ever): the first failure as a line, then one line of state (down for, tries, deliveries waiting)
+ * Turns the forwarder's tries into what a person needs while the app is down, instead of a retry line every
+ * 5 s for ever: the first failure as a line, then one line of state (down for, tries, deliveries waiting)
  * that a terminal updates in place, a line again only when the failure changes or the app is back, and,
  * piped, a reminder on the REMINDERS schedule. Pure: the caller passes the time of each event.
  */
@@ -57,8 +63,8 @@ export class ForwardOutage {
     return this.downSince !== undefined;
   }
 
-  /** The state line at `now`, between tries (a terminal's clock of the outage); undefined when up. */
-  liveText(now: number): string | undefined {
+  /** The state at `now`, between tries (a terminal's clock of the outage); undefined when up. */
+  livePart(now: number): LivePart | undefined {
     return this.downSince === undefined || !this.last ? undefined : this.state(this.last, now);
   }
 
@@ -67,7 +73,7 @@ export class ForwardOutage {
     this.last = e;
     if (e.ok) {
       if (this.downSince === undefined) return { line: forwardLine(e) };
-      const was = `back up after ${elapsedText(now - this.downSince)} down, ${this.tries + 1} tries`;
+      const was = `back up after ${elapsedText(now - this.downSince)} down, ${plural(this.tries + 1, 'try', 'tries')}`;
       this.downSince = undefined;
       return { line: terminalText(`${forwardLine(e)}  (${was})`), over: true };
     }
@@ -86,14 +92,19 @@ export class ForwardOutage {
       this.lastReason = why;
       out.line = forwardLine(e);
     } else if (now - this.downSince >= this.nextReminder) {
-      out.reminder = out.live;
+      out.reminder = liveText([out.live!]);
     }
     while (now - this.downSince >= this.nextReminder) this.nextReminder += Math.min(this.nextReminder, this.schedule.everyMaxMs);
     return out;
   }
 
-  private state(e: ForwardEvent, now: number): string {
-    const waiting = `${e.pending} ${e.pending === 1 ? 'delivery' : 'deliveries'} waiting`;
-    return terminalText(`forward to ${this.url}: down for ${elapsedText(now - this.downSince!)}, ${this.tries} ${this.tries === 1 ? 'try' : 'tries'}, ${waiting} (last: ${reason(e)}; retrying)`);
+  /** What is wrong first (`forward down: 503`), then for how long and how much waits, then the target. */
+  private state(e: ForwardEvent, now: number): LivePart {
+    const waiting = `${plural(e.pending, 'delivery', 'deliveries')} waiting`;
+    return {
+      state: `forward down: ${shortReason(e)}`,
+      detail: `for ${elapsedText(now - this.downSince!)}, ${plural(this.tries, 'try', 'tries')}, ${waiting}; retrying`,
+      url: this.url,
+    };
   }
 }

@@ -1,5 +1,5 @@
 import { STATUS_CODES } from 'node:http';
-import { oneLine, quoted, terminalText } from '../../io/text.js';
+import { groupDigits, oneLine, plural, quoted, terminalText } from '../../io/text.js';
 import { shorten } from '../../io/width.js';
 import type { Delivery } from '../../webhook/delivery.js';
 import type { ForwardEvent } from '../../webhook/forwarder.js';
@@ -135,7 +135,7 @@ export function forwardLine(e: ForwardEvent): string {
   return terminalText(`${head}  → retry in ${ms(e.retryInMs ?? 0)}, ${e.pending} waiting`);
 }
 
-/** A refused request, with the running count for its status (issue 5: counted in the status line). */
+/** A refused request, with the running count for its status, as the status line counts it. */
 export function rejectLine(e: Extract<ListenerEvent, { type: 'rejected' }>): string {
   return terminalText(`${e.status} ${e.method} ${e.path}: ${e.reason} (${e.total} answered ${e.status} so far)`);
 }
@@ -151,4 +151,25 @@ export function summaryLine(stats: ListenerStats, pending: number | undefined): 
   const parts = [`${stats.delivered} delivered`, `${refusedTotal(stats)} refused${refused.length ? ` (${refused.map(([s, n]) => `${s}: ${n}`).join(', ')})` : ''}`];
   if (pending !== undefined) parts.push(`${pending} waiting to be forwarded`);
   return `stopped: ${parts.join(', ')}`;
+}
+
+/** `listen --forward-to` starting on a record file whose last deliveries were never forwarded. */
+export function resumedForwardText(n: number): string {
+  return `Resuming: ${plural(n, 'recorded delivery', 'recorded deliveries')} ${n === 1 ? 'was' : 'were'} never forwarded; sending ${n === 1 ? 'it' : 'them'} first.`;
+}
+
+/** `listen --forward-to --record F`: deliveries F held before this run, which it does not forward. */
+export function notForwardedText(n: number, record: string, to: string): string {
+  const them = n === 1 ? 'it' : 'them';
+  return `${plural(n, 'delivery', 'deliveries')} already in ${record} ${n === 1 ? 'is' : 'are'} not forwarded; send ${them} with \`cardboard webhook replay ${record} --to ${to}\`.`;
+}
+
+/** `listen --forward-to` stopping with deliveries its spool file still holds. */
+export function spoolKeptText(n: number, spool: string): string {
+  return `${plural(n, 'delivery', 'deliveries')} ${n === 1 ? 'was' : 'were'} not forwarded; ${n === 1 ? 'it is' : 'they are'} kept in ${spool}. Resume with --record ${spool}.`;
+}
+
+/** `webhook replay`'s error when some receiver answers were not 200. */
+export function notAnsweredText(failed: number, sent: number): string {
+  return `${groupDigits(failed)} of ${plural(sent, 'delivery', 'deliveries')} ${failed === 1 ? 'was' : 'were'} not answered 200`;
 }

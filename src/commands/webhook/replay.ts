@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import type { Context, ContextRef } from '../../context.js';
 import { AuthError, CancelledError, CardboardError, UsageError } from '../../errors.js';
 import { createStatus } from '../../io/status.js';
-import { terminalText } from '../../io/text.js';
+import { plural, terminalText } from '../../io/text.js';
 import { ownValue } from '../../own-keys.js';
 import { DeliveryClient } from '../../webhook/client.js';
 import { bodyValue, type Delivery, outgoingHeaders } from '../../webhook/delivery.js';
@@ -11,7 +11,7 @@ import { CardStates, cardIn } from '../../webhook/changes.js';
 import { readDeliveries, sniffRecordFile } from '../../webhook/record-file.js';
 import { checkKeys, describeUnknownKeys } from '../../schema/match.js';
 import { KEY_TRANSPORT_HELP, loadSigningKey, noKeyHint, signingKeyStdinOption } from './key.js';
-import { answerStart, answerStartData, answerText } from './render.js';
+import { answerStart, answerStartData, answerText, notAnsweredText } from './render.js';
 import { httpUrl } from './url.js';
 import { type Duration, durationOf, parseInteger } from '../../units.js';
 
@@ -48,7 +48,8 @@ export function webhookReplayCommand(parent: Command, ctx: ContextRef, run = run
     .addHelpText('after', `
 Every answer other than 200 counts as failed (spec 6: only a 200 is delivered); exit 1 if any failed,
 4 if the receiver refused the key (401/403). A file that is not a record file, or a --filter or --changed
-field that no delivery has, exits 2. Ctrl-C finishes the delivery in flight and names the --from to resume at (130).
+field that no delivery of the file has (from #1, whatever --from), exits 2; a filter that matches none
+replays 0 (exit 0). Ctrl-C finishes the delivery in flight and names the --from to resume at (130).
 --changed compares each delivery with the card's delivery before it in the file (from #1, whatever --from);
 a card's first delivery changes every field it has.
 ${KEY_TRANSPORT_HELP}
@@ -82,7 +83,7 @@ export function matchesFilters(d: Delivery, filters: Array<[string, string]>): b
 }
 
 function cardMatches(card: Record<string, unknown> | undefined, filters: Array<[string, string]>): boolean {
-  // Own fields only: `--filter constructor=x` must not find Object.prototype's (PITFALLS).
+  // Own fields only: `--filter constructor=x` must not find Object.prototype's.
   return (
     card !== undefined &&
     filters.every(([field, want]) => {
@@ -105,7 +106,7 @@ function cardOf(d: Delivery, unwrap = false): Record<string, unknown> | undefine
 /** Field names gathered from the deliveries read, to check --filter against; bounded for a hostile file. */
 const MAX_FIELD_NAMES = 10_000;
 
-/** The file named must be a record file (issue 12: `replay big.csv` replayed nothing and exited 0). */
+/** The file named must be a record file: `replay big.csv` must fail, not replay nothing and exit 0. */
 function checkRecordFile(file: string): 'empty' | 'record' {
   let kind: ReturnType<typeof sniffRecordFile>;
   try {
@@ -125,15 +126,17 @@ function checkRecordFile(file: string): 'empty' | 'record' {
 }
 
 /**
- * A --filter whose field no delivery has matches nothing: exit 2 with the nearest recorded field, the way
+ * A --filter whose field no delivery of the file has matches nothing: exit 2 with the nearest recorded field, the way
  * `card put` treats an unknown field. Nothing was sent (no delivery could match).
  */
 function checkFilterFields(opts: WebhookReplayOptions, fields: Set<string>, read: number, cards: number): void {
   const named = [...opts.filters.map(([f]) => f), ...opts.changed];
   if (named.length === 0 || read === 0) return;
   const flag = opts.filters.length ? '--filter' : '--changed';
-  // --changed reads the file from #1 (a change is against the delivery before it).
-  const where = `the deliveries of ${opts.file}${opts.from > 1 && opts.changed.length === 0 ? ` from #${opts.from}` : ''}`;
+  // Both read the file from #1, whatever --from: --changed because a change is against the delivery before
+  // it, --filter because a field the earlier deliveries have is a field of this file (a filter that
+  // matches none of the later ones replays nothing and exits 0).
+  const where = `the deliveries of ${opts.file}`;
   if (cards === 0) {
     throw new UsageError(`${flag} ${named[0]}: none of ${where} is a card (a JSON object body), so no field can match`, { hint: `Drop ${flag} to replay them all.` });
   }
@@ -163,11 +166,13 @@ export async function runWebhookReplay(ctx: Context, opts: WebhookReplayOptions)
   const fields = new Set<string>();
   const unreadable: number[] = [];
   let read = 0;
+  /** Deliveries from --from on: none (an empty range) replays nothing and is no error, whatever --filter says. */
+  let inRange = 0;
   let cards = 0;
   let lineBase = 0;
   let sent = 0;
   let refused = false;
-  /** Where a resumed run starts: just past the last delivery answered (issue 12: Ctrl-C names it). */
+  /** Where a resumed run starts: just past the last delivery answered, which Ctrl-C names. */
   let resumeAt = opts.from;
   let inFlight: number | undefined;
   const resumeText = () => `--from ${inFlight ?? resumeAt}${opts.filters.length || opts.changed.length ? ` and the same ${opts.filters.length ? '--filter' : '--changed'}` : ''}`;
@@ -183,8 +188,10 @@ export async function runWebhookReplay(ctx: Context, opts: WebhookReplayOptions)
   const stopped = () => ctx.cancel.drain.aborted;
   try {
     for (let offset = 0; offset < size && !stopped(); ) {
-      // With --changed every delivery is read, to know each card's state before the first one sent.
-      const batch = readDeliveries(opts.file, offset, states ? 0 : opts.from - 1, 100, 8 * 1024 * 1024);
+      // With --changed every delivery is read, to know each card's state before the first one sent; with
+      // --filter too, so that its field is checked against the whole file, not only the part from --from.
+      const whole = states !== undefined || opts.filters.length > 0;
+      const batch = readDeliveries(opts.file, offset, whole ? 0 : opts.from - 1, 100, 8 * 1024 * 1024);
       for (const i of batch.unreadable) unreadable.push(lineBase + i + 1);
       lineBase += batch.lines;
       // No progress: only a last line cut short by a crash is left (never acknowledged, so not a delivery).
@@ -200,6 +207,7 @@ export async function runWebhookReplay(ctx: Context, opts: WebhookReplayOptions)
           for (const f of Object.keys(card)) if (fields.size < MAX_FIELD_NAMES) fields.add(f);
         }
         if (d.seq < opts.from) continue;
+        inRange++;
         if (opts.filters.length && !cardMatches(card, opts.filters)) continue;
         if (change && !change.changes.some((c) => wanted.has(c.field))) continue;
         inFlight = d.seq;
@@ -224,16 +232,16 @@ export async function runWebhookReplay(ctx: Context, opts: WebhookReplayOptions)
   }
   if (unreadable.length > 0) {
     const lines = `${unreadable.slice(0, 5).join(', ')}${unreadable.length > 5 ? ', …' : ''}`;
-    status.warn(`skipped ${unreadable.length} line${unreadable.length === 1 ? '' : 's'} of ${opts.file} that ${unreadable.length === 1 ? 'is' : 'are'} not a delivery (line ${lines}): a line cut short by a crash was never answered 200`);
+    status.warn(`skipped ${plural(unreadable.length, 'line')} of ${opts.file} that ${unreadable.length === 1 ? 'is' : 'are'} not a delivery (line ${lines}): a line cut short by a crash was never answered 200`);
   }
   if (stopped()) {
     const earlier = failed.length ? `; ${failed.length} answered before were not 200 (first ${failed[0]})` : '';
-    throw new CancelledError(`Interrupted after ${sent} ${sent === 1 ? 'delivery' : 'deliveries'}${earlier}.`, { hint: `Resume with ${resumeText()}.` });
+    throw new CancelledError(`Interrupted after ${plural(sent, 'delivery', 'deliveries')}${earlier}.`, { hint: `Resume with ${resumeText()}.` });
   }
-  checkFilterFields(opts, fields, read, cards);
+  checkFilterFields(opts, fields, opts.changed.length ? read : inRange, cards);
   status.info(`replayed ${sent}: ${sent - failed.length} answered 200, ${failed.length} failed${failed.length ? ` (${failed.slice(0, 5).join(', ')}${failed.length > 5 ? ', …' : ''})` : ''}`);
   if (failed.length === 0) return;
-  const message = `${failed.length} of ${sent} deliveries were not answered 200`;
+  const message = notAnsweredText(failed.length, sent);
   if (refused) throw new AuthError(`${message}; the receiver refused the signing key`, { hint: 'Check that the receiver and this command use the same signing key.' });
   throw new CardboardError(message, { hint: `Fix the receiver, then resend from the first failure with --from ${failed[0]!.slice(1).split(' ')[0]}.` });
 }

@@ -22,8 +22,8 @@ export interface ToolChild {
 export type StartTool = (file: string, args: readonly string[], onLine: (line: string, stream: 'stdout' | 'stderr') => void) => ToolChild;
 
 /**
- * The one mechanism that ends the tool with cardboard, whichever way cardboard ends (PITFALLS: a spawned
- * child outlives a parent killed by SIGKILL, and `process.on('exit')` does not run then). The tool runs
+ * The one mechanism that ends the tool with cardboard, whichever way cardboard ends: a spawned
+ * child outlives a parent killed by SIGKILL, and `process.on('exit')` does not run then. The tool runs
  * under this watcher, whose stdin is a pipe from cardboard that is never written: end of file on it means
  * cardboard closed it (stop()) or cardboard is gone (exit, crash, kill -9). Either way the watcher sends the
  * tool SIGTERM, and SIGKILL 3 s later if it is still there. A shell, not a second Node process: it costs

@@ -17,7 +17,7 @@ const ROUNDS = Number(process.argv[3] ?? 7);
 const CONNECTIONS = 8;
 const TIMEOUT = 30_000;
 
-/** The handler dispatch.ts used up to issue 9, kept here only to compare against. */
+/** The deprecated onConnect/onHeaders handler dispatch.ts used before, kept here only to compare against. */
 function legacyDispatch(dispatcher, req) {
   return new Promise((resolve, reject) => {
     const { signal } = req;

@@ -1,4 +1,4 @@
-// Peak RSS of a `--match-on` run against a 1,000,000-card board (issue 10 §8): the index keeps each card's key
+// Peak RSS of a `--match-on` run against a 1,000,000-card board: the index keeps each card's key
 // hash, `_id` and a digest of the mapped fields off the V8 heap (src/import/card-table.ts). The cardboard process
 // alone is measured (GNU time's %M, else polled VmHWM); the emulator runs in its own process, a fresh one for
 // each Node and each client (this tree's CLI, the ref's), so every run updates the same 667 cards.

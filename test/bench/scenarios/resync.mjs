@@ -1,4 +1,4 @@
-// Re-sync (issue 10 §8): a 10,000-row export pushed again with 1 % of its rows changed, against the emulator at
+// Re-sync: a 10,000-row export pushed again with 1 % of its rows changed, against the emulator at
 // the service's documented limit (120/min, bursts of 20), with `--match-on Name`: the board is read once and only
 // the changed rows are sent. Beside it, re-posting every row (what cardboard did before): at 2 requests/s that
 // takes ~85 minutes, so it is not run in full; a bounded run of it measures the POST rate the limit allows, and
