@@ -5,6 +5,8 @@ export const ExitCode = {
   usage: 2,
   partial: 3,
   auth: 4,
+  /** Done, but not as asked: `card put --id` made a new card instead of updating that one. */
+  notAsAsked: 5,
   interrupted: 130,
 } as const;
 
@@ -18,6 +20,8 @@ export interface CardboardErrorOptions {
 export class CardboardError extends Error {
   readonly hint?: string;
   readonly exitCode: number;
+  /** How the message is labelled on stderr: `error:`, or `warning:` for a run that did its work (exit 5). */
+  readonly label: 'error' | 'warning' = 'error';
 
   constructor(message: string, options: CardboardErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -56,6 +60,19 @@ export class AuthError extends CardboardError {
 export class PartialError extends CardboardError {
   constructor(message: string, options: Omit<CardboardErrorOptions, 'exitCode'> = {}) {
     super(message, { ...options, exitCode: ExitCode.partial });
+  }
+}
+
+/**
+ * The run did its work, but not the work asked for: `card put --id X` created a new card instead of
+ * updating X (spec 4.3 rules 3-4). Its output is printed as usual; the message is a warning; exit 5, so a
+ * script can tell. Thrown after the output, never before: nothing is undone.
+ */
+export class NotAsAskedError extends CardboardError {
+  override readonly label = 'warning';
+
+  constructor(message: string, options: Omit<CardboardErrorOptions, 'exitCode'> = {}) {
+    super(message, { ...options, exitCode: ExitCode.notAsAsked });
   }
 }
 

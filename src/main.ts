@@ -81,7 +81,7 @@ async function report(err: unknown, host: Pick<Host, 'stderr'>, secrets: Set<str
     return ExitCode.usage;
   }
   if (err instanceof CardboardError) {
-    write(`error: ${err.message}`);
+    write(`${err.label}: ${err.message}`);
     if (err.hint) write(`hint: ${err.hint}`);
     if (verbose && err.cause instanceof Error) write(`cause: ${err.cause.stack ?? err.cause.message}`);
     return err.exitCode;

@@ -117,7 +117,11 @@ export function createRecordWriter(ctx: Context, opts: RecordWriterOptions): Rec
         // A table on a terminal is rendered whole at the end: its column widths depend on every row.
         // `_id` is never cut; columns that do not fit are left out, last first (src/io/table.ts).
         flush: async () => {},
-        end: (footer) => printTable(ctx, columns, rows, { keep: ['_id'], footer, omittedHint: 'choose columns with --fields, or see every field with --format json or csv' }),
+        // No rows, no table: a header alone tells a person nothing (the caller says why there are none).
+        end: async (footer) => {
+          if (rows.length === 0) return;
+          await printTable(ctx, columns, rows, { keep: ['_id'], footer, omittedHint: 'choose columns with --fields, or see every field with --format json or csv' });
+        },
       };
     }
   }

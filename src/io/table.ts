@@ -39,9 +39,12 @@ export interface ColumnNeed {
   want?: number;
 }
 
-/** Columns of frame a table of `n` columns takes: `│ ` before each cell, ` ` after it, and the closing `│`. */
-export function frameWidth(n: number): number {
-  return n * 3 + 1;
+/** Two spaces between columns, as gh's tables: no frame, so every column of the terminal goes to content. */
+export const GAP = '  ';
+
+/** Columns a table of `n` columns spends on the spaces between them. */
+export function gapsWidth(n: number): number {
+  return Math.max(0, n - 1) * GAP.length;
 }
 
 /**
@@ -54,10 +57,10 @@ export function frameWidth(n: number): number {
  */
 export function fitWidths(cols: readonly ColumnNeed[], total: number, dropping = true): (number | undefined)[] {
   const shown = cols.map((_, i) => i);
-  const sum = (need: (c: ColumnNeed) => number) => shown.reduce((s, i) => s + need(cols[i]!), 0) + frameWidth(shown.length);
+  const sum = (need: (c: ColumnNeed) => number) => shown.reduce((s, i) => s + need(cols[i]!), 0) + gapsWidth(shown.length);
   while (dropping && shown.length > 2 && sum((c) => c.want ?? c.floor) > total) shown.pop();
   while (dropping && shown.length > 1 && sum((c) => c.floor) > total) shown.pop();
-  const room = total - frameWidth(shown.length);
+  const room = total - gapsWidth(shown.length);
   const natural = shown.map((i) => cols[i]!.natural);
   let widths: number[];
   if (natural.reduce((a, b) => a + b, 0) <= room) widths = natural;
@@ -95,32 +98,33 @@ export function fitWidths(cols: readonly ColumnNeed[], total: number, dropping =
   return out;
 }
 
-const BOX = { top: ['┌', '┬', '┐'], rule: ['├', '┼', '┤'], bottom: ['└', '┴', '┘'] } as const;
-
 /**
- * Lay rows out as a boxed table that fits the stream's terminal width (see fitWidths), measured by display
- * width: each cell is escaped (terminalText), cut or wrapped to its column, padded, and only then framed and
- * the header made bold, so no escape code is ever cut and no line is wider than the terminal. No line
- * between rows; one under the header. Colour only when useColor says so (a TTY, NO_COLOR unset).
+ * Lay rows out as a table in gh's borderless style that fits the stream's terminal width (see fitWidths),
+ * measured by display width: a header row, then one line per row, columns aligned and two spaces apart,
+ * no frame and no rule lines. Each cell is escaped (terminalText), cut or wrapped to its column, padded,
+ * and only then joined and the header made bold, so no escape code is ever cut and no line is wider than
+ * the terminal. Colour only when useColor says so (a TTY, NO_COLOR unset). The last column is not padded:
+ * no line ends in spaces.
  *
  * Drawn here rather than by cli-table3 (0.6.5, the latest): it measures cells with string-width 4, which
  * counts an emoji ZWJ sequence such as 🧑‍💻 as 5 columns (measured; string-width 8 says 2), so it pads or cuts
  * cells already fitted and lines come out ragged or wider than the terminal; and it wraps cells after they
- * were coloured (a bold header shorter than its column split inside its escape: `fi` / `eld␛[2`). The fitting is the part no table library does by
- * display width; the frame is the few lines below.
+ * were coloured (a bold header shorter than its column split inside its escape: `fi` / `eld␛[2`). The
+ * fitting is the part no table library does by display width; the joining is the few lines below.
  */
 export function layoutTable(ctx: Context, head: readonly string[], rows: readonly (readonly unknown[])[], opts: TableOptions = {}): TableLayout {
   const wrap = opts.wrap ?? false;
   const stream = opts.stream ?? ctx.stdout;
   // Headers (field names) and cells are the server's text: escaped so none moves the cursor or retitles the
-  // terminal. A wrapped cell keeps its line breaks; a list row shows them as `\n`, one line per card.
+  // terminal. A line break in a value is shown as `\n` in every table, a list's row or a record's value alike:
+  // one rule, so a value reads the same in `card list` and `card get` (a record wraps only at spaces).
   const heads = head.map((h) => terminalText(h));
   const raws = rows.map((row) => heads.map((_, i) => valueText(row[i])));
-  const cells = raws.map((row) => row.map((raw) => terminalText(raw, { keepNewlines: wrap })));
+  const cells = raws.map((row) => row.map((raw) => terminalText(raw)));
   const keep = new Set(opts.keep ?? []);
   const needs = heads.map((h, i): ColumnNeed => {
     let natural = displayWidth(h);
-    for (const row of cells) for (const line of row[i]!.split('\n')) natural = Math.max(natural, displayWidth(line));
+    for (const row of cells) natural = Math.max(natural, displayWidth(row[i]!));
     natural = Math.max(1, natural);
     const floor = keep.has(head[i]!) ? natural : Math.min(natural, Math.max(MIN_COLUMN, Math.min(displayWidth(h), HEADER_FLOOR)));
     const least = Math.min(natural, Math.max(floor, opts.minWidths?.[i] ?? 0));
@@ -136,7 +140,6 @@ export function layoutTable(ctx: Context, head: readonly string[], rows: readonl
     return [text === raw ? shorten(text, w) : terminalText(raw, { maxColumns: w })];
   };
   const bold = useColor(ctx, stream);
-  const rule = ([left, mid, right]: readonly [string, string, string]) => `${left}${shown.map((i) => '─'.repeat(widths[i]! + 2)).join(mid)}${right}`;
   const rowLines = (texts: readonly string[], raw: readonly string[], strong = false): string[] => {
     const blocks = shown.map((i) => fit(texts[i]!, raw[i]!, i));
     const height = Math.max(1, ...blocks.map((b) => b.length));
@@ -144,15 +147,17 @@ export function layoutTable(ctx: Context, head: readonly string[], rows: readonl
     for (let r = 0; r < height; r++) {
       const parts = blocks.map((b, k) => {
         const text = b[r] ?? '';
-        const pad = ' '.repeat(Math.max(0, widths[shown[k]!]! - displayWidth(text)));
+        const last = k === blocks.length - 1;
+        const pad = last ? '' : ' '.repeat(Math.max(0, widths[shown[k]!]! - displayWidth(text)));
         // Bold goes on text already cut to its column: nothing measures or cuts it after this.
         return strong && bold && text !== '' ? `\u001b[1m${text}\u001b[22m${pad}` : text + pad;
       });
-      out.push(`│ ${parts.join(' │ ')} │`);
+      // An empty last cell would leave the padding of the one before: no line ends in spaces.
+      out.push(parts.join(GAP).replace(/ +$/, ''));
     }
     return out;
   };
-  const lines = [rule(BOX.top), ...rowLines(heads, head, true), rule(BOX.rule), ...cells.flatMap((row, r) => rowLines(row, raws[r]!)), rule(BOX.bottom)];
+  const lines = [...rowLines(heads, head, true), ...cells.flatMap((row, r) => rowLines(row, raws[r]!))];
   return { text: `${lines.join('\n')}\n`, omitted: heads.filter((_, i) => widths[i] === undefined) };
 }
 

@@ -33,13 +33,15 @@ describe('on a terminal nothing from the server is raw', () => {
   it('schema, card list, card put and comment', async () => {
     for (const args of [['schema', '--refresh'], ['card', 'list'], ['card', 'put', 'Title=x', '--id', 'mine'], ['comment', 'c1', 'hello']]) {
       const { code, screen } = await onTerminal(args, env);
-      expect(code, `${args.join(' ')}:\n${screen}`).toBe(0);
+      // card put --id: the hostile server answers with another id, a new card instead of the update (exit 5).
+      expect(code, `${args.join(' ')}:\n${screen}`).toBe(args[1] === 'put' ? 5 : 0);
       expect(rawControls(screen), `${args.join(' ')}:\n${screen}`).toEqual([]);
-      if (args[0] === 'schema') expect(screen).toContain('│ Title\\e]0;pwned\\a │');
-      if (args[0] === 'card' && args[1] === 'list') expect(screen).toContain('│ id\\e]0;pwned\\a │');
+      if (args[0] === 'schema') expect(screen).toMatch(/\nTitle\\e\]0;pwned\\a {2}/);
+      if (args[0] === 'card' && args[1] === 'list') expect(screen).toMatch(/\nid\\e\]0;pwned\\a {2}/);
       if (args[1] === 'put') {
         expect(screen).toContain('warning: the board created a new card (new\\e]0;pwned\\aevil\\u202etxt.exe) instead of updating mine');
-        expect(screen).toContain('\r\nnew\\e]0;pwned\\aevil\\u202etxt.exe\r\n');
+        // The card first (stdout), then the warning that ends the run with exit 5.
+        expect(screen.startsWith('new\\e]0;pwned\\aevil\\u202etxt.exe\r\n')).toBe(true);
       }
       if (args[0] === 'comment') expect(screen).toBe('c\\e[1A\\e[2K\r\n');
     }

@@ -80,6 +80,42 @@ describe('card list', () => {
     expect(exact.stdout.trim().split('\r\n')).toHaveLength(3);
   });
 
+  it('--limit without --all reads as many pages as it needs from page 0, and no more (built binary)', async () => {
+    const r = await cli(emu, ['card', 'list', '--limit', '3'], { spawn: true });
+    expect(r.code, r.stderr).toBe(0);
+    expect(ndjson(r.stdout).map((c) => c._id)).toEqual(ids.slice(0, 3));
+    expect(r.stderr).toBe('');
+    expect(pageRequests()).toEqual(['0', '1']);
+  });
+
+  it('--page with --limit starts there and stops at the empty page when the board ends first', async () => {
+    const r = await cli(emu, ['card', 'list', '--page', '1', '--limit', '10', '--format', 'csv'], { spawn: true });
+    expect(r.code, r.stderr).toBe(0);
+    expect((parse(r.stdout) as string[][]).slice(1).map((row) => row[0])).toEqual(ids.slice(2));
+    expect(pageRequests()).toEqual(['1', '2', '3']);
+  });
+
+  it('--json is --format json; with another --format it is a usage error and nothing is sent', async () => {
+    const r = await cli(emu, ['card', 'list', '--json']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual(emu.state()[BOARD_ID]!.cards.slice(0, 2));
+    const both = await cli(emu, ['card', 'list', '--json', '--format', 'json', '--all']);
+    expect(JSON.parse(both.stdout)).toEqual(emu.state()[BOARD_ID]!.cards);
+    emu.resetRequests();
+    const clash = await cli(emu, ['card', 'list', '--json', '--format', 'csv']);
+    expect(clash.code).toBe(2);
+    expect(clash.stdout).toBe('');
+    expect(clash.stderr).toContain('--json and --format csv cannot be used together');
+    expect(emu.requests()).toEqual([]);
+  });
+
+  it('a page past the end piped: nothing on stdout (json: []), nothing on stderr, exit 0', async () => {
+    const nd = await cli(emu, ['card', 'list', '--page', '9']);
+    expect([nd.code, nd.stdout, nd.stderr]).toEqual([0, '', '']);
+    const json = await cli(emu, ['card', 'list', '--page', '9', '--json']);
+    expect([json.code, json.stdout, json.stderr]).toEqual([0, '[]\n', '']);
+  });
+
   it('--fields picks and orders columns, _id first', async () => {
     const r = await cli(emu, ['card', 'list', '--all', '--fields', 'Status, Name', '--format', 'csv']);
     const rows = parse(r.stdout) as string[][];

@@ -89,6 +89,11 @@ describe('card list parsing', () => {
   it('rejects --page with --all', async () => {
     await expect(parseWith(cardListCommand, ['list', '--page', '2', '--all'], 'card')).rejects.toBeInstanceOf(UsageError);
   });
+  it('--json is --format json; beside another --format it is a usage error', async () => {
+    expect(await parseWith(cardListCommand, ['list', '--json'], 'card')).toMatchObject({ format: 'json' });
+    expect(await parseWith(cardListCommand, ['list', '--json', '--format', 'json'], 'card')).toMatchObject({ format: 'json' });
+    await expect(parseWith(cardListCommand, ['list', '--json', '--format', 'ndjson'], 'card')).rejects.toBeInstanceOf(UsageError);
+  });
   it('rejects a bad page, limit or format', async () => {
     await expect(parseWith(cardListCommand, ['list', '--page', 'x'], 'card')).rejects.toBeInstanceOf(UsageError);
     await expect(parseWith(cardListCommand, ['list', '--limit', '0'], 'card')).rejects.toBeInstanceOf(UsageError);

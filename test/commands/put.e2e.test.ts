@@ -104,16 +104,34 @@ describe('card put', () => {
     expect(cards()).toEqual([{ _id: id, Name: 'x', Status: 'Done' }]);
   });
 
-  it('warns when the board created a new card instead of updating (Always Create New)', async () => {
+  it('a new card instead of the update (Always Create New): the new id printed, a warning, exit 5 (built binary)', async () => {
     const first = await cli(emu, ['card', 'put', 'Name=x'], { board: CREATE_NEW_BOARD_ID });
+    expect(first.code, first.stderr).toBe(0);
     const id = first.stdout.trim();
-    const r = await cli(emu, ['card', 'put', '--id', id, 'Status=Done'], { board: CREATE_NEW_BOARD_ID });
-    expect(r.code, r.stderr).toBe(0);
+    const r = await cli(emu, ['card', 'put', '--id', id, 'Status=Done'], { board: CREATE_NEW_BOARD_ID, spawn: true });
+    expect(r.code, r.stderr).toBe(5);
     const newId = r.stdout.trim();
     expect(newId).not.toBe(id);
-    expect(r.stderr).toContain(`created a new card (${newId}) instead of updating ${id}`);
-    expect(r.stderr).toContain('Always Create New');
-    expect(cards(CREATE_NEW_BOARD_ID)).toHaveLength(2);
+    expect(cards(CREATE_NEW_BOARD_ID).map((c) => c._id)).toEqual([id, newId]);
+    // The card asked for exists, so the mode is named as the likely cause.
+    expect(r.stderr).toBe(
+      `warning: the board created a new card (${newId}) instead of updating ${id}: that card exists, so the board's Update Mode is most likely "Always Create New".\n` +
+        'hint: To update cards by _id, set the board\'s Update Mode to "Update if exists" (Card Sources). Exit code 5: done, but not as asked.\n',
+    );
+    const json = await cli(emu, ['card', 'put', '--id', id, 'Status=Done', '--json'], { board: CREATE_NEW_BOARD_ID });
+    expect(json.code).toBe(5);
+    expect(JSON.parse(json.stdout)).toEqual(cards(CREATE_NEW_BOARD_ID).at(-1));
+  });
+
+  it('the normal update exits 0 with no warning; an id no card has (spec 4.3 rule 4) exits 5 and says so', async () => {
+    const first = await cli(emu, ['card', 'put', 'Name=x']);
+    const id = first.stdout.trim();
+    const update = await cli(emu, ['card', 'put', '--id', id, 'Status=Done'], { spawn: true });
+    expect([update.code, update.stdout, update.stderr]).toEqual([0, `${id}\n`, '']);
+    const missing = await cli(emu, ['card', 'put', '--id', 'no-such-card', 'Name=y']);
+    expect(missing.code).toBe(5);
+    expect(missing.stdout).toBe(`${cards().at(-1)!._id}\n`);
+    expect(missing.stderr).toContain('instead of updating no-such-card: no card has that id');
   });
 
   it('--data from a file and from stdin merges under the pairs', async () => {

@@ -46,11 +46,11 @@ describe('card put against a server answering 201 Created', () => {
     });
   }
 
-  it('--id on an "Always Create New" board: a 201 with another id is reported on stderr', async () => {
+  it('--id on an "Always Create New" board: a 201 with another id is reported on stderr, exit 5', async () => {
     const s = await start({ updateMode: 'Always Create New', idStyle: 'numeric' });
     s.seed(1);
     const r = await run(s, ['card', 'put', '--id', '00001', 'Status=Done']);
-    expect(r.code, r.stderr).toBe(0);
+    expect(r.code, r.stderr).toBe(5);
     expect(r.stdout).toBe('00002\n');
     expect(r.stderr).toContain('created a new card (00002) instead of updating 00001');
   });

@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { pageFooter } from '../../src/commands/card/list.js';
 import { notAnsweredText, notForwardedText, resumedForwardText, spoolKeptText } from '../../src/commands/webhook/render.js';
 import { pagesText } from '../../src/io/progress.js';
 import { omittedNote } from '../../src/io/table.js';
@@ -40,7 +39,7 @@ describe('plural: one helper for a count and its noun', () => {
     ]);
   });
 
-  it('card list: pages and cards read, columns left out, the cut page', () => {
+  it('card list: pages and cards read, columns left out', () => {
     expect([0, 1, 2].map((n) => pagesText({ pages: n, cards: n }))).toEqual([
       'Reading the board: 0 pages, 0 cards',
       'Reading the board: 1 page, 1 card',
@@ -48,8 +47,6 @@ describe('plural: one helper for a count and its noun', () => {
     ]);
     expect(omittedNote(['A'])).toBe('1 column not shown to fit the terminal (A): widen the terminal to see them');
     expect(omittedNote(['A', 'B'])).toBe('2 columns not shown to fit the terminal (A, B): widen the terminal to see them');
-    expect(pageFooter(0, 0, 1, 'none')).toBe('first 0 of the 1 card of page 0 of 1, the last (a higher --limit for the rest)');
-    expect(pageFooter(0, 1, 2, 'none')).toBe('first 1 of the 2 cards of page 0 of 1, the last (a higher --limit for the rest)');
   });
 
   it('unknown fields: one or more, and how many more', () => {

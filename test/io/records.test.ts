@@ -38,11 +38,9 @@ describe('createRecordWriter', () => {
   it('table piped: a header line and tab-separated rows', async () => {
     expect(await writeAll('table')).toBe('_id\tName\tStatus\tPriority\nc1\tOne, with comma\tOpen\t\nc2\tTwo\t\t3\n');
   });
-  it('table on a TTY: a boxed table with every value', async () => {
+  it('table on a TTY: a borderless table with every value', async () => {
     const text = await writeAll('table', { tty: true });
-    expect(text).toContain('┌');
-    expect(text).toMatch(/│ _id\s+│ Name\s+│ Status\s+│ Priority │/);
-    expect(text).toMatch(/│ c2\s+│ Two\s+│\s+│ 3\s+│/);
+    expect(text).toBe('_id  Name             Status  Priority\nc1   One, with comma  Open\nc2   Two                      3\n');
     expect(text).not.toContain('\t');
     expect(text).not.toContain('\u001b[');
   });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { fitWidths, frameWidth, layoutTable, renderTable } from '../../src/io/table.js';
+import { fitWidths, gapsWidth, layoutTable, renderTable } from '../../src/io/table.js';
 import { displayWidth } from '../../src/io/width.js';
 import { testContext } from './buffers.js';
 
@@ -10,34 +10,35 @@ describe('fitWidths', () => {
   });
   it('shrinks the widest column first, to exactly the terminal width', () => {
     const widths = fitWidths([col(10), col(80), col(30)], 80) as number[];
-    expect(widths.reduce((a, b) => a + b, 0) + frameWidth(3)).toBe(80);
+    expect(widths.reduce((a, b) => a + b, 0) + gapsWidth(3)).toBe(80);
     expect(widths[0]).toBe(10);
     expect(widths[1]).toBeGreaterThanOrEqual(widths[2]!);
   });
   it('never shrinks a column below its floor (a kept `_id`): the last columns are left out instead', () => {
-    expect(fitWidths([col(24, 24), col(30), col(30), col(30)], 40)).toEqual([24, 9, undefined, undefined]);
+    // 24 + 6 + 6 and two gaps of 2 is 40: the fourth column cannot have even its floor.
+    expect(fitWidths([col(24, 24), col(30), col(30), col(30)], 40)).toEqual([24, 6, 6, undefined]);
+    expect(fitWidths([col(24, 24), col(30), col(30), col(30)], 39)).toEqual([24, 13, undefined, undefined]);
   });
   it('leaves columns out until the others get what they want, then shares the room', () => {
     const want = { natural: 10, floor: 6, want: 10 };
-    // 4 columns of 10 need 40 + 13 of frame: at 45 one goes, and the three left are whole.
+    // 4 columns of 10 need 40 + 6 of gaps: at 45 one goes, and the three left are whole.
     expect(fitWidths([want, want, want, want], 45)).toEqual([10, 10, 10, undefined]);
   });
   it('leaves nothing out when dropping is off (a record): shrinks below the floors, last column first', () => {
     const widths = fitWidths([col(10), col(24, 24)], 20, false) as number[];
-    expect(widths.reduce((a, b) => a + b, 0) + frameWidth(2)).toBe(20);
+    expect(widths.reduce((a, b) => a + b, 0) + gapsWidth(2)).toBe(20);
   });
 });
 
 describe('renderTable', () => {
   it('cuts a cell between escapes and between clusters: never `\\…`, never half an emoji', () => {
     const { ctx, stdout } = testContext({ tty: true });
-    // 40 columns: the frame takes 7 and `_id` 3, so Notes is 30 wide: 29 before the ellipsis, an odd number.
-    stdout.columns = 40;
-    const { text } = layoutTable(ctx, ['_id', 'Notes'], [['c1', '\u001b'.repeat(100)], ['c2', `${'x'.repeat(28)}😀😀`]]);
+    // 39 columns: `_id` takes 3 and the gap 2, so Notes is 34 wide: 33 before the ellipsis, an odd number.
+    stdout.columns = 39;
+    const { text } = layoutTable(ctx, ['_id', 'Notes'], [['c1', '\u001b'.repeat(100)], ['c2', `${'x'.repeat(32)}😀😀`]]);
     const lines = text.trimEnd().split('\n');
-    expect(lines[3]).toBe(`│ c1  │ ${'\\e'.repeat(14)}…  │`);
-    expect(lines[4]).toBe(`│ c2  │ ${'x'.repeat(28)}…  │`);
-    for (const line of lines) expect(displayWidth(line)).toBe(40);
+    expect(lines).toEqual(['_id  Notes', `c1   ${'\\e'.repeat(16)}…`, `c2   ${'x'.repeat(32)}…`]);
+    for (const line of lines) expect(displayWidth(line)).toBeLessThanOrEqual(39);
   });
   it('fits the terminal width and truncates long cells with an ellipsis', async () => {
     const { ctx } = testContext({ tty: true });
@@ -66,12 +67,15 @@ describe('renderTable', () => {
     expect(out).toContain('evil\\u202etxt');
     expect(out).toContain('a\\e[1A\\e[2K');
     expect(out).toContain('one\\ntwo\\rthree\\x9b');
-    expect(out.trimEnd().split('\n')).toHaveLength(5);
+    expect(out.trimEnd().split('\n')).toHaveLength(2);
   });
-  it('keeps line breaks in a wrapped cell (one record) but escapes the rest', async () => {
+  it('shows a line break in a wrapped cell (one record) as `\\n`, as a list row does', async () => {
     const { ctx } = testContext({ tty: true });
-    const out = await renderTable(ctx, ['field', 'value'], [['Notes', 'first\nsecond\u001b[2J']], { wrap: true });
-    expect(out).toMatch(/│ Notes\s+│ first\s+│\n│\s+│ second\\e\[2J\s+│/);
+    const value = 'first\nsecond\u001b[2J';
+    const record = await renderTable(ctx, ['field', 'value'], [['Notes', value]], { wrap: true });
+    expect(record).toBe('field  value\nNotes  first\\nsecond\\e[2J\n');
+    const list = await renderTable(ctx, ['_id', 'Notes'], [['c1', value]]);
+    expect(list).toBe('_id  Notes\nc1   first\\nsecond\\e[2J\n');
   });
   it('puts cardboard\'s own bold on an escaped header', async () => {
     const { ctx } = testContext({ tty: true, env: { NO_COLOR: undefined, TERM: 'xterm' } });

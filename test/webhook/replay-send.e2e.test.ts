@@ -86,6 +86,10 @@ describe('webhook send', () => {
     const wrong = await runMain(['webhook', 'send', '--to', receiver.url, '--wrong-key'], { env: { CARDBOARD_SIGNING_KEY: K2 } });
     expect(wrong.code, wrong.stderr).toBe(0);
     expect(wrong.stdout).toMatch(/^403 Forbidden in [\d.]+ ms\nwrong x-signingKey\n$/);
+    const json = await runMain(['webhook', 'send', '--to', receiver.url, '--wrong-key', '--json'], { env: { CARDBOARD_SIGNING_KEY: K2 } });
+    expect(json.code, json.stderr).toBe(0);
+    expect(json.stdout.endsWith('\n') && json.stdout.trimEnd().split('\n')).toHaveLength(1);
+    expect(JSON.parse(json.stdout)).toEqual({ status: 403, ms: expect.any(Number), body: expect.stringMatching(/^wrong x-signingKey\n?$/) });
     const none = await runMain(['webhook', 'send', '--to', receiver.url]);
     expect(none.code).toBe(4);
     await receiver.stop();

@@ -9,7 +9,8 @@ import { createStatus } from '../../io/status.js';
 import { checkKeysAgainstBoard, unknownKeysError } from '../../schema/check.js';
 import type { Card } from '../../spec-types.js';
 import { parseInteger } from '../../units.js';
-import { groupDigits, plural } from '../../io/text.js';
+import { groupDigits } from '../../io/text.js';
+import { type NextPage, pageFooter, type PagesShown } from './page-footer.js';
 
 /** What `card list` fetches and how it prints it. */
 export interface CardListOptions {
@@ -19,19 +20,22 @@ export interface CardListOptions {
   /** Undefined: table on a TTY, ndjson piped. */
   format?: Format;
   fields?: string[];
+  /** Stop after this many cards: without `all`, pages are read from `page` on until there are this many. */
   limit?: number;
 }
 
 const EXAMPLES = `
 Columns of table and csv: _id, then the board's fields in schema order (so a csv can be fed back to
 \`cardboard import\`). --fields picks and orders columns (and keys of json/ndjson); _id comes first
-unless listed. --all streams: ndjson, csv and json are written page by page. On a terminal the
-table fits its width (columns left out are named on stderr) and ends with the next page to ask for.
+unless listed. --json is --format json. Pages count from 0. --limit n reads pages from --page (or 0)
+on until it has n cards or a page is empty. --all streams: ndjson, csv and json are written page by
+page. On a terminal the table fits its width (columns left out are named on stderr) and ends with the
+next page to ask for; a page without cards prints no table, and says so on stderr.
 
 Examples:
   $ cardboard card list
   $ cardboard card list --all --format csv > cards.csv
-  $ cardboard card list --all --fields Name,Status --limit 20 --format json`;
+  $ cardboard card list --limit 100 --fields Name,Status --json`;
 
 const splitFields = (value: string, previous: string[] = []) => [...previous, ...value.split(',').map((f) => f.trim()).filter(Boolean)];
 
@@ -43,13 +47,18 @@ export function cardListCommand(parent: Command, ctx: ContextRef, run = runCardL
     .option('--page <n>', 'zero-based page to show (default 0)', (v) => parseInteger(v, '--page', 0))
     .option('--all', 'walk every page from 0 until the service returns an empty page')
     .addOption(new Option('--format <format>', 'output format (default: table on a terminal, ndjson piped)').choices(FORMATS))
+    .option('--json', 'print a JSON array (the same as --format json)')
     .option('--fields <names>', 'comma-separated field names to show, in this order', splitFields)
-    .option('--limit <n>', 'stop after n cards (and stop fetching pages)', (v) => parseInteger(v, '--limit', 1))
+    .option('--limit <n>', 'stop after n cards, reading as many pages as it takes (and no more)', (v) => parseInteger(v, '--limit', 1))
     .addHelpText('after', EXAMPLES)
-    .action(async (flags: { page?: number; all?: boolean; format?: Format; fields?: string[]; limit?: number }) => {
+    .action(async (flags: { page?: number; all?: boolean; format?: Format; json?: boolean; fields?: string[]; limit?: number }) => {
       if (flags.all && flags.page !== undefined) throw new UsageError('--page and --all cannot be used together');
       if (flags.fields?.length === 0) throw new UsageError('--fields needs at least one field name');
-      await run(ctx(), { page: flags.page ?? 0, all: flags.all ?? false, format: flags.format, fields: flags.fields, limit: flags.limit });
+      if (flags.json && flags.format !== undefined && flags.format !== 'json') {
+        throw new UsageError(`--json and --format ${flags.format} cannot be used together`, { hint: '--json is --format json: pass one of them.' });
+      }
+      const format = flags.json ? 'json' : flags.format;
+      await run(ctx(), { page: flags.page ?? 0, all: flags.all ?? false, format, fields: flags.fields, limit: flags.limit });
     });
 }
 
@@ -59,22 +68,6 @@ async function resolveColumns(api: Api, fields: string[] | undefined): Promise<s
   const { unknown } = await checkKeysAgainstBoard(api, fields);
   if (unknown.length > 0) throw unknownKeysError(unknown, ' --fields takes exact field names.');
   return fields.includes('_id') ? fields : ['_id', ...fields];
-}
-
-/** What the page after the one shown holds: cards (so there are more pages), none (the last), or unknown. */
-export type NextPage = 'more' | 'none' | 'unknown';
-
-/**
- * The line after a terminal table of one page: where the board goes on. Spec 4.5 gives no total and no page
- * size: a page is the last only when the next one is `[]`, so `next` comes from reading that page.
- */
-export function pageFooter(page: number, shown: number, pageLength: number, next: NextPage): string | undefined {
-  if (pageLength === 0) return page > 0 ? `page ${page} is empty: the board has fewer pages (--page 0 is the first), or use --all` : undefined;
-  const cut = shown < pageLength ? `first ${groupDigits(shown)} of the ${plural(pageLength, 'card')} of ` : '';
-  const rest = cut === '' ? '' : ` (a higher --limit for the rest)`;
-  if (next === 'none') return page > 0 || cut !== '' ? `${cut}page ${page} of ${page + 1}, the last${rest}` : undefined;
-  if (next === 'more') return `${cut}page ${page} of at least ${page + 2}: --page ${page + 1} or --all${rest}`;
-  return `${cut}page ${page}; there may be more: --page ${page + 1} or --all${rest}`;
 }
 
 /**
@@ -102,7 +95,7 @@ function onePage(api: Api, page: number, signal: AbortSignal, peek: boolean): { 
   };
 }
 
-/** Fetch one page or every page (stopping at `[]`, spec 4.5) and stream the cards to the writer. */
+/** Fetch one page, pages up to --limit, or every page (stopping at `[]`, spec 4.5) and stream the cards to the writer. */
 export async function runCardList(ctx: Context, opts: CardListOptions): Promise<void> {
   const format = opts.format ?? defaultFormat(ctx);
   const status = createStatus(ctx);
@@ -116,25 +109,30 @@ export async function runCardList(ctx: Context, opts: CardListOptions): Promise<
   const known = new Set(columns);
   const leftOut = new Set<string>();
   const { pages, finish, footer } = await listPages(ctx, api, format, opts);
-  let count = 0;
-  let pageLength = 0;
+  const shown: PagesShown = { first: opts.page, read: 0, shown: 0, shownOfLast: 0, lastLength: 0, limit: opts.limit };
   walk: for await (const page of pages) {
-    pageLength = page.length;
+    if (page.length > 0) shown.read++;
+    shown.lastLength = page.length;
+    shown.shownOfLast = 0;
     for (const card of page) {
       if (needColumns && opts.fields === undefined) for (const k of Object.keys(card)) if (!known.has(k)) leftOut.add(k);
       await writer.write(card);
-      count++;
+      shown.shown++;
+      shown.shownOfLast++;
       // Break inside the page so the iterator is closed before it fetches the next one.
-      if (opts.limit !== undefined && count >= opts.limit) break walk;
+      if (opts.limit !== undefined && shown.shown >= opts.limit) break walk;
     }
     await writer.flush();
   }
-  await writer.end(await footer(count, pageLength));
+  // Awaited even when unused: the peek at the next page must not outlive the run.
+  const line = await footer(shown);
+  // A terminal table of no cards is not drawn (records.ts): the person is told on stderr instead.
+  await writer.end(shown.shown > 0 ? line : undefined);
+  if (shown.shown === 0 && format === 'table' && ctx.stdout.isTTY) status.info(opts.all ? 'no cards' : `no cards on page ${opts.page}`);
   if (leftOut.size > 0) {
     // Spec 2.2: a card record may hold keys that are not fields (createdAt...), so this is a note, not a warning.
     status.info(`not shown (not fields of the board): ${[...leftOut].join(', ')}; use --format json to see them, or \`cardboard schema --refresh\` if a field was just added`);
   }
-  if (count === 0 && format === 'table' && ctx.stdout.isTTY && (opts.all || opts.page === 0)) status.info('No cards.');
   finish();
 }
 
@@ -144,24 +142,29 @@ export const MAX_TABLE_ROWS = 2000;
 /** The pages to list, what to say after them on a terminal, and the check once the table is written. */
 interface Listing {
   pages: AsyncIterable<Card[]>;
-  /** The footer line of a terminal table, from the cards shown and the length of the (one) page read. */
-  footer: (shown: number, pageLength: number) => Promise<string | undefined>;
+  /** The footer line of a terminal table, from what the walk showed. */
+  footer: (shown: PagesShown) => Promise<string | undefined>;
   finish: () => void;
 }
 
 /**
- * The pages to list: one (with its footer on a terminal), or every page (the api's page walk stops a server
- * that repeats itself). A table on a terminal holds every row until the end (its widths depend on them all),
+ * The pages to list: one (with its footer on a terminal); with --limit, pages from --page on until the
+ * limit or an empty page; or every page (the api's page walk stops a server that repeats itself). A table on a terminal holds every row until the end (its widths depend on them all),
  * so with --all it gets at most MAX_TABLE_ROWS cards and a spinner while they are read; `finish()`, once the
  * table is written, says whether it was cut (PartialError, exit 3). Every other format streams, uncut.
  */
 async function listPages(ctx: Context, api: Api, format: Format, opts: CardListOptions): Promise<Listing> {
   const table = format === 'table' && ctx.stdout.isTTY === true;
   const noFooter = async () => undefined;
+  if (!opts.all && opts.limit !== undefined) {
+    // The walk itself says whether the board ended: an empty page stops it before the limit is reached.
+    const footer = async (shown: PagesShown) => (table ? pageFooter(shown, 'none') : undefined);
+    return { pages: api.cardPages({ startPage: opts.page, signal: ctx.signal }), finish: () => {}, footer };
+  }
   if (!opts.all) {
     // Only a person at a terminal reads the footer: a pipe or a machine format costs no second request.
     const { pages, next } = onePage(api, opts.page, ctx.signal, table);
-    const footer = async (shown: number, pageLength: number) => (table ? pageFooter(opts.page, shown, pageLength, await next()) : undefined);
+    const footer = async (shown: PagesShown) => (table ? pageFooter(shown, await next()) : undefined);
     return { pages, finish: () => {}, footer };
   }
   if (!table) return { pages: api.cardPages({ signal: ctx.signal }), finish: () => {}, footer: noFooter };

@@ -1,6 +1,8 @@
 import type { Command } from 'commander';
 import type { Context, ContextRef } from '../../context.js';
-import { UsageError } from '../../errors.js';
+import type { Api } from '../../api/types.js';
+import { ApiError, NotAsAskedError, UsageError } from '../../errors.js';
+import { NO_RETRY } from '../../http/retry.js';
 import { readTextArgument } from '../../io/input.js';
 import { createStatus } from '../../io/status.js';
 import { textFor } from '../../io/text.js';
@@ -25,8 +27,10 @@ silently drop any other key (spec 4.3), so cardboard refuses it unless --allow-u
 
 --id (or "_id" in --data) asks for an update. What happens depends on the board's Update Mode in
 Card Sources: "Update if exists" updates the card with that id (or creates one if none matches);
-"Always Create New" ignores the id and creates a new card. cardboard warns when the answer's _id
-differs from the one sent.
+"Always Create New" ignores the id and creates a new card. The service does not say which mode a
+board has, so cardboard sends and then looks at the answer: when its _id differs from the one sent,
+a new card was made. It prints that card as usual, warns on stderr (saying which cause is likely)
+and exits 5: done, but not as asked.
 
 Examples:
   $ id=$(cardboard card put Name="Fix login" Status=Open 'Priority:=3')
@@ -82,12 +86,34 @@ export async function runCardPut(ctx: Context, opts: CardPutOptions): Promise<vo
     status.warn(`'${u.key}' is not a field of the board; sent anyway: with Create Fields on it becomes a new field, otherwise the service drops it.`);
   }
   const card = await api.putCard(body);
-  if (typeof body._id === 'string' && card._id !== body._id) {
-    // Spec 4.3 rules 3-4: the id is ignored under "Always Create New", or matched no card.
-    status.warn(
-      `the board created a new card (${card._id}) instead of updating ${body._id}: its Update Mode is probably "Always Create New", or no card has that id.`,
-    );
-  }
   if (opts.json) await writeJson(ctx.stdout, card);
   else await writeChunk(ctx.stdout, `${textFor(ctx.stdout, card._id)}\n`);
+  if (typeof body._id === 'string' && card._id !== body._id) throw await newCardInstead(api, body._id, card._id, ctx.signal);
+}
+
+/**
+ * Spec 4.3 rules 3-4: the id is ignored under "Always Create New", and a POST whose id matches no card creates
+ * one. The mode cannot be read (the API does not expose it), so the card asked for is looked up once (spec
+ * 4.4): found, the mode is the likely cause; not found, the id is. The lookup is a hint only: it never retries
+ * and never fails the run.
+ */
+async function newCardInstead(api: Api, asked: string, made: string, signal: AbortSignal): Promise<NotAsAskedError> {
+  const head = `the board created a new card (${made}) instead of updating ${asked}`;
+  const found = await api.getCard(asked, { retry: NO_RETRY, signal }).then(
+    () => true,
+    (err: unknown) => (err instanceof ApiError && err.status === 404 ? false : undefined),
+  );
+  if (found === true) {
+    return new NotAsAskedError(`${head}: that card exists, so the board's Update Mode is most likely "Always Create New".`, {
+      hint: 'To update cards by _id, set the board\'s Update Mode to "Update if exists" (Card Sources). Exit code 5: done, but not as asked.',
+    });
+  }
+  if (found === false) {
+    return new NotAsAskedError(`${head}: no card has that id, and the service creates a new card then (spec 4.3).`, {
+      hint: 'Check the id (`cardboard card list`). Exit code 5: done, but not as asked.',
+    });
+  }
+  return new NotAsAskedError(`${head}: its Update Mode is probably "Always Create New", or no card has that id.`, {
+    hint: 'Exit code 5: done, but not as asked.',
+  });
 }

@@ -4,6 +4,7 @@ import type { Context, ContextRef } from '../../context.js';
 import { AuthError, CardboardError, UsageError } from '../../errors.js';
 import { readTextArgument } from '../../io/input.js';
 import { textFor } from '../../io/text.js';
+import { writeChunk } from '../../io/write.js';
 import { DeliveryClient } from '../../webhook/client.js';
 import { SIGNING_HEADER } from '../../webhook/delivery.js';
 import { KEY_TRANSPORT_HELP, loadSigningKey, noKeyHint, signingKeyStdinOption } from './key.js';
@@ -20,6 +21,8 @@ export interface WebhookSendOptions {
   signingKeyStdin: boolean;
   wrongKey: boolean;
   timeout: Duration;
+  /** Print the answer as one JSON object instead of the status line and body. */
+  json: boolean;
 }
 
 /** Register `webhook send`. */
@@ -32,7 +35,9 @@ export function webhookSendCommand(parent: Command, ctx: ContextRef, run = runWe
     .option('--card <id>', "send a real card, fetched from the board (spec 4.4)")
     .addOption(signingKeyStdinOption())
     .option('--wrong-key', "sign with a wrong key (the real one plus a character) to test the receiver's 403")
+    .option('--json', 'print the answer as one JSON object: status (null when none came), ms, error, body')
     .addHelpText('after', `
+--json prints {"status":200,"ms":12.5,"body":"ok"} (the body as text, whole up to 64 KB, not escaped).
 Exit 0 when the receiver answers 200 (spec 6: only a 200 is delivered), 4 on 401/403, 1 otherwise.
 With --wrong-key the expected answer is 403: exit 0 on 403, 1 if the receiver accepted the wrong key.
 ${KEY_TRANSPORT_HELP}
@@ -40,7 +45,7 @@ ${KEY_TRANSPORT_HELP}
 Examples:
   $ cardboard webhook send --to http://localhost:8787/ --data '{"Name":"Fix login","Status":"Open"}'
   $ cardboard webhook send --to http://localhost:3000/hooks --card "$id" --wrong-key`)
-    .action(async (o: { to: string; data?: string; card?: string; signingKeyStdin?: boolean; wrongKey?: boolean }) => {
+    .action(async (o: { to: string; data?: string; card?: string; signingKeyStdin?: boolean; wrongKey?: boolean; json?: boolean }) => {
       if (o.data !== undefined && o.card !== undefined) throw new UsageError('--data and --card cannot be used together');
       if (o.data === '-' && o.signingKeyStdin) throw new UsageError('--data - and --signing-key-stdin both want stdin; put the data in a file (--data @file)');
       await run(ctx(), {
@@ -49,6 +54,7 @@ Examples:
         card: o.card,
         signingKeyStdin: o.signingKeyStdin === true,
         wrongKey: o.wrongKey === true,
+        json: o.json === true,
         timeout: ctx().globals.timeout ?? durationOf(60_000),
       });
     });
@@ -90,10 +96,16 @@ export async function runWebhookSend(ctx: Context, opts: WebhookSendOptions): Pr
   const answer = await client
     .send({ url: opts.to, method: 'POST', headers: { 'content-type': 'application/json', [SIGNING_HEADER]: key }, body, timeout: opts.timeout, signal: ctx.signal })
     .finally(() => client.close());
-  ctx.stdout.write(`${answerText(answer)}\n`);
-  // The app's answer as it is when piped; on a terminal, escaped (line breaks kept).
-  const text = textFor(ctx.stdout, answer.body.toString('utf8'), { keepNewlines: true });
-  if (text) ctx.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
+  if (opts.json) {
+    // Data, as replay --json writes it: the answer's own characters, never escaped.
+    const ms = Math.round(answer.ms * 10) / 10;
+    await writeChunk(ctx.stdout, `${JSON.stringify({ status: answer.status ?? null, ms, error: answer.error, body: answer.body.toString('utf8') })}\n`);
+  } else {
+    ctx.stdout.write(`${answerText(answer)}\n`);
+    // The app's answer as it is when piped; on a terminal, escaped (line breaks kept).
+    const text = textFor(ctx.stdout, answer.body.toString('utf8'), { keepNewlines: true });
+    if (text) ctx.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
+  }
   if (answer.status === undefined) throw new CardboardError(`no answer from ${opts.to}: ${answer.error}`);
   if (opts.wrongKey) {
     if (answer.status === 403) return;

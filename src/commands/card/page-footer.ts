@@ -1,0 +1,34 @@
+/** What the page after the ones shown holds: cards (so there are more pages), none (the last), or unknown. */
+export type NextPage = 'more' | 'none' | 'unknown';
+
+/** What a listing from `--page` showed, for the line after a terminal table. */
+export interface PagesShown {
+  /** The page asked for (`--page`, zero-based as spec 4.5 counts them). */
+  first: number;
+  /** Pages read that held cards, from `first` on. */
+  read: number;
+  /** Cards shown in all. */
+  shown: number;
+  /** Cards shown of the last page read, and how many it held. */
+  shownOfLast: number;
+  lastLength: number;
+  limit?: number;
+}
+
+/**
+ * The line after a terminal table of cards from `--page`: where the board goes on. Pages are named as the
+ * user types them for --page (zero-based), never as "page 3 of 4": spec 4.5 gives no total and no page size,
+ * and a count beside a zero-based number reads as off by one. A page is the last only when the next one is
+ * `[]`, so `next` comes from reading that page (or from the walk that reached it). Undefined when the whole
+ * board from page 0 was shown. For a listing with cards (no cards is said on stderr instead).
+ */
+export function pageFooter(s: PagesShown, next: NextPage): string | undefined {
+  const last = s.first + Math.max(s.read, 1) - 1;
+  if (s.limit !== undefined && s.shown >= s.limit) {
+    if (s.shownOfLast < s.lastLength) return `--limit ${s.limit} reached part way through page ${last}; a higher --limit shows the rest`;
+    return `--limit ${s.limit} reached at the end of page ${last}; there may be more: --page ${last + 1}, or a higher --limit`;
+  }
+  if (next === 'none') return s.first > 0 ? `page ${last} is the last page` : undefined;
+  if (next === 'more') return `more on page ${last + 1}: --page ${last + 1}, or --all for every page`;
+  return `there may be more on page ${last + 1}: --page ${last + 1}, or --all for every page`;
+}
