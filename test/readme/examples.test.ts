@@ -43,7 +43,6 @@ const SKIP: Array<[RegExp, string]> = [
   [/=(sk-)?\.\.\.(\s|$)/, 'a placeholder value (`...`) the reader fills in'],
   [/--board src\b/, 'needs two stored boards, src and other'],
   [/\bbig\.csv\b/, "the reader's own large file, stopped with Ctrl-C (resume is tested in test/import)"],
-  [/card put --id JShpBxEFgRmZnivTf\b/, 'the id of the card the step before made; as written it names no card, a new card is made (exit 5, tested in test/commands/put.e2e)'],
 ];
 /** Pages with no line that runs, and what checks them instead. */
 const CHECKED_BY = new Map<string, string>([
