@@ -64,6 +64,10 @@ describe('cardboard completion', () => {
     expect(complete(script, ['cardboard', 'board', 'remove', 'w'], configDir)).toEqual(['work']);
     expect(complete(script, ['cardboard', 'board', 'set-signing-key', 'h'], configDir)).toEqual(['home']);
     expect(complete(script, ['cardboard', 'board', 'use', 'x'], configDir)).toEqual([]);
+    // A verb typed by its alias completes as its name does; the alias itself is not offered among the verbs.
+    expect(complete(script, ['cardboard', 'board', 'rm', 'w'], configDir)).toEqual(['work']);
+    expect(complete(script, ['cardboard', 'board', 'ls', '--j'], configDir)).toEqual(['--json']);
+    expect(complete(script, ['cardboard', 'board', 'r'], configDir)).toEqual(['remove']);
     expect(complete(script, ['cardboard', 'card', 'put', 'St'], configDir)).toEqual(['Status=']);
     expect(complete(script, ['cardboard', 'import', 'x.csv', '--match-on', 'D'], configDir)).toEqual(['Due\\ Date']);
   });

@@ -339,6 +339,9 @@ describe.skipIf(!has('fish'))('fish completion of server words (real fish, compl
     expect(candidates('cardboard card list -b evil --fields Du')).toEqual(['Due Date,', 'Due Time,']);
     expect(candidates('cardboard board use ')).toEqual(['evil', 'plain']);
     expect(candidates('cardboard board remove e')).toEqual(['evil']);
+    expect(candidates('cardboard board rm e')).toEqual(['evil']);
+    // Past a verb typed by its alias, the board verbs are no longer offered: only the aliases.
+    expect(candidates('cardboard board rm ')).toEqual(['evil', 'plain']);
     expect(candidates('cardboard board set-signing-key p')).toEqual(['plain']);
     expect(candidates('cardboard -b evil import x.csv --type D')).toEqual(['Due Date=', 'Due Time=']);
     expect(candidates('cardboard import x.csv --type Status=')).toEqual(['Status=boolean', 'Status=json', 'Status=number', 'Status=string']);

@@ -109,9 +109,8 @@ _cardboard() {
       continue
     fi
     [[ "$w" == -* ]] && continue
-    _cardboard_at "$path"; subs="$_cardboard_subs"
-    # \`help card put\` completes as \`card put\` does.
-    [[ "$w" != help && " $subs " == *" $w "* ]] && path="\${path:+$path }$w"
+    # \`help card put\` completes as \`card put\` does; \`board rm\` as \`board remove\`.
+    [[ "$w" != help ]] && _cardboard_is_path "\${path:+$path }$w" && path="\${path:+$path }$w"
   done
   _cardboard_at "$path"; subs="$_cardboard_subs"; opts="$_cardboard_opts"; vals="$_cardboard_vals"
   # The option whose value is being typed: \`--fields Na\`, \`--fields=Na\` (bash splits at "="), \`--map Header=Na\`.

@@ -86,6 +86,7 @@ function listable(word: string): boolean {
 function describe(cmd: Command): CompletionNode {
   return {
     name: cmd.name(),
+    aliases: cmd.aliases(),
     description: cmd.description().split('\n')[0] ?? '',
     options: cmd.options
       .filter((o) => !o.hidden)

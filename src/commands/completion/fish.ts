@@ -59,7 +59,9 @@ export function renderFish(root: CompletionNode): string {
   for (const { path, node } of walk(root)) {
     const seen = path.map((p) => `__fish_seen_subcommand_from ${p}`);
     const subNames = node.subcommands.map((s) => s.name).join(' ');
-    const notDeeper = subNames ? [`not __fish_seen_subcommand_from ${subNames}`] : [];
+    // Past a verb typed by any of its names (`board rm`), this level's verbs are no longer offered.
+    const allNames = node.subcommands.flatMap((s) => [s.name, ...s.aliases]).join(' ');
+    const notDeeper = allNames ? [`not __fish_seen_subcommand_from ${allNames}`] : [];
     const here = path.length === 0 ? '__fish_use_subcommand' : [...seen, ...notDeeper].join('; and ');
     for (const sub of node.subcommands) {
       lines.push(`complete -c cardboard -n ${fishQuote(here)} -a ${sub.name} -d ${fishQuote(sub.description)}`);

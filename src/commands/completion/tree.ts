@@ -4,6 +4,8 @@ import { FIELD_TYPES } from '../../import/types.js';
 /** One command of the tree, as the completion scripts need it. */
 export interface CompletionNode {
   name: string;
+  /** Other names the command answers to (`board rm` for `board remove`): followed when typed, never offered. */
+  aliases: string[];
   description: string;
   options: { long?: string; short?: string; description: string; takesValue: boolean; choices?: string[] }[];
   /** The words the first argument may be (`completion bash|zsh|fish`), from its `.choices()`. */
@@ -20,9 +22,15 @@ export const FIELD_OPTIONS = ['--map', '--fields', '--match-on', '--skip-column'
 export const TYPE_OPTION = '--type';
 export const TYPES = FIELD_TYPES.join(' ');
 
+/**
+ * Every command with the words that reach it, once under each name it answers to: `board remove` and
+ * `board rm` are two paths to one node, so what follows a typed alias completes as after its name.
+ */
 export function walk(node: CompletionNode, path: string[] = [], out: { path: string[]; node: CompletionNode }[] = []) {
   out.push({ path, node });
-  for (const sub of node.subcommands) walk(sub, [...path, sub.name], out);
+  for (const sub of node.subcommands) {
+    for (const name of [sub.name, ...sub.aliases]) walk(sub, [...path, name], out);
+  }
   return out;
 }
 
@@ -78,6 +86,12 @@ export const TABLE_FUNCTIONS = `_cardboard_at() {
   done
   row="\${row#*|}"; _cardboard_subs="\${row%%|*}"
   row="\${row#*|}"; _cardboard_opts="\${row%%|*}"; _cardboard_vals="\${row#*|} $globals"
+}
+# Whether the table has a row for path $1: a verb typed by its name or by an alias (\`board rm\`).
+_cardboard_is_path() {
+  local r
+  for r in "\${_cardboard_table[@]}"; do [[ "\${r%%|*}" == "$1" ]] && return 0; done
+  return 1
 }
 # Whether the argument of the command at path $1 is a stored board alias.
 _cardboard_alias_arg() {

@@ -5,6 +5,7 @@ const zshQuote = (s: string) => `'${s.replace(/'/g, "'\\''")}'`;
 
 /** `path|word|description` for every subcommand and flag: shown next to the candidates, as zsh users expect. */
 function descriptions(root: CompletionNode): string {
+  // Under an alias path too: `board rm --<Tab>` describes the same flags.
   const rows = walk(root).flatMap(({ path, node }) => [
     ...node.subcommands.map((sub) => [path.join(' '), sub.name, sub.description]),
     ...(path.length === 0 ? [['', 'help', 'display help for a command']] : []),
@@ -80,9 +81,8 @@ _cardboard() {
     fi
     if [[ "$w" == --board=* ]]; then board="\${(Q)\${w#--board=}}"; continue; fi
     [[ "$w" == -* ]] && continue
-    _cardboard_at "$cmdpath"; subs="$_cardboard_subs"
-    # \`help card put\` completes as \`card put\` does.
-    [[ "$w" != help && " $subs " == *" $w "* ]] && cmdpath="\${cmdpath:+$cmdpath }$w"
+    # \`help card put\` completes as \`card put\` does; \`board rm\` as \`board remove\`.
+    [[ "$w" != help ]] && _cardboard_is_path "\${cmdpath:+$cmdpath }$w" && cmdpath="\${cmdpath:+$cmdpath }$w"
   done
   _cardboard_at "$cmdpath"; subs="$_cardboard_subs"; opts="$_cardboard_opts"; vals="$_cardboard_vals"
   local cur="\${words[CURRENT]}" opt="\${words[CURRENT-1]}"
