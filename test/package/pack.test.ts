@@ -53,10 +53,12 @@ describe('npm pack → npm install -g --prefix → cardboard', () => {
     expect(files.filter((f) => f.startsWith('test/') || f.startsWith('src/'))).toEqual([]);
     expect(files.filter((f) => f.startsWith('fixtures/')).sort()).toEqual(DEMO_FIXTURES);
     expect(files.filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts'))).toEqual([]);
-    // The licence, and of the docs only the man pages (package.json's directories.man installs them).
+    // The licence; the man pages (package.json's man list installs them) and the guides, which the help
+    // names (docs/boards-and-credentials.md); not the Markdown copy of the reference, which the man pages are.
     expect(files).toContain('LICENSE');
     expect(files).toContain('docs/man/cardboard-import.1');
-    expect(files.filter((f) => f.startsWith('docs/') && !f.startsWith('docs/man/'))).toEqual([]);
+    expect(files).toContain('docs/boards-and-credentials.md');
+    expect(files.filter((f) => f.startsWith('docs/commands/'))).toEqual([]);
   });
 
   it('installs a working `cardboard --version`', async () => {
