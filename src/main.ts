@@ -38,7 +38,7 @@ export async function main(argv: string[], parts: ContextParts = {}): Promise<nu
   let failing: (() => Command) | undefined;
   try {
     const program = await buildProgram(host, argv, runContext);
-    failing = trackCommand(program);
+    failing = trackCommand(program, argv);
     program.hook('preAction', async (_root, action) => {
       const { createContext } = await import('./context.js');
       ctx = createContext({ ...parts, secrets, cancel, globals: action.optsWithGlobals() });

@@ -260,14 +260,33 @@ what it lacks and beat the default board (docs/boards-and-credentials.md).`,
  * usage error is about, whether commander found it (an unknown flag, a missing argument) or the command's
  * own code did (a UsageError). CommanderError does not say which command failed.
  */
-export function trackCommand(program: Command): () => Command {
+export function trackCommand(program: Command, argv: string[]): () => Command {
   let current = program;
   const follow = (cmd: Command) => {
     if (cmd.commands.length > 0) cmd.hook('preSubcommand', (_parent, sub) => void (current = sub));
     for (const sub of cmd.commands) follow(sub);
   };
   follow(program);
-  return () => current;
+  // A global option's value is checked by the root before any verb is reached (`card get x --timeout 30`):
+  // the error is still about the command the user typed, so its usage is found from the words.
+  return () => (current === program ? commandOfWords(program, argv) : current);
+}
+
+/** The deepest command the words of argv name (`card get` in `card get x --timeout 30`), or the root. */
+function commandOfWords(program: Command, argv: string[]): Command {
+  let cmd = program;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === '--') break;
+    if (arg.startsWith('-')) {
+      if (VALUE_OPTIONS.has(arg) || /^-[A-Za-z]*b$/.test(arg)) i++;
+      continue;
+    }
+    const sub = cmd.commands.find((c) => c.name() === arg || c.aliases().includes(arg));
+    if (!sub) break;
+    cmd = sub;
+  }
+  return cmd;
 }
 
 /**

@@ -95,7 +95,7 @@ describe('the global --timeout, on every command', () => {
   it('still refuses a bare number, naming --timeout (so the check above can fail)', async () => {
     const r = await runMain(['card', 'get', 'x', '--timeout', '30']);
     expect(r.code).toBe(2);
-    // A global option is read by the root, before the verb: the root's usage.
-    expect(r.stderr).toBe("error: --timeout 30 has no unit\nhint: Write 30s for seconds, 30m for minutes or 30ms.\nUsage: cardboard [options] [command]\nSee 'cardboard --help'.\n");
+    // A global option is read by the root, before the verb; the usage is still that of the command typed.
+    expect(r.stderr).toBe("error: --timeout 30 has no unit\nhint: Write 30s for seconds, 30m for minutes or 30ms.\nUsage: cardboard card get [options] <cardId>\nSee 'cardboard card get --help'.\n");
   });
 });

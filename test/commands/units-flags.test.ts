@@ -114,9 +114,10 @@ describe('global --timeout and --rate, parsed once for every command', () => {
   });
 
   it.each([
-    // A global option is read by the root, before the verb: the root's usage lines end the error.
-    [['--timeout', '30', 'completion', 'bash'], "error: --timeout 30 has no unit\nhint: Write 30s for seconds, 30m for minutes or 30ms.\nUsage: cardboard [options] [command]\nSee 'cardboard --help'.\n"],
-    [['completion', 'bash', '--rate', '2'], "error: --rate 2 is ambiguous: write 2/s or 2/min\nUsage: cardboard [options] [command]\nSee 'cardboard --help'.\n"],
+    // A global option is read by the root, before the verb; the usage lines are still the typed command's.
+    [['--timeout', '30', 'completion', 'bash'], "error: --timeout 30 has no unit\nhint: Write 30s for seconds, 30m for minutes or 30ms.\nUsage: cardboard completion [options] [shell]\nSee 'cardboard completion --help'.\n"],
+    [['completion', 'bash', '--rate', '2'], "error: --rate 2 is ambiguous: write 2/s or 2/min\nUsage: cardboard completion [options] [shell]\nSee 'cardboard completion --help'.\n"],
+    [['--rate', '2'], "error: --rate 2 is ambiguous: write 2/s or 2/min\nUsage: cardboard [options] [command]\nSee 'cardboard --help'.\n"],
   ])('%j exits 2 before the command runs, even one that sends nothing', async (argv, stderrText) => {
     const { parts, stdout, stderr } = testContext();
     expect(await main(argv, parts)).toBe(2);
