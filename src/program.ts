@@ -40,12 +40,14 @@ const LOADERS: { [name in NounName]: () => Promise<NounModule> } = {
 /** Global options that take a value: needed to find the command word in argv without parsing it. */
 const VALUE_OPTIONS = new Set(['-b', '--board', '--base-url', '--timeout', '--rate']);
 
-/** The command word of argv (`import` in `cardboard -b x import f.csv`), found without parsing it. */
-export function findNoun(argv: string[]): string | undefined {
-  // After `--` every word is an operand, and commander still takes the first one as the command
-  // (`cardboard -- schema` runs schema, `cardboard -- crad` is an unknown command): find it the same way.
+/**
+ * The words of argv that are not options nor a global option's value, in order (`import`, `f.csv` in
+ * `cardboard -b x import f.csv`), found without parsing it. After `--` every word is an operand, and
+ * commander still takes the first one as the command (`cardboard -- schema` runs schema, `cardboard -- crad`
+ * is an unknown command): found the same way.
+ */
+function* operandWords(argv: string[]): Generator<string> {
   let operands = false;
-  let help = false;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (arg === '--' && !operands) {
@@ -57,12 +59,20 @@ export function findNoun(argv: string[]): string | undefined {
       if (VALUE_OPTIONS.has(arg) || /^-[A-Za-z]*b$/.test(arg)) i++;
       continue;
     }
+    yield arg;
+  }
+}
+
+/** The command word of argv (`import` in `cardboard -b x import f.csv`), found without parsing it. */
+export function findNoun(argv: string[]): string | undefined {
+  let help = false;
+  for (const word of operandWords(argv)) {
     // `help card put` (and `help -b x card`): the group is the word after it.
-    if (arg === 'help' && !help) {
+    if (word === 'help' && !help) {
       help = true;
       continue;
     }
-    return arg;
+    return word;
   }
   return undefined;
 }
@@ -275,14 +285,8 @@ export function trackCommand(program: Command, argv: string[]): () => Command {
 /** The deepest command the words of argv name (`card get` in `card get x --timeout 30`), or the root. */
 function commandOfWords(program: Command, argv: string[]): Command {
   let cmd = program;
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    if (arg === '--') break;
-    if (arg.startsWith('-')) {
-      if (VALUE_OPTIONS.has(arg) || /^-[A-Za-z]*b$/.test(arg)) i++;
-      continue;
-    }
-    const sub = cmd.commands.find((c) => c.name() === arg || c.aliases().includes(arg));
+  for (const word of operandWords(argv)) {
+    const sub = cmd.commands.find((c) => c.name() === word || c.aliases().includes(word));
     if (!sub) break;
     cmd = sub;
   }

@@ -62,7 +62,8 @@ export function fitLive(parts: readonly LivePart[], columns: number): string {
     detail: p.detail ? terminalText(p.detail) : undefined,
     url: p.url ? terminalText(p.url) : undefined,
   }));
-  const line = () => safe.map((p) => [p.state, p.detail, p.url].filter((x) => x !== undefined).join(SEP)).join(PART_SEP);
+  // liveText escapes again, which leaves escaped text as it is.
+  const line = () => liveText(safe);
   let over = displayWidth(line()) - columns;
   if (over <= 0) return line();
   const urls = safe.filter((p) => p.url !== undefined);
