@@ -178,7 +178,7 @@ function helpCommand(from: Command): void {
 }
 
 /** The words naming `cmd` after `cardboard`: `['card', 'put']`. */
-function commandPath(cmd: Command): string[] {
+export function commandPath(cmd: Command): string[] {
   return [cmd, ...commandAncestors(cmd)].filter((c) => c.parent).map((c) => c.name()).reverse();
 }
 

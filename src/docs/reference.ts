@@ -6,6 +6,7 @@
 // small enough that a library for it would be more to trust than the code it saves.
 import type { Command, Help } from 'commander';
 import type { EventEmitter } from 'node:events';
+import { commandPath } from '../program.js';
 
 /** The width help text is formatted for, fixed so the files do not depend on the terminal that made them. */
 export const REFERENCE_WIDTH = 80;
@@ -27,13 +28,6 @@ interface CommandDoc {
 
 const ANSI = /\x1b\[[0-9;]*m/g;
 
-/** The words naming `cmd` after `cardboard`. */
-function pathOf(cmd: Command): string[] {
-  const out: string[] = [];
-  for (let c: Command | null = cmd; c?.parent; c = c.parent) out.unshift(c.name());
-  return out;
-}
-
 /** The verbs of a command that get pages of their own: not hidden, not the `help` verb every group has. */
 function verbs(cmd: Command): Command[] {
   return cmd.commands.filter((c) => c.name() !== 'help' && !(c as unknown as { _hidden?: boolean })._hidden);
@@ -53,7 +47,7 @@ function afterText(cmd: Command): string {
 function describe(cmd: Command): CommandDoc {
   const helper: Help = cmd.createHelp();
   helper.prepareContext({ error: false, helpWidth: REFERENCE_WIDTH, outputHasColors: false });
-  const path = pathOf(cmd);
+  const path = commandPath(cmd);
   return {
     path,
     // `cardboard card put [options] [fields...]`: commander's usage names the ancestors itself.
@@ -62,7 +56,7 @@ function describe(cmd: Command): CommandDoc {
     args: helper.visibleArguments(cmd).map((a) => [helper.argumentTerm(a), helper.argumentDescription(a)]),
     options: helper.visibleOptions(cmd).map((o) => [helper.optionTerm(o), helper.optionDescription(o)]),
     globals: helper.visibleGlobalOptions(cmd).map((o) => [helper.optionTerm(o), helper.optionDescription(o)]),
-    subcommands: verbs(cmd).map((c) => [pathOf(c), c.summary() || c.description().split('\n')[0]!]),
+    subcommands: verbs(cmd).map((c) => [commandPath(c), c.summary() || c.description().split('\n')[0]!]),
     after: afterText(cmd),
   };
 }
