@@ -1,35 +1,100 @@
 // One import per board at a time: two imports into one board (a CI retry while the first still runs, the
-// same file through a symlink, another journal, stdin) would each create every card. The lock belongs to
-// the board (base URL and id), in one directory per user on the machine, whatever the input.
+// same file through a symlink, another journal, stdin, another environment) would each create every card.
+// The lock belongs to the board, named as the server knows it (its host resolved, its port, its path and
+// the board id) whatever the URL's spelling, in one directory per user that no environment variable moves.
 import { createHash } from 'node:crypto';
-import { lstatSync, mkdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { lookup } from 'node:dns/promises';
+import { lstatSync } from 'node:fs';
+import { isIP } from 'node:net';
+import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { CardboardError } from '../errors.js';
 import { FileLock, type LockRefusal } from '../file-lock.js';
+import { makePrivateDir } from '../private-file.js';
+
+/** How long the host's lookup may take before the host is named as spelled. */
+const LOOKUP_MS = 2000;
+
+/** Whether `address` (an IP literal) is a loopback address: 127.0.0.0/8, ::1, or IPv4 mapped into IPv6. */
+function isLoopbackAddress(address: string): boolean {
+  const a = address.toLowerCase().replace(/^::ffff:/, '');
+  return (isIP(a) === 4 && a.startsWith('127.')) || a === '::1';
+}
 
 /**
- * The import lock of a board: `<tmp>/cardboard-<uid>-locks/import-<digest of base URL and board id>.lock`.
- * One directory per user on the machine, whatever the config or cache directory a run was given (a CI
- * retry may set other variables). It lives in a shared directory, so it is used only when it is a real
- * directory of ours that nobody else can write: else another user could hold or swap our locks.
+ * The host as the server is reached: every spelling of this machine (`localhost`, `127.0.0.1`, `[::1]`, a
+ * name that resolves only to loopback) is `loopback`; an IP literal in its normal form (the URL parser
+ * already writes `0x7f.1` as `127.0.0.1`); any other name lower case, without a final dot. A name is not
+ * replaced by its addresses: a service behind several, changing addresses would name another server on
+ * every lookup, and the lock would move with it.
  */
-export function boardLockPath(baseUrl: string, board: string): string {
-  const uid = process.getuid?.() ?? 0;
-  const dir = join(tmpdir(), `cardboard-${uid}-locks`);
+async function hostIdentity(hostname: string): Promise<string> {
+  const host = hostname.replace(/^\[|\]$/g, '').replace(/\.$/, '').toLowerCase();
+  if (isIP(host) !== 0) return isLoopbackAddress(host) ? 'loopback' : host;
+  if (host === 'localhost' || host.endsWith('.localhost')) return 'loopback';
   try {
-    mkdirSync(dir, { mode: 0o700 });
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    const addresses = await Promise.race([
+      lookup(host, { all: true }),
+      new Promise<never>((_, reject) => setTimeout(() => reject(new Error('lookup timed out')), LOOKUP_MS).unref()),
+    ]);
+    if (addresses.length > 0 && addresses.every((a) => isLoopbackAddress(a.address))) return 'loopback';
+  } catch {
+    // Not resolvable now: the request itself will say so; the name stands for the server.
   }
+  return host;
+}
+
+/**
+ * What names the server of `baseUrl`, whatever its spelling: the host (hostIdentity), the port (the
+ * scheme's default written out) and the path the API is mounted at. The scheme is left out: one port
+ * speaks one of them.
+ */
+export async function serverIdentity(baseUrl: string): Promise<string> {
+  const url = new URL(baseUrl);
+  const port = url.port || (url.protocol === 'https:' ? '443' : '80');
+  const path = url.pathname.replace(/\/+$/, '');
+  return `${await hostIdentity(url.hostname)}:${port}${path}`;
+}
+
+/**
+ * The user's home as the password database has it: `$HOME` is an environment variable, and two runs of
+ * one user with another HOME must still meet. Undefined when the user has no entry (a container's
+ * arbitrary uid).
+ */
+function passwordHome(): string | undefined {
+  try {
+    const home = userInfo().homedir;
+    return home === '' ? undefined : home;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The directory of this user's import locks: `~/.cache/cardboard/locks` under the home of the password
+ * database (not `$HOME`, not `XDG_CACHE_HOME`, not `TMPDIR`: each of them may differ between two runs of
+ * one user). Without such a home, `/tmp/cardboard-<uid>-locks` (the fixed path, not `$TMPDIR`). It is used
+ * only when it is a real directory of ours that nobody else can write: else another user could hold or
+ * swap our locks.
+ */
+export function lockDirectory(): string {
+  const uid = process.getuid?.() ?? 0;
+  const home = passwordHome();
+  const dir = home !== undefined ? join(home, '.cache', 'cardboard', 'locks') : join(process.platform === 'win32' ? tmpdir() : '/tmp', `cardboard-${uid}-locks`);
+  makePrivateDir(dir);
   const st = lstatSync(dir);
   if (!st.isDirectory() || (process.getuid !== undefined && st.uid !== uid) || (st.mode & 0o022) !== 0) {
     throw new CardboardError(`The lock directory ${dir} is not a private directory of this user; no import was started.`, {
-      hint: 'Remove it (or set TMPDIR to a directory of your own), then run again.',
+      hint: 'Make it a directory of your own that only you can write (chmod go-w), or remove it, then run again.',
     });
   }
-  const digest = createHash('sha256').update(`${baseUrl}\n${board}`).digest('hex').slice(0, 32);
-  return join(dir, `import-${digest}.lock`);
+  return dir;
+}
+
+/** The import lock of a board: `<lock directory>/import-<digest of server identity and board id>.lock`. */
+export function boardLockPath(server: string, board: string): string {
+  const digest = createHash('sha256').update(`${server}\n${board}`).digest('hex').slice(0, 32);
+  return join(lockDirectory(), `import-${digest}.lock`);
 }
 
 const importBusy: LockRefusal = (who, path) =>

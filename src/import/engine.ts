@@ -14,7 +14,10 @@ import type { KeyIndex } from './match-index.js';
 import { ModeProbe } from './mode-probe.js';
 import { type PrepareState, prepareRow } from './prepare-row.js';
 import { BoardRecheck, type Probe } from './recheck.js';
-import { ResumeIndex } from './resume.js';
+import { type Resumed, ResumeIndex } from './resume.js';
+
+/** Journal states of a row an earlier run finished with its card on the board. */
+const DONE = new Set<string>(['created', 'updated', 'found']);
 import { advanceRow, type EndPhase, isOver, type Row, type RowEvent, STATE_RULES, startRow } from './row-life.js';
 import { type SendContext, sendRow } from './send.js';
 import { Slots } from './slots.js';
@@ -45,6 +48,8 @@ export interface EngineOptions {
   giveUpAfterMs?: number;
   /** How long a row may fail to reach the service before the run stops (default 30 s). */
   unreachableAfterMs?: number;
+  /** The journal's last run read its input to the end: this run is a re-run of it, not a resume (see remembered()). */
+  rerun?: boolean;
   /**
    * Clock time before which rows in flight when an earlier run was killed are not looked for: the server
    * may still be applying them, and a read before it has would not find them (default: at once).
@@ -66,7 +71,7 @@ export function runEngine(items: AsyncIterable<CsvItem>, o: EngineOptions): Prom
 /** One run of the engine: what the rows share, and the driver of each row's life. */
 class ImportRun {
   private readonly started: number;
-  private readonly summary: ImportSummary = { rows: 0, created: 0, updated: 0, unchanged: 0, skipped: 0, rejected: 0, uncertain: 0, settled: 0, durationMs: 0, retries: 0, waits: 0 };
+  private readonly summary: ImportSummary = { rows: 0, created: 0, updated: 0, found: 0, unchanged: 0, skipped: 0, rejected: 0, uncertain: 0, settled: 0, durationMs: 0, retries: 0, waits: 0 };
   private fatal: CardboardError | undefined;
   private readonly prep: PrepareState;
   private readonly slots: Slots;
@@ -101,8 +106,10 @@ class ImportRun {
     this.stop = childStop(o.signal);
     this.prep = { columns: o.columns, sendEmpty: o.sendEmpty, match: o.match, seenKeys: new Map(), force: o.force };
     this.slots = new Slots(o.concurrency);
-    this.resume = o.journal && o.journal.previous.length > 0 ? new ResumeIndex(o.journal.previous) : undefined;
-    for (const id of this.resume?.ownedIds() ?? []) this.owned.add(id);
+    const journal = o.journal;
+    this.resume = journal && journal.previous.length > 0 ? new ResumeIndex(journal.previous, (run) => journal.sameContent(run)) : undefined;
+    // Cards any earlier run of this import made, updated or found (forgotten records too): never another row's.
+    for (const id of o.journal?.knownIds ?? []) this.owned.add(id);
     // Rows whose try may have been applied give up their slot and wait for one shared read of the board,
     // which starts once nothing else is left to send: every row still alive waits (recheck.ts).
     const idle = () => this.readerDone && this.slots.active === this.recheck.held + this.mode.waiting;
@@ -115,11 +122,14 @@ class ImportRun {
       stop: this.stop.signal,
       now: o.stopNow,
       recheck: (probe: Probe) => this.slots.unslotted(this.recheck.find(probe)),
+      updatesById: () => this.mode.updatesById,
       maxTries: o.maxTries ?? 6,
       giveUpAfterMs: o.giveUpAfterMs ?? 15 * 60_000,
       unreachableAfterMs: o.unreachableAfterMs ?? 30_000,
       beforeSend: () => o.journal?.ready(),
       onRetry: (row, reason, attempt) => {
+        // Each try is journalled before it leaves, so a later run knows when the last one of a killed run did.
+        if (row.digest !== undefined) o.journal?.sending(row.journalLine, row.digest);
         this.summary.retries++;
         if (reason === '429') this.summary.waits++;
         this.o.onEvent({ type: 'retry', line: row.line, reason, attempt });
@@ -194,7 +204,7 @@ class ImportRun {
       case 'read':
         return { type: 'prepared', prepared: row.bad !== undefined ? { kind: 'reject', message: row.bad } : prepareRow(this.prep, row.line, row.values) };
       case 'prepared':
-        return { type: 'matched', seen: this.resume?.match(row.line, row.digest!) };
+        return { type: 'matched', seen: this.remembered(row, this.resume?.match(row.line, row.digest!)) };
       case 'deciding':
         return this.slots.unslotted(phase.decided).then((verdict): RowEvent => ({ type: 'verdict', verdict }));
       case 'landing':
@@ -209,6 +219,17 @@ class ImportRun {
       default:
         throw new Error(`line ${row.line}: nothing to do at ${phase.at}`);
     }
+  }
+
+  /**
+   * A row an earlier, complete run finished is skipped (the journal's memory) when it would create a card.
+   * A row with a key (an `_id`, or a --match-on key) is sent by that key again, as every run does: its
+   * post cannot add a card where the key names one, and equal rows end `unchanged` without a request.
+   */
+  private remembered(row: Row, seen: Resumed | undefined): Resumed | undefined {
+    if (!this.o.rerun || seen?.kind !== 'known' || !DONE.has(seen.entry.state)) return seen;
+    const keyed = row.unchangedId !== undefined || row.key !== undefined || row.body?._id !== undefined;
+    return keyed ? { kind: 'new' } : seen;
   }
 
   /** Journal the row's first try, then send it (send.ts); `_id` rows pass the Update Mode probe first. */

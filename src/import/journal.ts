@@ -1,10 +1,12 @@
-// The import journal: append-only, so a re-run after Ctrl-C, a crash or kill -9 knows what each row did.
-// A row is known by its content, not its line: each record holds the digest of the body that was sent
-// (rowDigest), and the line only says where the row stood when it was first journalled. Before a row's
-// first try leaves, a `sending` record is written (write-ahead): a row in flight at kill -9 is known to
-// have maybe been applied, and the next run settles it by reading the board (resume.ts, recheck.ts)
-// instead of sending it blindly again. One journal per board and input path; a run that reaches the end
-// of its input deletes it, so the next run starts afresh.
+// The import journal: append-only, so a later run knows what each row did, after Ctrl-C, a crash, kill -9
+// or a run that finished. A row is known by its content, not its line: each record holds the digest of
+// the body that was sent (rowDigest), and the line only says where the row stood when it was first
+// journalled. Before a row's first try leaves (and before each retry), a `sending` record is written
+// (write-ahead): a row in flight at kill -9 is known to have maybe been applied, and the next run settles
+// it by reading the board (resume.ts, recheck.ts) instead of sending it blindly again. A run that
+// finishes keeps its journal: it is the memory of what was imported into the board, so the same input
+// run again sends nothing. Nothing is ever deleted from it: `--again` and `--restart` append a line that
+// makes later runs forget records (finished ones, or all), and the card ids of every record stay known.
 import { createHash, hash } from 'node:crypto';
 import { closeSync, createReadStream, mkdirSync, rmSync, statSync, writeSync } from 'node:fs';
 import { basename, dirname, extname, join, resolve } from 'node:path';
@@ -20,8 +22,10 @@ import type { ColumnMapping, RowState } from './types.js';
 export interface JournalKey {
   /** The board id. */
   board: string;
-  /** The resolved base URL: the same board id on another server is another board. */
+  /** The resolved base URL, as spelled: reported, not compared (see server). */
   baseUrl: string;
+  /** What names the server whatever its spelling (board-lock.ts serverIdentity): the same board id on another server is another board. */
+  server: string;
   /** The input as given (`-` for stdin). */
   input: string;
   /** The input's content hash, when it was hashed before reading (a file; not stdin). */
@@ -30,8 +34,9 @@ export interface JournalKey {
   plan: string;
 }
 
-/** The header of a journal found on open: who wrote it first, and when. */
-export interface JournalHeader extends JournalKey {
+/** The header of a journal found on open: who wrote it first, and when (a journal of an older version names no server). */
+export interface JournalHeader extends Omit<JournalKey, 'server'> {
+  server?: string;
   started: string;
 }
 
@@ -101,9 +106,10 @@ export function rowDigest(body: Readonly<Record<string, unknown>>, idFromIndex: 
 
 const safe = (s: string) => s.replace(/[^\w.-]/g, '_');
 
-/** `.cardboard-journal/<name>.<board id>.<base URL digest>.<input path digest>.log` next to the input. */
-export function defaultJournalPath(inputPath: string, key: Pick<JournalKey, 'board' | 'baseUrl'>): string {
-  const url = createHash('sha256').update(key.baseUrl).digest('hex').slice(0, 8);
+/** `.cardboard-journal/<name>.<board id>.<server digest>.<input path digest>.log` next to the input. */
+export function defaultJournalPath(inputPath: string, key: Pick<JournalKey, 'board' | 'server'>): string {
+  // The server as identified, not as spelled: localhost and 127.0.0.1 find one journal.
+  const url = createHash('sha256').update(key.server).digest('hex').slice(0, 8);
   // The input's full path is part of the name: two files called data.csv in one directory tree differ.
   const where = createHash('sha256').update(resolve(inputPath)).digest('hex').slice(0, 8);
   return join(dirname(inputPath), '.cardboard-journal', `${basename(inputPath)}.${safe(key.board)}.${url}.${where}.log`);
@@ -119,11 +125,55 @@ export interface JournalEntry {
    */
   state: RowState | 'sending' | 'unsent';
   id?: string;
+  /** The run that wrote it (an index into Journal.runs). */
+  run: number;
 }
+
+/** One run that opened the journal: when, and how long its requests could take (--timeout). */
+export interface JournalRun {
+  at: string;
+  /** The content hash of the input it read (a file; none for stdin). */
+  sha256?: string;
+  timeoutMs?: number;
+  /** It read its input to the end (it was not cut off). */
+  complete?: boolean;
+}
+
+/** What a run makes later runs forget: rows finished (--again, a board found emptied) or every record (--restart). */
+export type Forget = 'finished' | 'all';
+
+/** How a run opens its journal. */
+export interface JournalOpen {
+  /** Forget records of earlier runs: written to the journal, so later runs forget them too. */
+  forget?: Forget;
+  /** This run's request timeout: a later run waits this long after a kill for requests in flight to land. */
+  timeoutMs: number;
+  /**
+   * Asked, before anything is written and unless something is forgotten anyway, whether the cards the
+   * records remember (rows finished, imported at `at`) are gone from the board: then they are forgotten
+   * as by --again, and the rows sent again.
+   */
+  stale?: (entries: readonly JournalEntry[], at: string | undefined) => Promise<boolean>;
+}
+
+/** States whose rows may be a card on the board that no run has settled: no forgetting but --restart drops them. */
+const UNSETTLED = new Set<JournalEntry['state']>(['sending', 'uncertain']);
+/** States whose record names a card a run of this import made, updated or found. */
+const CARD_STATES = new Set<JournalEntry['state']>(['created', 'updated', 'found']);
 
 const MAGIC = 'cardboard-import-journal';
 const VERSION = 3;
-const STATES = new Set<string>(['created', 'updated', 'unchanged', 'rejected', 'uncertain', 'sending', 'unsent']);
+const STATES = new Set<string>(['created', 'updated', 'found', 'unchanged', 'rejected', 'uncertain', 'sending', 'unsent']);
+
+/** What a reading of the journal found: its header, runs, the records that count, and every card id. */
+interface Reading {
+  header: JournalHeader | undefined;
+  /** Whether the file existed with any content (an empty file is taken as a new journal). */
+  exists: boolean;
+  runs: JournalRun[];
+  entries: Map<string, JournalEntry>;
+  ids: Set<string>;
+}
 
 /** An open journal: the rows of earlier runs, and an append-only writer flushed in small batches. */
 export class Journal {
@@ -135,13 +185,21 @@ export class Journal {
   private constructor(
     readonly path: string,
     fd: number,
-    /** Rows journalled by earlier runs, the last record of each (line, digest) in file order. */
+    /** Rows journalled by earlier runs and not forgotten, the last record of each (line, digest) in file order. */
     readonly previous: JournalEntry[],
     /** The header of the journal as found (undefined: created by this run). */
     readonly found: JournalHeader | undefined,
     private readonly secrets: Iterable<string>,
     /** When the journal found was last written (ms since the epoch): when its run ended, at the latest. */
     readonly lastWritten: number | undefined,
+    /** Earlier runs, in order (the last one is the run a kill may have cut off). */
+    readonly runs: readonly JournalRun[],
+    /** Every card id a record of any earlier run names, forgotten ones included: no content match takes them. */
+    readonly knownIds: ReadonlySet<string>,
+    /** Whether this run created the file (only then may it delete it). */
+    private readonly created: boolean,
+    /** This run's input content hash (none for stdin). */
+    private readonly sha256: string | undefined,
   ) {
     this.fd = fd;
     // A timer flushes rows that finish while no new request is about to go out.
@@ -150,59 +208,46 @@ export class Journal {
   }
 
   /**
-   * Open (or create, mode 0600) the journal at `path`; `restart` truncates it. A journal of another board
-   * or server, or not a journal of this version, is refused. `secrets` (the token, the signing key) are
-   * redacted from every line written.
+   * Open (or create, mode 0600) the journal at `path`. A file that is not a journal is refused, whatever
+   * the options (it is not cardboard's to overwrite); so is a journal of another board or server. A
+   * journal of another version is started afresh only with `forget: 'all'` (--restart). `secrets` (the
+   * token, the signing key) are redacted from every line written.
    */
-  static async open(path: string, key: JournalKey, restart: boolean, secrets: Iterable<string> = [], now = new Date()): Promise<Journal> {
+  static async open(path: string, key: JournalKey, how: JournalOpen, secrets: Iterable<string> = [], now = new Date()): Promise<Journal> {
     // Before reading it back: a FIFO would block the read, and a device cannot hold a journal.
     requireRegularFile(path, '--journal');
     mkdirSync(dirname(path), { recursive: true });
-    const header: JournalHeader = { ...key, started: now.toISOString() };
-    const byKey = new Map<string, JournalEntry>();
-    let found: JournalHeader | undefined;
-    let exists = false;
-    if (!restart) {
-      try {
-        // Streamed line by line: a journal of a million rows must not be read into one string.
-        const lines = createInterface({ input: createReadStream(path, 'utf8'), crlfDelay: Number.POSITIVE_INFINITY });
-        for await (const line of lines) {
-          if (!exists) {
-            exists = true;
-            found = readHeader(line, path);
-            if (found.board !== key.board || found.baseUrl !== key.baseUrl) {
-              throw new UsageError(`The journal ${path} belongs to board ${found.board} at ${found.baseUrl}; it is not applied to this board.`, {
-                hint: 'Pass --journal with another path (or --restart to start this one afresh).',
-              });
-            }
-            continue;
-          }
-          // A line cut short by kill -9 has fewer fields or an unknown state: ignored.
-          const [n, state, id, digest] = line.split('\t');
-          if (digest === undefined || !/^[0-9a-f]{16}$/.test(digest) || !STATES.has(state!) || !/^\d+$/.test(n!)) continue;
-          const entry: JournalEntry = { line: Number(n), digest, state: state as JournalEntry['state'] };
-          if (id !== '') entry.id = id;
-          // The later record of a row wins: `sending`, then its outcome; a resumed run's outcome after that.
-          const k = `${n}\t${digest}`;
-          byKey.delete(k);
-          byKey.set(k, entry);
-        }
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-      }
-    }
+    const r = await readJournal(path, key, how.forget === 'all');
     let lastWritten: number | undefined;
-    if (exists) {
+    if (r.header !== undefined) {
       try {
         lastWritten = statSync(path).mtimeMs;
       } catch {
         // gone meanwhile: treated as just written
       }
     }
-    const fd = openPrivate(path, exists ? 'a' : 'w', { flag: '--journal', reread: true });
+    let forgets = how.forget;
+    if (forgets === undefined && how.stale !== undefined && r.header !== undefined) {
+      const all = [...r.entries.values()];
+      if (all.some((e) => CARD_STATES.has(e.state)) && (await how.stale(all, lastImport(all, r.runs)))) forgets = 'finished';
+    }
+    const earlier = forget([...r.entries.values()], forgets);
+    let fresh = false;
+    try {
+      statSync(path);
+    } catch {
+      fresh = true;
+    }
+    const fd = openPrivate(path, r.header === undefined ? 'w' : 'a', { flag: '--journal', reread: true });
+    const header: JournalHeader = { ...key, started: now.toISOString() };
+    const lines: string[] = [];
     // On append, a newline first: the last line may have been cut short by kill -9.
-    writeSync(fd, exists ? '\n' : `${redactSecrets(secrets, JSON.stringify({ [MAGIC]: VERSION, ...header }))}\n`);
-    return new Journal(path, fd, [...byKey.values()], found, secrets, lastWritten);
+    if (r.header === undefined) lines.push(JSON.stringify({ [MAGIC]: VERSION, ...header }));
+    else lines.push('');
+    if (forgets !== undefined && r.header !== undefined) lines.push(JSON.stringify({ forget: forgets, at: header.started }));
+    lines.push(JSON.stringify({ run: header.started, timeoutMs: how.timeoutMs, sha256: key.sha256 }));
+    writeSync(fd, `${redactSecrets(secrets, lines.join('\n'))}\n`);
+    return new Journal(path, fd, earlier, r.header, secrets, lastWritten, r.runs, r.ids, fresh, key.sha256);
   }
 
   /** Record that a row's first try is about to leave; written before it does (see ready()). */
@@ -213,6 +258,21 @@ export class Journal {
   /** Record that a row's try never left after all (its `sending` record stands for nothing). */
   unsent(line: number, digest: string): void {
     this.pending.push(`${line}\tunsent\t\t${digest}\n`);
+  }
+
+  /** Record that this run read its input to the end: a later run is a re-run, not a resume. */
+  complete(at = new Date()): void {
+    this.pending.push(`${JSON.stringify({ complete: at.toISOString() })}\n`);
+  }
+
+  /** Whether the earlier run `run` read the very content this run reads (both hashed, and equal). */
+  sameContent(run: number): boolean {
+    return this.sha256 !== undefined && this.runs[run]?.sha256 === this.sha256;
+  }
+
+  /** Whether the last earlier run read its input to the end. */
+  lastRunComplete(): boolean {
+    return this.runs.at(-1)?.complete === true;
   }
 
   /** Record a finished row; written at the next flush. */
@@ -248,10 +308,20 @@ export class Journal {
     this.pending = [];
   }
 
-  /** Close and delete: the run reached the end of its input, so the next run starts afresh. */
+  /** Close, and delete the file if this run created it: nothing was sent, so it holds nothing to remember. */
   discard(): void {
     this.close();
-    rmSync(this.path, { force: true });
+    if (this.created) rmSync(this.path, { force: true });
+  }
+
+  /** When the rows an earlier run finished were imported: the start of the last run that made, updated or found a card. */
+  lastImportAt(): string | undefined {
+    return lastImport(this.previous, this.runs);
+  }
+
+  /** The request timeout of the last earlier run (the one a kill may have cut off), if it said. */
+  lastTimeoutMs(): number | undefined {
+    return this.runs.at(-1)?.timeoutMs;
   }
 
   /** Flush and close. */
@@ -263,8 +333,93 @@ export class Journal {
   }
 }
 
+/** The start of the last run that made, updated or found a card among `entries`. */
+function lastImport(entries: readonly JournalEntry[], runs: readonly JournalRun[]): string | undefined {
+  let last = -1;
+  for (const e of entries) if (CARD_STATES.has(e.state) && e.run > last) last = e.run;
+  return runs[last]?.at;
+}
+
+/** The records left once `how` is forgotten: `finished` keeps only rows that may be on the board unsettled. */
+function forget(entries: JournalEntry[], how: Forget | undefined): JournalEntry[] {
+  if (how === 'all') return [];
+  return how === 'finished' ? entries.filter((e) => UNSETTLED.has(e.state)) : entries;
+}
+
+/**
+ * Read the journal at `path`, streamed line by line (a journal of a million rows must not be read into
+ * one string). An absent or empty file is a new journal; any other file must start with a journal header.
+ * `restart`: a journal of another version (that cardboard wrote) is taken as a new one.
+ */
+async function readJournal(path: string, key: JournalKey, restart: boolean): Promise<Reading> {
+  const r: Reading = { header: undefined, exists: false, runs: [], entries: new Map(), ids: new Set() };
+  try {
+    const lines = createInterface({ input: createReadStream(path, 'utf8'), crlfDelay: Number.POSITIVE_INFINITY });
+    for await (const line of lines) {
+      if (!r.exists) {
+        r.exists = true;
+        const header = readHeader(line, path, restart);
+        if (header === undefined) return { ...r, exists: true };
+        r.header = header;
+        const sameServer = header.server === undefined ? header.baseUrl === key.baseUrl : header.server === key.server;
+        if (header.board !== key.board || !sameServer) {
+          throw new UsageError(`The journal ${path} belongs to board ${header.board} at ${header.baseUrl}; it is not applied to this board.`, {
+            hint: 'Pass --journal with another path: a journal remembers the imports into one board.',
+          });
+        }
+        continue;
+      }
+      if (line.startsWith('{')) {
+        readMeta(line, r);
+        continue;
+      }
+      // A line cut short by kill -9 has fewer fields or an unknown state: ignored.
+      const [n, state, id, digest] = line.split('\t');
+      if (digest === undefined || !/^[0-9a-f]{16}$/.test(digest) || !STATES.has(state!) || !/^\d+$/.test(n!)) continue;
+      // A journal of an older release names no runs: its header stands for the run that wrote it.
+      if (r.runs.length === 0) r.runs.push(r.header!.sha256 === undefined ? { at: r.header!.started } : { at: r.header!.started, sha256: r.header!.sha256 });
+      const entry: JournalEntry = { line: Number(n), digest, state: state as JournalEntry['state'], run: r.runs.length - 1 };
+      if (id !== '') {
+        entry.id = id;
+        if (CARD_STATES.has(entry.state)) r.ids.add(id!);
+      }
+      // The later record of a row wins: `sending`, then its outcome; a resumed run's outcome after that.
+      const k = `${n}\t${digest}`;
+      r.entries.delete(k);
+      r.entries.set(k, entry);
+    }
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+  return r;
+}
+
+/** A run's line (`{"run": …, "timeoutMs": …}`) or a forget line (`{"forget": "finished"|"all"}`); anything else is ignored. */
+function readMeta(line: string, r: Reading): void {
+  let m: unknown;
+  try {
+    m = JSON.parse(line);
+  } catch {
+    return; // cut short by kill -9
+  }
+  if (m === null || typeof m !== 'object') return;
+  const meta = m as Record<string, unknown>;
+  if (typeof meta.complete === 'string') {
+    const last = r.runs.at(-1);
+    if (last) last.complete = true;
+  } else if (typeof meta.run === 'string') {
+    const run: JournalRun = { at: meta.run };
+    if (typeof meta.sha256 === 'string') run.sha256 = meta.sha256;
+    if (typeof meta.timeoutMs === 'number' && meta.timeoutMs >= 0) run.timeoutMs = meta.timeoutMs;
+    r.runs.push(run);
+  } else if (meta.forget === 'finished' || meta.forget === 'all') {
+    const kept = forget([...r.entries.values()], meta.forget);
+    r.entries = new Map(kept.map((e) => [`${e.line}\t${e.digest}`, e]));
+  }
+}
+
 /** The first line of a journal, or a UsageError: not a journal, or one of an older version. */
-function readHeader(line: string, path: string): JournalHeader {
+function readHeader(line: string, path: string, restart: boolean): JournalHeader | undefined {
   let h: Record<string, unknown> | undefined;
   try {
     const parsed: unknown = JSON.parse(line);
@@ -273,9 +428,12 @@ function readHeader(line: string, path: string): JournalHeader {
     // not JSON: refused below
   }
   if (h === undefined || !Object.hasOwn(h, MAGIC)) {
-    throw new UsageError(`${path} is not an import journal; it is not applied.`, { hint: 'Pass --journal with another path, or --restart to overwrite it.' });
+    throw new UsageError(`--journal ${path} is not an import journal; it is neither read nor changed. Nothing was sent.`, {
+      hint: 'Pass --journal with a path of its own (a new file, or a journal an earlier import wrote).',
+    });
   }
   if (h[MAGIC] !== VERSION || typeof h.board !== 'string' || typeof h.baseUrl !== 'string') {
+    if (restart) return undefined;
     throw new UsageError(`The journal ${path} was written by another version of cardboard; it is not applied.`, {
       hint: 'Check the board for the rows it sent, then pass --restart to start afresh.',
     });
@@ -284,5 +442,7 @@ function readHeader(line: string, path: string): JournalHeader {
   const out: JournalHeader = { board: h.board, baseUrl: h.baseUrl, input: text(h.input) ?? '?', plan: text(h.plan) ?? '', started: text(h.started) ?? '?' };
   const sha = text(h.sha256);
   if (sha !== undefined) out.sha256 = sha;
+  const server = text(h.server);
+  if (server !== undefined) out.server = server;
   return out;
 }

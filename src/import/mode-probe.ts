@@ -42,6 +42,11 @@ export class ModeProbe {
     };
   }
 
+  /** Whether the board is known to update a card posted with its `_id`. */
+  get updatesById(): boolean {
+    return this.confirmed;
+  }
+
   /** The board updated a card by its `_id`: no `_id` row waits any more. */
   confirm(): void {
     this.confirmed = true;

@@ -56,8 +56,10 @@ export interface PlanPolicy {
   giveUpAfterMs: number;
   /** With --match-on, send rows whose values already equal the card's. */
   force: boolean;
-  /** Ignore the journal: send every row again. */
+  /** Forget every record of the journal (rows finished, and those that may be on the board): send every row again. */
   restart: boolean;
+  /** Forget the rows earlier runs finished: send them again as new cards (rows that may be on the board are still settled). */
+  again: boolean;
   /** --empty send: empty CSV cells are sent as "" (JSON input always sends them: sendsEmpty). */
   sendEmpty: boolean;
   /** Read, map and check every row; send nothing. */

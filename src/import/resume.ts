@@ -3,7 +3,10 @@
 // whatever line it stands now (rows inserted above it, or removed, shift lines; stdin may bring the rows
 // in another order). A row whose content no record holds is new, unless the record at its own line sent
 // something else that may be on the board and no later row turns out to be that record's row: then the
-// row was changed after it was sent, and re-sending it without a key would duplicate the card.
+// row was changed after it was sent, and re-sending it without a key would duplicate the card. A journal
+// remembers several runs, perhaps of other data (stdin, a file replaced): a record counts against a row at
+// its line only when the run that wrote it read this input (the same content hash) or a version of it
+// (a row of this input claimed another of its records); else the line is a coincidence and the row is new.
 import type { JournalEntry } from './journal.js';
 
 /** How far (in rows) a changed-looking row waits for a later row to claim its line's record (a shift). */
@@ -22,7 +25,7 @@ export type Resumed =
 export type Verdict = { kind: 'new' } | { kind: 'changed'; entry: JournalEntry };
 
 /** States of a record whose row may be a card on the board now. */
-const ON_BOARD = new Set<JournalEntry['state']>(['created', 'updated', 'uncertain', 'sending']);
+const ON_BOARD = new Set<JournalEntry['state']>(['created', 'updated', 'found', 'uncertain', 'sending']);
 
 interface Waiting {
   line: number;
@@ -43,7 +46,14 @@ export class ResumeIndex {
   private readonly waitingOn = new Map<JournalEntry, Waiting[]>();
   readonly size: number;
 
-  constructor(entries: readonly JournalEntry[]) {
+  /** Runs (Journal.runs indexes) some record of which a row of this input claimed: they read a version of it. */
+  private readonly related = new Set<number>();
+
+  /** `sameInput(run)`: whether that earlier run read this very content (its hash equals this input's). */
+  constructor(
+    entries: readonly JournalEntry[],
+    private readonly sameInput: (run: number) => boolean = () => true,
+  ) {
     this.size = entries.length;
     const sorted = [...entries].sort((a, b) => a.line - b.line);
     for (const e of sorted) {
@@ -54,11 +64,6 @@ export class ResumeIndex {
       if (l) l.push(e);
       else this.byLine.set(e.line, [e]);
     }
-  }
-
-  /** Ids of cards earlier runs created or updated: no other row of this import may take them as its own. */
-  *ownedIds(): Iterable<string> {
-    for (const list of this.byLine.values()) for (const e of list) if (e.id !== undefined && (e.state === 'created' || e.state === 'updated')) yield e.id;
   }
 
   /** Match the row at `line` with content `digest`; called in input order. */
@@ -115,12 +120,13 @@ export class ResumeIndex {
     if (w.done) return;
     w.done = true;
     for (const e of w.entries) this.waitingOn.delete(e);
-    const left = w.entries.find((e) => !this.claimed.has(e));
+    const left = w.entries.find((e) => !this.claimed.has(e) && (this.related.has(e.run) || this.sameInput(e.run)));
     w.resolve(left ? { kind: 'changed', entry: left } : { kind: 'new' });
   }
 
   private claim(entry: JournalEntry): void {
     this.claimed.add(entry);
+    this.related.add(entry.run);
     // A row waiting on this record's line is new once every record there is claimed by other rows.
     for (const w of this.waitingOn.get(entry) ?? []) if (w.entries.every((e) => this.claimed.has(e))) this.decide(w);
   }

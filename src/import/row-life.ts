@@ -82,6 +82,7 @@ export interface Row {
 export const STATE_RULES: Readonly<Record<RowState, { journalled: boolean; ownsCard: boolean }>> = {
   created: { journalled: true, ownsCard: true },
   updated: { journalled: true, ownsCard: true },
+  found: { journalled: true, ownsCard: true },
   unchanged: { journalled: true, ownsCard: false },
   skipped: { journalled: false, ownsCard: false },
   rejected: { journalled: true, ownsCard: false },
@@ -148,8 +149,13 @@ function afterMatch(row: Row, seen: Resumed | undefined): RowPhase {
   if (seen.kind === 'pending') return { at: 'deciding', decided: seen.decided };
   const was = seen.entry;
   row.journalLine = was.line;
-  if (was.state === 'created' || was.state === 'updated') return finished('skipped', was.id, `${was.state} in an earlier run`);
-  if (was.state === 'uncertain') row.maybeApplied = 'uncertain in an earlier run';
+  if (was.state === 'created' || was.state === 'updated' || was.state === 'found') return finished('skipped', was.id, `${was.state} in an earlier run`);
+  // A try cut off in flight (uncertain) or in flight at a kill (sending) may still be landing on the server:
+  // the row waits until none of that run's requests can, then the board is read for it.
+  if (was.state === 'uncertain') {
+    row.maybeApplied = 'uncertain in an earlier run';
+    return LANDING;
+  }
   if (was.state === 'sending') {
     row.maybeApplied = 'in flight when an earlier run ended';
     return LANDING;
@@ -162,8 +168,10 @@ function afterVerdict(row: Row, verdict: Verdict): RowPhase {
   if (verdict.kind === 'changed' && row.unchangedId === undefined && body._id === undefined && row.key === undefined) {
     // What an unsettled earlier send held is known only by its digest: it cannot be looked for.
     const was = verdict.entry;
-    const unsure = was.state === 'created' || was.state === 'updated' ? '' : ', and that send may or may not have been applied (check the board)';
-    return finished('rejected', undefined, `changed after it was sent (line ${was.line})${unsure}: use --match-on or an _id column`);
+    const done = was.state === 'created' || was.state === 'updated' || was.state === 'found';
+    const unsure = done ? '' : ', and that send may or may not have been applied (check the board)';
+    const again = done ? ' to update its card, or --again to send it as a new card' : '';
+    return finished('rejected', undefined, `changed after it was sent (line ${was.line})${unsure}: use --match-on or an _id column${again}`);
   }
   return afterJournal(row);
 }
@@ -191,7 +199,7 @@ function afterSend(row: Row, r: SendResult): RowPhase {
     case 'uncertain':
       return finished('uncertain', undefined, r.message);
     case 'found':
-      return finished(body._id !== undefined && r.id === body._id ? 'updated' : 'created', r.id, `found on the board by ${r.by === 'key' ? 'its key' : 'content'} after: ${r.reason}`);
+      return afterFound(row, r);
     case 'ok': {
       const id = r.card._id;
       const note = r.recovered ? `after a retry (${r.recovered})` : undefined;
@@ -203,6 +211,30 @@ function afterSend(row: Row, r: SendResult): RowPhase {
       return row.idFromIndex ? createdInstead(row, id, true) : { at: 'checking', id };
     }
   }
+}
+
+/**
+ * A read of the board found the row's card after a try that may have been applied. A try of this run made
+ * (or updated) it; a try of an earlier run did, and then this run adds nothing to the board: `found`. An
+ * `_id` row whose card was found under another id, while the posted id names a card, shows the board
+ * creates instead of updating (spec 4.3 rule 3): the run stops as for any post that shows it.
+ */
+function afterFound(row: Row, r: Extract<SendResult, { kind: 'found' }>): RowPhase {
+  const posted = row.body!._id;
+  const by = r.by === 'key' ? 'its key' : 'content';
+  let phase: RowPhase;
+  if (r.earlier) {
+    phase = finished('found', r.id, `already on the board (found by ${by}): an earlier run's try stored it (${r.reason}); not created again`);
+  } else if (posted !== undefined && r.id === posted) {
+    return { ...finished('updated', r.id, `found on the board by ${by} after: ${r.reason}`), confirmsUpdate: true };
+  } else {
+    phase = finished('created', r.id, `found on the board by ${by} after: ${r.reason}`);
+  }
+  if (posted !== undefined && r.id !== posted && r.idExists) {
+    const stopped = createdInstead(row, r.id, true);
+    if (stopped.at === 'finished' && stopped.stop) phase.stop = stopped.stop;
+  }
+  return phase;
 }
 
 /** The post of an `_id` made the new card `id`: by design when no card had that `_id`, else the board's Update Mode. */

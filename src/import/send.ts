@@ -12,14 +12,18 @@ import type { RetryDecision, RetryInfo, RetryPolicy, Tries } from '../http/retry
 import { type WriteStop, WriteStopped, writePolicy } from '../http/write-policy.js';
 import type { Card } from '../spec-types.js';
 import { formatDuration } from '../units.js';
+import { digestOf } from './match-index.js';
 import type { Probe } from './recheck.js';
 import { plural } from '../io/text.js';
 
 /** How a POST ended, before the engine turns it into a row state. */
 export type SendResult =
   | { kind: 'ok'; card: Card; recovered?: string }
-  /** A read of the board found the card a try that may have been applied made. */
-  | { kind: 'found'; id: string; reason: string; by: 'key' | 'content' }
+  /**
+   * A read of the board found the card a try that may have been applied made: a try of this run, or of an
+   * earlier one (`earlier`). `idExists`: the row posted an `_id` that names a card on the board.
+   */
+  | { kind: 'found'; id: string; reason: string; by: 'key' | 'content'; earlier?: boolean; idExists?: boolean }
   | { kind: 'rejected'; message: string; fatal?: ApiError }
   | { kind: 'uncertain'; message: string }
   /** The service could not be reached (or answered only 503) for the whole grace: nothing of the row was applied. */
@@ -29,6 +33,9 @@ export type SendResult =
 /** The row a send is for, as the run's hooks know it: its line, and whether a read of the board decided it. */
 export interface RowRef {
   readonly line: number;
+  /** Where it is journalled, and what it sends: a retry is journalled as `sending` again before it leaves. */
+  readonly journalLine: number;
+  readonly digest?: string;
   settled?: boolean;
 }
 
@@ -48,6 +55,12 @@ export interface SendContext {
   onSettled(row: RowRef): void;
   /** The row's card on the board, by --match-on key or by content (batched, recheck.ts). */
   recheck(probe: Probe): Promise<string | undefined>;
+  /**
+   * Whether the board is known to update a card posted with its `_id` (Update if exists, spec 4.3 rule 4):
+   * only then may a post with an `_id` whose card exists be repeated. Else (Always Create New, or not known
+   * yet) a repeat may make a second card (rule 3), so such a try is settled by content.
+   */
+  updatesById(): boolean;
   /** Tries of the row, 429s not counted, past which a try that may have been applied is not sent again (write-policy.ts). */
   maxTries: number;
   /** How long a row may meet nothing but 429s before the run stops: a CI job must end, not wait forever. */
@@ -97,42 +110,66 @@ function unreachable(err: ApiError, ms: number, asked?: { ms: number; graceMs: n
 }
 
 /** Where a row that may have been applied stands, read from the board. */
-type Settled = { kind: 'found'; id: string; by: 'key' | 'content' } | { kind: 'send' } | { kind: 'uncertain'; message: string };
+type Settled = { kind: 'found'; id: string; by: 'key' | 'content'; idExists?: boolean } | { kind: 'send' } | { kind: 'uncertain'; message: string };
+
+/** Whether `card` holds every value `body` sends (its `_id` aside), compared as canonical JSON. */
+function holds(card: Card, body: Record<string, unknown>): boolean {
+  const fields = Object.keys(body).filter((f) => f !== '_id');
+  return digestOf(card, fields) === digestOf(body, fields);
+}
 
 /**
- * Settle a row whose earlier try may have been applied (`reason`). With an `_id`: a card that exists makes
- * the post repeatable (an update); one that does not may have been created under a new id by that try, so
- * it is looked for like a row without one. Then by the --match-on key, or by the content the row sends.
+ * Settle a row whose earlier try may have been applied (`reason`). With an `_id` whose card exists: on a
+ * board known to update by `_id`, the post is an update and may be repeated; otherwise the try may have
+ * made a new card (Always Create New, spec 4.3 rule 3), so the card itself is checked for the row's values
+ * (the try updated it) and then the board is looked for a card holding them (the try created one). An `_id`
+ * that names no card may have made a new card too (rule 4). Then by the --match-on key, or by content.
  */
 async function settle(sc: SendContext, row: RowRef, body: Record<string, unknown>, key: string | undefined, reason: string): Promise<Settled> {
   sc.onSettled(row);
+  let idExists: boolean | undefined;
   if (body._id !== undefined) {
+    const id = String(body._id);
     try {
       // As patient as a page of the board's read: a GET cannot duplicate anything.
-      await sc.api.getCard(String(body._id), { signal: sc.stop, maxTries: 8 });
-      return { kind: 'send' };
+      const card = await sc.api.getCard(id, { signal: sc.stop, maxTries: 8 });
+      if (sc.updatesById()) return { kind: 'send' };
+      idExists = true;
+      if (holds(card, body)) return { kind: 'found', id, by: 'content', idExists };
     } catch (err) {
-      if (sc.stop.aborted) return { kind: 'uncertain', message: `${reason}; interrupted while reading card ${String(body._id)}` };
+      if (sc.stop.aborted) return { kind: 'uncertain', message: `${reason}; interrupted while reading card ${id}` };
       if (!(err instanceof ApiError) || err.status !== 404) {
-        return { kind: 'uncertain', message: `${reason}; reading card ${String(body._id)} failed: ${(err as Error).message}` };
+        return { kind: 'uncertain', message: `${reason}; reading card ${id} failed: ${(err as Error).message}` };
       }
+      idExists = false;
     }
   }
   const probe: Probe = key !== undefined ? { kind: 'key', key } : { kind: 'content', body };
   try {
     const id = await sc.recheck(probe);
-    return id === undefined ? { kind: 'send' } : { kind: 'found', id, by: probe.kind };
+    if (id === undefined) return { kind: 'send' };
+    const found: Settled = { kind: 'found', id, by: probe.kind };
+    if (idExists !== undefined) found.idExists = idExists;
+    return found;
   } catch (readErr) {
     if (sc.stop.aborted) return { kind: 'uncertain', message: `${reason}; interrupted while reading the board` };
     return { kind: 'uncertain', message: `${reason}; reading the board failed: ${(readErr as Error).message}` };
   }
 }
 
+/** A row's ending found on the board by `s`. */
+function foundResult(s: Extract<Settled, { kind: 'found' }>, reason: string, earlier: boolean): SendResult {
+  const r: SendResult = { kind: 'found', id: s.id, reason, by: s.by };
+  if (earlier) r.earlier = true;
+  if (s.idExists !== undefined) r.idExists = s.idExists;
+  return r;
+}
+
 /** Settle a try that may have been applied (`err`): the row's ending, or undefined when it was not applied. */
 async function settleTry(sc: SendContext, row: RowRef, body: Record<string, unknown>, key: string | undefined, err: ApiError): Promise<SendResult | undefined> {
   const reason = describe(err);
   const s = await settle(sc, row, body, key, reason);
-  if (s.kind === 'found') return { kind: 'found', id: s.id, reason, by: s.by };
+  if (s.kind === 'found') return foundResult(s, reason, false);
   return s.kind === 'uncertain' ? s : undefined;
 }
 
@@ -215,7 +252,8 @@ export async function sendRow(sc: SendContext, row: RowRef, body: Record<string,
   let recovered: string | undefined;
   if (maybeApplied !== undefined) {
     const s = await settle(sc, row, body, key, maybeApplied);
-    if (s.kind === 'found') return { kind: 'found', id: s.id, reason: maybeApplied, by: s.by };
+    // The try that may have stored it was an earlier run's: what is found, this run did not add.
+    if (s.kind === 'found') return foundResult(s, maybeApplied, true);
     if (s.kind === 'uncertain') return s;
     recovered = maybeApplied;
   }

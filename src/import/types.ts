@@ -7,10 +7,10 @@ export type CsvItem =
   | { kind: 'bad'; line: number; values: unknown[]; reason: string };
 
 /** The one state every row ends in. */
-export type RowState = 'created' | 'updated' | 'unchanged' | 'skipped' | 'rejected' | 'uncertain';
+export type RowState = 'created' | 'updated' | 'found' | 'unchanged' | 'skipped' | 'rejected' | 'uncertain';
 
 /** Every state, in the order summaries list them. */
-export const ROW_STATES: readonly RowState[] = ['created', 'updated', 'unchanged', 'skipped', 'rejected', 'uncertain'];
+export const ROW_STATES: readonly RowState[] = ['created', 'updated', 'found', 'unchanged', 'skipped', 'rejected', 'uncertain'];
 
 /** How one row ended. `values` are the row's own CSV fields, for the rejects file. */
 export interface RowOutcome {
@@ -53,6 +53,11 @@ export interface ImportSummary {
   rows: number;
   created: number;
   updated: number;
+  /**
+   * Rows whose card was already on the board when this run settled them: stored by an earlier run's try
+   * (in flight at a kill, or uncertain), so this run neither created nor updated it.
+   */
+  found: number;
   /** --match-on rows whose values already equal the card's: not sent. */
   unchanged: number;
   skipped: number;

@@ -48,7 +48,7 @@ describe('cardboard import: the demo CSV', () => {
     const r = await cli(e, ['import', DEMO, '--map', 'Assignee=Owner', '--results', results, '--json']);
     expect(r.stderr).not.toContain('error');
     expect(r.code).toBe(0);
-    expect(JSON.parse(r.stdout)).toEqual({ dryRun: false, rows: 25, created: 25, updated: 0, unchanged: 0, skipped: 0, rejected: 0, uncertain: 0, settled: 0, durationMs: expect.any(Number), rowsPerSec: expect.any(Number), results, rejects: null });
+    expect(JSON.parse(r.stdout)).toEqual({ dryRun: false, rows: 25, created: 25, updated: 0, found: 0, unchanged: 0, skipped: 0, rejected: 0, uncertain: 0, settled: 0, durationMs: expect.any(Number), rowsPerSec: expect.any(Number), results, rejects: null });
     const cards = e.state()[BOARD_ID]!.cards;
     expect(cards).toHaveLength(25);
     const expected = parse(readFileSync(DEMO), { columns: true }) as Record<string, string>[];

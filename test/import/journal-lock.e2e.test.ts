@@ -33,7 +33,7 @@ describe('cardboard import: one run per board, outputs that cannot hurt', () => 
         const err = loser.output().stderr;
         expect(err).toContain(`Another import into this board is running: process ${winner.child.pid} on `);
         expect(err).toContain(`importing ${file}`);
-        expect(err).toMatch(/Lock: .*cardboard-\d+-locks\/import-[0-9a-f]{32}\.lock/);
+        expect(err).toMatch(/Lock: .*\.cache\/cardboard\/locks\/import-[0-9a-f]{32}\.lock/);
       }
     } finally {
       winner.child.kill('SIGCONT');

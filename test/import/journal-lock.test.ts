@@ -46,14 +46,19 @@ describe('journal keys', () => {
   it('names the journal by input path, board and server, not by content or plan', async () => {
     const dir = tempDir();
     const input = join(dir, 'w.csv');
-    const key = { board: 'b/1', baseUrl: 'http://h' };
+    const key = { board: 'b/1', server: 'h:80' };
     const path = defaultJournalPath(input, key);
     expect(path).toMatch(/\.cardboard-journal\/w\.csv\.b_1\.[0-9a-f]{8}\.[0-9a-f]{8}\.log$/);
-    expect(defaultJournalPath(input, { ...key, baseUrl: 'http://other' })).not.toBe(path);
+    expect(defaultJournalPath(input, { ...key, server: 'other:80' })).not.toBe(path);
     expect(defaultJournalPath(join(dir, 'sub', 'w.csv'), key).endsWith(path.slice(path.lastIndexOf('/')))).toBe(false);
-    const j = await Journal.open(path, { ...key, input, plan: 'e'.repeat(64) }, false);
+    // Nothing sent (an output could not be opened): a journal this run created goes; one it found stays.
+    const j = await Journal.open(path, { ...key, baseUrl: 'http://h', input, plan: 'e'.repeat(64) }, { timeoutMs: 30_000 });
     j.discard();
     expect(existsSync(path)).toBe(false);
+    writeFileSync(path, '');
+    const found = await Journal.open(path, { ...key, baseUrl: 'http://h', input, plan: 'e'.repeat(64) }, { timeoutMs: 30_000 });
+    found.discard();
+    expect(existsSync(path)).toBe(true);
   });
 
   it('the digest of a row is of what it sends: key order does not matter, a value does, an _id from the index does not', () => {

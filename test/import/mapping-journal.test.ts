@@ -1,4 +1,4 @@
-import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Journal } from '../../src/import/journal.js';
@@ -59,11 +59,13 @@ describe('resolveMapping', () => {
   });
 });
 
+const key = { sha256: 'abc', board: 'b1', baseUrl: 'http://h', server: 'h:80', input: '/in.csv', plan: 'p1' };
+const OPEN = { timeoutMs: 30_000 };
+
 describe('Journal', () => {
   it('reads back each row by line and digest (its last record), ignores a line cut short by kill -9, and appends after it', async () => {
     const path = join(tempDir(), 'j.log');
-    const key = { sha256: 'abc', board: 'b1', baseUrl: 'http://h', input: '/in.csv', plan: 'p1' };
-    const j = await Journal.open(path, key, false);
+    const j = await Journal.open(path, key, OPEN);
     const [d2, d3, d4] = ['a', 'b', 'c'].map((x) => x.repeat(16));
     j.sending(2, d2!);
     j.record(2, d2!, 'created', 'id-2');
@@ -71,38 +73,95 @@ describe('Journal', () => {
     j.sending(4, d4!);
     j.close();
     appendFileSync(path, `4\tcreat`);
-    const again = await Journal.open(path, key, false);
+    const again = await Journal.open(path, key, OPEN);
     expect(again.found).toMatchObject({ board: 'b1', baseUrl: 'http://h', input: '/in.csv', sha256: 'abc', plan: 'p1' });
     expect(again.previous).toEqual([
-      { line: 2, digest: d2, state: 'created', id: 'id-2' },
-      { line: 3, digest: d3, state: 'sending' },
-      { line: 4, digest: d4, state: 'sending' },
+      { line: 2, digest: d2, state: 'created', id: 'id-2', run: 0 },
+      { line: 3, digest: d3, state: 'sending', run: 0 },
+      { line: 4, digest: d4, state: 'sending', run: 0 },
     ]);
+    expect(again.runs).toEqual([{ at: expect.any(String), timeoutMs: 30_000, sha256: 'abc' }]);
+    expect(again.lastTimeoutMs()).toBe(30_000);
     again.record(4, d4!, 'updated', 'id-4');
     again.close();
-    expect((await Journal.open(path, key, false)).previous.find((e) => e.line === 4)).toEqual({ line: 4, digest: d4, state: 'updated', id: 'id-4' });
-    expect(readFileSync(path, 'utf8')).toContain(`4\tcreat\n4\tupdated\tid-4\t${d4}\n`);
+    expect((await Journal.open(path, key, OPEN)).previous.find((e) => e.line === 4)).toEqual({ line: 4, digest: d4, state: 'updated', id: 'id-4', run: 1 });
+    // The cut line is ended before anything is appended: the next run's line, then the record.
+    expect(readFileSync(path, 'utf8')).toMatch(new RegExp(`4\tcreat\n\\{"run":"[^"]+","timeoutMs":30000,"sha256":"abc"\\}\n4\tupdated\tid-4\t${d4}\n`));
   });
 
-  it('refuses a journal of another board or server, or not a journal; applies one of other content or plan; --restart truncates it', async () => {
+  it('refuses a journal of another board or server (by identity, not spelling), or not a journal; applies one of other content or plan', async () => {
     const path = join(tempDir(), 'j.log');
-    const key = { sha256: 'abc', board: 'b1', baseUrl: 'http://h', input: '/in.csv', plan: 'p1' };
-    const j = await Journal.open(path, key, false);
+    const j = await Journal.open(path, key, OPEN);
     j.record(2, 'a'.repeat(16), 'created', 'id-2');
     j.close();
-    for (const other of [{ board: 'b2' }, { baseUrl: 'http://other' }]) {
-      await expect(Journal.open(path, { ...key, ...other }, false)).rejects.toThrow(/belongs to board b1 at http:\/\/h; it is not applied/);
+    for (const other of [{ board: 'b2' }, { server: 'other:80', baseUrl: 'http://other' }]) {
+      await expect(Journal.open(path, { ...key, ...other }, OPEN)).rejects.toThrow(/belongs to board b1 at http:\/\/h; it is not applied/);
     }
-    const changed = await Journal.open(path, { ...key, sha256: 'def', plan: 'p2' }, false);
+    // Another spelling of the same server: the same journal.
+    const spelled = await Journal.open(path, { ...key, baseUrl: 'http://H.' }, OPEN);
+    expect(spelled.previous).toHaveLength(1);
+    spelled.close();
+    const changed = await Journal.open(path, { ...key, sha256: 'def', plan: 'p2' }, OPEN);
     expect(changed.previous).toHaveLength(1);
     changed.close();
-    const fresh = await Journal.open(path, { ...key, sha256: 'def' }, true);
-    expect(fresh.previous).toHaveLength(0);
-    fresh.close();
-    writeFileSync(path, 'Name,Status\nA,B\n');
-    await expect(Journal.open(path, key, false)).rejects.toThrow(/is not an import journal/);
+    const notOurs = 'Name,Status\nA,B\n';
+    writeFileSync(path, notOurs);
+    chmodSync(path, 0o644);
+    for (const forget of [undefined, 'all', 'finished'] as const) {
+      await expect(Journal.open(path, key, { ...OPEN, forget })).rejects.toThrow(/is not an import journal; it is neither read nor changed/);
+    }
+    expect(readFileSync(path, 'utf8')).toBe(notOurs);
+    expect(statSync(path).mode & 0o777).toBe(0o644);
     writeFileSync(path, '{"cardboard-import-journal":2,"board":"b1","baseUrl":"http://h"}\n2\tcreated\tid\n');
-    await expect(Journal.open(path, key, false)).rejects.toThrow(/written by another version of cardboard/);
+    await expect(Journal.open(path, key, OPEN)).rejects.toThrow(/written by another version of cardboard/);
+    // --restart takes a journal of another version (cardboard wrote it) as a new one.
+    const restarted = await Journal.open(path, key, { ...OPEN, forget: 'all' });
+    expect(restarted.previous).toHaveLength(0);
+    restarted.close();
+  });
+
+  it('never deletes a record: --again forgets rows finished, --restart every row, and later runs forget them too; card ids stay known', async () => {
+    const path = join(tempDir(), 'j.log');
+    const [a, b, c] = ['a', 'b', 'c'].map((x) => x.repeat(16));
+    const first = await Journal.open(path, key, OPEN);
+    first.record(2, a!, 'created', 'id-a');
+    first.record(3, b!, 'uncertain');
+    first.sending(4, c!);
+    first.complete();
+    first.close();
+    const again = await Journal.open(path, key, { ...OPEN, forget: 'finished' });
+    expect(again.previous.map((e) => e.state)).toEqual(['uncertain', 'sending']);
+    expect([...again.knownIds]).toEqual(['id-a']);
+    expect(again.lastRunComplete()).toBe(true);
+    again.close();
+    const later = await Journal.open(path, key, OPEN);
+    expect(later.previous.map((e) => e.state)).toEqual(['uncertain', 'sending']);
+    expect(later.lastRunComplete()).toBe(false);
+    later.close();
+    const restart = await Journal.open(path, key, { ...OPEN, forget: 'all' });
+    expect(restart.previous).toEqual([]);
+    expect([...restart.knownIds]).toEqual(['id-a']);
+    restart.close();
+    expect(readFileSync(path, 'utf8')).toContain(`2\tcreated\tid-a\t${a}`);
+    expect((await Journal.open(path, key, OPEN)).previous).toEqual([]);
+  });
+
+  it('asks whether the cards it remembers are gone, and forgets the rows finished when they are', async () => {
+    const path = join(tempDir(), 'j.log');
+    const first = await Journal.open(path, key, OPEN);
+    first.record(2, 'a'.repeat(16), 'created', 'id-a');
+    first.record(3, 'b'.repeat(16), 'uncertain');
+    first.close();
+    let asked: string[] = [];
+    const kept = await Journal.open(path, key, { ...OPEN, stale: async (entries) => ((asked = entries.map((e) => e.state)), false) });
+    expect(asked).toEqual(['created', 'uncertain']);
+    expect(kept.previous).toHaveLength(2);
+    expect(kept.lastImportAt()).toBe(kept.runs[0]!.at);
+    kept.close();
+    const stale = await Journal.open(path, key, { ...OPEN, stale: async () => true });
+    expect(stale.previous.map((e) => e.state)).toEqual(['uncertain']);
+    stale.close();
+    expect((await Journal.open(path, key, OPEN)).previous.map((e) => e.state)).toEqual(['uncertain']);
   });
 });
 

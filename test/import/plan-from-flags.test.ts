@@ -38,7 +38,7 @@ describe('import: flags → plan', () => {
         ['Done', 'boolean'],
       ]),
       outputs: { results: 'r.csv', rejects: 'x.csv', journal: 'j.log', json: true },
-      policy: { concurrency: 3, giveUpAfterMs: 3_600_000, force: true, restart: true, sendEmpty: true, dryRun: true },
+      policy: { concurrency: 3, giveUpAfterMs: 3_600_000, force: true, restart: true, again: false, sendEmpty: true, dryRun: true },
     });
     // A header is data: the map is a null-prototype record.
     expect(Object.getPrototypeOf(plan.mapping.map)).toBeNull();
@@ -52,7 +52,7 @@ describe('import: flags → plan', () => {
       key: { idColumn: undefined, matchOn: undefined },
       types: new Map(),
       outputs: { results: undefined, rejects: undefined, journal: undefined, json: false },
-      policy: { concurrency: 8, giveUpAfterMs: 900_000, force: false, restart: false, sendEmpty: false, dryRun: false },
+      policy: { concurrency: 8, giveUpAfterMs: 900_000, force: false, restart: false, again: false, sendEmpty: false, dryRun: false },
     });
     expect(sendsEmpty(plan)).toBe(false);
   });
@@ -74,6 +74,8 @@ describe('import: flags → plan', () => {
     [['-', '--input-format', 'ndjson', '--encoding', 'latin1'], /^--encoding applies to CSV input; - is read as ndjson/],
     [['-', '--input-format', 'json'], /^A JSON array is read from a file, not stdin\.$/],
     [['-', '--restart'], /^--restart has no journal to ignore/],
+    [['-', '--again'], /^--again has no journal to forget/],
+    [['a.csv', '--again', '--restart'], /^--again and --restart cannot be used together/],
     [['cards.csv', '--input-format', 'xml'], /^Invalid --input-format 'xml'/],
     [['cards.csv', '--type', 'N=float'], /^Invalid --type 'N=float'/],
     [['cards.csv', '--concurrency', '0'], /--concurrency/],

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { cli } from '../commands/helpers.js';
 import { tempDir } from '../helpers/cli.js';
 import { BOARD_ID } from '../helpers/emulator.js';
-import { boardLockPath } from '../../src/import/board-lock.js';
+import { boardLockPath, serverIdentity } from '../../src/import/board-lock.js';
 import { nameCounts, posts, readResults, spawnCli, start, until, writeCards } from './helpers.js';
 
 const ROWS = 60;
@@ -100,12 +100,12 @@ describe('cardboard import: resume', () => {
     expect([...counts.values()].every((n) => n === 1)).toBe(true);
   });
 
-  it('a finished run closes its journal: the same command again starts afresh (docs/import.md)', async () => {
+  it('a finished run is remembered: rows with a --match-on key are sent by key again (unchanged), nothing is duplicated', async () => {
     const e = await start();
     const file = writeCards(5, 'r');
     const args = ['import', file, '--map', 'Owner=Owner', '--match-on', 'Name', '--json'];
     expect((await cli(e, args)).code).toBe(0);
-    expect(readdirSync(join(dirname(file), '.cardboard-journal'))).toEqual([]);
+    expect(readdirSync(join(dirname(file), '.cardboard-journal'))).toHaveLength(1);
     const again = JSON.parse((await cli(e, args)).stdout);
     expect(again).toMatchObject({ rows: 5, skipped: 0, created: 0 });
     // `unchanged` when only changes are sent (--match-on); `updated` without it.
@@ -135,7 +135,7 @@ describe('cardboard import: resume', () => {
     await until(() => log() !== undefined && journalRows(join(dir, log()!)) >= 4);
     run.child.kill('SIGKILL');
     await run.exit;
-    expect(existsSync(boardLockPath(e.url, BOARD_ID))).toBe(true);
+    expect(existsSync(boardLockPath(await serverIdentity(e.url), BOARD_ID))).toBe(true);
     const journalA = join(dir, log()!);
     const { finished, inFlight } = journalled(journalA);
     e.setFaults(undefined);
@@ -148,7 +148,7 @@ describe('cardboard import: resume', () => {
     expect(planB.stderr).toContain('another mapping or options: rows are matched to it by content');
     expect(JSON.parse(planB.stdout)).toMatchObject({ rows: ROWS, skipped: 0, rejected: finished + inFlight, created: ROWS - finished - inFlight });
     const rejected = readResults(results).filter((r) => r.state === 'rejected');
-    expect(rejected.filter((r) => /^changed after it was sent \(line \d+\): use --match-on or an _id column$/.test(r.message))).toHaveLength(finished);
+    expect(rejected.filter((r) => /^changed after it was sent \(line \d+\): use --match-on or an _id column to update its card, or --again to send it as a new card$/.test(r.message))).toHaveLength(finished);
     // Rows in flight at the kill, now changed: refused with the doubt named, never sent twice.
     expect(rejected.filter((r) => r.message.includes('may or may not have been applied (check the board)'))).toHaveLength(inFlight);
     const counts = nameCounts(e);
@@ -160,6 +160,7 @@ describe('cardboard import: resume', () => {
     expect(restarted.code).toBe(0);
     expect(restarted.stderr).not.toContain('Resuming');
     expect(JSON.parse(restarted.stdout)).toMatchObject({ rows: ROWS, skipped: 0, created: ROWS });
-    expect(readdirSync(dir)).toEqual([]);
+    // The journal stays: the memory of what was imported (--restart appended a line that forgets the rest).
+    expect(readdirSync(dir)).toEqual([log()]);
   });
 });

@@ -134,7 +134,7 @@ describe("a row's life, one event at a time", () => {
   it('every state says whether it is journalled and owns its card', () => {
     expect(Object.keys(STATE_RULES).sort()).toEqual([...ROW_STATES].sort());
     expect(ROW_STATES.filter((s) => !STATE_RULES[s].journalled)).toEqual(['skipped']);
-    expect(ROW_STATES.filter((s) => STATE_RULES[s].ownsCard)).toEqual(['created', 'updated']);
+    expect(ROW_STATES.filter((s) => STATE_RULES[s].ownsCard)).toEqual(['created', 'updated', 'found']);
   });
 });
 

@@ -1,11 +1,13 @@
 // Executing an import: the journal, the report files, Ctrl-C, progress, the engine, and the summary.
 import type { Context } from '../../context.js';
 import { CancelledError, PartialError } from '../../errors.js';
-import { tmpdir } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { runEngine } from '../../import/engine.js';
-import { boardLockPath, lockBoard } from '../../import/board-lock.js';
-import { defaultJournalPath, Journal, type JournalKey, planDigest } from '../../import/journal.js';
+import { boardLockPath, lockBoard, lockDirectory, serverIdentity } from '../../import/board-lock.js';
+import { defaultJournalPath, Journal, type JournalEntry, type JournalKey, planDigest } from '../../import/journal.js';
+import { ApiError } from '../../errors.js';
+import type { Api } from '../../api/types.js';
+import { DEFAULT_TIMEOUT_MS } from '../../http/index.js';
 import { checkOutputPaths } from '../../import/path-guard.js';
 import { type ImportPlan, isJsonInput } from '../../import/plan.js';
 import type { ImportSummary } from '../../import/types.js';
@@ -40,96 +42,172 @@ export async function runImport(ctx: Context, plan: ImportPlan, deps: ImportDeps
   await renderDryRun(ctx, outputs, { columns, report, match, boardId: api.board.id, changes });
 }
 
-/** The journal's key: the board (base URL and id); the input, its content and the plan are reported. */
-function journalKey(plan: ImportPlan, r: ResolvedImport): JournalKey {
+/** The journal's key: the board (its server's identity and id); the input, its content and the plan are reported. */
+function journalKey(plan: ImportPlan, r: ResolvedImport, server: string): JournalKey {
   const { file } = plan.source;
-  const key: JournalKey = { board: r.api.board.id, baseUrl: r.api.board.baseUrl, input: file === '-' ? '-' : resolve(file), plan: planDigest(plan, r.columns) };
+  const key: JournalKey = { board: r.api.board.id, baseUrl: r.api.board.baseUrl, server, input: file === '-' ? '-' : resolve(file), plan: planDigest(plan, r.columns) };
   if (r.scan) key.sha256 = r.scan.sha256;
   return key;
 }
 
+/** How many remembered cards are read back before a run trusts its journal's memory of them. */
+export const MEMORY_CHECKS = 3;
+
 /**
- * Lock the board (one import into it at a time, whatever the input), then open the journal: next to the
- * file, or --journal; none for stdin without --journal. A journal left by an unfinished run is applied by
- * content (resume.ts), and the run says so first.
+ * Whether the cards a journal remembers are gone from the board: up to MEMORY_CHECKS of them (the newest,
+ * the oldest and one between) are read by id, and only when every one answers 404. A board emptied or
+ * replaced under the same id (a restarted emulator) makes the memory stale; a card deleted by someone is
+ * one of many, and a read that fails otherwise (the network, a 500) proves nothing either way.
  */
-function lockAndOpen(ctx: Context, plan: ImportPlan, p: ResolvedImport): { lock: FileLock; journal?: Promise<Journal> } {
+async function memoryIsStale(api: Api, entries: readonly JournalEntry[], signal: AbortSignal): Promise<{ checked: number } | undefined> {
+  const ids = entries.filter((e) => e.id !== undefined && (e.state === 'created' || e.state === 'updated' || e.state === 'found')).map((e) => e.id!);
+  if (ids.length === 0) return undefined;
+  const picks = [...new Set([ids.at(-1)!, ids[0]!, ids[Math.floor(ids.length / 2)]!])].slice(0, MEMORY_CHECKS);
+  for (const id of picks) {
+    try {
+      await api.getCard(id, { signal, maxTries: 3 });
+      return undefined;
+    } catch (err) {
+      if (!(err instanceof ApiError) || err.status !== 404) return undefined;
+    }
+  }
+  return { checked: picks.length };
+}
+
+/** "2026-11-27 06:40 UTC" from an ISO time: the date a person reads of when rows were imported. */
+function dateText(iso: string | undefined): string {
+  const m = iso === undefined ? null : /^(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2})/.exec(iso);
+  return m ? `${m[1]} ${m[2]} UTC` : 'an earlier run';
+}
+
+/**
+ * Lock the board (one import into it at a time, whatever the input and the environment), then open the
+ * journal: next to the file, or --journal; none for stdin without --journal. A journal of earlier runs is
+ * applied by content (resume.ts), and the run says so first; rows it remembers as imported are skipped,
+ * once a few of their cards are read back (memoryIsStale).
+ */
+async function lockAndOpen(ctx: Context, plan: ImportPlan, p: ResolvedImport): Promise<{ lock: FileLock; journal?: Journal }> {
   const status = createStatus(ctx);
   const { file } = plan.source;
   const { journal: journalFlag } = plan.outputs;
   const doing = `importing ${file === '-' ? 'stdin' : resolve(file)}`;
+  const server = await serverIdentity(p.api.board.baseUrl);
   let lock: FileLock;
   let lockPath: string | undefined;
   try {
-    lockPath = boardLockPath(p.api.board.baseUrl, p.api.board.id);
+    lockPath = boardLockPath(server, p.api.board.id);
     lock = lockBoard(lockPath, doing);
   } catch (err) {
-    throw fileError(err, { action: 'create the import lock in', path: lockPath ? dirname(lockPath) : tmpdir(), hint: 'The lock is kept in the temporary directory: set TMPDIR to a writable directory of your own.' });
+    throw fileError(err, { action: 'create the import lock in', path: lockPath ? dirname(lockPath) : lockDirectoryName(), hint: 'The lock is kept in ~/.cache/cardboard/locks under your home directory: make it writable, then run again.' });
   }
   if (journalFlag === undefined && p.scan === undefined) {
-    status.info('Reading stdin: no journal is kept (pass --journal F to make this import resumable).');
+    status.info('Reading stdin: no journal is kept (pass --journal F to make this import resumable and remembered).');
     return { lock };
   }
-  const key = journalKey(plan, p);
+  const key = journalKey(plan, p, server);
   const path = journalFlag ?? defaultJournalPath(file, key);
   // A directory that cannot be created or written names the flag that moves it.
   const hint =
     journalFlag === undefined
       ? `The journal is kept next to the input; pass --journal <path> (a file in a writable directory) to keep it elsewhere.`
       : 'Pass --journal with a file path in a writable directory.';
-  const journal = Journal.open(path, key, plan.policy.restart, ctx.secrets)
-    .catch((err: unknown) => {
-      throw fileError(err, { action: 'write the journal', path, hint });
-    })
-    .then((j) => {
-      if (j.found && j.previous.length > 0) status.info(resumeText(j, key));
-      return j;
-    });
-  return { lock, journal };
+  const { restart, again } = plan.policy;
+  let stale: { checked: number; at: string | undefined; cards: number } | undefined;
+  try {
+    const journal = await Journal.open(path, key, {
+      forget: restart ? 'all' : again ? 'finished' : undefined,
+      timeoutMs: ctx.globals.timeout?.ms ?? DEFAULT_TIMEOUT_MS,
+      stale: async (entries, at) => {
+        const found = await memoryIsStale(p.api, entries, ctx.signal);
+        if (found) stale = { ...found, at, cards: entries.filter((e) => e.state === 'created' || e.state === 'updated' || e.state === 'found').length };
+        return found !== undefined;
+      },
+    }, ctx.secrets);
+    if (stale) {
+      status.info(
+        `The ${plural(stale.cards, 'row')} imported into board ${p.api.board.id} on ${dateText(stale.at)} are no longer on it (${plural(stale.checked, 'card')} read back, none found): the board was emptied or replaced, so every row is sent again.`,
+      );
+    }
+    const said = journal.found && journal.previous.length > 0 ? resumeText(journal, key, inFlightWaitMs(ctx, journal)) : undefined;
+    if (said !== undefined) status.info(said);
+    return { lock, journal };
+  } catch (err) {
+    lock.release();
+    throw fileError(err, { action: 'write the journal', path, hint });
+  }
+}
+
+/** The lock directory's name for an error, when it could not even be made. */
+function lockDirectoryName(): string {
+  try {
+    return lockDirectory();
+  } catch {
+    return '~/.cache/cardboard/locks';
+  }
 }
 
 /**
- * How long after a killed run's last journal write its requests in flight are taken to have landed: a
- * server finishing a request it received just before the kill stores the card after our read otherwise.
+ * How long from now rows in flight when an earlier run stopped must wait before they are looked for: until
+ * that run's own request timeout has passed since its last journal write (a server may apply a request it
+ * received just before the kill up to then, and a read before that would not find the card). Undefined
+ * when no row was in flight.
  */
-export const IN_FLIGHT_LANDS_MS = 5000;
+function inFlightWaitMs(ctx: Context, journal: Journal | undefined): number | undefined {
+  if (journal?.lastWritten === undefined || !journal.previous.some((e) => e.state === 'sending' || e.state === 'uncertain')) return undefined;
+  const timeoutMs = journal.lastTimeoutMs() ?? DEFAULT_TIMEOUT_MS;
+  return Math.max(0, journal.lastWritten + timeoutMs - Date.now());
+}
 
 /** Clock time at which rows in flight at the end of the journal's earlier run may be looked for. */
 function settleAt(ctx: Context, journal: Journal | undefined): number | undefined {
-  if (journal?.lastWritten === undefined || !journal.previous.some((e) => e.state === 'sending')) return undefined;
-  return ctx.clock.now() + Math.max(0, journal.lastWritten + IN_FLIGHT_LANDS_MS - Date.now());
+  const wait = inFlightWaitMs(ctx, journal);
+  return wait === undefined ? undefined : ctx.clock.now() + wait;
 }
 
 /** Rows an earlier run finished (created or updated): a resumed run skips them, and its progress starts there. */
 function finishedBefore(j: Journal | undefined): number {
   let n = 0;
-  for (const e of j?.previous ?? []) if (e.state === 'created' || e.state === 'updated') n++;
+  for (const e of j?.previous ?? []) if (e.state === 'created' || e.state === 'updated' || e.state === 'found') n++;
   return n;
 }
 
-/** What a resumed run says first: the journal applied, what it holds, and how rows are matched to it. */
-function resumeText(j: Journal, key: JournalKey): string {
+/**
+ * What a run with a journal of earlier runs says first: a resume (the last run was cut off) names the rows
+ * already finished; rows that may have been applied, and the wait for a killed run's requests; a journal
+ * written for another input, content or mapping. A re-run of a complete import says nothing here: the
+ * rows it skips are named once at the end (rememberedText).
+ */
+function resumeText(j: Journal, key: JournalKey, waitMs: number | undefined): string | undefined {
   const found = j.found!;
   const count = new Map<string, number>();
   for (const e of j.previous) count.set(e.state, (count.get(e.state) ?? 0) + 1);
   const done = finishedBefore(j);
   const maybe = (count.get('uncertain') ?? 0) + (count.get('sending') ?? 0);
-  const lines = [`Resuming: ${plural(done, 'row')} already finished (journal ${j.path}, started ${found.started}).`];
+  const lines: string[] = [];
+  if (!j.lastRunComplete()) lines.push(`Resuming: ${plural(done, 'row')} already finished (journal ${j.path}, started ${found.started}).`);
   if (maybe > 0) {
-    const inFlight = count.get('sending') ?? 0;
-    const wait = inFlight > 0 ? ` (once ${IN_FLIGHT_LANDS_MS / 1000}s have passed since it stopped, so that requests the server was still handling have landed)` : '';
-    lines.push(`${plural(maybe, 'row')} may have been applied (uncertain, or in flight when it stopped): the board is read for them before anything is sent again${wait}.`);
+    lines.push(`${plural(maybe, 'row')} may have been applied (uncertain, or in flight when it stopped): the board is read for them before anything is sent again.`);
+  }
+  if (waitMs !== undefined && waitMs > 0) {
+    lines.push(`Waiting ${Math.ceil(waitMs / 1000)}s for requests of the interrupted run (its --timeout since its last journal write) before reading the board for its rows in flight; other rows go on meanwhile.`);
   }
   const other: string[] = [];
   if (found.input !== key.input) other.push(`input ${found.input}`);
   if (found.sha256 !== key.sha256 || key.sha256 === undefined) other.push(key.sha256 === undefined ? 'stdin (whose content cannot be compared as a whole)' : 'other content');
   if (found.plan !== key.plan) other.push('another mapping or options');
-  if (other.length > 0) {
+  if (other.length > 0 && (lines.length > 0 || done > 0)) {
     lines.push(
-      `It was written for ${other.join(', ')}: rows are matched to it by content, and a row changed since it was sent is sent again only by its _id or --match-on key (else rejected, naming its line).`,
+      `The journal ${j.path} was written for ${other.join(', ')}: rows are matched to it by content, and a row changed since it was sent is sent again only by its _id or --match-on key (else rejected, naming its line).`,
     );
   }
-  return lines.join('\n');
+  return lines.length > 0 ? lines.join('\n') : undefined;
+}
+
+/** The one line about rows earlier runs imported and this run skipped. */
+function rememberedText(summary: ImportSummary, board: string, at: string | undefined): string {
+  const sent = summary.rows - summary.skipped;
+  const what = `${plural(summary.skipped, 'row')} ${summary.skipped === 1 ? 'was' : 'were'} imported into ${board} on ${dateText(at)}`;
+  return sent === 0 ? `${what}; nothing to send (--again sends them as new cards).` : `${what} and ${summary.skipped === 1 ? 'was' : 'were'} not sent again (--again sends them as new cards).`;
 }
 
 /**
@@ -142,14 +220,8 @@ export const IN_FLIGHT_GRACE_MS = 2000;
 export async function executeImport(ctx: Context, plan: ImportPlan, p: ResolvedImport): Promise<void> {
   const { outputs: paths, policy } = plan;
   const status = createStatus(ctx);
-  const held = lockAndOpen(ctx, plan, p);
-  let journal: Journal | undefined;
-  try {
-    journal = await held.journal;
-  } catch (err) {
-    held.lock.release();
-    throw err;
-  }
+  const held = await lockAndOpen(ctx, plan, p);
+  const { journal } = held;
   let outputs: ImportOutputs;
   try {
     outputs = new ImportOutputs({ results: paths.results, rejects: paths.rejects }, p.headers, isJsonInput(plan.source), ctx.secrets);
@@ -167,7 +239,6 @@ export async function executeImport(ctx: Context, plan: ImportPlan, p: ResolvedI
   });
   const progress = await startProgress(ctx, paths, p.scan?.records, finishedBefore(journal));
   let engine: Awaited<ReturnType<typeof runEngine>>;
-  let finished = false;
   try {
     engine = await runEngine(p.items, {
       api: p.api,
@@ -178,6 +249,7 @@ export async function executeImport(ctx: Context, plan: ImportPlan, p: ResolvedI
       giveUpAfterMs: policy.giveUpAfterMs,
       journal,
       settleInFlightAt: settleAt(ctx, journal),
+      rerun: journal?.lastRunComplete() ?? false,
       match: p.match,
       force: policy.force,
       signal: ctx.cancel.drain,
@@ -187,25 +259,24 @@ export async function executeImport(ctx: Context, plan: ImportPlan, p: ResolvedI
         progress.event(e);
       },
     });
-    // Rejected and uncertain rows keep the journal: the same command (the input fixed) skips every row
-    // done, reads the board for the uncertain ones, and knows what the rejected ones had sent before.
-    finished = engine.summary.stopped === undefined && engine.summary.uncertain === 0 && engine.summary.rejected === 0;
+    // The journal is kept, whatever the end: it is the memory of this board's imports. A run that read its
+    // input to the end says so, and the next one is a re-run (rows done are named once), not a resume.
+    if (engine.summary.stopped === undefined) journal?.complete();
   } finally {
     undrain();
     clearInterval(flushTimer);
     outputs.close();
-    // A run that reached the end of its input with every row done deletes its journal: the next run starts afresh.
-    if (finished) journal?.discard();
-    else journal?.close();
+    journal?.close();
     held.lock.release();
   }
   const { summary, fatal } = engine;
   progress.done(summary);
+  if (summary.skipped > 0 && journal?.lastRunComplete()) status.info(rememberedText(summary, p.api.board.alias ?? p.api.board.id, journal.lastImportAt()));
   if (paths.json) {
-    const { rows, created, updated, unchanged, skipped, rejected, uncertain, settled, durationMs } = summary;
+    const { rows, created, updated, found, unchanged, skipped, rejected, uncertain, settled, durationMs } = summary;
     const rowsPerSec = Math.round(rowsPerSecond({ rows, skipped, elapsedMs: durationMs }) * 10) / 10;
     // The same state names as --dry-run --json (with dryRun telling them apart), results files and the journal.
-    await writeJson(ctx.stdout, { dryRun: false, rows, created, updated, unchanged, skipped, rejected, uncertain, settled, durationMs, rowsPerSec, results: paths.results ?? null, rejects: paths.rejects ?? null });
+    await writeJson(ctx.stdout, { dryRun: false, rows, created, updated, found, unchanged, skipped, rejected, uncertain, settled, durationMs, rowsPerSec, results: paths.results ?? null, rejects: paths.rejects ?? null });
   } else {
     await renderSummary(ctx, summary, progress.problems, paths);
   }

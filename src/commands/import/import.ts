@@ -17,9 +17,10 @@ An "_id" column (or --id-column) updates cards; --match-on Field finds them by a
 sends only the rows whose values differ from their card's (--force sends all).
 
 Rate: without the global --rate, cardboard learns the service's limit from its 429 answers.
-Resume: a journal next to the file (.cardboard-journal/, keyed by the file's content, the board and
-the mapping) records finished rows of a run that was cut off; the same command again resumes, and a
-finished run deletes it. One run per file and board at a time. --restart ignores the journal.
+Memory: a journal next to the file (.cardboard-journal/, one per input path and board) records what
+each row did. The same command again resumes a run that was cut off, and sends nothing for rows an
+earlier run imported (unless the board no longer holds their cards); --again sends those as new cards,
+--restart forgets the whole journal. One import per board and user at a time, whatever the environment.
 A --rejects file is the next input as it is (its _cardboard_reason column is never sent).
 
 Examples:
@@ -44,7 +45,8 @@ export function importCommand(parent: Command, ctx: ContextRef, run: (ctx: Conte
     .option('--concurrency <n>', 'requests in flight at once', String(DEFAULT_CONCURRENCY))
     .option('--give-up-after <duration>', 'stop when a row has met nothing but 429s for this long, e.g. 30m or 1h', DEFAULT_GIVE_UP_AFTER)
     .option('--journal <file>', 'where to keep the resume journal')
-    .option('--restart', 'ignore the journal: send every row again')
+    .option('--again', 'send rows an earlier run imported again, as new cards')
+    .option('--restart', 'forget the whole journal (rows that may be on the board too): send every row again')
     .option('--results <file>', 'write line,state,_id,message for every row (CSV)')
     .option('--rejects <file>', 'write rejected and uncertain rows in the input columns, plus a reason (CSV)')
     .option('--delimiter <char>', 'field delimiter (default: detected among , ; and tab)')

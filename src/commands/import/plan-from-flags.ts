@@ -61,6 +61,12 @@ export function planFromFlags(file: string, f: Record<string, unknown>): ImportP
   if (f.restart && f.journal === undefined && file === '-') {
     throw new UsageError('--restart has no journal to ignore when reading stdin without --journal.');
   }
+  if (f.again && f.journal === undefined && file === '-') {
+    throw new UsageError('--again has no journal to forget when reading stdin without --journal: every row is sent anyway.');
+  }
+  if (f.again && f.restart) {
+    throw new UsageError('--again and --restart cannot be used together.', { hint: '--restart forgets everything the journal holds; --again only the rows earlier runs finished.' });
+  }
   const map = emptyRecord<string>();
   for (const m of f.map as string[]) parseMapFlag(m, map);
   const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
@@ -79,6 +85,7 @@ export function planFromFlags(file: string, f: Record<string, unknown>): ImportP
       giveUpAfterMs: parseDuration(String(f.giveUpAfter ?? DEFAULT_GIVE_UP_AFTER), '--give-up-after'),
       force: Boolean(f.force),
       restart: Boolean(f.restart),
+      again: Boolean(f.again),
       sendEmpty: f.empty === 'send',
       dryRun: Boolean(f.dryRun),
     },

@@ -106,6 +106,7 @@ export async function renderSummary(ctx: Context, s: ImportSummary, problems: Pr
   };
   list('rejected', problems.rejected, s.rejected);
   list('uncertain', problems.uncertain, s.uncertain);
+  if (s.found > 0) out.push(`Found rows were not created by this run: their cards were already on the board, stored by an earlier run's try (see --results).`);
   if (s.uncertain > 0) out.push('Uncertain rows may or may not be on the board: check them before importing them again.');
   ctx.stderr.write(`${out.join('\n')}\n`);
 }
