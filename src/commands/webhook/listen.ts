@@ -8,7 +8,7 @@ import { AuthError, CardboardError, UsageError } from '../../errors.js';
 import { childStop, whenAborted } from '../../interrupt.js';
 import { createLiveLine, type LivePart } from '../../io/live-line.js';
 import { createStatus } from '../../io/status.js';
-import { viewJson, viewLinePieces, withTail } from '../../webhook/delivery.js';
+import { shownDelivery, viewJson, viewLinePieces, withTail } from '../../webhook/delivery.js';
 import { CardStates } from '../../webhook/changes.js';
 import { readHistory } from '../../webhook/history.js';
 import { LARGE_BODY } from '../../webhook/pieces.js';
@@ -157,8 +157,10 @@ export async function runWebhookListen(ctx: Context, opts: WebhookListenOptions)
     lock?.release();
     throw err;
   }
+  // Scrubbed from what is received (the raw bytes, recorded so) and from what is shown of it decoded.
+  const secrets = [...(signing ? [signing.key] : []), ...ctx.secrets, ...(await boardToken(ctx))];
   // The cards' last states, from what the record file holds (a restarted listener goes on where it was).
-  const states = new CardStates({ maxBodyBytes: LINE_PARSE_MAX_BYTES });
+  const states = new CardStates({ maxBodyBytes: LINE_PARSE_MAX_BYTES, secrets });
   // --inspect: the page shows what the record file holds as history, then each delivery as it comes.
   const inspector = opts.inspect
     ? await makeInspector(ctx, {
@@ -168,6 +170,7 @@ export async function runWebhookListen(ctx: Context, opts: WebhookListenOptions)
         forwardTo: opts.forwardTo,
         recording: opts.record !== undefined,
         replayTimeout: opts.forwardTimeout,
+        secrets,
       })
     : undefined;
   if (opts.record) readHistory(opts.record, states, inspector && ((d, change) => inspector.add(d, change, { recorded: true })));
@@ -197,13 +200,15 @@ export async function runWebhookListen(ctx: Context, opts: WebhookListenOptions)
       // Every delivery is shown as what it did to its card, against the card's last delivered state.
       const change = states.apply(e.delivery.body);
       inspector?.add(e.delivery, change, { recorded: false });
-      if (!json) out(deliveryLine(e.delivery, change));
-      else if (e.delivery.body.length >= LARGE_BODY) {
+      // What is printed is the body decoded: a secret its JSON escapes spell is redacted there too.
+      const shown = shownDelivery(e.delivery, secrets);
+      if (!json) out(deliveryLine(shown, change));
+      else if (shown.body.length >= LARGE_BODY) {
         // A large delivery is written in pieces, never made one string, after the lines before it.
         stdout.flush();
-        for (const piece of viewLinePieces(e.delivery, changeJsonTail(change))) io.stdout.write(piece);
+        for (const piece of viewLinePieces(shown, changeJsonTail(change))) io.stdout.write(piece);
         io.stdout.write('\n');
-      } else out(e.view === undefined ? viewJson(e.delivery, changeJsonTail(change)) : withTail(e.view, changeJsonTail(change)));
+      } else out(e.view === undefined || shown !== e.delivery ? viewJson(shown, changeJsonTail(change)) : withTail(e.view, changeJsonTail(change)));
     } else if (e.type === 'forward') {
       onForward(e);
       inspector?.forward(e);
@@ -220,7 +225,7 @@ export async function runWebhookListen(ctx: Context, opts: WebhookListenOptions)
     port: opts.port,
     path: opts.path,
     key: opts.verify ? signing?.key : undefined,
-    secrets: [...(signing ? [signing.key] : []), ...ctx.secrets, ...(await boardToken(ctx))],
+    secrets,
     maxBody: opts.maxBody,
     limits,
     record,
