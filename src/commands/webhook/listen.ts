@@ -8,6 +8,7 @@ import { AuthError, CardboardError, UsageError } from '../../errors.js';
 import { childStop, whenAborted } from '../../interrupt.js';
 import { createLiveLine, type LivePart } from '../../io/live-line.js';
 import { createStatus } from '../../io/status.js';
+import { terminalJson } from '../../io/text.js';
 import { shownDelivery, viewJson, viewLinePieces, withTail } from '../../webhook/delivery.js';
 import { CardStates } from '../../webhook/changes.js';
 import { readHistory } from '../../webhook/history.js';
@@ -176,6 +177,7 @@ export async function runWebhookListen(ctx: Context, opts: WebhookListenOptions)
   if (opts.record) readHistory(opts.record, states, inspector && ((d, change) => inspector.add(d, change, { recorded: true })));
   const stdout = batchedOutput(io.stdout);
   const out = stdout.line;
+  const tty = ctx.stdout.isTTY === true;
   const outage = opts.forwardTo ? new ForwardOutage(opts.forwardTo) : undefined;
   const onForward = (e: ForwardEvent) => {
     const shown = outage!.next(e, ctx.clock.now());
@@ -204,11 +206,17 @@ export async function runWebhookListen(ctx: Context, opts: WebhookListenOptions)
       const shown = shownDelivery(e.delivery, secrets);
       if (!json) out(deliveryLine(shown, change));
       else if (shown.body.length >= LARGE_BODY) {
-        // A large delivery is written in pieces, never made one string, after the lines before it.
+        // A large delivery is written in pieces, never made one string, after the lines before it; but on a
+        // terminal, where a person reads it, as one text escaped as every JSON line there (terminalJson).
         stdout.flush();
-        for (const piece of viewLinePieces(shown, changeJsonTail(change))) io.stdout.write(piece);
+        const pieces = viewLinePieces(shown, changeJsonTail(change));
+        if (tty) io.stdout.write(terminalJson(Buffer.concat([...pieces].map((p) => (typeof p === 'string' ? Buffer.from(p) : p))).toString('utf8')));
+        else for (const piece of pieces) io.stdout.write(piece);
         io.stdout.write('\n');
-      } else out(e.view === undefined || shown !== e.delivery ? viewJson(shown, changeJsonTail(change)) : withTail(e.view, changeJsonTail(change)));
+      } else {
+        const view = e.view === undefined || shown !== e.delivery ? viewJson(shown, changeJsonTail(change)) : withTail(e.view, changeJsonTail(change));
+        out(tty ? terminalJson(view) : view);
+      }
     } else if (e.type === 'forward') {
       onForward(e);
       inspector?.forward(e);
