@@ -2,7 +2,8 @@ import type { Context } from '../context.js';
 import { emptyRecord, ownValue } from '../own-keys.js';
 import { csvRow } from './csv.js';
 import { printTable } from './table.js';
-import { jsonFor, terminalText, tsvRow, valueText } from './text.js';
+import { jsonFor } from './terminal-json.js';
+import { terminalText, tsvRow, valueText } from './text.js';
 import { writeChunk } from './write.js';
 
 /** Output formats of record listings (`card list --format`). */

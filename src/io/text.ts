@@ -100,7 +100,7 @@ export interface TerminalTextOptions {
  * `\u{e0001}` beyond; cardboard's own colour codes are added after this, never passed through it.
  * Every line meant for a person goes through here (tables on a TTY, status, errors, progress, prompts,
  * listener lines, CSV cells on a terminal); machine formats on a pipe or in a file never do, so their data
- * stays exact (JSON on a terminal is escaped its own way: terminalJson).
+ * stays exact (JSON on a terminal is escaped its own way: terminalJson in terminal-json.ts).
  *
  * A backslash is left as it is: a value holding the two characters `\e` then looks like one holding ESC.
  * That is the price of idempotence (escaping twice equals escaping once, so a line built from escaped
@@ -124,34 +124,6 @@ export function terminalText(text: string, opts: TerminalTextOptions = {}): stri
  */
 export function textFor(stream: { isTTY?: boolean }, text: string, opts: TerminalTextOptions = {}): string {
   return stream.isTTY ? terminalText(text, opts) : text;
-}
-
-/**
- * What JSON.stringify leaves raw that a terminal must not receive: DEL, the C1 controls, the line and
- * paragraph separators and the format characters (bidi overrides and isolates such as U+202E) but the
- * zero-width joiner. C0 controls and lone surrogates it escapes itself, and outside its strings it writes
- * only ASCII, so each of these stands inside a string and may be written there as `\uXXXX`.
- */
-const JSON_UNSAFE = '[\\u007f-\\u009f\\u2028\\u2029]|(?!\\u200d)\\p{Cf}';
-
-/** A character as JSON escapes, one `\uXXXX` a UTF-16 unit (a pair beyond the BMP). */
-function jsonEscape(c: string): string {
-  let out = '';
-  for (let i = 0; i < c.length; i++) out += `\\u${c.charCodeAt(i).toString(16).padStart(4, '0')}`;
-  return out;
-}
-
-/**
- * JSON text as JSON.stringify wrote it, for a terminal: what JSON_UNSAFE matches written as `\uXXXX`, so no
- * control or bidi character of the data reaches the screen and the text still reads back as the same value.
- */
-export function terminalJson(json: string): string {
-  return json.replace(pattern(JSON_UNSAFE), jsonEscape);
-}
-
-/** JSON text printed as data on stdout: terminalJson on a terminal, exact on a pipe or in a file (see textFor). */
-export function jsonFor(stream: { isTTY?: boolean }, json: string): string {
-  return stream.isTTY ? terminalJson(json) : json;
 }
 
 /**

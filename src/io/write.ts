@@ -1,5 +1,5 @@
 import type { OutStream } from '../context.js';
-import { jsonFor } from './text.js';
+import { jsonFor } from './terminal-json.js';
 
 /** The error a write gets when the reader went away (`cardboard schema | head -1`). */
 function brokenPipeError(): NodeJS.ErrnoException {

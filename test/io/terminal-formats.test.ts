@@ -2,7 +2,7 @@
 // as \uXXXX escapes; CSV cells get the table's visible escapes. On a pipe the bytes are exact.
 import { describe, expect, it } from 'vitest';
 import { createRecordWriter } from '../../src/io/records.js';
-import { jsonFor, terminalJson } from '../../src/io/text.js';
+import { jsonFor, terminalJson } from '../../src/io/terminal-json.js';
 import { writeJson } from '../../src/io/write.js';
 import { testContext } from './buffers.js';
 

@@ -8,7 +8,7 @@ import { AuthError, CardboardError, UsageError } from '../../errors.js';
 import { childStop, whenAborted } from '../../interrupt.js';
 import { createLiveLine, type LivePart } from '../../io/live-line.js';
 import { createStatus } from '../../io/status.js';
-import { terminalJson } from '../../io/text.js';
+import { terminalJson } from '../../io/terminal-json.js';
 import { shownDelivery, viewJson, viewLinePieces, withTail } from '../../webhook/delivery.js';
 import { CardStates } from '../../webhook/changes.js';
 import { readHistory } from '../../webhook/history.js';
