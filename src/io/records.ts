@@ -2,7 +2,8 @@ import type { Context } from '../context.js';
 import { emptyRecord, ownValue } from '../own-keys.js';
 import { csvRow } from './csv.js';
 import { printTable } from './table.js';
-import { tsvRow } from './text.js';
+import { jsonFor } from './terminal-json.js';
+import { terminalText, tsvRow, valueText } from './text.js';
 import { writeChunk } from './write.js';
 
 /** Output formats of record listings (`card list --format`). */
@@ -72,6 +73,10 @@ export function createRecordWriter(ctx: Context, opts: RecordWriterOptions): Rec
   const out = ctx.stdout;
   const { columns } = opts;
   const shape = (r: Record<string, unknown>) => (opts.project ? pick(r, columns) : r);
+  // On a terminal a person reads the machine formats too: JSON gets \uXXXX escapes and CSV cells the table's
+  // visible escapes, so a server's ESC, BEL or U+202E never reaches the screen raw; piped, the bytes are exact.
+  const json = (r: Record<string, unknown>) => jsonFor(out, JSON.stringify(shape(r)));
+  const csv = out.isTTY ? (values: readonly unknown[]) => csvRow(values.map((v) => terminalText(valueText(v)))) : csvRow;
   // CSV and piped tables: a header line (written even when there are no records), then one row each.
   const headed = (row: (values: readonly unknown[]) => string): RecordWriter => {
     let started = false;
@@ -93,11 +98,11 @@ export function createRecordWriter(ctx: Context, opts: RecordWriterOptions): Rec
   };
   switch (opts.format) {
     case 'ndjson':
-      return { write: (r) => push(`${JSON.stringify(shape(r))}\n`), flush, end: flush };
+      return { write: (r) => push(`${json(r)}\n`), flush, end: flush };
     case 'json': {
       let count = 0;
       return {
-        write: (r) => push(`${count++ === 0 ? '[\n' : ',\n'}${JSON.stringify(shape(r))}`),
+        write: (r) => push(`${count++ === 0 ? '[\n' : ',\n'}${json(r)}`),
         flush,
         end: async () => {
           await push(count === 0 ? '[]\n' : '\n]\n');
@@ -106,7 +111,7 @@ export function createRecordWriter(ctx: Context, opts: RecordWriterOptions): Rec
       };
     }
     case 'csv':
-      return headed(csvRow);
+      return headed(csv);
     case 'table': {
       if (!out.isTTY) return headed(tsvRow);
       const rows: unknown[][] = [];

@@ -99,7 +99,8 @@ export interface TerminalTextOptions {
  * `\e` `\a` `\b` `\t` `\n` `\v` `\f` `\r` by name, `\x9b` up to U+00FF, `\u202e` in the BMP and
  * `\u{e0001}` beyond; cardboard's own colour codes are added after this, never passed through it.
  * Every line meant for a person goes through here (tables on a TTY, status, errors, progress, prompts,
- * listener lines); machine formats (JSON, NDJSON, CSV, TSV, files) never do, so their data stays exact.
+ * listener lines, CSV cells on a terminal); machine formats on a pipe or in a file never do, so their data
+ * stays exact (JSON on a terminal is escaped its own way: terminalJson in terminal-json.ts).
  *
  * A backslash is left as it is: a value holding the two characters `\e` then looks like one holding ESC.
  * That is the price of idempotence (escaping twice equals escaping once, so a line built from escaped

@@ -1,4 +1,5 @@
 import type { OutStream } from '../context.js';
+import { jsonFor } from './terminal-json.js';
 
 /** The error a write gets when the reader went away (`cardboard schema | head -1`). */
 function brokenPipeError(): NodeJS.ErrnoException {
@@ -29,9 +30,12 @@ export async function writeChunk(stream: OutStream, chunk: string): Promise<void
   });
 }
 
-/** Write one value as indented JSON and a newline (`--json` of single records). */
+/**
+ * Write one value as indented JSON and a newline (`--json` of single records); on a terminal its control
+ * and bidi characters are `\uXXXX` escapes (jsonFor), on a pipe or in a file the text is exact.
+ */
 export function writeJson(stream: OutStream, value: unknown): Promise<void> {
-  return writeChunk(stream, `${JSON.stringify(value, null, 2)}\n`);
+  return writeChunk(stream, `${jsonFor(stream, JSON.stringify(value, null, 2))}\n`);
 }
 
 /** True for the error a write gets when the reader went away (`cardboard card list --all | head`). */

@@ -1,5 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { emptyRecord, fieldRecord } from '../own-keys.js';
+import { redactValue } from '../redact.js';
+import { mayShowSecret } from './delivery.js';
 
 // What a delivery did to a card. The spec does not show webhook bodies (spec 6), and the service also sends
 // them for deletes, comments and uploads. What is read of a body, in order:
@@ -50,6 +52,11 @@ export interface CardStatesOptions {
   maxBytes?: number;
   /** Bodies larger than this are not parsed (default 1 MiB). */
   maxBodyBytes?: number;
+  /**
+   * Secrets no change may show: a body whose decoded value holds one (spelled with JSON escapes, which the
+   * raw-bytes scrub of the listener cannot see) is read with each replaced by `***`, keys included.
+   */
+  secrets?: readonly string[];
 }
 
 export const DEFAULT_MAX_CARDS = 10_000;
@@ -128,11 +135,13 @@ export class CardStates {
   private readonly maxCards: number;
   private readonly maxBytes: number;
   readonly maxBodyBytes: number;
+  private readonly secrets: readonly string[];
 
   constructor(opts: CardStatesOptions = {}) {
     this.maxCards = Math.max(1, opts.maxCards ?? DEFAULT_MAX_CARDS);
     this.maxBytes = Math.max(1, opts.maxBytes ?? DEFAULT_MAX_BYTES);
     this.maxBodyBytes = opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+    this.secrets = opts.secrets ?? [];
   }
 
   /** Cards remembered now. */
@@ -155,6 +164,7 @@ export class CardStates {
     } catch {
       return { event: 'other', changes: [] };
     }
+    if (mayShowSecret(body, this.secrets)) value = redactValue(this.secrets, value);
     return this.applyValue(value, body.length);
   }
 

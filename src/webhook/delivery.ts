@@ -1,4 +1,4 @@
-import { MIN_SUBSTRING_SECRET, scrubSecret } from '../redact.js';
+import { MIN_SUBSTRING_SECRET, redactSecrets, redactValue, scrubSecret } from '../redact.js';
 import { emptyRecord } from '../own-keys.js';
 import { isJsonText, LARGE_BODY, type Piece, recordPieces, viewPieces } from './pieces.js';
 
@@ -31,6 +31,38 @@ export function scrubBody(body: Buffer, needles: readonly Buffer[]): Buffer {
     out = Buffer.concat(parts);
   }
   return out;
+}
+
+/**
+ * Whether the decoded view of a body may show a secret that its bytes do not hold as such: a JSON string can
+ * spell one with escapes (`whsk\u002d…` for `whsk-…`), and a body recorded by an earlier run may hold a
+ * secret of this one literally. A body with no backslash and no secret decodes only to pieces of its bytes:
+ * nothing to look for (the usual case, one scan of the bytes).
+ */
+export function mayShowSecret(body: Buffer, secrets: readonly string[]): boolean {
+  const long = secrets.filter((s) => s.length >= MIN_SUBSTRING_SECRET);
+  return long.length > 0 && (body.includes(0x5c) || long.some((s) => body.includes(s)));
+}
+
+/**
+ * A delivery as it is shown decoded (listen's lines and `--json`, the inspector's page and API): when its
+ * decoded body would show a secret (mayShowSecret), the body is its JSON value with each secret of 8
+ * characters or more replaced by `***` in every string, keys included (redactValue), serialised again, or
+ * for a body that is not JSON its text scrubbed. Otherwise, and when nothing was replaced, the same delivery,
+ * uncopied. The record file and forwards keep the bytes as received (scrubBody only): this is a view.
+ */
+export function shownDelivery(d: Delivery, secrets: readonly string[]): Delivery {
+  if (!mayShowSecret(d.body, secrets)) return d;
+  const text = d.body.toString('utf8');
+  let shown: string;
+  try {
+    const value = JSON.parse(text) as unknown;
+    const redacted = redactValue(secrets, value);
+    shown = JSON.stringify(redacted) === JSON.stringify(value) ? text : JSON.stringify(redacted);
+  } catch {
+    shown = redactSecrets(secrets, text);
+  }
+  return shown === text ? d : { ...d, body: Buffer.from(shown, 'utf8') };
 }
 
 /** Header values with the secrets scrubbed (a receiver may be sent the token in another header). */

@@ -24,6 +24,8 @@ export type HostileMode =
   | 'escapes'
   /** Every POST is refused 400 with a body that echoes the request's x-token. */
   | 'echo-token'
+  /** List pages overlap: page p starts p cards early, as if a card were created ahead of the reader before each page read. */
+  | 'shifting-pages'
   /** Behaves well: the baseline. */
   | 'plain';
 
@@ -120,6 +122,8 @@ export async function startHostileServer(options: HostileOptions): Promise<Hosti
         return page === 0
           ? [{ _id: `id${HOSTILE.retitle}`, Title: HOSTILE.erase, [HOSTILE_FIELDS[2]]: HOSTILE.rtl, [HOSTILE_FIELDS[3]]: HOSTILE.cr }]
           : [];
+      case 'shifting-pages':
+        return cards.slice(page * (pageSize - 1), page * (pageSize - 1) + pageSize);
       default:
         return cards.slice(page * pageSize, (page + 1) * pageSize);
     }

@@ -1,4 +1,5 @@
 import { type Command, Option } from 'commander';
+import { SeenIds } from '../../api/seen-ids.js';
 import type { Api, PagesRead } from '../../api/types.js';
 import type { Context, ContextRef } from '../../context.js';
 import { PartialError, UsageError } from '../../errors.js';
@@ -9,7 +10,7 @@ import { createStatus } from '../../io/status.js';
 import { checkKeysAgainstBoard, unknownKeysError } from '../../schema/check.js';
 import type { Card } from '../../spec-types.js';
 import { parseInteger } from '../../units.js';
-import { groupDigits } from '../../io/text.js';
+import { groupDigits, plural } from '../../io/text.js';
 import { type NextPage, pageFooter, type PagesShown } from './page-footer.js';
 
 /** What `card list` fetches and how it prints it. */
@@ -108,13 +109,22 @@ export async function runCardList(ctx: Context, opts: CardListOptions): Promise<
   const writer = createRecordWriter(ctx, { format, columns, project: opts.fields !== undefined });
   const known = new Set(columns);
   const leftOut = new Set<string>();
-  const { pages, finish, footer } = await listPages(ctx, api, format, opts);
+  // Pages shift while they are read (spec 4.5: a card created or deleted moves others across a page
+  // boundary), so a listing of several pages prints each card once, by `_id`: every id printed is kept in
+  // memory (a 64-bit fingerprint, about 16 bytes a card), and the page walk asks the same set.
+  const printed = opts.all || opts.limit !== undefined ? new SeenIds() : undefined;
+  let repeated = 0;
+  const { pages, finish, footer } = await listPages(ctx, api, format, opts, printed && ((card: Card) => printed.has(card._id)));
   const shown: PagesShown = { first: opts.page, read: 0, shown: 0, shownOfLast: 0, lastLength: 0, limit: opts.limit };
   walk: for await (const page of pages) {
     if (page.length > 0) shown.read++;
     shown.lastLength = page.length;
     shown.shownOfLast = 0;
     for (const card of page) {
+      if (printed?.add(card._id)) {
+        repeated++;
+        continue;
+      }
       if (needColumns && opts.fields === undefined) for (const k of Object.keys(card)) if (!known.has(k)) leftOut.add(k);
       await writer.write(card);
       shown.shown++;
@@ -132,6 +142,10 @@ export async function runCardList(ctx: Context, opts: CardListOptions): Promise<
   if (leftOut.size > 0) {
     // Spec 2.2: a card record may hold keys that are not fields (createdAt...), so this is a note, not a warning.
     status.info(`not shown (not fields of the board): ${[...leftOut].join(', ')}; use --format json to see them, or \`cardboard schema --refresh\` if a field was just added`);
+  }
+  // Once, at the end: stdout held each card once; a card moved past the reader may also have been missed.
+  if (repeated > 0) {
+    status.info(`note: pages shifted while they were read: ${plural(repeated, 'card')} seen twice ${repeated === 1 ? 'was' : 'were'} printed once; run again for a consistent listing`);
   }
   finish();
 }
@@ -153,13 +167,13 @@ interface Listing {
  * so with --all it gets at most MAX_TABLE_ROWS cards and a spinner while they are read; `finish()`, once the
  * table is written, says whether it was cut (PartialError, exit 3). Every other format streams, uncut.
  */
-async function listPages(ctx: Context, api: Api, format: Format, opts: CardListOptions): Promise<Listing> {
+async function listPages(ctx: Context, api: Api, format: Format, opts: CardListOptions, seen?: (card: Card) => boolean): Promise<Listing> {
   const table = format === 'table' && ctx.stdout.isTTY === true;
   const noFooter = async () => undefined;
   if (!opts.all && opts.limit !== undefined) {
     // The walk itself says whether the board ended: an empty page stops it before the limit is reached.
     const footer = async (shown: PagesShown) => (table ? pageFooter(shown, 'none') : undefined);
-    return { pages: api.cardPages({ startPage: opts.page, signal: ctx.signal }), finish: () => {}, footer };
+    return { pages: api.cardPages({ startPage: opts.page, signal: ctx.signal, seen }), finish: () => {}, footer };
   }
   if (!opts.all) {
     // Only a person at a terminal reads the footer: a pipe or a machine format costs no second request.
@@ -167,14 +181,14 @@ async function listPages(ctx: Context, api: Api, format: Format, opts: CardListO
     const footer = async (shown: PagesShown) => (table ? pageFooter(shown, await next()) : undefined);
     return { pages, finish: () => {}, footer };
   }
-  if (!table) return { pages: api.cardPages({ signal: ctx.signal }), finish: () => {}, footer: noFooter };
+  if (!table) return { pages: api.cardPages({ signal: ctx.signal, seen }), finish: () => {}, footer: noFooter };
   let cut = false;
   const progress = canAnimate(ctx) ? await createProgress(ctx) : undefined;
   async function* capped(): AsyncIterable<Card[]> {
     progress?.start('Reading the board…');
     try {
       let count = 0;
-      for await (const page of api.cardPages({ signal: ctx.signal, onPage: (read: PagesRead) => progress?.update(pagesText(read)) })) {
+      for await (const page of api.cardPages({ signal: ctx.signal, seen, onPage: (read: PagesRead) => progress?.update(pagesText(read)) })) {
         if (count + page.length > MAX_TABLE_ROWS) {
           cut = true;
           if (count < MAX_TABLE_ROWS) yield page.slice(0, MAX_TABLE_ROWS - count);

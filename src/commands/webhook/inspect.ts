@@ -27,12 +27,14 @@ export interface OpenInspector {
   forwardTo: string | undefined;
   recording: boolean;
   replayTimeout: Duration;
+  /** Secrets the page must not show, decoded bodies and changes included. */
+  secrets: readonly string[];
 }
 
 /** Make the inspector (not listening yet: history can be added first). Loaded only when --inspect is given. */
 export async function makeInspector(ctx: Context, o: OpenInspector): Promise<Inspector> {
   const { Inspector } = await import('../../webhook/inspector/server.js');
-  return new Inspector({ ports: o.plan.ports, key: o.key, verified: o.verified, forwardTo: o.forwardTo, recording: o.recording, insecure: ctx.globals.insecure, replayTimeout: o.replayTimeout });
+  return new Inspector({ ports: o.plan.ports, key: o.key, verified: o.verified, forwardTo: o.forwardTo, recording: o.recording, insecure: ctx.globals.insecure, replayTimeout: o.replayTimeout, secrets: o.secrets });
 }
 
 /** Start the inspector's server; a port in use is an error naming it (exit 1). */

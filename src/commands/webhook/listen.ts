@@ -8,7 +8,8 @@ import { AuthError, CardboardError, UsageError } from '../../errors.js';
 import { childStop, whenAborted } from '../../interrupt.js';
 import { createLiveLine, type LivePart } from '../../io/live-line.js';
 import { createStatus } from '../../io/status.js';
-import { viewJson, viewLinePieces, withTail } from '../../webhook/delivery.js';
+import { terminalJson } from '../../io/terminal-json.js';
+import { shownDelivery, viewJson, viewLinePieces, withTail } from '../../webhook/delivery.js';
 import { CardStates } from '../../webhook/changes.js';
 import { readHistory } from '../../webhook/history.js';
 import { LARGE_BODY } from '../../webhook/pieces.js';
@@ -157,8 +158,10 @@ export async function runWebhookListen(ctx: Context, opts: WebhookListenOptions)
     lock?.release();
     throw err;
   }
+  // Scrubbed from what is received (the raw bytes, recorded so) and from what is shown of it decoded.
+  const secrets = [...(signing ? [signing.key] : []), ...ctx.secrets, ...(await boardToken(ctx))];
   // The cards' last states, from what the record file holds (a restarted listener goes on where it was).
-  const states = new CardStates({ maxBodyBytes: LINE_PARSE_MAX_BYTES });
+  const states = new CardStates({ maxBodyBytes: LINE_PARSE_MAX_BYTES, secrets });
   // --inspect: the page shows what the record file holds as history, then each delivery as it comes.
   const inspector = opts.inspect
     ? await makeInspector(ctx, {
@@ -168,11 +171,13 @@ export async function runWebhookListen(ctx: Context, opts: WebhookListenOptions)
         forwardTo: opts.forwardTo,
         recording: opts.record !== undefined,
         replayTimeout: opts.forwardTimeout,
+        secrets,
       })
     : undefined;
   if (opts.record) readHistory(opts.record, states, inspector && ((d, change) => inspector.add(d, change, { recorded: true })));
   const stdout = batchedOutput(io.stdout);
   const out = stdout.line;
+  const tty = ctx.stdout.isTTY === true;
   const outage = opts.forwardTo ? new ForwardOutage(opts.forwardTo) : undefined;
   const onForward = (e: ForwardEvent) => {
     const shown = outage!.next(e, ctx.clock.now());
@@ -197,13 +202,21 @@ export async function runWebhookListen(ctx: Context, opts: WebhookListenOptions)
       // Every delivery is shown as what it did to its card, against the card's last delivered state.
       const change = states.apply(e.delivery.body);
       inspector?.add(e.delivery, change, { recorded: false });
-      if (!json) out(deliveryLine(e.delivery, change));
-      else if (e.delivery.body.length >= LARGE_BODY) {
-        // A large delivery is written in pieces, never made one string, after the lines before it.
+      // What is printed is the body decoded: a secret its JSON escapes spell is redacted there too.
+      const shown = shownDelivery(e.delivery, secrets);
+      if (!json) out(deliveryLine(shown, change));
+      else if (shown.body.length >= LARGE_BODY) {
+        // A large delivery is written in pieces, never made one string, after the lines before it; but on a
+        // terminal, where a person reads it, as one text escaped as every JSON line there (terminalJson).
         stdout.flush();
-        for (const piece of viewLinePieces(e.delivery, changeJsonTail(change))) io.stdout.write(piece);
+        const pieces = viewLinePieces(shown, changeJsonTail(change));
+        if (tty) io.stdout.write(terminalJson(Buffer.concat([...pieces].map((p) => (typeof p === 'string' ? Buffer.from(p) : p))).toString('utf8')));
+        else for (const piece of pieces) io.stdout.write(piece);
         io.stdout.write('\n');
-      } else out(e.view === undefined ? viewJson(e.delivery, changeJsonTail(change)) : withTail(e.view, changeJsonTail(change)));
+      } else {
+        const view = e.view === undefined || shown !== e.delivery ? viewJson(shown, changeJsonTail(change)) : withTail(e.view, changeJsonTail(change));
+        out(tty ? terminalJson(view) : view);
+      }
     } else if (e.type === 'forward') {
       onForward(e);
       inspector?.forward(e);
@@ -220,7 +233,7 @@ export async function runWebhookListen(ctx: Context, opts: WebhookListenOptions)
     port: opts.port,
     path: opts.path,
     key: opts.verify ? signing?.key : undefined,
-    secrets: [...(signing ? [signing.key] : []), ...ctx.secrets, ...(await boardToken(ctx))],
+    secrets,
     maxBody: opts.maxBody,
     limits,
     record,

@@ -159,7 +159,7 @@ export async function runWebhookReplay(ctx: Context, opts: WebhookReplayOptions)
     return;
   }
   const client = new DeliveryClient(1);
-  const states = opts.changed.length ? new CardStates() : undefined;
+  const states = opts.changed.length ? new CardStates({ secrets: [signing.key, ...ctx.secrets] }) : undefined;
   const wanted = new Set(opts.changed);
   const size = statSync(opts.file).size;
   const failed: string[] = [];

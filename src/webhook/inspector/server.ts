@@ -65,6 +65,8 @@ export interface InspectorOptions {
   maxBytes?: number;
   /** The token (default: 192 random bits, base64url); tests pass none. */
   token?: string;
+  /** Secrets the page and API never show: bodies are shown decoded with them redacted (shownDelivery); replays send the bytes as recorded. */
+  secrets?: readonly string[];
   /** The client replays go through (default one of its own). */
   client?: DeliveryClient;
 }
@@ -88,7 +90,7 @@ export class Inspector {
   constructor(private readonly opts: InspectorOptions) {
     this.token = opts.token ?? randomBytes(24).toString('base64url');
     this.tokenMatches = keyMatcher(this.token);
-    this.store = new EntryStore(opts.verified, opts.maxEntries ?? DEFAULT_MAX_ENTRIES, opts.maxBytes ?? DEFAULT_MAX_BYTES);
+    this.store = new EntryStore(opts.verified, opts.maxEntries ?? DEFAULT_MAX_ENTRIES, opts.maxBytes ?? DEFAULT_MAX_BYTES, opts.secrets);
     this.client = opts.client ?? new DeliveryClient(1);
     this.server = createServer((req, res) => this.handle(req, res));
     // A request Node cannot parse is answered here, not by Node's bare 400, so it too carries the headers.

@@ -1,5 +1,5 @@
 import type { DeliveryChange } from '../changes.js';
-import { bodyValue, type Delivery, type DeliveryView } from '../delivery.js';
+import { bodyValue, type Delivery, type DeliveryView, shownDelivery } from '../delivery.js';
 import type { ForwardEvent } from '../forwarder.js';
 
 /** Entries kept at most, and body bytes kept at most: past either, the oldest entry is dropped first. */
@@ -43,7 +43,10 @@ export interface DetailView extends DeliveryView {
 }
 
 interface Entry {
+  /** As received and recorded: what a replay sends. */
   delivery: Delivery;
+  /** As the page shows it: the body decoded with the secrets redacted (the same object when none shows). */
+  shown: Delivery;
   change: DeliveryChange;
   recorded: boolean;
   forward?: ForwardView;
@@ -74,6 +77,7 @@ export class EntryStore {
     private readonly verified: boolean,
     private readonly maxEntries = DEFAULT_MAX_ENTRIES,
     private readonly maxBytes = DEFAULT_MAX_BYTES,
+    private readonly secrets: readonly string[] = [],
   ) {}
 
   get size(): number {
@@ -92,7 +96,7 @@ export class EntryStore {
       this.entries.delete(delivery.seq);
       this.bytes -= old.delivery.body.length;
     }
-    const entry: Entry = { delivery, change, recorded };
+    const entry: Entry = { delivery, shown: shownDelivery(delivery, this.secrets), change, recorded };
     this.entries.set(delivery.seq, entry);
     this.bytes += delivery.body.length;
     for (const [seq, e] of this.entries) {
@@ -134,7 +138,7 @@ export class EntryStore {
   detail(seq: number): DetailView | undefined {
     const e = this.entries.get(seq);
     if (!e) return undefined;
-    const d = e.delivery;
+    const d = e.shown;
     const cut = d.body.length > DETAIL_BODY_BYTES;
     const view: DetailView = {
       seq: d.seq,
@@ -143,7 +147,7 @@ export class EntryStore {
       path: d.path,
       headers: d.headers,
       body: cut ? d.body.subarray(0, DETAIL_BODY_BYTES).toString('utf8') : bodyValue(d.body),
-      size: d.body.length,
+      size: e.delivery.body.length,
       change: e.change,
     };
     if (cut) view.bodyTruncated = true;
@@ -153,10 +157,10 @@ export class EntryStore {
 }
 
 function entryView(e: Entry, verified: boolean): EntryView {
-  const d = e.delivery;
+  const d = e.shown;
   // Decoding only the bytes the preview can use: at most 4 bytes a character.
   const preview = d.body.subarray(0, PREVIEW_CHARS * 4).toString('utf8').slice(0, PREVIEW_CHARS);
-  const v: EntryView = { seq: d.seq, receivedAt: d.receivedAt, method: d.method, path: d.path, size: d.body.length, verified, recorded: e.recorded, change: e.change, preview };
+  const v: EntryView = { seq: d.seq, receivedAt: d.receivedAt, method: d.method, path: d.path, size: e.delivery.body.length, verified, recorded: e.recorded, change: e.change, preview };
   if (e.forward) v.forward = e.forward;
   return v;
 }
