@@ -34,7 +34,7 @@ function runToFd(args: string[], fd: number, cwd: string): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [BIN, ...args], { cwd, env: childEnv({ env: env() }), stdio: ['ignore', fd, 'pipe'] });
     const err: Buffer[] = [];
-    child.stderr.on('data', (b: Buffer) => err.push(b));
+    child.stderr?.on('data', (b: Buffer) => err.push(b));
     const timer = setTimeout(() => child.kill('SIGKILL'), HANG_MS);
     child.on('error', reject);
     child.on('close', (code, signal) => {
