@@ -47,7 +47,7 @@ export interface PrivateUse {
 
 /** The refusal of a FIFO nobody reads: opening it for writing would wait, and the run with it, for a reader. */
 function noReader(flag: string, path: string): UsageError {
-  return new UsageError(`${flag} ${path} is a FIFO with no reader: start its reader first. Nothing was sent.`, {
+  return new UsageError(`${flag} ${path} is a FIFO with no reader: start its reader first.`, {
     hint: `Start the program that reads ${path} before cardboard, or pass ${flag} with a regular file.`,
   });
 }
