@@ -1,24 +1,12 @@
-// The files cardboard writes hold card data and (the config) tokens, so they are owner-only; but a path a
-// user names may be something that is not ours to change: /dev/stdout, /dev/null, a FIFO, a symlink to
-// one, another user's file, a shared directory such as /tmp. One rule, in mayChangeMode, decides for every
-// writer (results, rejects, journal, record file, config and cache directories) whether a mode is touched.
+// The files cardboard writes hold card data and (the config) tokens, so what it creates is owner-only. A path a
+// user names may be a file that is not cardboard's to change: their own out.txt behind /dev/stdout, a FIFO,
+// a symlink to either, another user's file, a shared directory such as /tmp. One rule decides for every
+// writer (results, rejects, journal, record file, config and cache directories): a mode is set only on what
+// the same call has just created (O_EXCL, mkdir). Anything that existed is written as it is, mode untouched:
+// how widely the user shares their own file is their choice.
 import { closeSync, constants, fchmodSync, fstatSync, mkdirSync, openSync, type Stats, statSync } from 'node:fs';
 import { errnoCode } from './fs-errors.js';
 import { UsageError } from './errors.js';
-
-/**
- * Whether cardboard may change the mode of what `stat` describes: what it has just created, or an existing
- * regular file owned by the current user. An existing regular file of ours that we are about to fill with
- * card data is tightened, because leaving a 0644 file world-readable would publish the board to every
- * user of the machine, and the file is the user's own to change. Nothing else is: a device (as root,
- * chmod of /dev/null would lock every other user out of it), a FIFO, a socket, another user's file, and
- * any directory that already existed (CARDBOARD_CONFIG_DIR=/tmp or $HOME belongs to more than cardboard,
- * and its secrets are protected by their own 0600 files).
- */
-export function mayChangeMode(stat: Stats, created: boolean): boolean {
-  if (created) return true;
-  return stat.isFile() && stat.uid === process.getuid?.();
-}
 
 /** A short name for what a non-regular path is, for an error message. */
 function kindOf(stat: Stats): string {
@@ -57,32 +45,34 @@ export interface PrivateUse {
   reread?: boolean;
 }
 
+/** The refusal of a FIFO nobody reads: opening it for writing would wait, and the run with it, for a reader. */
+function noReader(flag: string, path: string): UsageError {
+  return new UsageError(`${flag} ${path} is a FIFO with no reader: start its reader first.`, {
+    hint: `Start the program that reads ${path} before cardboard, or pass ${flag} with a regular file.`,
+  });
+}
+
 /**
- * Open `path` for writing (`w` truncates, `a` appends). A file it creates is 0600 whatever the umask; an
- * existing regular file of ours loses its group and world bits (mayChangeMode); anything else (a device,
- * a FIFO, /dev/stdout, a symlink to one, another user's file) is written as it is, or, for a `reread`
- * use, refused with a UsageError naming the flag. The decision is made on the opened descriptor (fstat),
- * so a path swapped between a check and the open cannot redirect a chmod.
+ * Open `path` for writing (`w` truncates, `a` appends). A file this call creates is 0600 whatever the umask.
+ * A path that exists keeps its mode, whatever it is: a regular file (the user's, through a symlink or
+ * /dev/stdout too) is written with the mode it has; a FIFO, a device or a socket is written as it is, or,
+ * for a `reread` use, refused with a UsageError naming the flag. A FIFO with no reader is refused at once
+ * (UsageError) instead of waiting for one: the wait would block the event loop, Ctrl-C included.
  */
 export function openPrivate(path: string, flags: 'w' | 'a', use: PrivateUse): number {
   // Checked before opening: opening a FIFO for writing blocks until someone reads it.
   if (use.reread) requireRegularFile(path, use.flag);
+  const mode = constants.O_WRONLY | (flags === 'w' ? constants.O_TRUNC : constants.O_APPEND);
   let fd: number;
-  let created = true;
   try {
-    fd = openSync(path, flags === 'w' ? 'wx' : 'ax', 0o600);
+    fd = openSync(path, mode | constants.O_CREAT | constants.O_EXCL, 0o600);
   } catch (err) {
     if (errnoCode(err) !== 'EEXIST') throw err;
-    created = false;
-    fd = openSync(path, flags, 0o600);
+    return openExisting(path, mode, use);
   }
   try {
-    const stat = fstatSync(fd);
-    if (use.reread && !stat.isFile()) throw notRegular(use.flag, path, stat);
-    if (mayChangeMode(stat, created)) {
-      const mode = created ? 0o600 : stat.mode & 0o700;
-      if ((stat.mode & 0o777) !== mode) fchmodSync(fd, mode);
-    }
+    // Created now, by this call: 0600 exactly, whatever the umask took away.
+    if ((fstatSync(fd).mode & 0o777) !== 0o600) fchmodSync(fd, 0o600);
   } catch (err) {
     closeSync(fd);
     throw err;
@@ -91,8 +81,54 @@ export function openPrivate(path: string, flags: 'w' | 'a', use: PrivateUse): nu
 }
 
 /**
+ * Open a path that exists (or a symlink, dangling or not) with `mode`, never changing its mode. Opened
+ * without blocking first, so a FIFO without a reader fails (ENXIO) instead of waiting; O_CREAT only makes
+ * the target of a dangling symlink, at most 0600. A regular file keeps that descriptor (O_NONBLOCK means
+ * nothing to one); a FIFO or a device is opened again in blocking mode (a FIFO with a reader opens at once),
+ * so that writeSync waits for room instead of failing with EAGAIN.
+ */
+function openExisting(path: string, mode: number, use: PrivateUse): number {
+  let fd: number;
+  try {
+    fd = openSync(path, mode | constants.O_CREAT | constants.O_NONBLOCK, 0o600);
+  } catch (err) {
+    if (errnoCode(err) === 'ENXIO' && isFifo(path)) throw noReader(use.flag, path);
+    throw err;
+  }
+  let stat: Stats;
+  try {
+    stat = fstatSync(fd);
+    if (stat.isFile()) return fd;
+    if (use.reread) throw notRegular(use.flag, path, stat);
+  } catch (err) {
+    closeSync(fd);
+    throw err;
+  }
+  // The reader is there now, and a writer (fd) too: the blocking open returns at once.
+  try {
+    const blocking = openSync(path, mode);
+    const again = fstatSync(blocking);
+    if (again.ino !== stat.ino || again.dev !== stat.dev) {
+      closeSync(blocking);
+      throw new UsageError(`${use.flag} ${path} was replaced while it was being opened.`, { hint: `Run again, or pass ${use.flag} with a regular file.` });
+    }
+    return blocking;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function isFifo(path: string): boolean {
+  try {
+    return statSync(path).isFIFO();
+  } catch {
+    return false;
+  }
+}
+
+/**
  * Create `dir` (and its parents) owner-only, 0700 whatever the umask. A directory that already exists is
- * left as it is (mayChangeMode): it may be one the user pointed at and shares, such as /tmp or $HOME.
+ * left as it is: it may be one the user pointed at and shares, such as /tmp or $HOME.
  */
 export function makePrivateDir(dir: string): void {
   const first = mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -100,22 +136,40 @@ export function makePrivateDir(dir: string): void {
   // Every directory from `first` down was created now, with 0700 less the umask: the leaf gets 0700 exactly.
   const fd = openSync(dir, constants.O_RDONLY);
   try {
-    if (mayChangeMode(fstatSync(fd), true)) fchmodSync(fd, 0o700);
+    if ((fstatSync(fd).mode & 0o777) !== 0o700) fchmodSync(fd, 0o700);
   } finally {
     closeSync(fd);
   }
 }
 
+/** Where a file was, to tell afterwards whether a library's write replaced it with a file of its own. */
+export interface FileIdentity {
+  dev: number;
+  ino: number;
+}
+
+/** The identity of what `path` names (following symlinks), or undefined when nothing is there. */
+export function fileIdentity(path: string): FileIdentity | undefined {
+  try {
+    const { dev, ino } = statSync(path);
+    return { dev, ino };
+  } catch {
+    return undefined;
+  }
+}
+
 /**
- * Make an existing file owner-only (its group and world bits off) when mayChangeMode allows: a file a
- * library wrote for us (the config, through conf). Opened without blocking, so a FIFO put in its place
- * cannot hang the command, and decided on the opened descriptor.
+ * Take the group and world bits off a file a library has just written for us (the config, through conf),
+ * only when that write created it: a file other than `before` (conf writes a temporary file and renames it
+ * over the old one). A file written in place (`before` is the same file) keeps its mode. Opened without
+ * blocking, so a FIFO put in its place cannot hang the command, and decided on the opened descriptor.
  */
-export function tightenFile(path: string): void {
+export function tightenFile(path: string, before: FileIdentity | undefined): void {
   const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
   try {
     const stat = fstatSync(fd);
-    if (mayChangeMode(stat, false) && (stat.mode & 0o077) !== 0) fchmodSync(fd, stat.mode & 0o700);
+    const created = before === undefined || before.dev !== stat.dev || before.ino !== stat.ino;
+    if (created && stat.isFile() && stat.uid === process.getuid?.() && (stat.mode & 0o077) !== 0) fchmodSync(fd, stat.mode & 0o700);
   } finally {
     closeSync(fd);
   }

@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CardboardError, UsageError } from '../errors.js';
 import { fileError } from '../fs-errors.js';
-import { makePrivateDir, tightenFile } from '../private-file.js';
+import { fileIdentity, makePrivateDir, tightenFile } from '../private-file.js';
 import { configDir } from './dirs.js';
 import { importWithoutStopHooks } from '../interrupt.js';
 
@@ -135,9 +135,11 @@ export function configStore(env: Env): ConfigStore {
       const data: Record<string, unknown> = { boards: config.boards };
       if (config.defaultBoard !== undefined) data.defaultBoard = config.defaultBoard;
       try {
+        const before = fileIdentity(store.path);
         store.store = data;
-        // conf creates it 0600 and fixes a wider mode on write (configFileMode); a file in its place that is not ours is left alone.
-        tightenFile(store.path);
+        // conf writes a new file 0600 (configFileMode) and renames it into place; one it wrote in place instead (its
+        // fallback) existed before this write, and keeps the mode it had.
+        tightenFile(store.path, before);
       } catch (err) {
         throw configFileError(err, 'write the config file', file);
       }

@@ -9,9 +9,9 @@ import { REASON_COLUMN, type RowOutcome } from './types.js';
 
 /**
  * A CSV file written in batches with writeSync: bounded memory, and what is written survives a crash.
- * Created 0600 (it holds the board's data; openPrivate: a device or FIFO such as /dev/stdout is written
- * as it is, never chmod-ed), and every secret of the run (token, signing key) is redacted:
- * a server may echo them in its messages.
+ * Created 0600 (it holds the board's data); a path that exists is written with the mode it has (openPrivate:
+ * the user's file, /dev/stdout, a FIFO, which must have its reader already). Every secret of the run (token,
+ * signing key) is redacted: a server may echo them in its messages.
  */
 class CsvFile {
   private buffer = '';

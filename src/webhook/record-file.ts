@@ -1,5 +1,6 @@
 import { closeSync, fdatasync, fstatSync, openSync, readSync, writeSync } from 'node:fs';
 import { type Clock, realClock } from '../clock.js';
+import { UsageError } from '../errors.js';
 import { openPrivate } from '../private-file.js';
 import { type Delivery, parseRecordLine, recordLinePieces } from './delivery.js';
 import { LARGE_BODY, parseLargeRecordLine, type Piece } from './pieces.js';
@@ -116,6 +117,29 @@ export function sniffRecordFile(path: string): 'empty' | 'record' | 'other' {
   }
 }
 
+/** The refusal of a file that holds something other than deliveries: appending to it would change someone's data. */
+function notARecord(path: string): UsageError {
+  return new UsageError(`--record ${path} is not a record file: its first line is not a delivery recorded by \`cardboard webhook listen --record\`. Nothing was written to it.`, {
+    hint: 'Pass --record with a new file, an empty one, or one a listener recorded (it is appended to).',
+  });
+}
+
+/**
+ * Refuse (UsageError naming --record, exit 2) an existing file, or the target of a symlink, that holds
+ * something other than deliveries; an absent or empty file passes. Checked before anything is made beside it
+ * (the lock); the RecordFile checks again once it has opened the file.
+ */
+export function requireRecordFile(path: string): void {
+  let kind: ReturnType<typeof sniffRecordFile>;
+  try {
+    kind = sniffRecordFile(path);
+  } catch {
+    // Absent or unreadable: opening it says why.
+    return;
+  }
+  if (kind === 'other') throw notARecord(path);
+}
+
 /** A delivery as appended: numbered, where its line starts, and its `--json` line when one was made. */
 export interface Recorded {
   delivery: Delivery;
@@ -181,10 +205,15 @@ export class RecordFile {
   ) {
     this.syncIntervalMs = opts.syncIntervalMs ?? SYNC_INTERVAL_MS;
     this.clock = opts.clock ?? realClock;
-    // Created 0600; one made earlier (by hand, an older version) is closed to others too when it is a regular
-    // file of ours, since it holds the board's cards. It is re-read on restart, so a FIFO or device is refused.
+    // Created 0600; one that exists keeps its mode, and is appended to only when it holds deliveries or nothing
+    // (a file of other content is refused untouched). It is re-read on restart, so a FIFO or device is refused.
     this.fd = openPrivate(path, 'a', { flag: '--record', reread: true });
     this.size = fstatSync(this.fd).size;
+    // Read by path, as recover() does: the descriptor is open for appending only.
+    if (this.size > 0 && sniffRecordFile(path) === 'other') {
+      closeSync(this.fd);
+      throw notARecord(path);
+    }
     if (this.size > 0) this.recover();
   }
 

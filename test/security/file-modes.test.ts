@@ -1,12 +1,12 @@
-// Files that are not ours are never changed: --results/--rejects on a FIFO, a symlink to one or /dev/null
-// are written as they are, never chmod-ed; --journal and --record (read back and appended) refuse a FIFO;
-// an existing directory named by CARDBOARD_CONFIG_DIR keeps its mode. Files cardboard creates are 0600,
-// and a regular file of ours it fills with card data loses its group and world bits.
-import { execFileSync } from 'node:child_process';
-import { chmodSync, chownSync, closeSync, constants, createReadStream, existsSync, mkdirSync, openSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+// Files cardboard did not create are never chmod-ed: --results/--rejects on a FIFO, a symlink to one,
+// /dev/null or an existing regular file are written with the mode they have; --journal and --record (read
+// back and appended) refuse a FIFO; an existing directory named by CARDBOARD_CONFIG_DIR keeps its mode.
+// Files cardboard creates are 0600, directories it creates 0700.
+import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runMain, tempDir } from '../helpers/cli.js';
+import { fifoWithReader } from '../helpers/fifo.js';
 import { BOARD_ID, type RunningEmulator, startTestEmulator, TOKEN } from '../helpers/emulator.js';
 
 let emu: RunningEmulator;
@@ -26,41 +26,14 @@ function input(dir: string): string {
   return path;
 }
 
-/** A FIFO of mode 0644 with a reader on it: what is written is collected; `release` ends a reader nobody wrote to. */
-async function fifo(dir: string, name = 'out.fifo'): Promise<{ path: string; text: Promise<string>; release(): void }> {
-  const path = join(dir, name);
-  execFileSync('mkfifo', ['-m', '0644', path]);
-  const chunks: Buffer[] = [];
-  const stream = createReadStream(path);
-  const text = new Promise<string>((resolve, reject) => {
-    stream.on('data', (c) => chunks.push(c as Buffer));
-    stream.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    stream.on('error', reject);
-  });
-  // Let the stream's open reach the thread pool: a writer's open (synchronous) then meets a reader.
-  await new Promise((r) => setImmediate(r));
-  await new Promise((r) => setTimeout(r, 20));
-  return {
-    path,
-    text,
-    release() {
-      try {
-        closeSync(openSync(path, constants.O_WRONLY | constants.O_NONBLOCK));
-      } catch {
-        // The reader is gone already.
-      }
-    },
-  };
-}
-
 describe('--results and --rejects that are not regular files of ours', () => {
   it('a FIFO is written and keeps its mode (0644)', async () => {
     const dir = tempDir();
-    const results = await fifo(dir);
+    const results = await fifoWithReader(dir);
     try {
       const r = await runMain(['import', input(dir), '--results', results.path], { env: env(), cwd: dir });
       expect(r.code, r.stderr).toBe(0);
-      expect(await results.text).toMatch(/^line,state,_id,message,settled\r\n/);
+      expect(await results.text()).toMatch(/^line,state,_id,message,settled\r\n/);
       expect(mode(results.path)).toBe('644');
     } finally {
       results.release();
@@ -69,13 +42,13 @@ describe('--results and --rejects that are not regular files of ours', () => {
 
   it('a symlink to a FIFO (--rejects) is written through and the FIFO keeps its mode', async () => {
     const dir = tempDir();
-    const target = await fifo(dir);
+    const target = await fifoWithReader(dir);
     const link = join(dir, 'rejects.csv');
     symlinkSync(target.path, link);
     try {
       const r = await runMain(['import', input(dir), '--rejects', link], { env: env(), cwd: dir });
       expect(r.code, r.stderr).toBe(0);
-      expect(await target.text).toBe('Name,Status,_cardboard_reason\r\n');
+      expect(await target.text()).toBe('Name,Status,_cardboard_reason\r\n');
       expect(mode(target.path)).toBe('644');
     } finally {
       target.release();
@@ -102,21 +75,22 @@ describe('--results and --rejects that are not regular files of ours', () => {
     expect(mode(results)).toBe('644');
   });
 
-  it('a new file is created 0600; an existing regular file of ours (0644) is tightened to 0600', async () => {
+  it('a new file is created 0600; an existing regular file of ours (0644) is written and keeps 0644', async () => {
     const dir = tempDir();
     const results = join(dir, 'results.csv');
     const rejects = join(dir, 'rejects.csv');
     writeFileSync(rejects, 'old\n', { mode: 0o644 });
     const r = await runMain(['import', input(dir), '--results', results, '--rejects', rejects], { env: env(), cwd: dir });
     expect(r.code, r.stderr).toBe(0);
-    expect([mode(results), mode(rejects)]).toEqual(['600', '600']);
+    expect([mode(results), mode(rejects)]).toEqual(['600', '644']);
+    expect(readFileSync(rejects, 'utf8')).toBe('Name,Status,_cardboard_reason\r\n');
   });
 });
 
 describe('--journal and --record must be regular files (read back and appended)', () => {
   it('--journal on a FIFO: exit 2 naming --journal, nothing sent, no lock beside it, mode kept', async () => {
     const dir = tempDir();
-    const journal = await fifo(dir, 'j.fifo');
+    const journal = await fifoWithReader(dir, 'j.fifo');
     const posts = emu.requests().filter((q) => q.method === 'POST').length;
     try {
       const r = await runMain(['import', input(dir), '--journal', journal.path], { env: env(), cwd: dir });
@@ -132,7 +106,7 @@ describe('--journal and --record must be regular files (read back and appended)'
 
   it('--record on a FIFO: exit 2 naming --record, no lock beside it, mode kept', async () => {
     const dir = tempDir();
-    const record = await fifo(dir, 'r.fifo');
+    const record = await fifoWithReader(dir, 'r.fifo');
     try {
       const r = await runMain(['webhook', 'listen', '--port', '0', '--no-verify', '--record', record.path], { env: env(), cwd: dir });
       expect(r.code).toBe(2);

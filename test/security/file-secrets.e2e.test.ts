@@ -22,7 +22,7 @@ const filesUnder = (dir: string): string[] =>
   readdirSync(dir, { withFileTypes: true, recursive: true }).filter((d) => d.isFile()).map((d) => join(d.parentPath, d.name));
 
 describe('files written by an import', () => {
-  it('hold no token echoed by the server, and are mode 0600 even where they existed 0644', async () => {
+  it('hold no token echoed by the server; one created is 0600, one that existed 0644 keeps its mode', async () => {
     const dir = tempDir();
     const input = join(dir, 'in.csv');
     writeFileSync(input, `Title,Status\na,Open\nb,${SIGNING_KEY}\n`);
@@ -44,7 +44,7 @@ describe('files written by an import', () => {
     }
     expect(readFileSync(results, 'utf8')).toMatch(/rejected/);
     expect(readFileSync(rejects, 'utf8')).toMatch(/bad request for token \*\*\*/);
-    for (const f of [results, rejects]) expect((statSync(f).mode & 0o777).toString(8)).toBe('600');
+    expect([results, rejects].map((f) => (statSync(f).mode & 0o777).toString(8))).toEqual(['644', '600']);
   });
 });
 
@@ -62,15 +62,20 @@ describe('NDJSON rejects and the journal', () => {
     expect((statSync(rejects).mode & 0o777).toString(8)).toBe('600');
   });
 
-  it('journal lines are redacted and the file is 0600 even when it existed with another mode', async () => {
-    const path = join(tempDir(), 'j.log');
+  it('journal lines are redacted; a journal it creates is 0600, one that existed keeps its mode', async () => {
+    const dir = tempDir();
+    const created = join(dir, 'new.log');
+    const path = join(dir, 'j.log');
     writeFileSync(path, '', { mode: 0o644 });
     const key = { sha256: 'abc', board: 'b', baseUrl: 'http://h', input: '/in.csv', plan: 'p'.repeat(64) };
-    const j = await Journal.open(path, key, true, [TOKEN]);
-    j.record(2, 'a'.repeat(16), 'created', `id-${TOKEN}`);
-    j.close();
+    for (const file of [created, path]) {
+      const j = await Journal.open(file, key, true, [TOKEN]);
+      j.record(2, 'a'.repeat(16), 'created', `id-${TOKEN}`);
+      j.close();
+    }
     expect(readFileSync(path, 'utf8')).toContain('2\tcreated\tid-***');
     expect(readFileSync(path, 'utf8')).not.toContain(TOKEN);
-    expect((statSync(path).mode & 0o777).toString(8)).toBe('600');
+    expect((statSync(created).mode & 0o777).toString(8)).toBe('600');
+    expect((statSync(path).mode & 0o777).toString(8)).toBe('644');
   });
 });

@@ -1,4 +1,4 @@
-import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -6,7 +6,8 @@ import { type Delivery, headersFromRaw, outgoingHeaders, parseRecordLine, rawHea
 
 /** The `--json` view of a delivery built the plain way: what viewJson's faster line must equal. */
 const toView = (d: Delivery): DeliveryView => ({ seq: d.seq, receivedAt: d.receivedAt, method: d.method, path: d.path, headers: d.headers, body: bodyValue(d.body) });
-import { readDeliveries, RecordFile } from '../../src/webhook/record-file.js';
+import { UsageError } from '../../src/errors.js';
+import { readDeliveries, RecordFile, requireRecordFile } from '../../src/webhook/record-file.js';
 import { isJsonText, parseLargeRecordLine, recordPieces } from '../../src/webhook/pieces.js';
 import { tempDir } from '../helpers/cli.js';
 
@@ -131,6 +132,33 @@ describe('RecordFile', () => {
     const rest = readDeliveries(path, batch.next, 1, 10, 1e9);
     expect(rest.deliveries.map((d) => d.seq)).toEqual([4, 5]);
     expect(readDeliveries(path, 0, 0, 10, 1).deliveries.map((d) => d.seq)).toEqual([1]);
+  });
+
+  it('uses an existing empty file, or one of blank lines, with the mode it has', async () => {
+    for (const content of ['', '\n\n']) {
+      const path = join(tempDir(), 'r.jsonl');
+      writeFileSync(path, content);
+      chmodSync(path, 0o644);
+      const file = new RecordFile(path);
+      file.append({ receivedAt: 't', method: 'POST', path: '/', headers: {}, body: Buffer.from('one') });
+      await file.close();
+      expect(readDeliveries(path, 0, 0, 10, 1e9).deliveries.map((d) => d.seq)).toEqual([1]);
+      expect(statSync(path).mode & 0o777).toBe(0o644);
+    }
+  });
+
+  it('refuses a file of other content (UsageError naming --record) and writes nothing to it, cut last line or not', () => {
+    for (const content of ['Name,Status\na,Open\n', '{"id":1}\n{"seq":1,', 'no newline at all']) {
+      const path = join(tempDir(), 'notes.txt');
+      writeFileSync(path, content);
+      chmodSync(path, 0o644);
+      expect(() => new RecordFile(path)).toThrow(UsageError);
+      expect(() => new RecordFile(path)).toThrow(`--record ${path} is not a record file`);
+      expect(() => requireRecordFile(path)).toThrow(UsageError);
+      expect(readFileSync(path, 'utf8')).toBe(content);
+      expect(statSync(path).mode & 0o777).toBe(0o644);
+    }
+    expect(() => requireRecordFile(join(tempDir(), 'absent.jsonl'))).not.toThrow();
   });
 });
 

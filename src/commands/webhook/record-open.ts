@@ -1,16 +1,19 @@
-// The listener's --record file: one listener per file (a lock beside it), opened with errors that name it.
+// The listener's --record file: one listener per file (a lock beside it), a file of deliveries or nothing, opened
+// with errors that name it.
 import { existsSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { UsageError } from '../../errors.js';
 import { FileLock } from '../../file-lock.js';
 import { requireRegularFile } from '../../private-file.js';
-import { RecordFile } from '../../webhook/record-file.js';
+import { RecordFile, requireRecordFile } from '../../webhook/record-file.js';
 
 /** One listener per record file: the lock is `<record>.lock`, beside it. */
 export function lockRecord(path: string): FileLock {
   if (!existsSync(dirname(path))) throw new UsageError(`--record: cannot open ${path} (ENOENT)`);
-  // Refused before the lock is made beside it: --record /dev/null would put the lock in /dev.
+  // Refused before the lock is made beside it: --record /dev/null would put the lock in /dev, and a file of other
+  // content (notes.txt, or a symlink to it) gets nothing written beside it or into it.
   requireRegularFile(path, '--record');
+  requireRecordFile(path);
   return FileLock.acquire(`${path}.lock`, {
     refuse: (who, lockPath) =>
       new UsageError(`--record ${path} is in use by another webhook listener: ${who}.`, {
