@@ -319,9 +319,18 @@ export class Journal {
     return lastImport(this.previous, this.runs);
   }
 
-  /** The request timeout of the last earlier run (the one a kill may have cut off), if it said. */
-  lastTimeoutMs(): number | undefined {
-    return this.runs.at(-1)?.timeoutMs;
+  /**
+   * The longest request timeout of the earlier runs whose rows may still be landing (in flight at a kill,
+   * or cut off): undefined when no such run said. A later run's writes may follow theirs, so the wait
+   * that uses this, counted from the journal's last write, is never shorter than theirs.
+   */
+  inFlightTimeoutMs(): number | undefined {
+    let max: number | undefined;
+    for (const e of this.previous) {
+      const t = UNSETTLED.has(e.state) ? this.runs[e.run]?.timeoutMs : undefined;
+      if (t !== undefined && (max === undefined || t > max)) max = t;
+    }
+    return max;
   }
 
   /** Flush and close. */

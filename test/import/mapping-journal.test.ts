@@ -81,7 +81,7 @@ describe('Journal', () => {
       { line: 4, digest: d4, state: 'sending', run: 0 },
     ]);
     expect(again.runs).toEqual([{ at: expect.any(String), timeoutMs: 30_000, sha256: 'abc' }]);
-    expect(again.lastTimeoutMs()).toBe(30_000);
+    expect(again.inFlightTimeoutMs()).toBe(30_000);
     again.record(4, d4!, 'updated', 'id-4');
     again.close();
     expect((await Journal.open(path, key, OPEN)).previous.find((e) => e.line === 4)).toEqual({ line: 4, digest: d4, state: 'updated', id: 'id-4', run: 1 });

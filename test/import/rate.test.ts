@@ -21,7 +21,7 @@ async function* rows(n: number): AsyncGenerator<CsvItem> {
 function resumedJournal(done: number): Journal {
   const previous: JournalEntry[] = [];
   // Each row as it was sent: the digest is of its body, as the engine computes it.
-  for (let i = 0; i < done; i++) previous.push({ line: i + 2, digest: rowDigest({ Name: `r-${i}`, Status: 'Open' }, false), state: 'created', id: `old${i}` });
+  for (let i = 0; i < done; i++) previous.push({ line: i + 2, digest: rowDigest({ Name: `r-${i}`, Status: 'Open' }, false), state: 'created', id: `old${i}`, run: 0 });
   return { previous, record() {}, sending() {}, ready: () => undefined, flush() {} } as unknown as Journal;
 }
 
@@ -109,7 +109,7 @@ describe('the progress line of a resumed run', () => {
     const progress = await startProgress(ctx, { json: false }, undefined);
     const row = { type: 'row' as const, outcome: { line: 2, state: 'created' as const, id: 'x' } } as Parameters<typeof progress.event>[0];
     const retry = { type: 'retry' as const, line: 2, reason: '429', attempt: 1 };
-    const base = { created: 0, updated: 0, unchanged: 0, skipped: 0, rejected: 0, uncertain: 0, settled: 0, durationMs: 0, retries: 0, waits: 0 };
+    const base = { created: 0, updated: 0, found: 0, unchanged: 0, skipped: 0, rejected: 0, uncertain: 0, settled: 0, durationMs: 0, retries: 0, waits: 0 };
     progress.event(row);
     progress.event(retry);
     progress.done({ ...base, rows: 1, created: 1 });

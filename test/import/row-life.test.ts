@@ -17,7 +17,7 @@ const send = (body: Record<string, unknown> = { ...BODY }, extra: { key?: string
   type: 'prepared',
   prepared: { kind: 'send', body, idFromIndex: extra.idFromIndex ?? false, ...(extra.key === undefined ? {} : { key: extra.key }) },
 });
-const entry = (state: JournalEntry['state'], line = 7): JournalEntry => ({ line, digest: DIGEST, state, id: 'c-old' });
+const entry = (state: JournalEntry['state'], line = 7): JournalEntry => ({ line, digest: DIGEST, state, id: 'c-old', run: 0 });
 
 /** Feed `events` to `r`; the phases it went through, the first one included. */
 function walk(r: Row, events: RowEvent[]): RowPhase['at'][] {
@@ -183,7 +183,7 @@ describe('the engine drives each row through its life', () => {
   it('journals `sending` before the try and the outcome after; a row done before is skipped unsent; a bad record is rejected unjournalled', async () => {
     const done = rowDigest({ Name: 'done', Status: 'Open' }, false);
     const fresh = rowDigest({ Name: 'new', Status: 'Open' }, false);
-    const { journal, calls } = recordingJournal([{ line: 2, digest: done, state: 'created', id: 'old1' }]);
+    const { journal, calls } = recordingJournal([{ line: 2, digest: done, state: 'created', id: 'old1', run: 0 }]);
     const items: CsvItem[] = [
       { kind: 'row', line: 2, values: ['done', 'Open'] },
       { kind: 'row', line: 3, values: ['new', 'Open'] },

@@ -67,9 +67,9 @@ describe('NDJSON rejects and the journal', () => {
     const created = join(dir, 'new.log');
     const path = join(dir, 'j.log');
     writeFileSync(path, '', { mode: 0o644 });
-    const key = { sha256: 'abc', board: 'b', baseUrl: 'http://h', input: '/in.csv', plan: 'p'.repeat(64) };
+    const key = { sha256: 'abc', board: 'b', baseUrl: 'http://h', server: 'h:80', input: '/in.csv', plan: 'p'.repeat(64) };
     for (const file of [created, path]) {
-      const j = await Journal.open(file, key, true, [TOKEN]);
+      const j = await Journal.open(file, key, { forget: 'all', timeoutMs: 30_000 }, [TOKEN]);
       j.record(2, 'a'.repeat(16), 'created', `id-${TOKEN}`);
       j.close();
     }

@@ -154,7 +154,7 @@ function lockDirectoryName(): string {
  */
 function inFlightWaitMs(ctx: Context, journal: Journal | undefined): number | undefined {
   if (journal?.lastWritten === undefined || !journal.previous.some((e) => e.state === 'sending' || e.state === 'uncertain')) return undefined;
-  const timeoutMs = journal.lastTimeoutMs() ?? DEFAULT_TIMEOUT_MS;
+  const timeoutMs = journal.inFlightTimeoutMs() ?? DEFAULT_TIMEOUT_MS;
   return Math.max(0, journal.lastWritten + timeoutMs - Date.now());
 }
 
