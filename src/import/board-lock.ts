@@ -70,25 +70,38 @@ function passwordHome(): string | undefined {
   }
 }
 
+/** Errors that mean a directory cannot be made there by this user (a home that is not writable, or absent). */
+const CANNOT_MAKE = new Set(['EACCES', 'EPERM', 'EROFS', 'ENOENT', 'ENOTDIR']);
+
 /**
  * The directory of this user's import locks: `~/.cache/cardboard/locks` under the home of the password
  * database (not `$HOME`, not `XDG_CACHE_HOME`, not `TMPDIR`: each of them may differ between two runs of
- * one user). Without such a home, `/tmp/cardboard-<uid>-locks` (the fixed path, not `$TMPDIR`). It is used
- * only when it is a real directory of ours that nobody else can write: else another user could hold or
- * swap our locks.
+ * one user). A user without such a home, or whose home cannot hold it (a system user's `/nonexistent`,
+ * a read-only home), uses `/tmp/cardboard-<uid>-locks` (the fixed path, not `$TMPDIR`): the same for
+ * every run of that user. A directory is used only when it is a real directory of ours that nobody else
+ * can write: else another user could hold or swap our locks.
  */
 export function lockDirectory(): string {
   const uid = process.getuid?.() ?? 0;
   const home = passwordHome();
-  const dir = home !== undefined ? join(home, '.cache', 'cardboard', 'locks') : join(process.platform === 'win32' ? tmpdir() : '/tmp', `cardboard-${uid}-locks`);
-  makePrivateDir(dir);
-  const st = lstatSync(dir);
-  if (!st.isDirectory() || (process.getuid !== undefined && st.uid !== uid) || (st.mode & 0o022) !== 0) {
-    throw new CardboardError(`The lock directory ${dir} is not a private directory of this user; no import was started.`, {
-      hint: 'Make it a directory of your own that only you can write (chmod go-w), or remove it, then run again.',
-    });
+  const shared = join(process.platform === 'win32' ? tmpdir() : '/tmp', `cardboard-${uid}-locks`);
+  const candidates = home !== undefined ? [join(home, '.cache', 'cardboard', 'locks'), shared] : [shared];
+  for (const [i, dir] of candidates.entries()) {
+    try {
+      makePrivateDir(dir);
+    } catch (err) {
+      if (i < candidates.length - 1 && CANNOT_MAKE.has((err as NodeJS.ErrnoException).code ?? '')) continue;
+      throw err;
+    }
+    const st = lstatSync(dir);
+    if (!st.isDirectory() || (process.getuid !== undefined && st.uid !== uid) || (st.mode & 0o022) !== 0) {
+      throw new CardboardError(`The lock directory ${dir} is not a private directory of this user; no import was started.`, {
+        hint: 'Make it a directory of your own that only you can write (chmod go-w), or remove it, then run again.',
+      });
+    }
+    return dir;
   }
-  return dir;
+  throw new Error('unreachable: the last candidate returns or throws');
 }
 
 /** The import lock of a board: `<lock directory>/import-<digest of server identity and board id>.lock`. */

@@ -35,3 +35,24 @@ describe('import --match-on against the alt server', () => {
     expect(seen(server, 'POST').length - posted).toBe(2);
   });
 });
+
+describe('import memory against the alt server', () => {
+  it('a re-run sends nothing; a board emptied under the same id (404s as HTML pages) makes the memory stale', async () => {
+    const server = await start({ idStyle: 'numeric', prefix: '/svc/v2', pageSize: 4, createdStatus: 201, htmlNotFound: true, extraCardKeys: true });
+    const file = join(tempDir(), 'tasks.csv');
+    writeFileSync(file, 'Title,Status\nA,Open\nB,Open\nA,Open\n');
+    expect(JSON.parse((await run(server, ['import', file, '--json'])).stdout)).toMatchObject({ rows: 3, created: 3 });
+    const posted = seen(server, 'POST').length;
+    const again = await run(server, ['import', file, '--json']);
+    expect(JSON.parse(again.stdout)).toMatchObject({ rows: 3, created: 0, skipped: 3 });
+    expect(again.stderr).toContain('; nothing to send');
+    expect(seen(server, 'POST').length).toBe(posted);
+    expect(server.cards).toHaveLength(3);
+
+    server.cards.length = 0;
+    const stale = await run(server, ['import', file, '--json']);
+    expect(stale.stderr).toContain('are no longer on it');
+    expect(JSON.parse(stale.stdout)).toMatchObject({ rows: 3, created: 3, skipped: 0 });
+    expect(server.cards.map((c) => c.Title).sort()).toEqual(['A', 'A', 'B']);
+  });
+});

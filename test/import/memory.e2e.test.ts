@@ -173,14 +173,14 @@ describe('import: a server that applies requests late', () => {
     e.setFaults(undefined);
     // The held requests land 12 s after they arrived, while this run waits for them.
     const again = await cli(e, [...args, '--json']);
+    const counts = nameCounts(e);
+    expect(counts.size).toBe(50);
+    expect([...counts.values()].every((n) => n === 1)).toBe(true);
     expect(again.code, again.stderr).toBe(0);
     expect(again.stderr).toMatch(/Waiting \d+s for requests of the interrupted run/);
     const summary = JSON.parse(again.stdout);
     expect(summary).toMatchObject({ rows: 50, rejected: 0, uncertain: 0 });
     expect(summary.found).toBe(8);
-    const counts = nameCounts(e);
-    expect(counts.size).toBe(50);
-    expect([...counts.values()].every((n) => n === 1)).toBe(true);
   }, 120_000);
 });
 
@@ -231,14 +231,14 @@ describe('import: files that are not the journal', () => {
     for (const path of [notes, link]) {
       for (const extra of [[], ['--restart'], ['--again']]) {
         const r = await cli(e, ['import', file, '--journal', path, ...extra]);
+        expect(readFileSync(notes, 'utf8')).toBe('my notes\n');
+        expect(statSync(notes).mode & 0o777).toBe(0o644);
+        expect(lstatSync(link).isSymbolicLink()).toBe(true);
+        expect(readlinkSync(link)).toBe(notes);
+        expect(posts(e)).toBe(0);
         expect(r.code, r.stderr).toBe(2);
         expect(r.stderr).toContain(`--journal ${path} is not an import journal; it is neither read nor changed. Nothing was sent.`);
       }
     }
-    expect(readFileSync(notes, 'utf8')).toBe('my notes\n');
-    expect(statSync(notes).mode & 0o777).toBe(0o644);
-    expect(lstatSync(link).isSymbolicLink()).toBe(true);
-    expect(readlinkSync(link)).toBe(notes);
-    expect(posts(e)).toBe(0);
   });
 });

@@ -3,7 +3,7 @@ import type { Context } from '../../context.js';
 import { CancelledError, PartialError } from '../../errors.js';
 import { dirname, resolve } from 'node:path';
 import { runEngine } from '../../import/engine.js';
-import { boardLockPath, lockBoard, lockDirectory, serverIdentity } from '../../import/board-lock.js';
+import { boardLockPath, lockBoard, serverIdentity } from '../../import/board-lock.js';
 import { defaultJournalPath, Journal, type JournalEntry, type JournalKey, planDigest } from '../../import/journal.js';
 import { ApiError } from '../../errors.js';
 import type { Api } from '../../api/types.js';
@@ -98,7 +98,7 @@ async function lockAndOpen(ctx: Context, plan: ImportPlan, p: ResolvedImport): P
     lockPath = boardLockPath(server, p.api.board.id);
     lock = lockBoard(lockPath, doing);
   } catch (err) {
-    throw fileError(err, { action: 'create the import lock in', path: lockPath ? dirname(lockPath) : lockDirectoryName(), hint: 'The lock is kept in ~/.cache/cardboard/locks under your home directory: make it writable, then run again.' });
+    throw fileError(err, { action: 'create the import lock in', path: lockPath ? dirname(lockPath) : '~/.cache/cardboard/locks', hint: 'The lock is kept in ~/.cache/cardboard/locks (or /tmp/cardboard-<uid>-locks): make one of them writable, then run again.' });
   }
   if (journalFlag === undefined && p.scan === undefined) {
     status.info('Reading stdin: no journal is kept (pass --journal F to make this import resumable and remembered).');
@@ -134,15 +134,6 @@ async function lockAndOpen(ctx: Context, plan: ImportPlan, p: ResolvedImport): P
   } catch (err) {
     lock.release();
     throw fileError(err, { action: 'write the journal', path, hint });
-  }
-}
-
-/** The lock directory's name for an error, when it could not even be made. */
-function lockDirectoryName(): string {
-  try {
-    return lockDirectory();
-  } catch {
-    return '~/.cache/cardboard/locks';
   }
 }
 
