@@ -228,7 +228,9 @@ export async function executeImport(ctx: Context, plan: ImportPlan, p: ResolvedI
     graceMs: IN_FLIGHT_GRACE_MS,
     onFirst: () => status.warn(`Interrupted: finishing the requests in flight for up to ${IN_FLIGHT_GRACE_MS / 1000}s (Ctrl-C again to quit at once)...`),
   });
-  const progress = await startProgress(ctx, paths, p.scan?.records, finishedBefore(journal));
+  // A resume starts its progress at the rows already finished; a re-run of a complete import counts the rows
+  // it skips as they come (rows with a key are sent again, so the journal's count would overstate them).
+  const progress = await startProgress(ctx, paths, p.scan?.records, journal?.lastRunComplete() ? 0 : finishedBefore(journal));
   let engine: Awaited<ReturnType<typeof runEngine>>;
   try {
     engine = await runEngine(p.items, {
