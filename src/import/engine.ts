@@ -9,15 +9,12 @@ import type { Api } from '../api/types.js';
 import type { Clock } from '../clock.js';
 import { CardboardError } from '../errors.js';
 import { childStop, type Stopper } from '../interrupt.js';
-import type { Journal } from './journal.js';
+import { holdsCard, type Journal } from './journal.js';
 import type { KeyIndex } from './match-index.js';
 import { ModeProbe } from './mode-probe.js';
 import { type PrepareState, prepareRow } from './prepare-row.js';
 import { BoardRecheck, type Probe } from './recheck.js';
 import { type Resumed, ResumeIndex } from './resume.js';
-
-/** Journal states of a row an earlier run finished with its card on the board. */
-const DONE = new Set<string>(['created', 'updated', 'found']);
 import { advanceRow, type EndPhase, isOver, type Row, type RowEvent, STATE_RULES, startRow } from './row-life.js';
 import { type SendContext, sendRow } from './send.js';
 import { Slots } from './slots.js';
@@ -227,7 +224,7 @@ class ImportRun {
    * post cannot add a card where the key names one, and equal rows end `unchanged` without a request.
    */
   private remembered(row: Row, seen: Resumed | undefined): Resumed | undefined {
-    if (!this.o.rerun || seen?.kind !== 'known' || !DONE.has(seen.entry.state)) return seen;
+    if (!this.o.rerun || seen?.kind !== 'known' || !holdsCard(seen.entry)) return seen;
     const keyed = row.unchangedId !== undefined || row.key !== undefined || row.body?._id !== undefined;
     return keyed ? { kind: 'new' } : seen;
   }

@@ -161,6 +161,11 @@ const UNSETTLED = new Set<JournalEntry['state']>(['sending', 'uncertain']);
 /** States whose record names a card a run of this import made, updated or found. */
 const CARD_STATES = new Set<JournalEntry['state']>(['created', 'updated', 'found']);
 
+/** Whether a record's row ended with its card on the board (created, updated or found): a later run skips it. */
+export function holdsCard(e: Pick<JournalEntry, 'state'>): boolean {
+  return CARD_STATES.has(e.state);
+}
+
 const MAGIC = 'cardboard-import-journal';
 const VERSION = 3;
 const STATES = new Set<string>(['created', 'updated', 'found', 'unchanged', 'rejected', 'uncertain', 'sending', 'unsent']);

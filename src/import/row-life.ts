@@ -3,7 +3,7 @@
 // it ends in; the engine (engine.ts) only does what each phase asks (prepare, match against the journal,
 // wait, send, read a card) and feeds the answer back as a RowEvent. A new state is added here.
 import { CardboardError } from '../errors.js';
-import { rowDigest } from './journal.js';
+import { holdsCard, rowDigest } from './journal.js';
 import type { Prepared } from './prepare-row.js';
 import type { Resumed, Verdict } from './resume.js';
 import type { SendResult } from './send.js';
@@ -149,7 +149,7 @@ function afterMatch(row: Row, seen: Resumed | undefined): RowPhase {
   if (seen.kind === 'pending') return { at: 'deciding', decided: seen.decided };
   const was = seen.entry;
   row.journalLine = was.line;
-  if (was.state === 'created' || was.state === 'updated' || was.state === 'found') return finished('skipped', was.id, `${was.state} in an earlier run`);
+  if (holdsCard(was)) return finished('skipped', was.id, `${was.state} in an earlier run`);
   // A try cut off in flight (uncertain) or in flight at a kill (sending) may still be landing on the server:
   // the row waits until none of that run's requests can, then the board is read for it.
   if (was.state === 'uncertain') {
@@ -168,7 +168,7 @@ function afterVerdict(row: Row, verdict: Verdict): RowPhase {
   if (verdict.kind === 'changed' && row.unchangedId === undefined && body._id === undefined && row.key === undefined) {
     // What an unsettled earlier send held is known only by its digest: it cannot be looked for.
     const was = verdict.entry;
-    const done = was.state === 'created' || was.state === 'updated' || was.state === 'found';
+    const done = holdsCard(was);
     const unsure = done ? '' : ', and that send may or may not have been applied (check the board)';
     const again = done ? ' to update its card, or --again to send it as a new card' : '';
     return finished('rejected', undefined, `changed after it was sent (line ${was.line})${unsure}: use --match-on or an _id column${again}`);

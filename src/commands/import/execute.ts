@@ -1,11 +1,10 @@
 // Executing an import: the journal, the report files, Ctrl-C, progress, the engine, and the summary.
 import type { Context } from '../../context.js';
-import { CancelledError, PartialError } from '../../errors.js';
+import { ApiError, CancelledError, PartialError } from '../../errors.js';
 import { dirname, resolve } from 'node:path';
 import { runEngine } from '../../import/engine.js';
 import { boardLockPath, lockBoard, serverIdentity } from '../../import/board-lock.js';
-import { defaultJournalPath, Journal, type JournalEntry, type JournalKey, planDigest } from '../../import/journal.js';
-import { ApiError } from '../../errors.js';
+import { defaultJournalPath, holdsCard, Journal, type JournalEntry, type JournalKey, planDigest } from '../../import/journal.js';
 import type { Api } from '../../api/types.js';
 import { DEFAULT_TIMEOUT_MS } from '../../http/index.js';
 import { checkOutputPaths } from '../../import/path-guard.js';
@@ -51,7 +50,7 @@ function journalKey(plan: ImportPlan, r: ResolvedImport, server: string): Journa
 }
 
 /** How many remembered cards are read back before a run trusts its journal's memory of them. */
-export const MEMORY_CHECKS = 3;
+const MEMORY_CHECKS = 3;
 
 /**
  * Whether the cards a journal remembers are gone from the board: up to MEMORY_CHECKS of them (the newest,
@@ -60,7 +59,7 @@ export const MEMORY_CHECKS = 3;
  * one of many, and a read that fails otherwise (the network, a 500) proves nothing either way.
  */
 async function memoryIsStale(api: Api, entries: readonly JournalEntry[], signal: AbortSignal): Promise<{ checked: number } | undefined> {
-  const ids = entries.filter((e) => e.id !== undefined && (e.state === 'created' || e.state === 'updated' || e.state === 'found')).map((e) => e.id!);
+  const ids = entries.filter((e) => e.id !== undefined && holdsCard(e)).map((e) => e.id!);
   if (ids.length === 0) return undefined;
   const picks = [...new Set([ids.at(-1)!, ids[0]!, ids[Math.floor(ids.length / 2)]!])].slice(0, MEMORY_CHECKS);
   for (const id of picks) {
@@ -119,7 +118,7 @@ async function lockAndOpen(ctx: Context, plan: ImportPlan, p: ResolvedImport): P
       timeoutMs: ctx.globals.timeout?.ms ?? DEFAULT_TIMEOUT_MS,
       stale: async (entries, at) => {
         const found = await memoryIsStale(p.api, entries, ctx.signal);
-        if (found) stale = { ...found, at, cards: entries.filter((e) => e.state === 'created' || e.state === 'updated' || e.state === 'found').length };
+        if (found) stale = { ...found, at, cards: entries.filter(holdsCard).length };
         return found !== undefined;
       },
     }, ctx.secrets);
@@ -155,10 +154,10 @@ function settleAt(ctx: Context, journal: Journal | undefined): number | undefine
   return wait === undefined ? undefined : ctx.clock.now() + wait;
 }
 
-/** Rows an earlier run finished (created or updated): a resumed run skips them, and its progress starts there. */
+/** Rows an earlier run finished with a card (created, updated or found): a resumed run skips them, and its progress starts there. */
 function finishedBefore(j: Journal | undefined): number {
   let n = 0;
-  for (const e of j?.previous ?? []) if (e.state === 'created' || e.state === 'updated' || e.state === 'found') n++;
+  for (const e of j?.previous ?? []) if (holdsCard(e)) n++;
   return n;
 }
 
