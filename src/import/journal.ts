@@ -325,17 +325,22 @@ export class Journal {
   }
 
   /**
-   * The longest request timeout of the earlier runs whose rows may still be landing (in flight at a kill,
-   * or cut off): undefined when no such run said. A later run's writes may follow theirs, so the wait
-   * that uses this, counted from the journal's last write, is never shorter than theirs.
+   * When the last request of an earlier run that may still be landing (a row in flight at a kill, or cut
+   * off and uncertain) can land at the latest (ms since the epoch): for each such row, the end of the run
+   * that sent it (the start of the next run, or the journal's last write for the last one) plus that run's
+   * own request timeout (`defaultTimeoutMs` when it did not say). Undefined when no row may be landing.
    */
-  inFlightTimeoutMs(): number | undefined {
-    let max: number | undefined;
+  landsBy(defaultTimeoutMs: number): number | undefined {
+    let latest: number | undefined;
     for (const e of this.previous) {
-      const t = UNSETTLED.has(e.state) ? this.runs[e.run]?.timeoutMs : undefined;
-      if (t !== undefined && (max === undefined || t > max)) max = t;
+      if (!UNSETTLED.has(e.state)) continue;
+      const next = this.runs[e.run + 1];
+      const ended = next === undefined ? this.lastWritten : Date.parse(next.at);
+      if (ended === undefined || Number.isNaN(ended)) continue;
+      const at = ended + (this.runs[e.run]?.timeoutMs ?? defaultTimeoutMs);
+      if (latest === undefined || at > latest) latest = at;
     }
-    return max;
+    return latest;
   }
 
   /** Flush and close. */

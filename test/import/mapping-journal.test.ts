@@ -81,7 +81,8 @@ describe('Journal', () => {
       { line: 4, digest: d4, state: 'sending', run: 0 },
     ]);
     expect(again.runs).toEqual([{ at: expect.any(String), timeoutMs: 30_000, sha256: 'abc' }]);
-    expect(again.inFlightTimeoutMs()).toBe(30_000);
+    // Rows 3 and 4 may be landing until the run's own timeout after its last write (the file's mtime).
+    expect(again.landsBy(1)).toBe(again.lastWritten! + 30_000);
     again.record(4, d4!, 'updated', 'id-4');
     again.close();
     expect((await Journal.open(path, key, OPEN)).previous.find((e) => e.line === 4)).toEqual({ line: 4, digest: d4, state: 'updated', id: 'id-4', run: 1 });
@@ -144,6 +145,32 @@ describe('Journal', () => {
     restart.close();
     expect(readFileSync(path, 'utf8')).toContain(`2\tcreated\tid-a\t${a}`);
     expect((await Journal.open(path, key, OPEN)).previous).toEqual([]);
+  });
+
+  it('rows that may be landing wait for the run that sent them: its end (the next run\'s start) plus its own timeout', async () => {
+    const path = join(tempDir(), 'j.log');
+    const header = JSON.stringify({ 'cardboard-import-journal': 3, ...key, started: '2026-01-01T00:00:00.000Z' });
+    const [a, b] = ['a', 'b'].map((x) => x.repeat(16));
+    writeFileSync(
+      path,
+      [
+        header,
+        JSON.stringify({ run: '2026-01-01T00:00:00.000Z', timeoutMs: 5000 }),
+        `2\tsending\t\t${a}`,
+        JSON.stringify({ run: '2026-01-01T00:01:00.000Z', timeoutMs: 90_000 }),
+        `3\tcreated\tid-3\t${b}`,
+        '',
+      ].join('\n'),
+    );
+    const j = await Journal.open(path, key, OPEN);
+    // Row 2 was sent by the first run, which ended when the second began: 00:01:00 + 5 s.
+    expect(j.landsBy(30_000)).toBe(Date.parse('2026-01-01T00:01:05.000Z'));
+    j.record(3, b!, 'uncertain');
+    j.close();
+    const later = await Journal.open(path, key, OPEN);
+    // Now the third run (30 s, OPEN) left row 3 uncertain, and it was the last to write.
+    expect(later.landsBy(1)).toBe(later.lastWritten! + 30_000);
+    later.close();
   });
 
   it('asks whether the cards it remembers are gone, and forgets the rows finished when they are', async () => {

@@ -127,7 +127,7 @@ async function lockAndOpen(ctx: Context, plan: ImportPlan, p: ResolvedImport): P
         `The ${plural(stale.cards, 'row')} imported into board ${p.api.board.id} on ${dateText(stale.at)} are no longer on it (${plural(stale.checked, 'card')} read back, none found): the board was emptied or replaced, so every row is sent again.`,
       );
     }
-    const said = journal.found && journal.previous.length > 0 ? resumeText(journal, key, inFlightWaitMs(ctx, journal)) : undefined;
+    const said = journal.found && journal.previous.length > 0 ? resumeText(journal, key, inFlightWaitMs(journal)) : undefined;
     if (said !== undefined) status.info(said);
     return { lock, journal };
   } catch (err) {
@@ -137,20 +137,19 @@ async function lockAndOpen(ctx: Context, plan: ImportPlan, p: ResolvedImport): P
 }
 
 /**
- * How long from now rows in flight when an earlier run stopped must wait before they are looked for: until
- * that run's own request timeout has passed since its last journal write (a server may apply a request it
- * received just before the kill up to then, and a read before that would not find the card). Undefined
- * when no row was in flight.
+ * How long from now rows that may still be landing (in flight when an earlier run stopped, or cut off)
+ * must wait before they are looked for: until that run's own request timeout has passed since its last
+ * journal write (a server may apply a request it received just before the kill up to then, and a read
+ * before that would not find the card). Undefined when no such row is in the journal.
  */
-function inFlightWaitMs(ctx: Context, journal: Journal | undefined): number | undefined {
-  if (journal?.lastWritten === undefined || !journal.previous.some((e) => e.state === 'sending' || e.state === 'uncertain')) return undefined;
-  const timeoutMs = journal.inFlightTimeoutMs() ?? DEFAULT_TIMEOUT_MS;
-  return Math.max(0, journal.lastWritten + timeoutMs - Date.now());
+function inFlightWaitMs(journal: Journal | undefined): number | undefined {
+  const by = journal?.landsBy(DEFAULT_TIMEOUT_MS);
+  return by === undefined ? undefined : Math.max(0, by - Date.now());
 }
 
 /** Clock time at which rows in flight at the end of the journal's earlier run may be looked for. */
 function settleAt(ctx: Context, journal: Journal | undefined): number | undefined {
-  const wait = inFlightWaitMs(ctx, journal);
+  const wait = inFlightWaitMs(journal);
   return wait === undefined ? undefined : ctx.clock.now() + wait;
 }
 
@@ -179,7 +178,8 @@ function resumeText(j: Journal, key: JournalKey, waitMs: number | undefined): st
     lines.push(`${plural(maybe, 'row')} may have been applied (uncertain, or in flight when it stopped): the board is read for them before anything is sent again.`);
   }
   if (waitMs !== undefined && waitMs > 0) {
-    lines.push(`Waiting ${Math.ceil(waitMs / 1000)}s for requests of the interrupted run (its --timeout since its last journal write) before reading the board for its rows in flight; other rows go on meanwhile.`);
+    const which = j.lastRunComplete() ? 'an earlier run that may still land' : 'the interrupted run';
+    lines.push(`Waiting ${Math.ceil(waitMs / 1000)}s for requests of ${which} (its --timeout since its last journal write) before reading the board for its rows in flight; other rows go on meanwhile.`);
   }
   const other: string[] = [];
   if (found.input !== key.input) other.push(`input ${found.input}`);
