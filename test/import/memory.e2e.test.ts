@@ -177,7 +177,10 @@ describe('import: a server that applies requests late', () => {
     expect(counts.size).toBe(50);
     expect([...counts.values()].every((n) => n === 1)).toBe(true);
     expect(again.code, again.stderr).toBe(0);
-    expect(again.stderr).toMatch(/Waiting \d+s for requests of the interrupted run/);
+    expect(again.stderr).toMatch(/^Waiting \d+s for requests of the interrupted run/m);
+    // One line each, never a newline shown escaped as `\n`.
+    expect(again.stderr).toMatch(/^\d+ rows may have been applied/m);
+    expect(again.stderr).not.toContain('\\n');
     const summary = JSON.parse(again.stdout);
     expect(summary).toMatchObject({ rows: 50, rejected: 0, uncertain: 0 });
     expect(summary.found).toBe(8);

@@ -127,8 +127,8 @@ async function lockAndOpen(ctx: Context, plan: ImportPlan, p: ResolvedImport): P
         `The ${plural(stale.cards, 'row')} imported into board ${p.api.board.id} on ${dateText(stale.at)} are no longer on it (${plural(stale.checked, 'card')} read back, none found): the board was emptied or replaced, so every row is sent again.`,
       );
     }
-    const said = journal.found && journal.previous.length > 0 ? resumeText(journal, key, inFlightWaitMs(journal)) : undefined;
-    if (said !== undefined) status.info(said);
+    // One status line each: a status line is escaped for the terminal, so a newline inside one would show as `\n`.
+    if (journal.found && journal.previous.length > 0) for (const line of resumeText(journal, key, inFlightWaitMs(journal))) status.info(line);
     return { lock, journal };
   } catch (err) {
     lock.release();
@@ -166,7 +166,7 @@ function finishedBefore(j: Journal | undefined): number {
  * written for another input, content or mapping. A re-run of a complete import says nothing here: the
  * rows it skips are named once at the end (rememberedText).
  */
-function resumeText(j: Journal, key: JournalKey, waitMs: number | undefined): string | undefined {
+function resumeText(j: Journal, key: JournalKey, waitMs: number | undefined): string[] {
   const found = j.found!;
   const count = new Map<string, number>();
   for (const e of j.previous) count.set(e.state, (count.get(e.state) ?? 0) + 1);
@@ -190,7 +190,7 @@ function resumeText(j: Journal, key: JournalKey, waitMs: number | undefined): st
       `The journal ${j.path} was written for ${other.join(', ')}: rows are matched to it by content, and a row changed since it was sent is sent again only by its _id or --match-on key (else rejected, naming its line).`,
     );
   }
-  return lines.length > 0 ? lines.join('\n') : undefined;
+  return lines;
 }
 
 /** The one line about rows earlier runs imported and this run skipped. */
