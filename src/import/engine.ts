@@ -106,7 +106,7 @@ class ImportRun {
     const journal = o.journal;
     this.resume = journal && journal.previous.length > 0 ? new ResumeIndex(journal.previous, (run) => journal.sameContent(run)) : undefined;
     // Cards any earlier run of this import made, updated or found (forgotten records too): never another row's.
-    for (const id of o.journal?.knownIds ?? []) this.owned.add(id);
+    for (const id of journal?.knownIds ?? []) this.owned.add(id);
     // Rows whose try may have been applied give up their slot and wait for one shared read of the board,
     // which starts once nothing else is left to send: every row still alive waits (recheck.ts).
     const idle = () => this.readerDone && this.slots.active === this.recheck.held + this.mode.waiting;

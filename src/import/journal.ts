@@ -166,6 +166,11 @@ export function holdsCard(e: Pick<JournalEntry, 'state'>): boolean {
   return CARD_STATES.has(e.state);
 }
 
+/** Whether a record's try may have been applied and may still be landing (in flight at a kill, or cut off): a later run reads the board for it. */
+export function mayLand(e: Pick<JournalEntry, 'state'>): boolean {
+  return UNSETTLED.has(e.state);
+}
+
 const MAGIC = 'cardboard-import-journal';
 const VERSION = 3;
 const STATES = new Set<string>(['created', 'updated', 'found', 'unchanged', 'rejected', 'uncertain', 'sending', 'unsent']);

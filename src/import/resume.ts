@@ -7,7 +7,7 @@
 // remembers several runs, perhaps of other data (stdin, a file replaced): a record counts against a row at
 // its line only when the run that wrote it read this input (the same content hash) or a version of it
 // (a row of this input claimed another of its records); else the line is a coincidence and the row is new.
-import type { JournalEntry } from './journal.js';
+import { holdsCard, type JournalEntry, mayLand } from './journal.js';
 
 /** How far (in rows) a changed-looking row waits for a later row to claim its line's record (a shift). */
 export const SHIFT_WINDOW = 1000;
@@ -24,8 +24,8 @@ export type Resumed =
 /** The decision on a row that looked changed: a later row was the record's (so this one is new), or not. */
 export type Verdict = { kind: 'new' } | { kind: 'changed'; entry: JournalEntry };
 
-/** States of a record whose row may be a card on the board now. */
-const ON_BOARD = new Set<JournalEntry['state']>(['created', 'updated', 'found', 'uncertain', 'sending']);
+/** Whether a record's row may be a card on the board now: it holds one, or its try may have been applied. */
+const onBoard = (e: JournalEntry): boolean => holdsCard(e) || mayLand(e);
 
 interface Waiting {
   line: number;
@@ -86,7 +86,7 @@ export class ResumeIndex {
         return { kind: 'known', entry };
       }
     }
-    const here = (this.byLine.get(line) ?? []).filter((e) => ON_BOARD.has(e.state) && !this.claimed.has(e));
+    const here = (this.byLine.get(line) ?? []).filter((e) => onBoard(e) && !this.claimed.has(e));
     if (here.length === 0) return { kind: 'new' };
     return {
       kind: 'pending',

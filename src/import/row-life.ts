@@ -3,7 +3,7 @@
 // it ends in; the engine (engine.ts) only does what each phase asks (prepare, match against the journal,
 // wait, send, read a card) and feeds the answer back as a RowEvent. A new state is added here.
 import { CardboardError } from '../errors.js';
-import { holdsCard, rowDigest } from './journal.js';
+import { holdsCard, mayLand, rowDigest } from './journal.js';
 import type { Prepared } from './prepare-row.js';
 import type { Resumed, Verdict } from './resume.js';
 import type { SendResult } from './send.js';
@@ -152,12 +152,8 @@ function afterMatch(row: Row, seen: Resumed | undefined): RowPhase {
   if (holdsCard(was)) return finished('skipped', was.id, `${was.state} in an earlier run`);
   // A try cut off in flight (uncertain) or in flight at a kill (sending) may still be landing on the server:
   // the row waits until none of that run's requests can, then the board is read for it.
-  if (was.state === 'uncertain') {
-    row.maybeApplied = 'uncertain in an earlier run';
-    return LANDING;
-  }
-  if (was.state === 'sending') {
-    row.maybeApplied = 'in flight when an earlier run ended';
+  if (mayLand(was)) {
+    row.maybeApplied = was.state === 'uncertain' ? 'uncertain in an earlier run' : 'in flight when an earlier run ended';
     return LANDING;
   }
   return afterJournal(row);
@@ -230,10 +226,7 @@ function afterFound(row: Row, r: Extract<SendResult, { kind: 'found' }>): RowPha
   } else {
     phase = finished('created', r.id, `found on the board by ${by} after: ${r.reason}`);
   }
-  if (posted !== undefined && r.id !== posted && r.idExists) {
-    const stopped = createdInstead(row, r.id, true);
-    if (stopped.at === 'finished' && stopped.stop) phase.stop = stopped.stop;
-  }
+  if (posted !== undefined && r.id !== posted && r.idExists) phase.stop = createsInstead(row, r.id);
   return phase;
 }
 
@@ -242,12 +235,18 @@ function createdInstead(row: Row, id: string, exists: boolean): RowPhase {
   const posted = String(row.body!._id);
   if (!exists) return finished('created', id, `no card with _id ${posted}; a new card was created`);
   const phase = finished('created', id, `board created a new card instead of updating ${posted}`);
-  phase.stop = {
+  phase.stop = createsInstead(row, id);
+  return phase;
+}
+
+/** The stop of a run whose board made the new card `id` for a post of the existing `_id`: Always Create New (spec 4.3 rule 3). */
+function createsInstead(row: Row, id: string): RunStopRequest {
+  const posted = String(row.body!._id);
+  return {
     reason: 'mode',
     error: new CardboardError(
       `Line ${row.line} was posted with _id ${posted}, and the board created a new card ${id} instead of updating it: its Update Mode is 'Always Create New'. Stopped before making more duplicates.`,
       { hint: "Set Update Mode to 'Update if exists' in the board's Card Sources (and delete the new card), then run the same command again: rows done are skipped." },
     ),
   };
-  return phase;
 }
