@@ -57,7 +57,7 @@ export function defaultFormat(ctx: Context): Format {
 }
 
 /** The record's own keys among `columns`, in their order (own only: a field may be named `toString` or `__proto__`). */
-function pick(record: Record<string, unknown>, columns: string[]): Record<string, unknown> {
+export function pick(record: Record<string, unknown>, columns: string[]): Record<string, unknown> {
   const out = emptyRecord();
   for (const c of columns) if (Object.hasOwn(record, c)) out[c] = record[c];
   return out;

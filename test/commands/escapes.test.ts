@@ -104,7 +104,7 @@ describe('card list and card get', () => {
   });
   it('card get on a TTY: every value escaped', async () => {
     const { ctx, stdout } = io(true);
-    await runCardGet(ctx, { cardId: 'x', json: false });
+    await runCardGet(ctx, { cardId: 'x' });
     expect(stdout.text).not.toMatch(RAW_CONTROL);
     expect(stdout.text).toContain('safe\\roverwritten');
   });

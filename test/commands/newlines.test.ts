@@ -27,7 +27,7 @@ afterAll(async () => {
 describe('a value with line breaks on a terminal', () => {
   it('card get and card list show it the same way, `\\n` on one line', async () => {
     const get = io(true);
-    await runCardGet(get.ctx, { cardId: id, json: false });
+    await runCardGet(get.ctx, { cardId: id });
     const list = io(true);
     await runCardList(list.ctx, { page: 0, all: false });
     const shown = 'first line\\nsecond line';
@@ -36,12 +36,16 @@ describe('a value with line breaks on a terminal', () => {
     expect(get.stdout.text).not.toContain('\nsecond line');
     expect(list.stdout.text.trimEnd().split('\n')[1]).toMatch(new RegExp(`^${id} +${shown.replace(/\\/g, '\\\\')} +a\\\\r\\\\nb$`));
   });
-  it('piped, the data keeps its exact escapes (TSV) or the value itself (--json)', async () => {
+  it('piped, the data keeps its exact escapes (TSV of --format table) or the value itself (--json, ndjson)', async () => {
     const piped = io(false);
-    await runCardGet(piped.ctx, { cardId: id, json: false });
+    await runCardGet(piped.ctx, { cardId: id, format: 'table' });
     expect(piped.stdout.text).toContain('Name\tfirst line\\nsecond line\n');
     const json = io(false);
-    await runCardGet(json.ctx, { cardId: id, json: true });
+    await runCardGet(json.ctx, { cardId: id, format: 'json' });
     expect(JSON.parse(json.stdout.text)).toMatchObject({ Name: 'first line\nsecond line', Status: 'a\r\nb' });
+    const nd = io(false);
+    await runCardGet(nd.ctx, { cardId: id });
+    expect(nd.stdout.text.split('\n')).toHaveLength(2);
+    expect(JSON.parse(nd.stdout.text)).toMatchObject({ Name: 'first line\nsecond line', Status: 'a\r\nb' });
   });
 });

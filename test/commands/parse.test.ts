@@ -70,8 +70,15 @@ describe('card put parsing', () => {
 });
 
 describe('card get parsing', () => {
-  it('takes the id and --json', async () => {
-    expect(await parseWith(cardGetCommand, ['get', 'c1', '--json'], 'card')).toEqual({ cardId: 'c1', json: true });
+  it('takes the id and --json (--format json)', async () => {
+    expect(await parseWith(cardGetCommand, ['get', 'c1', '--json'], 'card')).toEqual({ cardId: 'c1', format: 'json', fields: undefined });
+  });
+  it('defaults to the automatic format; takes --format and --fields as card list does', async () => {
+    expect(await parseWith(cardGetCommand, ['get', 'c1'], 'card')).toEqual({ cardId: 'c1', format: undefined, fields: undefined });
+    const opts = await parseWith(cardGetCommand, ['get', 'c1', '--format', 'csv', '--fields', 'Name, Due Date', '--fields', 'Status'], 'card');
+    expect(opts).toEqual({ cardId: 'c1', format: 'csv', fields: ['Name', 'Due Date', 'Status'] });
+    await expect(parseWith(cardGetCommand, ['get', 'c1', '--json', '--format', 'ndjson'], 'card')).rejects.toBeInstanceOf(UsageError);
+    await expect(parseWith(cardGetCommand, ['get', 'c1', '--format', 'xml'], 'card')).rejects.toMatchObject({ code: 'commander.invalidArgument' });
   });
   it('requires the id', async () => {
     await expect(parseWith(cardGetCommand, ['get'], 'card')).rejects.toMatchObject({ code: 'commander.missingArgument' });

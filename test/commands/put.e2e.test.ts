@@ -35,7 +35,7 @@ describe('card put', () => {
     expect(JSON.parse(get.stdout)).toEqual({ _id: id, Name: 'Fix login', Status: 'Open' });
 
     const piped = await cli(emu, ['card', 'get', id]);
-    expect(piped.stdout).toBe(`_id\t${id}\nName\tFix login\nStatus\tOpen\n`);
+    expect(piped.stdout).toBe(`${JSON.stringify({ _id: id, Name: 'Fix login', Status: 'Open' })}\n`);
 
     const list = await cli(emu, ['card', 'list']);
     expect(list.stdout).toBe(`${JSON.stringify({ _id: id, Name: 'Fix login', Status: 'Open' })}\n`);

@@ -52,9 +52,56 @@ describe('schema', () => {
 });
 
 describe('card get', () => {
-  it('piped: field<TAB>value lines with tabs escaped', async () => {
-    const r = await cli(emu, ['card', 'get', id]);
+  it('piped: the card as one line of JSON (ndjson), like card list (the built binary)', async () => {
+    const r = await cli(emu, ['card', 'get', id], { spawn: true });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toBe(`{"_id":"${id}","Name":"Card\\twith tab","Priority":2}\n`);
+    expect(r.stderr).toBe('');
+  });
+  it('--format table piped: field<TAB>value lines with tabs escaped', async () => {
+    const r = await cli(emu, ['card', 'get', id, '--format', 'table']);
     expect(r.stdout).toBe(`_id\t${id}\nName\tCard\\twith tab\nPriority\t2\n`);
+  });
+  it('--fields Name --format json: the card with _id and Name only, as --json prints it', async () => {
+    const r = await cli(emu, ['card', 'get', id, '--fields', 'Name', '--format', 'json']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toBe(`{\n  "_id": "${id}",\n  "Name": "Card\\twith tab"\n}\n`);
+    expect((await cli(emu, ['card', 'get', id, '--fields', 'Name', '--json'])).stdout).toBe(r.stdout);
+  });
+  it('--fields picks and orders the keys (_id first unless listed) of ndjson, csv and the tsv table, as in card list', async () => {
+    const nd = await cli(emu, ['card', 'get', id, '--fields', 'Priority, Name', '--format', 'ndjson']);
+    expect(nd.stdout).toBe(`{"_id":"${id}","Priority":2,"Name":"Card\\twith tab"}\n`);
+    const listed = await cli(emu, ['card', 'get', id, '--fields', 'Priority,_id']);
+    expect(listed.stdout).toBe(`{"Priority":2,"_id":"${id}"}\n`);
+    const csv = await cli(emu, ['card', 'get', id, '--fields', 'Name,Owner', '--format', 'csv']);
+    expect(csv.stdout).toBe(`_id,Name,Owner\r\n${id},Card\twith tab,\r\n`);
+    const tsv = await cli(emu, ['card', 'get', id, '--fields', 'Priority', '--format', 'table']);
+    expect(tsv.stdout).toBe(`_id\t${id}\nPriority\t2\n`);
+  });
+  it('--format csv without --fields: _id and the fields in schema order, as card list writes them', async () => {
+    const r = await cli(emu, ['card', 'get', id, '--format', 'csv']);
+    const list = await cli(emu, ['card', 'list', '--format', 'csv']);
+    expect(r.stdout).toBe(`_id,Name,Status,Owner,Priority\r\n${id},Card\twith tab,,,2\r\n`);
+    expect(list.stdout.split('\r\n')[0]).toBe('_id,Name,Status,Owner,Priority');
+  });
+  it('an unknown field in --fields: the same error as card list, exit 2, and the card is not asked for', async () => {
+    const get = await cli(emu, ['card', 'get', id, '--fields', 'Name,status']);
+    const list = await cli(emu, ['card', 'list', '--fields', 'Name,status']);
+    expect(get.code).toBe(2);
+    expect(list.code).toBe(2);
+    expect(get.stdout).toBe('');
+    expect(get.stderr).toMatch(/^error: unknown field 'status' \(did you mean 'Status'\?\); field names are case-sensitive\nhint: .*--fields takes exact field names\.\n/);
+    expect(get.stderr.replaceAll('card get [options] <cardId>', 'card list [options]').replaceAll('card get', 'card list')).toBe(list.stderr);
+    expect(emu.requests().filter((q) => q.path.includes('/card/'))).toEqual([]);
+  });
+  it('--json beside another --format, or an empty --fields, is a usage error before any request', async () => {
+    const both = await cli(emu, ['card', 'get', id, '--json', '--format', 'ndjson']);
+    expect(both.code).toBe(2);
+    expect(both.stderr).toMatch(/^error: --json and --format ndjson cannot be used together\n/);
+    const empty = await cli(emu, ['card', 'get', id, '--fields', ' , ']);
+    expect(empty.code).toBe(2);
+    expect(empty.stderr).toMatch(/^error: --fields needs at least one field name\n/);
+    expect(emu.requests()).toEqual([]);
   });
   it('404 card: exit 1 with a hint naming the card id', async () => {
     const r = await cli(emu, ['card', 'get', 'no-such-card']);

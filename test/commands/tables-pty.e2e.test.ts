@@ -68,6 +68,13 @@ describe('tables fit the terminal (pty, 30-field board)', () => {
     const picked = await runOnPty(['card', 'list', '--fields', 'Field 30,担当者'], env, { cols: 80, rows: 100 });
     expect(tableLines(picked.screen)[0]).toMatch(/^_id +Field 30 +担当者$/);
   });
+  it('card get --fields on a terminal: the field/value table of those fields, _id first; --format ndjson there is one line of JSON', async () => {
+    const r = await runOnPty(['card', 'get', ids[1]!, '--fields', '担当者,Name'], env, { cols: 80, rows: 100 });
+    expect(r.code, r.screen).toBe(0);
+    expect(tableLines(r.screen).map((l) => l.replace(/ {2,}/g, '|'))).toEqual(['field|value', `_id|${ids[1]}`, '担当者|山田太郎', 'Name|Second']);
+    const nd = await runOnPty(['card', 'get', ids[1]!, '--fields', 'Name', '--format', 'ndjson'], env, { cols: 80, rows: 100 });
+    expect(plain(nd.screen).trim()).toBe(`{"_id":"${ids[1]}","Name":"Second"}`);
+  });
   it('card get on a colour terminal at 40: the bold header is intact', async () => {
     const r = await runOnPty(['card', 'get', ids[1]!], { ...env, NO_COLOR: undefined }, { cols: 40, rows: 100 });
     expect(r.screen).toMatch(/(^|\n)\u001b\[1mfield\u001b\[22m +\u001b\[1mvalue\u001b\[22m\r\n/);

@@ -61,14 +61,17 @@ describe('schema', () => {
 describe('card get', () => {
   it('TTY: a two-column field/value table', async () => {
     const { ctx, stdout } = io(true);
-    await runCardGet(ctx, { cardId: id, json: false });
+    await runCardGet(ctx, { cardId: id });
     const text = stdout.text;
     expect(text).toBe(`field     value\n_id       ${id}\nName      Fix login\nStatus    Open\nPriority  3\n`);
   });
-  it('piped twin: field<TAB>value', async () => {
+  it('piped twin: the card as one line of JSON; --format table: field<TAB>value', async () => {
     const { ctx, stdout } = io(false);
-    await runCardGet(ctx, { cardId: id, json: false });
-    expect(stdout.text).toBe(`_id\t${id}\nName\tFix login\nStatus\tOpen\nPriority\t3\n`);
+    await runCardGet(ctx, { cardId: id });
+    expect(stdout.text).toBe(`${JSON.stringify({ _id: id, Name: 'Fix login', Status: 'Open', Priority: 3 })}\n`);
+    const table = io(false);
+    await runCardGet(table.ctx, { cardId: id, format: 'table' });
+    expect(table.stdout.text).toBe(`_id\t${id}\nName\tFix login\nStatus\tOpen\nPriority\t3\n`);
   });
 });
 

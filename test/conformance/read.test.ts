@@ -58,12 +58,19 @@ describe('card get with ids of other shapes', () => {
       expect(r.code, r.stderr).toBe(0);
       expect(JSON.parse(r.stdout)).toEqual(s.cards[1]);
       expect(seen(s, 'GET').at(-1)!.url).toBe(`/api/aptlet/board-7/card/${encodeURIComponent(id!)}`);
+      // Piped: the card as one line of JSON, whole.
       const piped = await run(s, ['card', 'get', id!]);
-      expect(piped.stdout.split('\n')[0]).toBe(`_id\t${id}`);
+      expect(piped.stdout).toBe(`${JSON.stringify(s.cards[1])}\n`);
+      const tsv = await run(s, ['card', 'get', id!, '--format', 'table']);
+      expect(tsv.stdout.split('\n')[0]).toBe(`_id\t${id}`);
       // Extra keys and non-string values of the card record (spec 2.2: not shown) are printed too.
-      expect(piped.stdout).toContain('\ncreatedAt\t2024-01-01T00:00:02.000Z\n');
-      expect(piped.stdout).toContain('\nEstimate\t1.5\n');
-      expect(piped.stdout).toContain('\nTags\t["x","t1"]\n');
+      expect(tsv.stdout).toContain('\ncreatedAt\t2024-01-01T00:00:02.000Z\n');
+      expect(tsv.stdout).toContain('\nEstimate\t1.5\n');
+      expect(tsv.stdout).toContain('\nTags\t["x","t1"]\n');
+      // csv has the columns of card list (the fields); the keys it leaves out are named on stderr, as there.
+      const csv = await run(s, ['card', 'get', id!, '--format', 'csv']);
+      expect(csv.stdout.split('\r\n')[0]).toBe('_id,Title,Status,Due Date,Estimate,Tags');
+      expect(csv.stderr).toMatch(/^not shown \(not fields of the board\): createdAt, boardId; use --format json to see them/);
     });
   }
 

@@ -122,7 +122,12 @@ describe('every --json shape in docs/json.md matches the real output (emulator)'
   const runners: Record<string, Runner> = {
     'cardboard schema --json': async () => [await ok(['schema', '--json'])],
     'cardboard card put --json': async () => [await ok(['card', 'put', 'Name=Put', 'Priority:=7', '--json'])],
-    'cardboard card get --json': async () => [await ok(['card', 'get', id, '--json'])],
+    // --json is --format json: one shape for both.
+    'cardboard card get --format json': async () => [
+      await ok(['card', 'get', id, '--format', 'json']),
+      await ok(['card', 'get', id, '--fields', 'Name', '--json']),
+    ],
+    'cardboard card get --format ndjson': async () => [await ok(['card', 'get', id]), await ok(['card', 'get', id, '--fields', 'Status,Name', '--format', 'ndjson'])],
     // --json is --format json: one shape for both.
     'cardboard card list --format json': async () => [
       await ok(['card', 'list', '--format', 'json']),
@@ -186,7 +191,10 @@ describe('every --json shape in docs/json.md matches the real output (emulator)'
     },
   };
   /** Flags documented under another heading: `card list --json` is `card list --format json`. */
-  const SAME_AS = new Map([['cardboard card list --json', 'cardboard card list --format json']]);
+  const SAME_AS = new Map([
+    ['cardboard card list --json', 'cardboard card list --format json'],
+    ['cardboard card get --json', 'cardboard card get --format json'],
+  ]);
 
   it('documents exactly the commands this test runs, and every command with a --json flag', async () => {
     const documented = documentedShapes().map((d) => d.command);

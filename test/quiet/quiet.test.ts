@@ -138,7 +138,7 @@ const CASES: Case[] = [
     code: 5,
     quietStderr: () => /^warning: the board created a new card \(\S+\) instead of updating no-such-card: no card has that id[^\n]*\nhint: [^\n]*Exit code 5[^\n]*\n$/,
   },
-  { name: 'card get', args: () => ['card', 'get', cardId], data: () => `_id\t${cardId}\nName\tFix login\nStatus\tOpen\n` },
+  { name: 'card get', args: () => ['card', 'get', cardId], data: () => `${JSON.stringify({ _id: cardId, Name: 'Fix login', Status: 'Open' })}\n` },
   { name: 'card list', args: () => ['card', 'list', '--limit', '1'], data: () => `${JSON.stringify({ _id: cardId, Name: 'Fix login', Status: 'Open' })}\n` },
   { name: 'comment', args: () => ['comment', cardId, 'Quiet', 'please'], data: () => /^[^\s]+\n$/ },
   { name: 'webhook send', args: () => ['webhook', 'send', '--to', receiverUrl], data: () => /^200 OK in [\d.]+ ms\nok\n$/ },

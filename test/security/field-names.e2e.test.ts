@@ -117,11 +117,14 @@ describe('card put and card get', () => {
     expect([card.__proto__, card.constructor, card.toString]).toEqual(['changed', 'changed too', value('toString', 'upd')]);
   });
 
-  it('card get prints every name: piped, --json and on a terminal', async () => {
+  it('card get prints every name: piped (ndjson and tsv), --json and on a terminal', async () => {
     const id = await putPairs('get');
     const piped = await run(['card', 'get', id]);
     ok(piped);
-    for (const n of NAMES) expect(piped.stdout).toContain(`${n}\t${value(n, 'get')}\n`);
+    expectRow(JSON.parse(piped.stdout) as Record<string, unknown>, 'get');
+    const tsv = await run(['card', 'get', id, '--format', 'table']);
+    ok(tsv);
+    for (const n of NAMES) expect(tsv.stdout).toContain(`${n}\t${value(n, 'get')}\n`);
     const json = await run(['card', 'get', id, '--json']);
     ok(json);
     expectRow(JSON.parse(json.stdout) as Record<string, unknown>, 'get');

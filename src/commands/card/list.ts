@@ -1,17 +1,17 @@
-import { type Command, Option } from 'commander';
+import type { Command } from 'commander';
 import { SeenIds } from '../../api/seen-ids.js';
 import type { Api, PagesRead } from '../../api/types.js';
 import type { Context, ContextRef } from '../../context.js';
 import { PartialError, UsageError } from '../../errors.js';
 import { NO_RETRY } from '../../http/retry.js';
 import { canAnimate, createProgress, pagesText } from '../../io/progress.js';
-import { createRecordWriter, defaultFormat, FORMATS, type Format } from '../../io/records.js';
+import { createRecordWriter, defaultFormat, type Format } from '../../io/records.js';
 import { createStatus } from '../../io/status.js';
-import { checkKeysAgainstBoard, unknownKeysError } from '../../schema/check.js';
 import type { Card } from '../../spec-types.js';
 import { parseInteger } from '../../units.js';
 import { groupDigits, plural } from '../../io/text.js';
 import { type NextPage, pageFooter, type PagesShown } from './page-footer.js';
+import { leftOutNote, type RecordFlags, recordChoice, recordOptions, resolveColumns } from './record-flags.js';
 
 /** What `card list` fetches and how it prints it. */
 export interface CardListOptions {
@@ -38,37 +38,21 @@ Examples:
   $ cardboard card list --all --format csv > cards.csv
   $ cardboard card list --limit 100 --fields Name,Status --json`;
 
-const splitFields = (value: string, previous: string[] = []) => [...previous, ...value.split(',').map((f) => f.trim()).filter(Boolean)];
-
 /** Define `card list` under `parent`; `run` is replaceable so parse tests can spy on the options. */
 export function cardListCommand(parent: Command, ctx: ContextRef, run = runCardList): Command {
-  return parent
+  const command = parent
     .command('list')
     .description('List the cards of the board: one page, or every page with --all')
     .option('--page <n>', 'zero-based page to show (default 0)', (v) => parseInteger(v, '--page', 0))
-    .option('--all', 'walk every page from 0 until the service returns an empty page')
-    .addOption(new Option('--format <format>', 'output format (default: table on a terminal, ndjson piped)').choices(FORMATS))
-    .option('--json', 'print a JSON array (the same as --format json)')
-    .option('--fields <names>', 'comma-separated field names to show, in this order', splitFields)
+    .option('--all', 'walk every page from 0 until the service returns an empty page');
+  return recordOptions(command, 'print a JSON array')
     .option('--limit <n>', 'stop after n cards, reading as many pages as it takes (and no more)', (v) => parseInteger(v, '--limit', 1))
     .addHelpText('after', EXAMPLES)
-    .action(async (flags: { page?: number; all?: boolean; format?: Format; json?: boolean; fields?: string[]; limit?: number }) => {
+    .action(async (flags: RecordFlags & { page?: number; all?: boolean; limit?: number }) => {
       if (flags.all && flags.page !== undefined) throw new UsageError('--page and --all cannot be used together');
-      if (flags.fields?.length === 0) throw new UsageError('--fields needs at least one field name');
-      if (flags.json && flags.format !== undefined && flags.format !== 'json') {
-        throw new UsageError(`--json and --format ${flags.format} cannot be used together`, { hint: '--json is --format json: pass one of them.' });
-      }
-      const format = flags.json ? 'json' : flags.format;
-      await run(ctx(), { page: flags.page ?? 0, all: flags.all ?? false, format, fields: flags.fields, limit: flags.limit });
+      const { format, fields } = recordChoice(flags);
+      await run(ctx(), { page: flags.page ?? 0, all: flags.all ?? false, format, fields, limit: flags.limit });
     });
-}
-
-/** The columns: `--fields` checked against the schema (exactly, spec 2.2), else `_id` plus the schema's order. */
-async function resolveColumns(api: Api, fields: string[] | undefined): Promise<string[]> {
-  if (fields === undefined) return ['_id', ...(await api.schema()).map((f) => f.name)];
-  const { unknown } = await checkKeysAgainstBoard(api, fields);
-  if (unknown.length > 0) throw unknownKeysError(unknown, ' --fields takes exact field names.');
-  return fields.includes('_id') ? fields : ['_id', ...fields];
 }
 
 /**
@@ -140,8 +124,7 @@ export async function runCardList(ctx: Context, opts: CardListOptions): Promise<
   await writer.end(shown.shown > 0 ? line : undefined);
   if (shown.shown === 0 && format === 'table' && ctx.stdout.isTTY) status.info(opts.all ? 'no cards' : `no cards on page ${opts.page}`);
   if (leftOut.size > 0) {
-    // Spec 2.2: a card record may hold keys that are not fields (createdAt...), so this is a note, not a warning.
-    status.info(`not shown (not fields of the board): ${[...leftOut].join(', ')}; use --format json to see them, or \`cardboard schema --refresh\` if a field was just added`);
+    status.info(leftOutNote(leftOut));
   }
   // Once, at the end: stdout held each card once; a card moved past the reader may also have been missed.
   if (repeated > 0) {
