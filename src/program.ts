@@ -207,7 +207,7 @@ export async function buildProgram(host: Pick<Host, 'stdout' | 'stderr'>, argv: 
     .description('Command-line client for the Card Board Service')
     .version(VERSION, '-V, --version', 'print the version')
     .option('-b, --board <alias-or-id>', 'board alias or id (else CARDBOARD_BOARD, else the default board)')
-    .option('--base-url <url>', 'service base URL (else CARDBOARD_BASE_URL, else the board\'s stored URL)')
+    .option('--base-url <url>', 'service base URL, or a board\'s POST URL (else CARDBOARD_BASE_URL, else the board\'s stored URL)')
     // Parsed here, so every command refuses a bad value (exit 2) even one that sends nothing.
     .option('--timeout <duration>', 'request timeout, e.g. 30s, 2m or 1h (default 30s; webhook send and replay 60s)', (v) => readDuration(v, '--timeout'))
     .option('--rate <rate>', 'cap the request rate for this run, e.g. 2/s or 120/min', (v) => parseRate(v, '--rate'))

@@ -54,10 +54,11 @@ const trimSlash = (url: string) => url.replace(/\/+$/, '');
 
 /**
  * The stored board a name means: the alias, else a board stored with that id at the given base URL
- * (an id is only unique on one service; without a base URL, the first board with that id).
+ * (an id is only unique on one service; without a base URL, the first board with that id). `idOnly`: the
+ * name is a board id for sure (read from a POST URL), never an alias.
  */
-function findStored(config: CardboardConfig, wanted: string, baseUrl?: string): [string, StoredBoard] | undefined {
-  const byAlias = storedBoard(config, wanted);
+function findStored(config: CardboardConfig, wanted: string, baseUrl?: string, idOnly = false): [string, StoredBoard] | undefined {
+  const byAlias = idOnly ? undefined : storedBoard(config, wanted);
   if (byAlias) return [wanted, byAlias];
   const byId = Object.entries(config.boards).filter(([, b]) => b.id === wanted);
   if (baseUrl) return byId.find(([, b]) => trimSlash(b.baseUrl) === trimSlash(baseUrl));
@@ -85,28 +86,67 @@ const part = (value: string, kind: Origin['kind'], name: string): Resolved => ({
 /** The first part that is set, in order of precedence. */
 const first = (...parts: (Resolved | undefined)[]): Resolved | undefined => parts.find((p) => p !== undefined);
 
+/** A base URL as given (--base-url, CARDBOARD_BASE_URL): the URL to use, and the board its POST URL names, if it is one. */
+interface GivenUrl {
+  url: Resolved;
+  board?: Resolved;
+  /** The id segment of a POST URL that cannot be decoded: an error once this URL is the one in use. */
+  broken?: string;
+}
+
+function givenUrl(raw: string, kind: 'flag' | 'env', name: string): GivenUrl {
+  const post = splitGivenUrl(raw);
+  if (!post) return { url: part(raw, kind, name) };
+  const id = decodeId(post.segment);
+  const url = part(post.baseUrl, kind, name);
+  return id === undefined ? { url, broken: post.segment } : { url, board: part(id, kind, name) };
+}
+
 /**
  * Resolve the board, base URL, token and signing key (README, "Boards and credentials", the precedence table):
- * - the board: `--board`, else CARDBOARD_BOARD, else the default board (`board use`); an alias, or a board id.
+ * - the board: `--board`, else CARDBOARD_BOARD, else the board of the base URL in use when it is a POST URL
+ *   (`https://host[/prefix]/api/aptlet/<id>`, read as base URL + board), else the default board (`board use`);
+ *   an alias, or a board id (a POST URL's: an id only).
  * - a stored board *named* by `--board` or CARDBOARD_BOARD uses its own base URL, token and signing key: only
  *   `--base-url` beats its URL, and the environment fills in only the signing key it lacks. A CARDBOARD_BASE_URL
- *   or CARDBOARD_TOKEN left over from another board must not redirect it.
+ *   or CARDBOARD_TOKEN left over from another board must not redirect it. A POST URL's board is named too.
  * - the default board is a fallback, not a choice made for this run: CARDBOARD_* variables beat its parts.
  * - an id that is no stored board (CI) takes everything from `--base-url` and the environment.
- * Never throws for missing parts (`board show` reports them).
+ * Never throws for missing parts (`board show` reports them); throws a UsageError when the POST URL in use
+ * names another board than `--board`/CARDBOARD_BOARD, or its board id cannot be decoded.
  */
 export function resolveSelection(ctx: ResolveContext, config: CardboardConfig): Selection {
   const { env, globals } = ctx;
-  const picked = first(
+  const urlFlag = globals.baseUrl ? givenUrl(globals.baseUrl, 'flag', '--base-url') : undefined;
+  const urlEnv = env.CARDBOARD_BASE_URL ? givenUrl(env.CARDBOARD_BASE_URL, 'env', 'CARDBOARD_BASE_URL') : undefined;
+  const sel = select(ctx, config, urlFlag?.url, urlEnv?.url, (urlFlag ?? urlEnv)?.board);
+  // Checked on the URL in use only: a leftover CARDBOARD_BASE_URL that a named stored board ignores says nothing.
+  const used = [urlFlag, urlEnv].find((u) => u !== undefined && u.url === sel.baseUrl);
+  if (used?.broken !== undefined) {
+    throw new UsageError(`The board id in ${used.url.origin.name} has a broken percent escape: ${used.broken}`, {
+      hint: 'Copy the POST URL again from Card Sources, or give the base URL alone and the board with --board.',
+    });
+  }
+  if (used?.board && sel.id && used.board.value !== sel.id.value) {
+    // Two boards for one run: sending to either could write to the wrong board, so neither is guessed.
+    const named = sel.alias && sel.alias !== sel.id.value ? `board ${sel.id.value} (stored board "${sel.alias}")` : `board ${sel.id.value}`;
+    throw new UsageError(`${used.url.origin.name} is the POST URL of board ${used.board.value}, but ${describeOrigin(sel.id.origin)} names ${named}.`, {
+      hint: `Give one board: drop ${describeOrigin(sel.id.origin)}, or give the base URL without /api/aptlet/<board id>.`,
+    });
+  }
+  return sel;
+}
+
+function select(ctx: ResolveContext, config: CardboardConfig, urlFlag?: Resolved, urlEnv?: Resolved, urlBoard?: Resolved): Selection {
+  const { env, globals } = ctx;
+  const named = first(
     globals.board ? part(globals.board, 'flag', '--board') : undefined,
     env.CARDBOARD_BOARD ? part(env.CARDBOARD_BOARD, 'env', 'CARDBOARD_BOARD') : undefined,
-    config.defaultBoard ? part(config.defaultBoard, 'default', config.defaultBoard) : undefined,
   );
-  const urlFlag = globals.baseUrl ? part(globals.baseUrl, 'flag', '--base-url') : undefined;
-  const urlEnv = env.CARDBOARD_BASE_URL ? part(env.CARDBOARD_BASE_URL, 'env', 'CARDBOARD_BASE_URL') : undefined;
+  const picked = first(named, urlBoard, config.defaultBoard ? part(config.defaultBoard, 'default', config.defaultBoard) : undefined);
   const tokenEnv = env.CARDBOARD_TOKEN ? part(env.CARDBOARD_TOKEN, 'env', 'CARDBOARD_TOKEN') : undefined;
   const keyEnv = env.CARDBOARD_SIGNING_KEY ? part(env.CARDBOARD_SIGNING_KEY, 'env', 'CARDBOARD_SIGNING_KEY') : undefined;
-  const found = picked ? findStored(config, picked.value, (urlFlag ?? urlEnv)?.value) : undefined;
+  const found = picked ? findStored(config, picked.value, first(urlFlag, urlEnv)?.value, picked === urlBoard) : undefined;
   if (!picked) return { alias: undefined, baseUrl: first(urlFlag, urlEnv), token: tokenEnv, signingKey: keyEnv };
   if (!found) return { alias: undefined, id: picked, baseUrl: first(urlFlag, urlEnv), token: tokenEnv, signingKey: keyEnv };
 
@@ -200,6 +240,39 @@ export function resolveSigningKey(ctx: ResolveContext, config: CardboardConfig):
   return { key: found.value, source: found.source, origin: found.origin, from: describeOrigin(found.origin) };
 }
 
+/** The path of a board's POST URL (spec 2.4, 4.3): `[prefix]/api/aptlet/<board id>`, a `/schema` and a `/` after it tolerated. */
+const POST_PATH = /^(.*?)\/api\/aptlet\/([^/]+)(?:\/schema)?\/?$/;
+
+/**
+ * A URL whose path is a POST URL's, split into the base URL (origin and any prefix; no user:password, query
+ * or fragment) and the id segment as it stands, percent-encoded. Any other path: undefined.
+ */
+function splitPostUrl(url: URL): { baseUrl: string; segment: string } | undefined {
+  const m = POST_PATH.exec(url.pathname);
+  return m ? { baseUrl: url.origin + m[1], segment: m[2]! } : undefined;
+}
+
+/** An http(s) URL that is a POST URL, split (splitPostUrl); anything else, a URL or not: undefined. */
+function splitGivenUrl(raw: string): { baseUrl: string; segment: string } | undefined {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return undefined;
+  }
+  // Another scheme is left whole, for checkBaseUrl to name it.
+  return url.protocol === 'https:' || url.protocol === 'http:' ? splitPostUrl(url) : undefined;
+}
+
+/** The board id an id segment stands for, or undefined when a `%` is not followed by two hex digits (URIError). */
+function decodeId(segment: string): string | undefined {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * Split a board's POST URL as copied from Card Sources (spec 2.4, 4.3), `https://host/api/aptlet/<boardId>`,
  * into the base URL and the board id. A trailing `/schema` is tolerated.
@@ -211,18 +284,25 @@ export function parsePostUrl(raw: string): { baseUrl: string; id: string } {
   } catch {
     throw new UsageError(`Invalid POST URL: ${raw}`, { hint: 'Copy it from Card Sources, e.g. https://host/api/aptlet/<board id>.' });
   }
-  const m = /^(.*?)\/api\/aptlet\/([^/]+)(?:\/schema)?\/?$/.exec(url.pathname);
-  if (!m) {
+  const post = splitPostUrl(url);
+  if (!post) {
     throw new UsageError(`Not a board POST URL: ${url.origin}${url.pathname}`, {
       hint: 'It ends in /api/aptlet/<board id>; or pass --base-url <url> --id <board id>.',
     });
   }
-  try {
-    return { baseUrl: url.origin + m[1], id: decodeURIComponent(m[2]!) };
-  } catch {
-    // URIError: a `%` not followed by two hex digits, so the id cannot be read back.
-    throw new UsageError(`The board id in the POST URL has a broken percent escape: ${m[2]}`, {
+  const id = decodeId(post.segment);
+  if (id === undefined) {
+    throw new UsageError(`The board id in the POST URL has a broken percent escape: ${post.segment}`, {
       hint: 'Copy the POST URL again from Card Sources, or pass --base-url <url> --id <board id>.',
     });
   }
+  return { baseUrl: post.baseUrl, id };
+}
+
+/**
+ * A base URL as `--base-url` takes it: a POST URL (`https://host[/prefix]/api/aptlet/<board id>`) split into
+ * the base URL and its board id; any other URL as given, with no board.
+ */
+export function readBaseUrl(raw: string): { baseUrl: string; id?: string } {
+  return splitGivenUrl(raw) ? parsePostUrl(raw) : { baseUrl: raw };
 }

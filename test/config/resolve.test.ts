@@ -98,6 +98,81 @@ describe('precedence: flags > env > config', () => {
   });
 });
 
+describe('a POST URL as the base URL (--base-url, CARDBOARD_BASE_URL)', () => {
+  const POST = 'https://cards.example/svc/api/aptlet/b%20x%2F1';
+  const error = (f: () => unknown) => {
+    try {
+      f();
+    } catch (err) {
+      return err as UsageError;
+    }
+    throw new Error('no error');
+  };
+
+  it('is read as the base URL before /api/aptlet plus its board, decoded; /schema and a trailing slash are tolerated', () => {
+    for (const url of [POST, `${POST}/`, `${POST}/schema`, `${POST}/schema/`]) {
+      const r = resolveCredentials(ctxWith({ CARDBOARD_BASE_URL: url, CARDBOARD_TOKEN: 'tok-ci' }), { boards: {} });
+      expect([r.board.id, r.board.baseUrl, r.token], url).toEqual(['b x/1', 'https://cards.example/svc', 'tok-ci']);
+      expect(r.board.origins?.id).toEqual({ kind: 'env', name: 'CARDBOARD_BASE_URL' });
+    }
+    const f = resolveCredentials(ctxWith({ CARDBOARD_TOKEN: 'tok-ci' }, { baseUrl: POST }), { boards: {} });
+    expect([f.board.id, f.board.baseUrl, f.board.origins?.id.name]).toEqual(['b x/1', 'https://cards.example/svc', '--base-url']);
+    // Any other URL is left as it is.
+    for (const url of ['https://h.example/api/aptlet', 'https://h.example/prefix/', 'ftp://h.example/api/aptlet/b', 'not a url']) {
+      const sel = resolveSelection(ctxWith({ CARDBOARD_BASE_URL: url, CARDBOARD_BOARD: 'b-x' }), { boards: {} });
+      expect([sel.id?.value, sel.baseUrl?.value], url).toEqual(['b-x', url]);
+    }
+  });
+
+  it('its board beats the default board, whose token is then not used', () => {
+    const ctx = ctxWith({ CARDBOARD_BASE_URL: 'https://ci.example/api/aptlet/b-ci' });
+    const sel = resolveSelection(ctx, CONFIG);
+    expect([sel.alias, sel.id?.value, sel.baseUrl?.value, sel.token]).toEqual([undefined, 'b-ci', 'https://ci.example', undefined]);
+    expect(() => resolveCredentials(ctx, CONFIG)).toThrow(/No token for board b-ci \(from CARDBOARD_BASE_URL\)/);
+  });
+
+  it('names a stored board by its id at that base URL (never by alias), which brings its own token', () => {
+    const ctx = ctxWith({ CARDBOARD_TOKEN: 'tok-env' }, { baseUrl: 'https://side.example/api/aptlet/b-side' });
+    expect(resolveCredentials(ctx, CONFIG)).toMatchObject({ board: { id: 'b-side', alias: 'side', baseUrl: 'https://side.example' }, token: 'tok-side' });
+    const alias = resolveSelection(ctxWith({ CARDBOARD_BASE_URL: 'https://x.example/api/aptlet/side' }), CONFIG);
+    expect([alias.alias, alias.id?.value]).toEqual([undefined, 'side']);
+  });
+
+  it('with --board or CARDBOARD_BOARD naming the same board (its id, or an alias stored with it), goes ahead', () => {
+    expect(resolveCredentials(ctxWith({ CARDBOARD_TOKEN: 't' }, { board: 'b x/1', baseUrl: POST }), { boards: {} }).board.id).toBe('b x/1');
+    const r = resolveCredentials(ctxWith({}, { board: 'side', baseUrl: 'https://other.example/api/aptlet/b-side' }), CONFIG);
+    expect([r.board.alias, r.board.baseUrl, r.token]).toEqual(['side', 'https://other.example', 'tok-side']);
+  });
+
+  it('with --board or CARDBOARD_BOARD naming another board: a usage error naming both', () => {
+    const flag = error(() => resolveSelection(ctxWith({}, { board: 'b-other', baseUrl: POST }), { boards: {} }));
+    expect(flag).toBeInstanceOf(UsageError);
+    expect(flag.message).toBe('--base-url is the POST URL of board b x/1, but --board names board b-other.');
+    expect(flag.hint).toBe('Give one board: drop --board, or give the base URL without /api/aptlet/<board id>.');
+    const env = error(() => resolveSelection(ctxWith({ CARDBOARD_BOARD: 'b-other', CARDBOARD_BASE_URL: POST }), { boards: {} }));
+    expect(env.message).toBe('CARDBOARD_BASE_URL is the POST URL of board b x/1, but CARDBOARD_BOARD names board b-other.');
+    const mixed = error(() => resolveSelection(ctxWith({ CARDBOARD_BOARD: 'b-other' }, { baseUrl: POST }), { boards: {} }));
+    expect(mixed.message).toBe('--base-url is the POST URL of board b x/1, but CARDBOARD_BOARD names board b-other.');
+    const alias = error(() => resolveSelection(ctxWith({}, { board: 'work', baseUrl: POST }), CONFIG));
+    expect(alias.message).toBe('--base-url is the POST URL of board b x/1, but --board names board b-work (stored board "work").');
+    // Only the URL in use names a board: a leftover CARDBOARD_BASE_URL that a named stored board ignores does not,
+    // nor one a plain --base-url overrides.
+    const sel = resolveSelection(ctxWith({ CARDBOARD_BOARD: 'side', CARDBOARD_BASE_URL: POST }), CONFIG);
+    expect([sel.id?.value, sel.baseUrl?.value]).toEqual(['b-side', 'https://side.example']);
+    const plain = resolveSelection(ctxWith({ CARDBOARD_BASE_URL: POST }, { baseUrl: 'https://flag.example' }), CONFIG);
+    expect([plain.id?.value, plain.baseUrl?.value]).toEqual(['b-work', 'https://flag.example']);
+  });
+
+  it('a broken percent escape is a usage error once that URL is in use', () => {
+    const broken = 'https://h.example/api/aptlet/50%zz';
+    expect(error(() => resolveSelection(ctxWith({ CARDBOARD_BASE_URL: broken }), { boards: {} })).message).toBe(
+      'The board id in CARDBOARD_BASE_URL has a broken percent escape: 50%zz',
+    );
+    expect(resolveSelection(ctxWith({ CARDBOARD_BOARD: 'side', CARDBOARD_BASE_URL: broken }), CONFIG).id?.value).toBe('b-side');
+  });
+
+});
+
 describe('config store', () => {
   it('reads a missing file as empty without creating it', async () => {
     const env = { CARDBOARD_CONFIG_DIR: join(tempDir(), 'nested', 'cfg') };

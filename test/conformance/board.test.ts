@@ -2,7 +2,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli, tempDir } from '../helpers/cli.js';
-import { noLeak, runOnPty, start } from './helpers.js';
+import { ndjson, noLeak, run, runOnPty, seen, start } from './helpers.js';
 
 const stored = (configDir: string) => JSON.parse(readFileSync(join(configDir, 'config.json'), 'utf8'));
 const mode = (file: string) => statSync(file).mode & 0o777;
@@ -72,5 +72,37 @@ describe('board add against the alt server', () => {
     expect(stored(configDir).boards.alt.token).toBe(s.opts.token);
     expect(mode(join(configDir, 'config.json'))).toBe(0o600);
     expect(mode(configDir)).toBe(0o700);
+  });
+});
+
+describe('the POST URL as the base URL, against the alt server', () => {
+  it('CARDBOARD_BASE_URL or --base-url = the POST URL, under a path prefix, with an id that needs encoding: put, get, list', async () => {
+    const s = await start({ boardId: 'team a/b ü#1', prefix: '/svc/v2' });
+    const board = `/svc/v2/api/aptlet/${encodeURIComponent('team a/b ü#1')}`;
+    const ways = [
+      { globals: [], env: { CARDBOARD_BASE_URL: s.postUrl, CARDBOARD_BOARD: undefined } },
+      { globals: ['--base-url', `${s.postUrl}/`], env: { CARDBOARD_BASE_URL: undefined, CARDBOARD_BOARD: undefined } },
+    ];
+    for (const { globals, env } of ways) {
+      const put = await run(s, [...globals, 'card', 'put', 'Title=Via the POST URL'], { env });
+      expect(put.code, put.stderr).toBe(0);
+      const id = put.stdout.trim();
+      const get = await run(s, [...globals, 'card', 'get', id, '--fields', 'Title', '--format', 'json'], { env });
+      expect(get.code, get.stderr).toBe(0);
+      expect(JSON.parse(get.stdout)).toEqual({ _id: id, Title: 'Via the POST URL' });
+      const list = await run(s, [...globals, 'card', 'list', '--all', '--fields', 'Title'], { env });
+      expect(list.code, list.stderr).toBe(0);
+      expect(ndjson(list.stdout)).toContainEqual({ _id: id, Title: 'Via the POST URL' });
+    }
+    expect(s.requests.every((q) => q.url.startsWith(board)), s.requests.map((q) => q.url).join(' ')).toBe(true);
+    expect(seen(s, 'POST')).toHaveLength(2);
+  });
+
+  it('another board named beside it is exit 2 before any request', async () => {
+    const s = await start({ prefix: '/svc' });
+    const r = await run(s, ['card', 'list'], { env: { CARDBOARD_BASE_URL: s.postUrl, CARDBOARD_BOARD: 'board-8' } });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('error: CARDBOARD_BASE_URL is the POST URL of board board-7, but CARDBOARD_BOARD names board board-8.\n');
+    expect(s.requests).toEqual([]);
   });
 });

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { parsePostUrl } from '../../config/resolve.js';
+import { parsePostUrl, readBaseUrl } from '../../config/resolve.js';
 import { storedBoard } from '../../config/store.js';
 import type { Context, ContextRef } from '../../context.js';
 import { ApiError, AuthError, CardboardError, UsageError } from '../../errors.js';
@@ -38,6 +38,18 @@ export function checkAlias(alias: string): string {
   return alias;
 }
 
+/** The board of `--base-url` (a POST URL names its own) and `--id`: one board, or a UsageError naming both. */
+function targetOf(given: { baseUrl: string; id?: string } | undefined, id: string | undefined): { baseUrl: string; id: string } {
+  const board = id || given?.id;
+  if (given === undefined || !board) throw new UsageError('Which board? Pass --url <POST URL>, or --base-url <url> with --id <board id>.');
+  if (given.id !== undefined && board !== given.id) {
+    throw new UsageError(`--base-url is the POST URL of board ${given.id}, but --id names board ${board}.`, {
+      hint: 'Give one board: drop --id, or give the base URL without /api/aptlet/<board id>.',
+    });
+  }
+  return { baseUrl: given.baseUrl, id: board };
+}
+
 /** Define `board add` under `parent`; `run` is replaceable so parse tests can spy on the options. */
 export function boardAddCommand(parent: Command, ctx: ContextRef, run = runBoardAdd): Command {
   return parent
@@ -58,10 +70,8 @@ export function boardAddCommand(parent: Command, ctx: ContextRef, run = runBoard
       if (flags.url) {
         if (baseUrlFlag || flags.id) throw new UsageError('Pass either --url, or --base-url with --id, not both.');
         target = parsePostUrl(flags.url);
-      } else if (baseUrlFlag && flags.id) {
-        target = { baseUrl: baseUrlFlag, id: flags.id };
       } else {
-        throw new UsageError('Which board? Pass --url <POST URL>, or --base-url <url> with --id <board id>.');
+        target = targetOf(baseUrlFlag === undefined ? undefined : readBaseUrl(baseUrlFlag), flags.id);
       }
       if (flags.signingKeyStdin && !flags.tokenStdin) {
         // The token prompt needs stdin to be the terminal, so both secrets come from the pipe or neither.

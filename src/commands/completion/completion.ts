@@ -57,15 +57,15 @@ export async function runCompletionList(ctx: Context, what: 'aliases' | 'fields'
     for (const alias of Object.keys(config.boards)) if (listable(alias)) ctx.stdout.write(`${alias}\n`);
     return;
   }
-  const sel = resolveSelection(ctx, config);
-  if (!sel.id || !sel.baseUrl) return;
   try {
+    const sel = resolveSelection(ctx, config);
+    if (!sel.id || !sel.baseUrl) return;
     const cached = JSON.parse(readFileSync(schemaCachePath(ctx.env, sel.baseUrl.value, sel.id.value), 'utf8')) as {
       fields?: { name?: unknown }[];
     };
     for (const field of cached.fields ?? []) if (typeof field.name === 'string' && listable(field.name)) ctx.stdout.write(`${field.name}\n`);
   } catch {
-    // No cached schema yet: `cardboard schema` fills it. Completion stays silent.
+    // No cached schema yet (`cardboard schema` fills it), or settings naming two boards: completion stays silent.
   }
 }
 
