@@ -99,6 +99,10 @@ export interface ApiErrorDetails {
   retryAfter?: number;
   /** Network error code (ECONNREFUSED, UND_ERR_HEADERS_TIMEOUT, ...). */
   code?: string;
+  /** A try that timed out: how long it waited (the --timeout of one try). */
+  timeoutMs?: number;
+  /** A 400 or 413 answer: the bytes of the body sent (what a server that limits sizes may have refused). */
+  sentBytes?: number;
 }
 
 /** A request that failed: an HTTP status >= 400 or a network failure (status undefined). */
@@ -109,6 +113,8 @@ export class ApiError extends CardboardError {
   readonly serverMessage?: string;
   readonly retryAfter?: number;
   readonly code?: string;
+  readonly timeoutMs?: number;
+  readonly sentBytes?: number;
 
   constructor(message: string, details: ApiErrorDetails, options: Omit<CardboardErrorOptions, 'exitCode'> = {}) {
     const auth = details.status === 401 || details.status === 403;
@@ -119,5 +125,7 @@ export class ApiError extends CardboardError {
     this.serverMessage = details.serverMessage;
     this.retryAfter = details.retryAfter;
     this.code = details.code;
+    this.timeoutMs = details.timeoutMs;
+    this.sentBytes = details.sentBytes;
   }
 }

@@ -209,7 +209,12 @@ export async function buildProgram(host: Pick<Host, 'stdout' | 'stderr'>, argv: 
     .option('-b, --board <alias-or-id>', 'board alias or id (else CARDBOARD_BOARD, else the default board)')
     .option('--base-url <url>', 'service base URL, or a board\'s POST URL (else CARDBOARD_BASE_URL, else the board\'s stored URL)')
     // Parsed here, so every command refuses a bad value (exit 2) even one that sends nothing.
-    .option('--timeout <duration>', 'request timeout, e.g. 30s, 2m or 1h (default 30s; webhook send and replay 60s)', (v) => readDuration(v, '--timeout'))
+    // Per try (http/core.ts's deadline); the 4 is the default retry policy's maxTries (http/command-policy.ts).
+    .option(
+      '--timeout <duration>',
+      'how long to wait for each try of a request, not the whole command (a failed read is tried up to 4 times), e.g. 30s, 2m or 1h (default 30s; webhook send and replay 60s)',
+      (v) => readDuration(v, '--timeout'),
+    )
     .option('--rate <rate>', 'cap the request rate for this run, e.g. 2/s or 120/min', (v) => parseRate(v, '--rate'))
     .option('--insecure', 'allow plain http:// to a host that is not loopback')
     .option('-v, --verbose', 'log each request and full error details to stderr')

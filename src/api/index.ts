@@ -1,6 +1,6 @@
 import { readSchemaCache, writeSchemaCache } from '../config/schema-cache.js';
 import { ApiError, CardboardError } from '../errors.js';
-import { type Http, path } from '../http/index.js';
+import { type Http, namingBodySize, path } from '../http/index.js';
 import { terminalText } from '../io/text.js';
 import { redactSecrets } from '../redact.js';
 import type { Card, Comment, Field } from '../spec-types.js';
@@ -79,7 +79,12 @@ export function apiOver(http: Http, board: ResolvedBoard, ctx: ApiContext, token
       return fields;
     },
     async putCard(body, opts = {}) {
-      const answer = await http.post(boardPath, body, opts);
+      let answer: unknown;
+      try {
+        answer = await http.post(boardPath, body, opts);
+      } catch (err) {
+        throw namingBodySize(err, 'card');
+      }
       if (isObject(answer) && typeof answer._id === 'string') return answer as Card;
       // A 2xx without a usable `_id` (a 204, `{"id": …}`, text) most likely stored the card: an outcome
       // the failure policy calls maybe-applied (no status, no known code), never a refusal or a bug.
@@ -127,7 +132,12 @@ export function apiOver(http: Http, board: ResolvedBoard, ctx: ApiContext, token
     },
     async postComment(cardId, content, opts = {}) {
       const p = path`/api/card/${cardId}/comment`;
-      const body = await http.post(p, { content }, opts);
+      let body: unknown;
+      try {
+        body = await http.post(p, { content }, opts);
+      } catch (err) {
+        throw namingBodySize(err, 'comment');
+      }
       if (!isObject(body)) throw unexpected('a comment that is not an object', url(p));
       return body as unknown as Comment;
     },

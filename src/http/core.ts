@@ -7,6 +7,7 @@ import { MIN_SUBSTRING_SECRET, scrubSecret, scrubValue } from '../redact.js';
 import { VERSION } from '../version.js';
 import { decodeBody } from './body.js';
 import { AbortWatch, ANSWER_TIMEOUT, Deadlines, dispatchRequest, type RawResponse } from './dispatch.js';
+import { TIMEOUT_ADVICE } from './error-words.js';
 import { RATE_LIMIT_HINT } from './failure.js';
 import { extractServerMessage, MESSAGE_COLUMNS, parseRetryAfter } from './message.js';
 import type { RetryPolicy } from './retry.js';
@@ -95,7 +96,7 @@ export function networkCode(err: unknown): string | undefined {
   return e.cause ? networkCode(e.cause) : undefined;
 }
 
-function statusError(method: string, url: string, status: number, text: string, headers: HttpResponse['headers'], nowMs: number, hints: CoreOptions['hints']): ApiError {
+function statusError(method: string, url: string, status: number, text: string, headers: HttpResponse['headers'], nowMs: number, hints: CoreOptions['hints'], body: string | undefined): ApiError {
   const contentType = String(headers['content-type'] ?? '');
   const serverMessage = extractServerMessage(text, contentType);
   const retryAfter = parseRetryAfter(headers['retry-after'], nowMs);
@@ -103,7 +104,9 @@ function statusError(method: string, url: string, status: number, text: string, 
   const message = `${status} ${reason} from ${method} ${url}${serverMessage ? `: ${serverMessage}` : ''}`;
   const own = status === 401 || status === 403 ? hints?.[status] : undefined;
   const hint = own ?? HINTS[status] ?? (status >= 500 ? 'The service failed on its side; try again later.' : undefined);
-  return new ApiError(message, { method, url, status, serverMessage, retryAfter }, { hint });
+  // Counted only for the answers a size limit gives (error-words.ts bodySizeNote words it): a row's 400 is rare, its body small.
+  const sentBytes = body !== undefined && (status === 400 || status === 413) ? Buffer.byteLength(body) : undefined;
+  return new ApiError(message, { method, url, status, serverMessage, retryAfter, sentBytes }, { hint });
 }
 
 /** Where a Location points, resolved against the request's URL; an unparsable one (`http://[::1`) as sent, on one line. */
@@ -136,11 +139,12 @@ function networkError(method: string, url: string, err: unknown, timeoutMs: numb
     code === ANSWER_TIMEOUT
       ? `no complete answer within ${formatDuration(timeoutMs)}`
       : (NETWORK_TEXT[code] ?? oneLine(scrubSecret(err instanceof Error ? err.message : String(err), token), MESSAGE_COLUMNS));
-  const timedOut = code.endsWith('_TIMEOUT');
-  const hint = timedOut
-    ? `Waited ${formatDuration(timeoutMs)}. Check the base URL, or allow longer with --timeout, e.g. --timeout 2m.`
-    : 'Check the base URL (`cardboard board show`, --base-url or CARDBOARD_BASE_URL) and the network.';
-  return new ApiError(`${method} ${url} failed: ${what} (${code})`, { method, url, code }, { hint, cause: err });
+  if (!code.endsWith('_TIMEOUT')) {
+    const hint = 'Check the base URL (`cardboard board show`, --base-url or CARDBOARD_BASE_URL) and the network.';
+    return new ApiError(`${method} ${url} failed: ${what} (${code})`, { method, url, code }, { hint, cause: err });
+  }
+  const hint = `Waited ${formatDuration(timeoutMs)}. ${TIMEOUT_ADVICE}`;
+  return new ApiError(`${method} ${url} failed: ${what} (${code})`, { method, url, code, timeoutMs }, { hint, cause: err });
 }
 
 function decode(text: string, contentType: string, method: string, url: string, status: number, token: string): unknown {
@@ -213,7 +217,7 @@ export function createCore(opts: CoreOptions): Send {
     if (status >= 300 && status < 400) throw redirectError(req.method, shown, status, resHeaders, opts.token);
     // The server's message is scrubbed of our token here, where the error is built, so the message, the
     // import's --results and --rejects files and every later reader get the clean text.
-    if (status >= 400 || status < 200) throw statusError(req.method, shown, status, scrubSecret(text, opts.token), resHeaders, now(), opts.hints);
+    if (status >= 400 || status < 200) throw statusError(req.method, shown, status, scrubSecret(text, opts.token), resHeaders, now(), opts.hints, body);
     const contentType = String(resHeaders['content-type'] ?? '');
     const value = decode(text, contentType, req.method, shown, status, opts.token);
     // Data that echoes a real token (8+ characters) loses it too; includes() keeps the usual answer at one scan.

@@ -13,6 +13,7 @@ export { Pacer } from './pacer.js';
 export type { RetryLimits } from './command-policy.js';
 export type { RetryPolicy } from './retry.js';
 export { path } from './url.js';
+export { bodySizeNote, namingBodySize } from './error-words.js';
 
 /** Defaults suited to a CLI: 10 s to connect, 30 s for headers and for the body (undici's own are 300 s). */
 export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;

@@ -6,6 +6,7 @@ import { realClock, type Clock } from '../clock.js';
 import { ApiError, CancelledError } from '../errors.js';
 import { commandPolicy, DEFAULT_RETRY, type RetryLimits } from './command-policy.js';
 import type { HttpRequest, Send } from './core.js';
+import { afterTries } from './error-words.js';
 
 /** The tries of one request so far, as the loop counts them. */
 export interface Tries {
@@ -75,6 +76,8 @@ export function withRetry(next: Send, options: RetryOptions = {}): Send {
     const waits = req.waitSignal ?? req.signal;
     // Made at the first failed try: most requests succeed at once.
     let tries: Tries | undefined;
+    // Tries cut off by the timeout: the last error names them (afterTries).
+    let timedOut = 0;
     for (let attempt = 1; ; attempt++) {
       const ready = policy.beforeTry?.();
       if (ready) await ready;
@@ -86,8 +89,9 @@ export function withRetry(next: Send, options: RetryOptions = {}): Send {
       } catch (err) {
         tries ??= { made: 0, throttled: 0 };
         tries.made = attempt;
+        if (err instanceof ApiError && err.timeoutMs !== undefined) timedOut++;
         const decision = await policy.decide(err, tries, req);
-        if ('stop' in decision) throw decision.stop;
+        if ('stop' in decision) throw afterTries(decision.stop, attempt, timedOut);
         if (err instanceof ApiError) {
           const info: RetryInfo = { err, attempt, counted: attempt - tries.throttled, delayMs: decision.wait, req };
           options.onRetry?.(info);

@@ -154,7 +154,7 @@ class ImportRun {
     } catch (err) {
       // A read failure (I/O, decoding) ends the run after the rows in flight; a read cut off because the
       // run stopped (stdin ends when it drains) is no failure of the input.
-      if (!this.stop.signal.aborted) this.stopWith('fatal', err instanceof CardboardError ? err : new CardboardError(`Reading the CSV failed: ${(err as Error).message}`, { cause: err }));
+      if (!this.stop.signal.aborted) this.stopWith('fatal', err instanceof CardboardError ? err : new CardboardError(`Reading the input failed: ${(err as Error).message}`, { cause: err }));
     }
     // Rows still waiting to learn whether they were changed are decided now that no row is left to claim.
     this.resume?.end();

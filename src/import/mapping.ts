@@ -1,11 +1,11 @@
-// CSV headers → board fields, exactly (spec 2.2: names are case-sensitive; spec 4.3 rule 1: a key that
+// The input's columns (CSV and TSV headers, JSON keys) → board fields, exactly (spec 2.2: names are case-sensitive; spec 4.3 rule 1: a key that
 // does not match is dropped without an error, so every header must be accounted for before a row is sent).
 import { UsageError } from '../errors.js';
 import { emptyRecord, fieldRecord } from '../own-keys.js';
 import { ansiCQuote, groupDigits, plural, terminalText } from '../io/text.js';
 import { shorten } from '../io/width.js';
 import { fieldSuggester, suggestField } from '../schema/match.js';
-import { type ColumnMapping, type ColumnTarget, REASON_COLUMN } from './types.js';
+import { type ColumnMapping, type ColumnTarget, type ColumnWords, columnWords, REASON_COLUMN } from './types.js';
 
 /** The mapping flags as plain data. */
 export interface MappingOptions {
@@ -37,7 +37,7 @@ export interface MappingResult {
 export function parseMapFlag(value: string, into: Record<string, string> = emptyRecord<string>()): Record<string, string> {
   const eq = value.lastIndexOf('=');
   if (eq <= 0 || eq === value.length - 1) {
-    throw new UsageError(`Invalid --map '${value}'.`, { hint: 'Use --map "CSV header=Field name".' });
+    throw new UsageError(`Invalid --map '${value}'.`, { hint: 'Use --map "Column=Field name" (a column, or a key of JSON input).' });
   }
   into[value.slice(0, eq)] = value.slice(eq + 1);
   return into;
@@ -57,7 +57,7 @@ export function parseMapFile(text: string, path: string): Record<string, string 
     !Array.isArray(data) &&
     Object.values(data).every((v) => typeof v === 'string' || v === null);
   if (!ok) {
-    throw new UsageError(`--map-file ${path} must be an object of "CSV header": "Field name" (or null to skip).`);
+    throw new UsageError(`--map-file ${path} must be an object of "column or key": "Field name" (or null to skip).`);
   }
   // The "mapping" of an older `--dry-run --json` said "(dropped)" where map files say null: read it as null.
   const out = emptyRecord<string | null>();
@@ -93,14 +93,15 @@ function targetFor(name: string, fields: Set<string>, allowUnknown: boolean, fla
 /**
  * Decide each header's target. Precedence: --skip-column, --map, --map-file, the id column, the header's
  * own name (exact, case included), --allow-unknown. Throws UsageError for flags naming a missing column
- * or field, and for two columns sending the same field.
+ * or field, and for two columns sending the same field. `words` name the input's columns in messages.
  */
-export function resolveMapping(headers: string[], fieldNames: string[], opts: MappingOptions): MappingResult {
+export function resolveMapping(headers: string[], fieldNames: string[], opts: MappingOptions, words: ColumnWords = columnWords('csv')): MappingResult {
   const fields = new Set(fieldNames);
   const present = new Set(headers);
   const named = (flag: string, header: string) => {
     if (!present.has(header)) {
-      throw new UsageError(`${flag}: the CSV has no column '${header}'.`, { hint: `Columns: ${headers.join(', ')}.` });
+      const list = headers.map((h) => terminalText(h)).join(', ');
+      throw new UsageError(`${flag}: the ${words.input} has no ${words.short} '${terminalText(header)}'.`, { hint: `${words.short === 'key' ? 'Keys' : 'Columns'}: ${list}.` });
     }
   };
   for (const h of opts.skipColumns) named('--skip-column', h);
@@ -108,7 +109,7 @@ export function resolveMapping(headers: string[], fieldNames: string[], opts: Ma
   if (opts.idColumn !== undefined) named('--id-column', opts.idColumn);
   if (new Set(headers).size !== headers.length) {
     const dup = headers.find((h, i) => headers.indexOf(h) !== i);
-    throw new UsageError(`The CSV header names column '${dup}' twice.`, { hint: 'Rename one of the columns in the file.' });
+    throw new UsageError(`The ${words.input} header names column '${terminalText(dup!)}' twice.`, { hint: 'Rename one of the columns in the file.' });
   }
 
   const columns: ColumnMapping[] = [];
@@ -161,23 +162,23 @@ export const UNMAPPED_SHOWN = 10;
  * Past UNMAPPED_SHOWN columns (a file of 5,000 unknown columns made a 525 KB message) the first ones are
  * listed and counted, and the hint points at --map-file; `all` (--verbose) lists every one.
  */
-export function unmappedError(unmapped: Unmapped[], commandWith: (flags: string[]) => string, all = false): UsageError {
+export function unmappedError(unmapped: Unmapped[], commandWith: (flags: string[]) => string, all = false, words: ColumnWords = columnWords('csv')): UsageError {
   const n = unmapped.length;
   const shown = all || n <= UNMAPPED_SHOWN ? unmapped : unmapped.slice(0, UNMAPPED_SHOWN);
   // One line per column: a header or field holding a line break shows it as `\n` (terminalText), and
   // the flags to paste are `$'…'`-quoted (shellQuote), which the shell reads back as the exact name.
   const lines = shown.map((u) =>
     u.suggestion
-      ? `  column '${terminalText(u.header)}': no field of that name; closest is '${terminalText(u.suggestion)}': add --map ${shellQuote(`${u.header}=${u.suggestion}`)}`
-      : `  column '${terminalText(u.header)}': no field is close: add --map ${shellQuote(`${u.header}=<Field>`)} or --skip-column ${shellQuote(u.header)}`,
+      ? `  ${words.short} '${terminalText(u.header)}': no field of that name; closest is '${terminalText(u.suggestion)}': add --map ${shellQuote(`${u.header}=${u.suggestion}`)}`
+      : `  ${words.short} '${terminalText(u.header)}': no field is close: add --map ${shellQuote(`${u.header}=<Field>`)} or --skip-column ${shellQuote(u.header)}`,
   );
   const more = n - shown.length;
   if (more > 0) lines.push(`  ... and ${groupDigits(more)} more (run with --verbose to list them all)`);
-  const head = `${plural(n, 'CSV column')} match${n === 1 ? 'es' : ''} no board field (names are case-sensitive); nothing was sent:`;
+  const head = `${plural(n, words.long)} match${n === 1 ? 'es' : ''} no board field (names are case-sensitive); nothing was sent:`;
   if (n > UNMAPPED_SHOWN) {
     return new UsageError(`${head}\n${lines.join('\n')}`, {
       hint:
-        'So many columns are best mapped in a file: --map-file F.json with {"CSV header": "Field name"} (null skips a column); ' +
+        `So many ${words.short}s are best mapped in a file: --map-file F.json with {"${words.long}": "Field name"} (null skips one); ` +
         'or --map / --skip-column for each, or --allow-unknown if the board has Create Fields on. Run on a terminal to map interactively and save the file.',
     });
   }

@@ -6,6 +6,7 @@
 import type { Api } from '../api/types.js';
 import type { Clock } from '../clock.js';
 import { ApiError, CancelledError } from '../errors.js';
+import { bodySizeNote } from '../http/error-words.js';
 import { RATE_LIMIT_FACT, waitText } from '../http/failure.js';
 import type { HttpRequest } from '../http/core.js';
 import type { RetryDecision, RetryInfo, RetryPolicy, Tries } from '../http/retry.js';
@@ -71,7 +72,8 @@ export interface SendContext {
 
 function describe(err: ApiError): string {
   if (err.status === undefined) return err.message;
-  return `${err.status}${err.serverMessage ? ` ${err.serverMessage}` : ''}`;
+  const size = bodySizeNote(err, 'card');
+  return `${err.status}${err.serverMessage ? ` ${err.serverMessage}` : ''}${size === undefined ? '' : ` (${size}; the server may limit the size of a card)`}`;
 }
 
 /** The error that stops a run the service has kept answering 429: nothing of the row was applied. */

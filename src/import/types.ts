@@ -82,6 +82,23 @@ export type InputFormat = 'csv' | 'tsv' | 'ndjson' | 'json';
 /** Every input format, as --input-format names them. */
 export const INPUT_FORMATS: readonly InputFormat[] = ['csv', 'tsv', 'ndjson', 'json'];
 
+/** How messages name one column of the input, by its format: a JSON input has keys, not columns. */
+export interface ColumnWords {
+  /** The format: `CSV`, `TSV`, `NDJSON`, `JSON`. */
+  input: string;
+  /** Alone: `column`, or `key` for JSON input. */
+  short: 'column' | 'key';
+  /** With the format: `CSV column`, `TSV column`, `NDJSON key`, `JSON key`. */
+  long: string;
+}
+
+/** The words for the input's columns (`CSV column`, `NDJSON key`). */
+export function columnWords(format: InputFormat): ColumnWords {
+  const input = format.toUpperCase();
+  const short = format === 'ndjson' || format === 'json' ? 'key' : 'column';
+  return { input, short, long: `${input} ${short}` };
+}
+
 /** What `--type Field=T` makes of a CSV cell before it is sent. */
 export type FieldType = 'string' | 'number' | 'boolean' | 'json';
 

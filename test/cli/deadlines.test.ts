@@ -15,7 +15,8 @@ describe('--timeout bounds the whole answer', () => {
     const s = await hostile('trickle', { trickleMs: 50 });
     const r = await runMain(['schema', '--refresh', '--timeout', '300ms'], { env: env(s) });
     expect(r.code, r.stderr).toBe(1);
-    expect(r.stderr).toContain(`GET ${s.url}/api/aptlet/${s.boardId}/schema failed: no complete answer within 300ms (ERR_ANSWER_TIMEOUT)`);
+    expect(r.stderr).toContain(`GET ${s.url}/api/aptlet/${s.boardId}/schema failed: no complete answer in 4 tries of 300ms each (ERR_ANSWER_TIMEOUT)`);
+    expect(r.stderr).toContain('--timeout bounds one try, not the whole command');
     expect(r.stderr).toContain('allow longer with --timeout');
     expect(r.stderr).not.toMatch(/This is a bug|\n\s+at /);
     // A GET that timed out may be repeated: the client's 4 tries, each cut at the deadline.

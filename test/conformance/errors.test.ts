@@ -55,6 +55,23 @@ describe('error bodies of every shape become one clean line', () => {
   });
 });
 
+describe('a body refused for its size', () => {
+  it('413 to card put and to comment (text bodies, another server): the size sent is named, and what the server said', async () => {
+    const s = await start({ errorStyle: 'text' });
+    s.faults.push({ method: 'POST', status: 413, body: 'entity too large' });
+    const put = await run(s, ['card', 'put', `Title=${'t'.repeat(3000)}`]);
+    expect(put.code).toBe(1);
+    const [error, hint] = twoLines(put.stderr);
+    expect(error).toBe(`error: 413 Payload Too Large from POST ${s.url}/api/aptlet/board-7: entity too large (the card sent was 2.9 kB)`);
+    expect(hint).toBe('hint: The server refused a 2.9 kB card as too large; it may limit the size of a card: try a smaller one.');
+    const [id] = s.seed(1);
+    s.faults.push({ method: 'POST', status: 413 });
+    const comment = await run(s, ['comment', id!, 'c'.repeat(5000)]);
+    expect(comment.code).toBe(1);
+    expect(twoLines(comment.stderr)[0]).toMatch(/^error: 413 Payload Too Large from POST .*\/comment \(the comment sent was 4\.9 kB\)$/);
+  });
+});
+
 describe('a refused token', () => {
   for (const authStatus of [403, 401]) {
     for (const errorStyle of ['reason', 'html', 'empty'] as const) {

@@ -56,3 +56,32 @@ describe('import memory against the alt server', () => {
     expect(server.cards.map((c) => c.Title).sort()).toEqual(['A', 'A', 'B']);
   });
 });
+
+describe('errors a CI job reads, against the alt server', () => {
+  it('a row the server refuses (400): its reason on stderr without --rejects; --dry-run exits 3 on an unreadable line, 0 when clean', async () => {
+    const server = await start({ idStyle: 'numeric', createdStatus: 201 });
+    const file = join(tempDir(), 'tasks.ndjson');
+    writeFileSync(file, `${ROWS.slice(0, 3).map((r) => JSON.stringify(r)).join('\n')}\n`);
+    expect((await run(server, ['import', file, '--dry-run'])).code).toBe(0);
+    server.faults.push({ method: 'POST', status: 400, body: 'Estimate is out of range' });
+    const r = await run(server, ['import', file, '--concurrency', '1']);
+    expect(r.code).toBe(3);
+    expect(r.stderr).toContain('error: 1 row rejected, 0 uncertain (the card may exist):\n  line 1: 400 Estimate is out of range\nhint: Pass --rejects FILE');
+    const bad = join(tempDir(), 'bad.ndjson');
+    writeFileSync(bad, `${JSON.stringify(ROWS[0])}\n{"Title": \n`);
+    const dry = await run(server, ['import', bad, '--dry-run']);
+    expect(dry.code).toBe(3);
+    expect(dry.stderr).toContain('error: --dry-run: 1 row of 2 would be rejected; nothing was sent.');
+    expect(seen(server, 'POST')).toHaveLength(3);
+  });
+
+  it('an NDJSON key that is no field of the alt server names NDJSON keys, not CSV columns', async () => {
+    const server = await start();
+    const file = join(tempDir(), 'tasks.ndjson');
+    writeFileSync(file, `${JSON.stringify({ Title: 'a', 'Due date': '2024-01-01' })}\n`);
+    const r = await run(server, ['import', file]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("error: 1 NDJSON key matches no board field (names are case-sensitive); nothing was sent:\n  key 'Due date': no field of that name; closest is 'Due Date'");
+    expect(seen(server, 'POST')).toHaveLength(0);
+  });
+});

@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/errors.js';
 import type { Dispatcher } from 'undici';
 import { createDispatcher, createHttp, type Http, Pacer } from '../../src/http/index.js';
+import { LARGE_BODY_BYTES } from '../../src/http/error-words.js';
 
 interface Seen {
   method: string;
@@ -155,6 +156,37 @@ describe('HTTP core against a real server', () => {
     expect(err.message).toBe(`GET ${srv.url}/x failed: no complete answer within 300ms (ERR_ANSWER_TIMEOUT)`);
     expect(err.hint).toContain('--timeout');
     expect(err.cause).toBeInstanceOf(Error);
+  });
+
+  it('a request that timed out on every try names the tries and the wait of each, not the wait of one', async () => {
+    const srv = await serve(() => {});
+    const http = await client(srv.url, { timeoutMs: 300, retry: { maxTries: 3, baseDelayMs: 1, maxDelayMs: 2 } });
+    const err = (await http.get('/x').catch((e) => e)) as ApiError;
+    expect(srv.seen).toHaveLength(3);
+    expect(err.code).toBe('ERR_ANSWER_TIMEOUT');
+    expect(err.message).toBe(`GET ${srv.url}/x failed: no complete answer in 3 tries of 300ms each (ERR_ANSWER_TIMEOUT)`);
+    expect(err.hint).toBe('Each try waited up to 300ms: --timeout bounds one try, not the whole command. Check the base URL, or allow longer with --timeout, e.g. --timeout 2m.');
+    expect(err.cause).toBeInstanceOf(Error);
+  });
+
+  it('counts only the tries that timed out: a 500 first, then two silent tries', async () => {
+    const srv = await serve((req, res) => {
+      if (srv.seen.length === 1) json(res, 500, { error: 'busy' });
+    });
+    const http = await client(srv.url, { timeoutMs: 300, retry: { maxTries: 3, baseDelayMs: 1, maxDelayMs: 2 } });
+    const err = (await http.get('/x').catch((e) => e)) as ApiError;
+    expect(err.message).toBe(`GET ${srv.url}/x failed: no complete answer in 2 of 3 tries of 300ms each (ERR_ANSWER_TIMEOUT)`);
+  });
+
+  it('a 400 or 413 keeps the size of the body sent (the API layer names it); other answers and bodiless requests do not', async () => {
+    const big = 'x'.repeat(LARGE_BODY_BYTES);
+    const srv = await serve((req, res) => json(res, Number(req.url.slice(1)), { error: 'no' }));
+    const http = await client(srv.url);
+    const sent = async (status: number, body: unknown) => ((await http.post(`/${status}`, body).catch((e) => e)) as ApiError).sentBytes;
+    expect(await sent(400, { Name: big })).toBe(LARGE_BODY_BYTES + 11);
+    expect(await sent(413, { Name: 'a' })).toBe(12);
+    expect(await sent(422, { Name: big })).toBeUndefined();
+    expect(((await http.get('/413').catch((e) => e)) as ApiError).sentBytes).toBeUndefined();
   });
 
   it('reports a refused connection with its code and a base URL hint', async () => {

@@ -1,4 +1,4 @@
-import { copyFileSync, readFileSync } from 'node:fs';
+import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -85,6 +85,18 @@ describe('import: interactive mapping (scripted prompter)', () => {
     await expect(run).rejects.toBeInstanceOf(CancelledError);
     expect(asked[1]).toContain("new field 'Assignee' (Create Fields is on)");
     expect(emu.requests().filter((r) => r.method === 'POST')).toEqual([]);
+  });
+
+  it('NDJSON input: the questions name NDJSON keys, not CSV columns', async () => {
+    emu = await startTestEmulator();
+    const env = { CARDBOARD_BASE_URL: emu.url, CARDBOARD_BOARD: BOARD_ID, CARDBOARD_TOKEN: emu.boards[BOARD_ID]!.token, CARDBOARD_CONFIG_DIR: tempDir() };
+    const file = join(tempDir(), 'cards.ndjson');
+    writeFileSync(file, `${JSON.stringify({ Name: 'a', Who: 'Ada' })}\n`);
+    const { prompter, asked } = scripted({ confirm: [false, false], select: ['Owner'], input: [] });
+    const { ctx } = testContext({ env });
+    await runImport(ctx, planFromFlags(file, { map: [], skipColumn: [], concurrency: '4', empty: 'omit', dryRun: true }), { prompter });
+    expect(asked[0]).toBe('1 key matches no field. Does this board have Create Fields on (so a key may become a new field)?');
+    expect(asked[1]).toBe('NDJSON key "Who" (e.g. "Ada") goes to which field? [Owner | Status | Priority | skip this key] default: skip this key');
   });
 
   it('never prompts without a terminal: the unmapped header is a usage error', async () => {

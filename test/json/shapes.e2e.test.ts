@@ -141,7 +141,8 @@ describe('every --json shape in docs/json.md matches the real output (emulator)'
       return [await ok(['import', csv('Done', 'Third'), '--skip-column', 'Notes', '--match-on', 'Name', '--results', join(dir, 'r.csv'), '--json'], {}, [3])];
     },
     'cardboard import --dry-run --json': async () => {
-      const stdout = await ok(['import', csv('Blocked', 'Fourth'), '--skip-column', 'Notes', '--match-on', 'Name', '--dry-run', '--json']);
+      // Exit 3: the broken line would be rejected (the JSON is on stdout all the same).
+      const stdout = await ok(['import', csv('Blocked', 'Fourth'), '--skip-column', 'Notes', '--match-on', 'Name', '--dry-run', '--json'], {}, [3]);
       expect(JSON.parse(stdout)).toMatchObject({ rejections: [{ line: 4 }], changes: [{ line: 2 }], sample: [{ line: 2 }, { line: 3 }] });
       return [stdout];
     },

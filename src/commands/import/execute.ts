@@ -9,7 +9,7 @@ import type { Api } from '../../api/types.js';
 import { DEFAULT_TIMEOUT_MS } from '../../http/index.js';
 import { checkOutputPaths } from '../../import/path-guard.js';
 import { type ImportPlan, isJsonInput } from '../../import/plan.js';
-import type { ImportSummary } from '../../import/types.js';
+import { columnWords, type ImportSummary } from '../../import/types.js';
 import { ImportOutputs } from '../../import/outputs.js';
 import { rowsPerSecond } from '../../import/rate.js';
 import { describeChanges, dryRun } from '../../import/dry-run.js';
@@ -19,7 +19,7 @@ import { createStatus } from '../../io/status.js';
 import { writeJson } from '../../io/write.js';
 import { importCommandLine, nextOutputName } from './command-line.js';
 import { type ImportDeps, type ResolvedImport, resolveImport } from './resolve.js';
-import { renderDryRun, renderSummary, startProgress } from './render.js';
+import { rejectedText, renderDryRun, renderSummary, startProgress } from './render.js';
 import { groupDigits, plural } from '../../io/text.js';
 
 export type { ImportDeps } from './resolve.js';
@@ -38,7 +38,13 @@ export async function runImport(ctx: Context, plan: ImportPlan, deps: ImportDeps
   const { columns, match, items, api } = resolved;
   const report = await dryRun(items, { columns, sendEmpty: resolved.sendEmpty, match, force: plan.policy.force });
   const changes = await describeChanges(api, report.updateSample);
-  await renderDryRun(ctx, outputs, { columns, report, match, boardId: api.board.id, changes });
+  await renderDryRun(ctx, outputs, { columns, report, match, boardId: api.board.id, changes, words: columnWords(plan.source.format) });
+  // A dry run is a CI gate: rows a run would reject end it as such a run would end (exit 3).
+  if (report.rejected > 0) {
+    throw new PartialError(`--dry-run: ${plural(report.rejected, 'row')} of ${groupDigits(report.rows)} would be rejected; nothing was sent.`, {
+      hint: `Fix the input first: a run would reject ${report.rejected === 1 ? 'that row' : 'those rows'} (exit 3). The report names each with its reason${outputs.json ? ' ("rejections", the first 20)' : ''}.`,
+    });
+  }
 }
 
 /** The journal's key: the board (its server's identity and id); the input, its content and the plan are reported. */
@@ -283,7 +289,9 @@ export async function executeImport(ctx: Context, plan: ImportPlan, p: ResolvedI
     });
   }
   if (summary.rejected + summary.uncertain > 0) {
-    throw new PartialError(`${plural(summary.rejected, 'row')} rejected, ${groupDigits(summary.uncertain)} uncertain (the card may exist).`, {
+    const head = `${plural(summary.rejected, 'row')} rejected, ${groupDigits(summary.uncertain)} uncertain (the card may exist)`;
+    const reasons = rejectedText(progress.problems, summary.rejected, paths.rejects);
+    throw new PartialError(reasons.length > 0 ? `${head}:\n${reasons.join('\n')}` : `${head}.`, {
       hint: partialHint(ctx, plan, p, summary, journal !== undefined),
     });
   }
@@ -309,7 +317,7 @@ function partialHint(ctx: Context, plan: ImportPlan, p: ResolvedImport, summary:
     );
   }
   if (!rejects) {
-    lines.push('Pass --rejects F to get those rows as a file to fix and import again with the same flags.');
+    lines.push('Pass --rejects FILE to get every one of those rows, with its reason, as a file to fix and import again with the same flags.');
     return lines.join('\n');
   }
   const cmd = importCommandLine(plan, ctx.globals, {

@@ -10,11 +10,13 @@ Input: CSV (default), TSV (.tsv), NDJSON (.ndjson, .jsonl) or a JSON array (.jso
 --input-format; stdin (-) is CSV unless --input-format says otherwise. JSON values keep their types;
 --type Field=number|boolean|json|string types CSV cells.
 
-Every column must match a board field exactly, case included (the service silently drops any
-other key, spec 4.3): by its own name, --map, --map-file, or --skip-column. On a terminal cardboard
-asks for the ones that do not; otherwise it stops (exit 2) and prints the flags to add.
-An "_id" column (or --id-column) updates cards; --match-on Field finds them by a natural key and
-sends only the rows whose values differ from their card's (--force sends all).
+Every column (of NDJSON and JSON: every key) must match a board field exactly, case included (the
+service silently drops any other key, spec 4.3): by its own name, --map, --map-file, or --skip-column.
+On a terminal cardboard asks for the ones that do not; otherwise it stops (exit 2) and prints the
+flags to add. An "_id" column (or --id-column) updates cards; --match-on Field finds them by a natural
+key and sends only the rows whose values differ from their card's (--force sends all).
+
+Exit 3 when rows are rejected or uncertain: the first reasons on stderr, all of them in --rejects.
 
 Rate: without the global --rate, cardboard learns the service's limit from its 429 answers.
 Memory: a journal next to the file (.cardboard-journal/, one per input path and board) records what
@@ -36,30 +38,30 @@ export function importCommand(parent: Command, ctx: ContextRef, run: (ctx: Conte
     .command('import')
     .description(nounSummary('import'))
     .argument('<file>', 'the input file, or - for stdin')
-    .option('--map <header=field>', 'send a CSV column as this field (repeatable)', collect, [])
-    .option('--map-file <file.json>', 'a JSON mapping {"CSV header": "Field" | null to skip}')
-    .option('--skip-column <header>', 'do not send this column (repeatable)', collect, [])
+    .option('--map <header=field>', 'send a column (JSON input: a key) as this field (repeatable)', collect, [])
+    .option('--map-file <file.json>', 'a JSON mapping {"column or key": "Field" | null to skip}')
+    .option('--skip-column <header>', 'do not send this column or key (repeatable)', collect, [])
     .option('--match-on <field>', 'update the card whose field has the same value (upsert on a natural key)')
-    .option('--id-column <header>', 'the column holding card ids (default: a column named _id)')
-    .option('--dry-run', 'read, map and check every row; send nothing (only GETs)')
+    .option('--id-column <header>', 'the column or key holding card ids (default: one named _id)')
+    .option('--dry-run', 'read, map and check every row; send nothing (only GETs); exit 3 if a run would reject rows')
     .option('--concurrency <n>', 'requests in flight at once', String(DEFAULT_CONCURRENCY))
     .option('--give-up-after <duration>', 'stop when a row has met nothing but 429s for this long, e.g. 30m or 1h', DEFAULT_GIVE_UP_AFTER)
     .option('--journal <file>', 'where to keep the resume journal')
     .option('--again', 'send rows an earlier run imported again, as new cards')
     .option('--restart', 'forget the whole journal (rows that may be on the board too): send every row again')
     .option('--results <file>', 'write line,state,_id,message for every row (CSV)')
-    .option('--rejects <file>', 'write rejected and uncertain rows in the input columns, plus a reason (CSV)')
+    .option('--rejects <file>', 'write rejected and uncertain rows in the input columns, plus a reason (CSV; NDJSON for JSON input)')
     .option('--delimiter <char>', 'field delimiter (default: detected among , ; and tab)')
     .option('--encoding <name>', 'file encoding, e.g. latin1, utf-16le (default utf-8)')
     .addOption(new Option('--empty <omit|send>', 'empty cells: omit them, or send them as ""').choices(['omit', 'send']).default('omit'))
-    .option('--allow-unknown', 'send columns that match no field under their own name (Create Fields on)')
+    .option('--allow-unknown', 'send columns or keys that match no field under their own name (Create Fields on)')
     // The choices are for help and completion; planFromFlags checks the value (it also takes jsonl, any case).
     .addOption(
       new Option('--input-format <format>', 'input format (default: from the extension; stdin: csv)')
         .choices(['csv', 'tsv', 'ndjson', 'json'])
         .argParser((v: string) => v),
     )
-    .option('--type <field=type>', 'send a CSV column typed: number, boolean, json or string (repeatable)', collect, [])
+    .option('--type <field=type>', 'send a CSV or TSV column typed: number, boolean, json or string (repeatable)', collect, [])
     .option('--force', 'with --match-on, send rows whose values already equal the card\'s')
     .option('--json', 'print the summary as JSON on stdout')
     .addHelpText('after', HELP)

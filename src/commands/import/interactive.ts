@@ -4,7 +4,7 @@ import { writeFileSync } from 'node:fs';
 import type { Context } from '../../context.js';
 import { CancelledError } from '../../errors.js';
 import { checkTargets, mappingToFile, rowBody, shellQuote, type Unmapped } from '../../import/mapping.js';
-import type { ColumnMapping, ColumnTarget } from '../../import/types.js';
+import { type ColumnMapping, type ColumnTarget, type ColumnWords, columnWords } from '../../import/types.js';
 import { answer } from '../../io/prompt.js';
 import { plural, quoted, terminalText } from '../../io/text.js';
 import { editDistance } from '../../schema/match.js';
@@ -36,7 +36,7 @@ export async function inquirerPrompter(ctx: Context): Promise<Prompter> {
 }
 
 /**
- * The same questions with what they show escaped (terminalText): they name CSV headers and board fields.
+ * The same questions with what they show escaped (terminalText): they name the input's columns and board fields.
  * Only the text shown changes; a choice's value stays exact. The import wraps whichever prompter it uses.
  */
 export function terminalSafePrompter(p: Prompter): Prompter {
@@ -53,7 +53,7 @@ export function terminalSafePrompter(p: Prompter): Prompter {
 const norm = (s: string) => s.toLowerCase().replace(/[\s_-]+/g, '');
 
 /** Field choices for one header, closest first; fields another column already sends are left out. */
-export function fieldChoices(u: Unmapped, fieldNames: string[], taken: Set<string>, createFields: boolean): Choice<ColumnTarget>[] {
+export function fieldChoices(u: Unmapped, fieldNames: string[], taken: Set<string>, createFields: boolean, words: ColumnWords = columnWords('csv')): Choice<ColumnTarget>[] {
   const free = fieldNames.filter((f) => !taken.has(f));
   const ranked = free
     .map((f) => ({ f, d: f === u.suggestion ? -1 : editDistance(norm(u.header), norm(f)) }))
@@ -63,7 +63,7 @@ export function fieldChoices(u: Unmapped, fieldNames: string[], taken: Set<strin
     name: f === u.suggestion ? `${f}  (closest)` : f,
     value: { kind: 'field', field: f },
   }));
-  choices.push({ name: 'skip this column', value: { kind: 'skip' } });
+  choices.push({ name: `skip this ${words.short}`, value: { kind: 'skip' } });
   if (createFields) {
     choices.push({ name: `new field '${u.header}' (Create Fields is on)`, value: { kind: 'new', field: u.header }, description: 'spec 4.3 rule 2' });
   }
@@ -79,6 +79,7 @@ export function sampleText(sample: readonly (readonly unknown[])[], index: numbe
 
 /**
  * Ask for every unmapped header, showing two sample values of each; returns the completed column list.
+ * `words` name the input's columns (`CSV column`, `NDJSON key`).
  * A column with no close field defaults to "skip": one Enter never sends data into an unrelated field.
  */
 export async function askMapping(
@@ -87,17 +88,18 @@ export async function askMapping(
   unmapped: Unmapped[],
   fieldNames: string[],
   sample: readonly (readonly unknown[])[] = [],
+  words: ColumnWords = columnWords('csv'),
 ): Promise<ColumnMapping[]> {
   const out = [...columns];
   const createFields = await prompter.confirm(
-    `${plural(unmapped.length, 'column')} match${unmapped.length === 1 ? 'es' : ''} no field. Does this board have Create Fields on (so a column may become a new field)?`,
+    `${plural(unmapped.length, words.short)} match${unmapped.length === 1 ? 'es' : ''} no field. Does this board have Create Fields on (so a ${words.short} may become a new field)?`,
     false,
   );
   for (const u of unmapped) {
     const taken = new Set(out.flatMap((c) => (c.target.kind === 'field' || c.target.kind === 'new' ? [c.target.field] : [])));
-    const choices = fieldChoices(u, fieldNames, taken, createFields);
+    const choices = fieldChoices(u, fieldNames, taken, createFields, words);
     const skip = choices.find((c) => c.value.kind === 'skip')!.value;
-    const message = `CSV column ${quoted(u.header)}${sampleText(sample, u.index)} goes to which field?`;
+    const message = `${words.long} ${quoted(u.header)}${sampleText(sample, u.index)} goes to which field?`;
     // The proposal is the suggested field while it is free; taken by another column, Enter skips.
     const proposed = choices.find((c) => c.value.kind === 'field' && c.value.field === u.suggestion)?.value ?? skip;
     const target = await prompter.select(message, choices, proposed);

@@ -3,7 +3,7 @@ import type { Context } from '../../context.js';
 import type { KeyIndex } from '../../import/match-index.js';
 import { DROPPED_TEXT, mappingToFile } from '../../import/mapping.js';
 import type { DryRunReport, RowChanges } from '../../import/dry-run.js';
-import type { ColumnMapping, ImportEvent, ImportSummary } from '../../import/types.js';
+import type { ColumnMapping, ColumnWords, ImportEvent, ImportSummary } from '../../import/types.js';
 import { rateText, rowsPerSecond } from '../../import/rate.js';
 import { ROW_STATES } from '../../import/types.js';
 import { createProgress } from '../../io/progress.js';
@@ -15,6 +15,32 @@ import type { PlanOutputs } from '../../import/plan.js';
 export interface Problems {
   rejected: number[];
   uncertain: number[];
+  /** The REASONS_SHOWN rejected rows of the lowest lines, with their reasons, in line order (rejectedText). */
+  reasons: { line: number; reason: string }[];
+}
+
+/** Rejected rows whose reasons the end of a run shows on stderr; every one is in --rejects. */
+export const REASONS_SHOWN = 5;
+
+/** Keep `line` among the REASONS_SHOWN lowest lines of `reasons` (rows end out of order with concurrency). */
+function keepReason(reasons: Problems['reasons'], line: number, reason: string): void {
+  if (reasons.length === REASONS_SHOWN && line > reasons[REASONS_SHOWN - 1]!.line) return;
+  let at = reasons.length;
+  while (at > 0 && reasons[at - 1]!.line > line) at--;
+  reasons.splice(at, 0, { line, reason });
+  if (reasons.length > REASONS_SHOWN) reasons.pop();
+}
+
+/**
+ * The first rejected rows with their reasons, one line each (escaped: a reason quotes the input and the
+ * server), then how many more and where they all are: `… and 7 more; all in --rejects fix.csv`.
+ */
+export function rejectedText(problems: Problems, rejected: number, rejects: string | undefined): string[] {
+  const lines = problems.reasons.map((r) => `  line ${r.line}: ${terminalText(r.reason, { maxColumns: 200 })}`);
+  const more = rejected - problems.reasons.length;
+  const where = rejects === undefined ? '' : `; all in --rejects ${terminalText(rejects)}`;
+  if (more > 0) lines.push(`  … and ${groupDigits(more)} more${where}`);
+  return lines;
 }
 
 /** The live view of a run; `event` is cheap enough to call for every row. */
@@ -46,7 +72,7 @@ export async function startProgress(ctx: Context, outputs: Pick<PlanOutputs, 'js
   let waits = 0;
   let unchanged = 0;
   let lastDraw = 0;
-  const problems: Problems = { rejected: [], uncertain: [] };
+  const problems: Problems = { rejected: [], uncertain: [], reasons: [] };
   const text = (elapsedMs = started === undefined ? 0 : ctx.clock.now() - started, finished?: number) => {
     const rate = rowsPerSecond({ rows: done, skipped, elapsedMs });
     // Rows the journal holds as finished are counted from the start; a skipped row beyond them (never, as
@@ -69,6 +95,7 @@ export async function startProgress(ctx: Context, outputs: Pick<PlanOutputs, 'js
         if (e.outcome.state === 'skipped') skipped++;
         const list = e.outcome.state === 'rejected' ? problems.rejected : e.outcome.state === 'uncertain' ? problems.uncertain : undefined;
         if (list && list.length < 20) list.push(e.outcome.line);
+        if (e.outcome.state === 'rejected') keepReason(problems.reasons, e.outcome.line, e.outcome.message ?? '');
       } else if (e.type === 'retry') {
         retries++;
         if (e.reason === '429') waits++;
@@ -104,7 +131,8 @@ export async function renderSummary(ctx: Context, s: ImportSummary, problems: Pr
   const list = (name: string, lines: number[], n: number) => {
     if (n > 0) out.push(`${name} ${n === 1 ? 'line' : 'lines'}: ${[...lines].sort((x, y) => x - y).join(', ')}${n > lines.length ? `, ... (${groupDigits(n)} in all)` : ''}`);
   };
-  list('rejected', problems.rejected, s.rejected);
+  // A run that went to its end names its rejected rows in its error, with their reasons (rejectedText).
+  if (s.stopped !== undefined) list('rejected', problems.rejected, s.rejected);
   list('uncertain', problems.uncertain, s.uncertain);
   if (s.found > 0) out.push(`Found rows were not created by this run: their cards were already on the board, stored by an earlier run's try (see --results).`);
   if (s.uncertain > 0) out.push('Uncertain rows may or may not be on the board: check them before importing them again.');
@@ -133,7 +161,7 @@ function targetText(c: ColumnMapping): string {
 export async function renderDryRun(
   ctx: Context,
   outputs: Pick<PlanOutputs, 'json'>,
-  p: { columns: ColumnMapping[]; report: DryRunReport; match?: KeyIndex; boardId: string; changes?: RowChanges[] },
+  p: { columns: ColumnMapping[]; report: DryRunReport; match?: KeyIndex; boardId: string; changes?: RowChanges[]; words: ColumnWords },
 ): Promise<void> {
   const { report } = p;
   const dropped = p.columns.filter((c) => c.target.kind === 'skip').map((c) => c.header);
@@ -157,8 +185,9 @@ export async function renderDryRun(
   for (const r of report.rejections) out.push(`    line ${r.line}: ${r.reason}`);
   if (p.changes?.length) out.push('', 'What the first updates change:');
   for (const u of p.changes ?? []) out.push(`  line ${u.line}: ${u.changes.map((c) => `${c.field}: ${c.from} → ${c.to}`).join(', ') || '(no visible change)'}`);
-  if (dropped.length) out.push(`Columns dropped: ${dropped.join(', ')}`);
-  if (added.length) out.push(`Columns sent as new fields: ${p.columns.filter((c) => c.target.kind === 'new').map((c) => c.header).join(', ')}`);
+  const what = p.words.short === 'key' ? 'Keys' : 'Columns';
+  if (dropped.length) out.push(`${what} dropped: ${dropped.join(', ')}`);
+  if (added.length) out.push(`${what} sent as new fields: ${p.columns.filter((c) => c.target.kind === 'new').map((c) => c.header).join(', ')}`);
   // A report for people even when piped (--json is the machine form): headers and values are escaped.
   ctx.stdout.write(`${out.map((line) => terminalText(line)).join('\n')}\n`);
 }

@@ -12,7 +12,7 @@ import { type FileScan, scanFile } from '../../import/scan.js';
 import { makeDecoder, readCsv } from '../../import/source.js';
 import { ndjsonKeys, readJsonArray, readNdjson } from '../../import/json-source.js';
 import { type ImportPlan, isJsonInput, type PlanSource, sendsEmpty } from '../../import/plan.js';
-import type { ColumnMapping, CsvItem, FieldType } from '../../import/types.js';
+import { type ColumnMapping, type CsvItem, columnWords, type FieldType } from '../../import/types.js';
 import { importCommandLine } from './command-line.js';
 import { askMapping, inquirerPrompter, type Prompter, previewAndSave, terminalSafePrompter } from './interactive.js';
 
@@ -52,7 +52,7 @@ async function checkInput({ file, encoding }: PlanSource): Promise<FileScan | un
   makeDecoder(encoding);
   if (file === '-') return undefined;
   if (!existsSync(file) || !statSync(file).isFile()) {
-    throw new UsageError(`No such file: ${file}`, { hint: 'Pass a CSV file, or - to read stdin.' });
+    throw new UsageError(`No such file: ${file}`, { hint: 'Pass an input file (CSV, TSV, NDJSON or JSON), or - to read stdin.' });
   }
   return scanFile(file, encoding);
 }
@@ -90,13 +90,14 @@ export async function resolveImport(ctx: Context, plan: ImportPlan, deps: Import
     throw new UsageError(json ? `${source.file} holds no JSON object with a key; nothing was sent.` : `${source.file} is empty: no header line.`);
   }
   const headers = head.value.headers;
-  const resolved = resolveMapping(headers, fieldNames, { ...plan.mapping, mapFile, idColumn: key.idColumn });
+  const words = columnWords(source.format);
+  const resolved = resolveMapping(headers, fieldNames, { ...plan.mapping, mapFile, idColumn: key.idColumn }, words);
   let columns = resolved.columns;
   const buffered: CsvItem[] = [];
   if (resolved.unmapped.length > 0) {
     // Prompts need a terminal on stdin, which stdin input (-) is not: a prompt on a silent open stdin waits for ever.
     const interactive = deps.prompter !== undefined || (isInteractive(ctx) && source.file !== '-');
-    if (!interactive) throw unmappedError(resolved.unmapped, (extra) => importCommandLine(plan, ctx.globals, { extra }), ctx.globals.verbose === true);
+    if (!interactive) throw unmappedError(resolved.unmapped, (extra) => importCommandLine(plan, ctx.globals, { extra }), ctx.globals.verbose === true, words);
     const prompter = terminalSafePrompter(deps.prompter ?? (await inquirerPrompter(ctx)));
     // The first rows are read before the questions: each shows sample values of its column.
     for (let n = await reader.next(); !n.done; n = await reader.next()) {
@@ -104,7 +105,7 @@ export async function resolveImport(ctx: Context, plan: ImportPlan, deps: Import
       if (buffered.filter((i) => i.kind === 'row').length >= 3) break;
     }
     const sample = buffered.flatMap((i) => (i.kind === 'row' ? [i.values] : []));
-    columns = await askMapping(prompter, columns, resolved.unmapped, fieldNames, sample);
+    columns = await askMapping(prompter, columns, resolved.unmapped, fieldNames, sample, words);
     applyTypes(columns, plan.types);
     await previewAndSave(ctx, prompter, columns, sample, source.file, sendEmpty, plan.policy.dryRun);
   } else applyTypes(columns, plan.types);
