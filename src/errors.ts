@@ -103,6 +103,14 @@ export interface ApiErrorDetails {
   timeoutMs?: number;
   /** A 400 or 413 answer: the bytes of the body sent (what a server that limits sizes may have refused). */
   sentBytes?: number;
+  /** The whole answer, kept only for a request that asked for it raw (`cardboard api`): its caller shows it. */
+  response?: ApiResponse;
+}
+
+/** An answer's headers (lower-case names, repeats as arrays) and body bytes, the token scrubbed from both. */
+export interface ApiResponse {
+  headers: Record<string, string | string[] | undefined>;
+  body: Buffer;
 }
 
 /** A request that failed: an HTTP status >= 400 or a network failure (status undefined). */
@@ -115,6 +123,7 @@ export class ApiError extends CardboardError {
   readonly code?: string;
   readonly timeoutMs?: number;
   readonly sentBytes?: number;
+  readonly response?: ApiResponse;
 
   constructor(message: string, details: ApiErrorDetails, options: Omit<CardboardErrorOptions, 'exitCode'> = {}) {
     const auth = details.status === 401 || details.status === 403;
@@ -127,5 +136,6 @@ export class ApiError extends CardboardError {
     this.code = details.code;
     this.timeoutMs = details.timeoutMs;
     this.sentBytes = details.sentBytes;
+    if (details.response !== undefined) this.response = details.response;
   }
 }

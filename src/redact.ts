@@ -35,6 +35,28 @@ export function scrubValue(value: unknown, secret: string): unknown {
 }
 
 /**
+ * A body's bytes as they came (a raw answer, `cardboard api`) with `secret` scrubbed: UTF-8 text as scrubSecret
+ * does it; other bytes only for a secret of 8 characters or more (every occurrence of its bytes), since a short
+ * one has no words around it to tell a match from chance there. Returns `bytes` itself when it has no secret.
+ */
+export function scrubBytes(bytes: Buffer, secret: string): Buffer {
+  if (secret.length === 0 || !bytes.includes(secret)) return bytes;
+  const text = bytes.toString('utf8');
+  // Valid UTF-8 decodes and encodes back to the same bytes; anything else held a byte that is not text.
+  if (Buffer.byteLength(text) === bytes.length && Buffer.from(text).equals(bytes)) return Buffer.from(scrubSecret(text, secret));
+  if (secret.length < MIN_SUBSTRING_SECRET) return bytes;
+  const needle = Buffer.from(secret);
+  const parts: Buffer[] = [];
+  let from = 0;
+  for (let at = bytes.indexOf(needle); at >= 0; at = bytes.indexOf(needle, from)) {
+    parts.push(bytes.subarray(from, at), Buffer.from(MASK));
+    from = at + needle.length;
+  }
+  parts.push(bytes.subarray(from));
+  return Buffer.concat(parts);
+}
+
+/**
  * The safety net over every line printed to a person: each secret of 8 characters or more replaced by `***`.
  * Shorter secrets are left to the structural scrubbing above: replacing every `t` of a message mangles it
  * (`h***p://…/ap***le***`) and protects nothing a one-letter token could hide.

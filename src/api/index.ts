@@ -51,6 +51,13 @@ function toCard(body: unknown, url: string): Card {
   return body as Card;
 }
 
+/** The caller's query with `page` set to this page (a `page` it held is replaced). */
+function withPage(query: URLSearchParams, page: number): URLSearchParams {
+  const out = new URLSearchParams(query);
+  out.set('page', String(page));
+  return out;
+}
+
 /**
  * An Api over an existing client (the session builds them; tests build their own).
  * `token` keys the schema cache (only a tag of it is stored); without it the cache is neither read nor written.
@@ -99,12 +106,13 @@ export function apiOver(http: Http, board: ResolvedBoard, ctx: ApiContext, token
       return toCard(await http.get(p, undefined, opts), url(p));
     },
     async listCards(page, opts = {}) {
-      const body = await http.get(boardPath, { page }, opts);
-      if (!Array.isArray(body)) throw unexpected('a page that is not an array', url(boardPath));
+      const listPath = opts.at?.path ?? boardPath;
+      const body = await http.get(listPath, opts.at ? withPage(opts.at.query, page) : { page }, opts);
+      if (!Array.isArray(body)) throw unexpected('a page that is not an array', url(listPath));
       // Every entry must be a card with an `_id` (spec 4.5): a null or a number would crash the first reader.
       for (let i = 0; i < body.length; i++) {
         const card: unknown = body[i];
-        if (!isObject(card) || typeof card._id !== 'string') throw notACard(card, page, i, url(boardPath));
+        if (!isObject(card) || typeof card._id !== 'string') throw notACard(card, page, i, url(listPath));
       }
       return body as Card[];
     },
@@ -118,12 +126,12 @@ export function apiOver(http: Http, board: ResolvedBoard, ctx: ApiContext, token
       let pages = 0;
       let read = 0;
       for (let page = opts.startPage ?? 0; ; page++) {
-        const cards = await api.listCards(page, { signal: opts.signal, maxTries: opts.maxTries });
+        const cards = await api.listCards(page, { signal: opts.signal, maxTries: opts.maxTries, at: opts.at });
         if (cards.length === 0) return;
         let fresh = false;
         if (own) for (const card of cards) fresh = !own.add(card._id) || fresh;
         else fresh = cards.some((card) => !seenBefore!(card));
-        if (!fresh) throw repeatedPage(page, cards.length, url(boardPath));
+        if (!fresh) throw repeatedPage(page, cards.length, url(opts.at?.path ?? boardPath));
         pages++;
         read += cards.length;
         opts.onPage?.({ page, pages, cards: read });

@@ -43,6 +43,16 @@ export interface ReadOptions {
   signal?: AbortSignal;
 }
 
+/**
+ * Where a list of cards is read, when not the board's own list (spec 4.5): `cardboard api --paginate` walks the
+ * path it was given, with the query it was given (`page` is set by the walk).
+ */
+export interface ListAt {
+  /** Encoded path, as the HTTP core takes it. */
+  path: string;
+  query: URLSearchParams;
+}
+
 /** How far a walk of the pages has got: the page just read, pages read, cards read (a card on two pages twice). */
 export interface PagesRead {
   page: number;
@@ -61,15 +71,15 @@ export interface Api {
   putCard(body: Record<string, unknown>, opts?: WriteOptions): Promise<Card>;
   /** GET /api/aptlet/{board}/card/{id} (spec 4.4). */
   getCard(id: string, opts?: ReadOptions): Promise<Card>;
-  /** GET /api/aptlet/{board}?page=N (spec 4.5): one zero-based page; [] past the end. */
-  listCards(page: number, opts?: ReadOptions): Promise<Card[]>;
+  /** GET /api/aptlet/{board}?page=N (spec 4.5): one zero-based page; [] past the end. `at`: another path and query. */
+  listCards(page: number, opts?: ReadOptions & { at?: ListAt }): Promise<Card[]>;
   /**
    * Pages from `startPage` until the first empty array, streamed one page at a time. A non-empty page made
    * only of cards seen on earlier pages ends the walk with an error (the server repeats itself); `onPage`
    * hears of each page read (for progress). `seen` says whether a card was on an earlier page of this walk,
    * for a caller that keeps its cards anyway; without it the walk keeps a set of the ids (8 bytes each).
    */
-  cardPages(opts?: { startPage?: number; signal?: AbortSignal; maxTries?: number; onPage?: (read: PagesRead) => void; seen?: (card: Card) => boolean }): AsyncIterable<Card[]>;
+  cardPages(opts?: { startPage?: number; signal?: AbortSignal; maxTries?: number; onPage?: (read: PagesRead) => void; seen?: (card: Card) => boolean; at?: ListAt }): AsyncIterable<Card[]>;
   /** POST /api/card/{cardId}/comment (spec 4.1). */
   postComment(cardId: string, content: string, opts?: WriteOptions): Promise<Comment>;
 }

@@ -16,20 +16,26 @@ const DECODERS = new Map<string, (buf: Buffer, opts: { maxOutputLength: number }
  * Buffer's own decoding (the same replacement of bad bytes as TextDecoder's) costs less per small answer
  * than TextDecoder's, and the import decodes one answer per row.
  */
-function utf8(buf: Buffer): string {
+export function utf8(buf: Buffer): string {
   const text = buf.toString('utf8');
   return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
 }
 
 /**
- * The body as text after undoing its Content-Encoding. undici's request() sends no Accept-Encoding
- * and decodes nothing, but RFC 9110 12.5.3 lets a server pick any coding when the request names none,
- * so a gzipping server must not turn into "not valid JSON". Codings are undone last-applied first.
- * A byte order mark is dropped.
+ * The body as text after undoing its Content-Encoding (decodedBytes), a byte order mark dropped.
  */
 export function decodeBody(bytes: Buffer, contentEncoding: string | string[] | undefined): string {
+  return utf8(decodedBytes(bytes, contentEncoding));
+}
+
+/**
+ * The body's bytes after undoing its Content-Encoding. undici's request() sends no Accept-Encoding
+ * and decodes nothing, but RFC 9110 12.5.3 lets a server pick any coding when the request names none,
+ * so a gzipping server must not turn into "not valid JSON". Codings are undone last-applied first.
+ */
+export function decodedBytes(bytes: Buffer, contentEncoding: string | string[] | undefined): Buffer {
   // The usual answer names no coding: no arrays built for it (this runs for every row of an import).
-  if (contentEncoding === undefined || bytes.length === 0) return utf8(bytes);
+  if (contentEncoding === undefined || bytes.length === 0) return bytes;
   const codings = [contentEncoding ?? []]
     .flat()
     .flatMap((v) => v.split(','))
@@ -43,5 +49,5 @@ export function decodeBody(bytes: Buffer, contentEncoding: string | string[] | u
       buf = decoder(buf, { maxOutputLength: MAX_DECODED_BYTES });
     }
   }
-  return utf8(buf);
+  return buf;
 }

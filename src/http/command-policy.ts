@@ -60,7 +60,8 @@ export function retryDelay(
 ): number | undefined {
   if (!(err instanceof ApiError)) return undefined;
   const failure = classify(err);
-  if (!mayRepeat(failure, req.method === 'GET' || req.retrySafe === true)) return undefined;
+  // Reads (GET, HEAD) cannot duplicate anything; any other method only when the caller says so.
+  if (!mayRepeat(failure, req.method === 'GET' || req.method === 'HEAD' || req.retrySafe === true)) return undefined;
   const bounds = { baseMs: limits.baseDelayMs, maxMs: limits.maxDelayMs };
   if (isRateLimit(err)) {
     if (state.throttledTries + 1 >= limits.maxThrottledTries) return undefined;

@@ -1,11 +1,12 @@
 import { STATUS_CODES } from 'node:http';
 import type { Dispatcher } from 'undici';
-import { ApiError, CancelledError } from '../errors.js';
+import { ApiError, type ApiResponse, CancelledError } from '../errors.js';
+import { emptyRecord } from '../own-keys.js';
 import { formatDuration } from '../units.js';
 import { oneLine, quoted } from '../io/text.js';
-import { MIN_SUBSTRING_SECRET, scrubSecret, scrubValue } from '../redact.js';
+import { MIN_SUBSTRING_SECRET, scrubBytes, scrubSecret, scrubValue } from '../redact.js';
 import { VERSION } from '../version.js';
-import { decodeBody } from './body.js';
+import { decodedBytes, utf8 } from './body.js';
 import { AbortWatch, ANSWER_TIMEOUT, Deadlines, dispatchRequest, type RawResponse } from './dispatch.js';
 import { TIMEOUT_ADVICE } from './error-words.js';
 import { RATE_LIMIT_HINT } from './failure.js';
@@ -13,13 +14,24 @@ import { extractServerMessage, MESSAGE_COLUMNS, parseRetryAfter } from './messag
 import type { RetryPolicy } from './retry.js';
 import { displayUrl, joinUrl } from './url.js';
 
+/** The methods a request may use: the spec's GET and POST (4), and the rest of HTTP's for `cardboard api`. */
+export type HttpMethod = 'GET' | 'HEAD' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'OPTIONS';
+
 /** One request as the API layer describes it; `path` is already encoded (see `path` in url.ts). */
 export interface HttpRequest {
-  method: 'GET' | 'POST';
+  method: HttpMethod;
   path: string;
-  query?: Record<string, string | number>;
+  /** Query parameters; URLSearchParams keeps repeated keys and their order. */
+  query?: Record<string, string | number> | URLSearchParams;
   /** Sent as JSON with Content-Type: application/json (spec 4). */
   body?: unknown;
+  /** Bytes sent as they are instead of `body`, still as application/json (spec 4): `cardboard api --input`. */
+  bodyBytes?: Buffer;
+  /**
+   * The answer as it came: `body` is the bytes (Content-Encoding undone, nothing parsed), and an ApiError for a
+   * status outside 2xx carries the answer's headers and bytes (`response`). The token is scrubbed from both.
+   */
+  raw?: boolean;
   /** The caller knows a repeat cannot duplicate: a POST may be retried like a GET. */
   retrySafe?: boolean;
   /** How this request is repeated, when not as the client's default policy says (the import's rows; NO_RETRY). */
@@ -35,7 +47,7 @@ export interface HttpRequest {
   waitSignal?: AbortSignal;
 }
 
-/** A 2xx answer, decoded by content type (JSON → value, anything else → text). */
+/** A 2xx answer, decoded by content type (JSON → value, anything else → text), or its bytes (a Buffer) for a `raw` request. */
 export interface HttpResponse {
   status: number;
   headers: Record<string, string | string[] | undefined>;
@@ -96,7 +108,7 @@ export function networkCode(err: unknown): string | undefined {
   return e.cause ? networkCode(e.cause) : undefined;
 }
 
-function statusError(method: string, url: string, status: number, text: string, headers: HttpResponse['headers'], nowMs: number, hints: CoreOptions['hints'], body: string | undefined): ApiError {
+function statusError(method: string, url: string, status: number, text: string, headers: HttpResponse['headers'], nowMs: number, hints: CoreOptions['hints'], body: string | Buffer | undefined, response?: ApiResponse): ApiError {
   const contentType = String(headers['content-type'] ?? '');
   const serverMessage = extractServerMessage(text, contentType);
   const retryAfter = parseRetryAfter(headers['retry-after'], nowMs);
@@ -106,7 +118,7 @@ function statusError(method: string, url: string, status: number, text: string, 
   const hint = own ?? HINTS[status] ?? (status >= 500 ? 'The service failed on its side; try again later.' : undefined);
   // Counted only for the answers a size limit gives (error-words.ts bodySizeNote words it): a row's 400 is rare, its body small.
   const sentBytes = body !== undefined && (status === 400 || status === 413) ? Buffer.byteLength(body) : undefined;
-  return new ApiError(message, { method, url, status, serverMessage, retryAfter, sentBytes }, { hint });
+  return new ApiError(message, { method, url, status, serverMessage, retryAfter, sentBytes, response }, { hint });
 }
 
 /** Where a Location points, resolved against the request's URL; an unparsable one (`http://[::1`) as sent, on one line. */
@@ -119,7 +131,7 @@ function redirectTarget(location: string, base: string, token: string): string {
   }
 }
 
-function redirectError(method: string, url: string, status: number, headers: HttpResponse['headers'], token: string): ApiError {
+function redirectError(method: string, url: string, status: number, headers: HttpResponse['headers'], token: string, response?: ApiResponse): ApiError {
   const raw = headers.location;
   const location = Array.isArray(raw) ? raw[0] : raw;
   // A Location is the server's text too: it may carry the token it was sent (in a query, say).
@@ -128,7 +140,7 @@ function redirectError(method: string, url: string, status: number, headers: Htt
   // dropped), so we never follow.
   return new ApiError(
     `${status} redirect from ${method} ${url} to ${target}; cardboard does not follow redirects, so the token is never sent to another address`,
-    { method, url, status, serverMessage: `Location: ${target}` },
+    { method, url, status, serverMessage: `Location: ${target}`, response },
     { hint: 'If the new address is right, use it as the base URL (--base-url, or `cardboard board add` again).' },
   );
 }
@@ -165,6 +177,16 @@ function decode(text: string, contentType: string, method: string, url: string, 
   }
 }
 
+/** Headers of an answer with our token scrubbed from every name and value (a server may echo what it was sent). */
+function scrubHeaders(headers: HttpResponse['headers'], token: string): HttpResponse['headers'] {
+  // No prototype: a header named `__proto__` is a header like any other.
+  const out: HttpResponse['headers'] = emptyRecord();
+  for (const [name, value] of Object.entries(headers)) {
+    out[scrubSecret(name, token)] = Array.isArray(value) ? value.map((v) => scrubSecret(v, token)) : value === undefined ? undefined : scrubSecret(value, token);
+  }
+  return out;
+}
+
 /**
  * The core: one request, no retries. Sends x-token as a header (spec 5; never in the query),
  * JSON bodies with Content-Type: application/json (spec 4), treats any 2xx as success and turns
@@ -189,10 +211,10 @@ export function createCore(opts: CoreOptions): Send {
   const deadlines = new Deadlines();
   return async (req) => {
     const { origin, path, shown } = target(req);
-    const body = req.body === undefined ? undefined : JSON.stringify(req.body);
+    const body = req.bodyBytes ?? (req.body === undefined ? undefined : JSON.stringify(req.body));
     const headers = body === undefined ? plain : json;
     let res: RawResponse;
-    let text: string;
+    let bytes: Buffer;
     try {
       res = await dispatchRequest(opts.dispatcher, {
         origin,
@@ -207,17 +229,21 @@ export function createCore(opts: CoreOptions): Send {
         watch,
         deadlines,
       });
-      text = decodeBody(res.body, res.headers['content-encoding']);
+      bytes = decodedBytes(res.body, res.headers['content-encoding']);
     } catch (err) {
       if (req.signal?.aborted) throw new CancelledError('Interrupted.', { cause: err, inFlight: true });
       throw networkError(req.method, shown, err, opts.headersTimeoutMs, opts.token);
     }
     const status = res.statusCode;
     const resHeaders = res.headers as HttpResponse['headers'];
-    if (status >= 300 && status < 400) throw redirectError(req.method, shown, status, resHeaders, opts.token);
+    // A raw request's answer, for its caller to show: without our token, in the bytes and in the headers.
+    const raw = req.raw ? { headers: scrubHeaders(resHeaders, opts.token), body: scrubBytes(bytes, opts.token) } : undefined;
+    if (status >= 300 && status < 400) throw redirectError(req.method, shown, status, resHeaders, opts.token, raw);
+    const text = utf8(bytes);
     // The server's message is scrubbed of our token here, where the error is built, so the message, the
     // import's --results and --rejects files and every later reader get the clean text.
-    if (status >= 400 || status < 200) throw statusError(req.method, shown, status, scrubSecret(text, opts.token), resHeaders, now(), opts.hints, body);
+    if (status >= 400 || status < 200) throw statusError(req.method, shown, status, scrubSecret(text, opts.token), resHeaders, now(), opts.hints, body, raw);
+    if (raw) return { status, headers: raw.headers, body: raw.body, url: shown, method: req.method };
     const contentType = String(resHeaders['content-type'] ?? '');
     const value = decode(text, contentType, req.method, shown, status, opts.token);
     // Data that echoes a real token (8+ characters) loses it too; includes() keeps the usual answer at one scan.

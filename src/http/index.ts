@@ -8,7 +8,7 @@ import type { RetryLimits } from './command-policy.js';
 import { withRetry } from './retry.js';
 import { checkBaseUrl } from './url.js';
 
-export type { HttpRequest, HttpResponse, Send } from './core.js';
+export type { HttpMethod, HttpRequest, HttpResponse, Send } from './core.js';
 export { Pacer } from './pacer.js';
 export type { RetryLimits } from './command-policy.js';
 export type { RetryPolicy } from './retry.js';

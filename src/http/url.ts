@@ -13,14 +13,16 @@ export function path(strings: TemplateStringsArray, ...params: Array<string | nu
   return out;
 }
 
-/** Join a base URL (which may carry a path prefix) with an encoded path and a query. */
-export function joinUrl(baseUrl: string, encodedPath: string, query?: Record<string, string | number>): string {
+/** Join a base URL (which may carry a path prefix) with an encoded path and a query (URLSearchParams: every pair, in order). */
+export function joinUrl(baseUrl: string, encodedPath: string, query?: Record<string, string | number> | URLSearchParams): string {
   const url = new URL(baseUrl);
   url.search = '';
   url.hash = '';
   const prefix = url.pathname.replace(/\/+$/, '');
   url.pathname = prefix + (encodedPath.startsWith('/') ? encodedPath : `/${encodedPath}`);
-  for (const [key, value] of Object.entries(query ?? {})) url.searchParams.set(key, String(value));
+  if (query instanceof URLSearchParams) {
+    if (query.size > 0) url.search = query.toString();
+  } else for (const [key, value] of Object.entries(query ?? {})) url.searchParams.set(key, String(value));
   return url.toString();
 }
 

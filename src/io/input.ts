@@ -12,16 +12,26 @@ export function announceStdin(ctx: Context): void {
  * stdin then), so Ctrl-C at a terminal waiting for input exits 130.
  */
 export async function readStdin(ctx: Context): Promise<string> {
+  return (await readStdinBytes(ctx)).toString('utf8');
+}
+
+/** Read all of stdin as bytes, as readStdin does (a request body sent as it is). */
+export async function readStdinBytes(ctx: Context): Promise<Buffer> {
   announceStdin(ctx);
   const chunks: Buffer[] = [];
   for await (const chunk of ctx.stdin) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer));
-  return Buffer.concat(chunks).toString('utf8');
+  return Buffer.concat(chunks);
 }
 
 /** Read a file as UTF-8; a missing or unreadable file is a usage error naming the flag. */
 export async function readTextFile(path: string, flag: string): Promise<string> {
+  return (await readFileBytes(path, flag)).toString('utf8');
+}
+
+/** Read a file's bytes; a missing or unreadable file is a usage error naming the flag. */
+export async function readFileBytes(path: string, flag: string): Promise<Buffer> {
   try {
-    return await readFile(path, 'utf8');
+    return await readFile(path);
   } catch (err) {
     const reason = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
     throw new UsageError(`${flag}: cannot read ${path} (${reason})`, { cause: err });

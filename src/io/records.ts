@@ -49,6 +49,8 @@ export interface RecordWriterOptions {
   columns: string[];
   /** Keep only `columns` in json/ndjson records (a `--fields` list); otherwise records are written whole. */
   project?: boolean;
+  /** json only: each record indented as JSON.stringify(value, null, 2) lays it out, for a person at a terminal. */
+  indent?: boolean;
 }
 
 /** The default listing format: a table for a person at a terminal, NDJSON for a pipe. */
@@ -101,8 +103,10 @@ export function createRecordWriter(ctx: Context, opts: RecordWriterOptions): Rec
       return { write: (r) => push(`${json(r)}\n`), flush, end: flush };
     case 'json': {
       let count = 0;
+      // Indented: the array's items one level in, as in JSON.stringify(records, null, 2).
+      const item = opts.indent ? (r: Record<string, unknown>) => jsonFor(out, JSON.stringify(shape(r), null, 2).replace(/^/gm, '  ')) : json;
       return {
-        write: (r) => push(`${count++ === 0 ? '[\n' : ',\n'}${json(r)}`),
+        write: (r) => push(`${count++ === 0 ? '[\n' : ',\n'}${item(r)}`),
         flush,
         end: async () => {
           await push(count === 0 ? '[]\n' : '\n]\n');

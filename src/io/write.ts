@@ -11,7 +11,7 @@ function brokenPipeError(): NodeJS.ErrnoException {
  * memory. A stream whose reader went away (destroyed after EPIPE) rejects with EPIPE instead of waiting for
  * a 'drain' that never comes.
  */
-export async function writeChunk(stream: OutStream, chunk: string): Promise<void> {
+export async function writeChunk(stream: OutStream, chunk: string | Uint8Array): Promise<void> {
   if (stream.destroyed) throw brokenPipeError();
   if (stream.write(chunk)) return;
   await new Promise<void>((resolve, reject) => {

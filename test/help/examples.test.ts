@@ -98,7 +98,7 @@ const examples = pages.flatMap((p) => p.examples.map((line) => ({ path: p.path.j
 
 describe('--help of every command', () => {
   it('walks every command group of the program', () => {
-    expect(nouns).toEqual(['board', 'schema', 'card', 'comment', 'import', 'webhook', 'emulator', 'completion']);
+    expect(nouns).toEqual(['board', 'schema', 'card', 'comment', 'import', 'webhook', 'api', 'emulator', 'completion']);
     expect(pages.map((p) => p.path.join(' '))).toEqual(
       expect.arrayContaining(['board add', 'board set-signing-key', 'card put', 'webhook listen', 'import', 'completion']),
     );

@@ -162,7 +162,7 @@ export class SimService {
     if (req.method === 'GET') {
       if (req.path.endsWith('/schema')) return ['Name', 'Status', 'Owner', 'Priority'].map((name) => ({ name, uuid: name }));
       const size = this.opts.pageSize ?? 50;
-      const page = Number(req.query?.page ?? 0);
+      const page = Number((req.query instanceof URLSearchParams ? req.query.get('page') : req.query?.page) ?? 0);
       return this.cards.slice(page * size, page * size + size).map((c) => ({ ...c }));
     }
     const body = { ...(req.body as Record<string, unknown>) };

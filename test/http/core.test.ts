@@ -136,6 +136,35 @@ describe('HTTP core against a real server', () => {
     expect(srv.seen.map((s) => s.method)).toEqual(['GET', 'GET', 'POST']);
   });
 
+  it('HEAD is a read: tried again after a 500 like a GET; DELETE is not', async () => {
+    let n = 0;
+    const srv = await serve((req, res) => (n++ % 2 === 0 ? json(res, 500, { reason: 'flaky' }) : json(res, 200, {})));
+    const http = await client(srv.url);
+    expect((await http.send({ method: 'HEAD', path: '/api/x' })).status).toBe(200);
+    const err = (await http.send({ method: 'DELETE', path: '/api/x' }).catch((e) => e)) as ApiError;
+    expect(err.status).toBe(500);
+    expect(srv.seen.map((s) => s.method)).toEqual(['HEAD', 'HEAD', 'DELETE']);
+  });
+
+  it('a raw request: body bytes sent as they are; the answer as it came (bytes, headers), the token scrubbed; an error keeps its answer', async () => {
+    const srv = await serve((req, res) => {
+      if (req.url === '/api/missing') return json(res, 404, { error: 'no tok-secret here' }, { 'x-echo': 'tok-secret' });
+      res.writeHead(200, { 'content-type': 'application/json', 'x-echo': 'got tok-secret' });
+      res.end(`{"n":12345678901234567890,"echo":${JSON.stringify(req.body)}}`);
+    });
+    const http = await client(srv.url);
+    const res = await http.send({ method: 'PUT', path: '/api/x', query: new URLSearchParams([['a', '1'], ['a', '2']]), bodyBytes: Buffer.from('{"k": 1.50}'), raw: true });
+    expect(srv.seen[0]!.url).toBe('/api/x?a=1&a=2');
+    expect(srv.seen[0]!.body).toBe('{"k": 1.50}');
+    expect(srv.seen[0]!.headers['content-type']).toBe('application/json');
+    expect(res.body).toEqual(Buffer.from('{"n":12345678901234567890,"echo":"{\\"k\\": 1.50}"}'));
+    expect(res.headers['x-echo']).toBe('got ***');
+    const err = (await http.send({ method: 'GET', path: '/api/missing', raw: true }).catch((e) => e)) as ApiError;
+    expect([err.status, err.exitCode]).toEqual([404, 1]);
+    expect(err.response?.body.toString()).toBe('{"error":"no *** here"}');
+    expect(err.response?.headers['x-echo']).toBe('***');
+  });
+
   it('gives up on 429 after its try cap, naming the service limit (no --rate: it cannot pace other processes)', async () => {
     const srv = await serve((_req, res) => json(res, 429, { message: 'too many' }, { 'retry-after': '0' }));
     const http = await client(srv.url, { retry: { maxThrottledTries: 3, baseDelayMs: 1 } });

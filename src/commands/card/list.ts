@@ -9,8 +9,8 @@ import { createRecordWriter, defaultFormat, type Format } from '../../io/records
 import { createStatus } from '../../io/status.js';
 import type { Card } from '../../spec-types.js';
 import { parseInteger } from '../../units.js';
-import { groupDigits, plural } from '../../io/text.js';
-import { type NextPage, pageFooter, type PagesShown } from './page-footer.js';
+import { groupDigits } from '../../io/text.js';
+import { type NextPage, pageFooter, type PagesShown, shiftedPagesNote } from './page-footer.js';
 import { leftOutNote, type RecordFlags, recordChoice, recordOptions, resolveColumns } from './record-flags.js';
 
 /** What `card list` fetches and how it prints it. */
@@ -127,9 +127,7 @@ export async function runCardList(ctx: Context, opts: CardListOptions): Promise<
     status.info(leftOutNote(leftOut));
   }
   // Once, at the end: stdout held each card once; a card moved past the reader may also have been missed.
-  if (repeated > 0) {
-    status.info(`note: pages shifted while they were read: ${plural(repeated, 'card')} seen twice ${repeated === 1 ? 'was' : 'were'} printed once; run again for a consistent listing`);
-  }
+  if (repeated > 0) status.info(shiftedPagesNote(repeated));
   finish();
 }
 

@@ -1,3 +1,5 @@
+import { plural } from '../../io/text.js';
+
 /** What the page after the ones shown holds: cards (so there are more pages), none (the last), or unknown. */
 export type NextPage = 'more' | 'none' | 'unknown';
 
@@ -31,4 +33,12 @@ export function pageFooter(s: PagesShown, next: NextPage): string | undefined {
   if (next === 'none') return s.first > 0 ? `page ${last} is the last page` : undefined;
   if (next === 'more') return `more on page ${last + 1}: --page ${last + 1}, or --all for every page`;
   return `there may be more on page ${last + 1}: --page ${last + 1}, or --all for every page`;
+}
+
+/**
+ * The note after a listing of several pages that met a card twice (spec 4.5: pages shift while cards are
+ * created or deleted): each card was printed once, and one moved past the reader may have been missed.
+ */
+export function shiftedPagesNote(repeated: number): string {
+  return `note: pages shifted while they were read: ${plural(repeated, 'card')} seen twice ${repeated === 1 ? 'was' : 'were'} printed once; run again for a consistent listing`;
 }
