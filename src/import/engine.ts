@@ -3,12 +3,14 @@
 // rows share: the slots (slots.ts), the Update Mode probe (mode-probe.ts), the journal, the board re-check
 // and the summary. Each row is known by the digest of what it sends (journal.ts): a resumed run matches
 // rows to earlier records by content (resume.ts), and a row whose try may have been applied is settled by
-// reading the board (recheck.ts) before anything else is sent for it. It emits typed events and never prints.
+// reading the board (recheck.ts) before anything else is sent for it. With a concurrency of 1 the rows go
+// in input order (in-order.ts). It emits typed events and never prints.
 import { SeenIds } from '../api/seen-ids.js';
 import type { Api } from '../api/types.js';
 import type { Clock } from '../clock.js';
 import { CardboardError } from '../errors.js';
 import { childStop, type Stopper } from '../interrupt.js';
+import { InOrder } from './in-order.js';
 import { holdsCard, type Journal } from './journal.js';
 import type { KeyIndex } from './match-index.js';
 import { ModeProbe } from './mode-probe.js';
@@ -28,6 +30,7 @@ export interface EngineOptions {
   clock: Clock;
   columns: ColumnMapping[];
   sendEmpty: boolean;
+  /** Requests in flight at once; 1: rows in input order, each row's card answered before the next row sends. */
   concurrency: number;
   journal?: Journal;
   /** --match-on: the field and the board's index of it. */
@@ -72,6 +75,8 @@ class ImportRun {
   private fatal: CardboardError | undefined;
   private readonly prep: PrepareState;
   private readonly slots: Slots;
+  /** Concurrency 1: the turn of each row, in input order. */
+  private readonly order: InOrder | undefined;
   private readonly mode: ModeProbe;
   private readonly resume: ResumeIndex | undefined;
   /** Cards rows of this import (or of earlier runs of it) created or updated: never given to another row. */
@@ -103,13 +108,15 @@ class ImportRun {
     this.stop = childStop(o.signal);
     this.prep = { columns: o.columns, sendEmpty: o.sendEmpty, match: o.match, seenKeys: new Map(), force: o.force };
     this.slots = new Slots(o.concurrency);
+    this.order = o.concurrency === 1 ? new InOrder() : undefined;
     const journal = o.journal;
     this.resume = journal && journal.previous.length > 0 ? new ResumeIndex(journal.previous, (run) => journal.sameContent(run)) : undefined;
     // Cards any earlier run of this import made, updated or found (forgotten records too): never another row's.
     for (const id of journal?.knownIds ?? []) this.owned.add(id);
     // Rows whose try may have been applied give up their slot and wait for one shared read of the board,
-    // which starts once nothing else is left to send: every row still alive waits (recheck.ts).
-    const idle = () => this.readerDone && this.slots.active === this.recheck.held + this.mode.waiting;
+    // which starts once nothing else is left to send: every row still alive waits (recheck.ts). In input
+    // order only the row with the turn can wait for a read, and no other row may send before it: at once.
+    const idle = this.order ? () => true : () => this.readerDone && this.slots.active === this.recheck.held + this.mode.waiting;
     this.recheck = new BoardRecheck(o.api, o.match?.field, this.owned, idle, this.stop.signal);
     // Unslotted, and idle for the board re-check: the probe row itself may be waiting for a read.
     this.mode = new ModeProbe((p) => this.slots.unslotted(p), () => this.recheck.poke(), this.stop.signal);
@@ -148,8 +155,13 @@ class ImportRun {
         // Backpressure: the reader (and the file) waits while every slot is held.
         const slot = this.slots.start();
         if (slot) await slot;
+        const row = startRow(item);
+        this.order?.add(row);
         // Not awaited, and never rejects: a row's life ends its own slot (live).
-        void this.live(startRow(item));
+        void this.live(row);
+        // In input order, the next row is read once this one has ended (or the oldest waits for a verdict).
+        const ahead = this.order?.readerMayGo();
+        if (ahead) await ahead;
       }
     } catch (err) {
       // A read failure (I/O, decoding) ends the run after the rows in flight; a read cut off because the
@@ -176,8 +188,13 @@ class ImportRun {
   private async live(row: Row): Promise<void> {
     try {
       while (!isOver(row.phase)) {
+        // In input order, a row waits (without its slot) for every row read before it to end, before it
+        // talks to the server: waits for an earlier run's requests to land, sends, retries, reads the board.
+        const turn = this.order?.turn(row);
+        if (turn) await this.slots.unslotted(turn);
         const step = this.act(row);
         advanceRow(row, step instanceof Promise ? await step : step);
+        this.order?.changed();
       }
       this.end(row, row.phase);
     } catch (err) {
@@ -190,6 +207,7 @@ class ImportRun {
         release();
       }
       this.slots.end();
+      this.order?.end(row);
       this.recheck.poke();
     }
   }

@@ -50,7 +50,7 @@ export interface PlanOutputs {
 
 /** How the run behaves. */
 export interface PlanPolicy {
-  /** Requests in flight at once. */
+  /** Requests in flight at once; 1 (the default) sends the rows in input order, one at a time. */
   concurrency: number;
   /** Stop when a row has met nothing but 429s for this long. */
   giveUpAfterMs: number;

@@ -53,6 +53,8 @@ export interface AltField {
 /** A canned answer for the next matching requests (e.g. a 503 with Retry-After as an HTTP date). */
 export interface Fault {
   method?: string;
+  /** Only a request whose body contains this text (one row's value, say). */
+  bodyHas?: string;
   status: number;
   headers?: Record<string, string>;
   body?: string;
@@ -225,7 +227,7 @@ export async function startAltServer(overrides: Partial<AltOptions> = {}, fields
     for (const [key, value] of url.searchParams) {
       if (key.toLowerCase().includes('token') || value === opts.token) state.violations.push(`token in the query: ${req.url}`);
     }
-    const fault = state.faults.findIndex((f) => f.method === undefined || f.method === req.method);
+    const fault = state.faults.findIndex((f) => (f.method === undefined || f.method === req.method) && (f.bodyHas === undefined || raw.includes(f.bodyHas)));
     if (fault >= 0) {
       const [f] = state.faults.splice(fault, 1);
       return send(req, res, f!.status, f!.body ?? '', f!.body ? 'text/plain' : undefined, f!.headers);

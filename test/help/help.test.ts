@@ -109,7 +109,7 @@ describe('help', () => {
 
   it('shows defaults as values, no empty-list default, and choices', async () => {
     const text = (await help(['import', '--help'])).replace(/\n {10,}/g, ' ');
-    expect(text).toContain('(default: 8)');
+    expect(text).toContain('(default: 1)');
     expect(text).toContain('(default: 15m)');
     expect(text).not.toContain('(default: "');
     expect(text).not.toContain('default: []');

@@ -12,14 +12,15 @@ import { emptyRecord, fieldRecord } from '../../src/own-keys.js';
 import { lockBoard } from '../../src/import/board-lock.js';
 import { FileLock } from '../../src/file-lock.js';
 import { checkOutputPaths } from '../../src/import/path-guard.js';
-import { planFromFlags } from '../../src/commands/import/plan-from-flags.js';
+import { DEFAULT_CONCURRENCY, planFromFlags } from '../../src/commands/import/plan-from-flags.js';
 import type { ColumnMapping } from '../../src/import/types.js';
 import { tempDir } from '../helpers/cli.js';
 
 // The built module (npm run build): racers are separate processes, as in real use.
 const LOCK_JS = fileURLToPath(new URL('../../dist/file-lock.js', import.meta.url));
 const col = (header: string, field: string, index = 0): ColumnMapping => ({ header, index, target: { kind: 'field', field }, how: '--map' });
-const flags = { map: [], skipColumn: [], concurrency: '8', empty: 'omit', type: [] };
+/** Commander's values when no flag is given. */
+const flags = { map: [], skipColumn: [], concurrency: String(DEFAULT_CONCURRENCY), empty: 'omit', type: [] };
 
 describe('journal keys', () => {
   it('the plan digest changes with everything that changes what is sent, and only with that', () => {

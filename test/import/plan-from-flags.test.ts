@@ -52,7 +52,7 @@ describe('import: flags → plan', () => {
       key: { idColumn: undefined, matchOn: undefined },
       types: new Map(),
       outputs: { results: undefined, rejects: undefined, journal: undefined, json: false },
-      policy: { concurrency: 8, giveUpAfterMs: 900_000, force: false, restart: false, again: false, sendEmpty: false, dryRun: false },
+      policy: { concurrency: 1, giveUpAfterMs: 900_000, force: false, restart: false, again: false, sendEmpty: false, dryRun: false },
     });
     expect(sendsEmpty(plan)).toBe(false);
   });

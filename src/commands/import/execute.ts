@@ -134,7 +134,7 @@ async function lockAndOpen(ctx: Context, plan: ImportPlan, p: ResolvedImport): P
       );
     }
     // One status line each: a status line is escaped for the terminal, so a newline inside one would show as `\n`.
-    if (journal.found && journal.previous.length > 0) for (const line of resumeText(journal, key, inFlightWaitMs(journal))) status.info(line);
+    if (journal.found && journal.previous.length > 0) for (const line of resumeText(journal, key, inFlightWaitMs(journal), plan.policy.concurrency)) status.info(line);
     return { lock, journal };
   } catch (err) {
     lock.release();
@@ -172,7 +172,7 @@ function finishedBefore(j: Journal | undefined): number {
  * written for another input, content or mapping. A re-run of a complete import says nothing here: the
  * rows it skips are named once at the end (rememberedText).
  */
-function resumeText(j: Journal, key: JournalKey, waitMs: number | undefined): string[] {
+function resumeText(j: Journal, key: JournalKey, waitMs: number | undefined, concurrency: number): string[] {
   const found = j.found!;
   const count = new Map<string, number>();
   for (const e of j.previous) count.set(e.state, (count.get(e.state) ?? 0) + 1);
@@ -185,7 +185,9 @@ function resumeText(j: Journal, key: JournalKey, waitMs: number | undefined): st
   }
   if (waitMs !== undefined && waitMs > 0) {
     const which = j.lastRunComplete() ? 'an earlier run that may still land' : 'the interrupted run';
-    lines.push(`Waiting ${Math.ceil(waitMs / 1000)}s for requests of ${which} (its --timeout since its last journal write) before reading the board for its rows in flight; other rows go on meanwhile.`);
+    // In input order (concurrency 1) the rows after the first of them wait too (engine.ts, in-order.ts).
+    const others = concurrency === 1 ? 'rows after them wait, to keep the file\'s order' : 'other rows go on meanwhile';
+    lines.push(`Waiting ${Math.ceil(waitMs / 1000)}s for requests of ${which} (its --timeout since its last journal write) before reading the board for its rows in flight; ${others}.`);
   }
   const other: string[] = [];
   if (found.input !== key.input) other.push(`input ${found.input}`);

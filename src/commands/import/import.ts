@@ -18,6 +18,8 @@ key and sends only the rows whose values differ from their card's (--force sends
 
 Exit 3 when rows are rejected or uncertain: the first reasons on stderr, all of them in --rejects.
 
+Order: rows are sent one at a time, each card created before the next row is sent, so the board gets
+the file's order; under the service's 120 requests a minute that is as fast as --concurrency 8.
 Rate: without the global --rate, cardboard learns the service's limit from its 429 answers.
 Memory: a journal next to the file (.cardboard-journal/, one per input path and board) records what
 each row did. The same command again resumes a run that was cut off, and sends nothing for rows an
@@ -44,7 +46,7 @@ export function importCommand(parent: Command, ctx: ContextRef, run: (ctx: Conte
     .option('--match-on <field>', 'update the card whose field has the same value (upsert on a natural key)')
     .option('--id-column <header>', 'the column or key holding card ids (default: one named _id)')
     .option('--dry-run', 'read, map and check every row; send nothing (only GETs); exit 3 if a run would reject rows')
-    .option('--concurrency <n>', 'requests in flight at once', String(DEFAULT_CONCURRENCY))
+    .option('--concurrency <n>', 'requests in flight at once; more than 1 is faster against a server without a rate limit, and cards may land out of file order', String(DEFAULT_CONCURRENCY))
     .option('--give-up-after <duration>', 'stop when a row has met nothing but 429s for this long, e.g. 30m or 1h', DEFAULT_GIVE_UP_AFTER)
     .option('--journal <file>', 'where to keep the resume journal')
     .option('--again', 'send rows an earlier run imported again, as new cards')

@@ -7,8 +7,12 @@ import { parseMapFlag } from '../../import/mapping.js';
 import { type ImportPlan, isJsonInput, type PlanSource } from '../../import/plan.js';
 import { FIELD_TYPES, type FieldType, INPUT_FORMATS, type InputFormat } from '../../import/types.js';
 
-/** The defaults of --concurrency and --give-up-after: the help shows them, and a repeated command omits them. */
-export const DEFAULT_CONCURRENCY = 8;
+/**
+ * The defaults of --concurrency and --give-up-after: the help shows them, and a repeated command omits them.
+ * One request at a time keeps the file's order on the board (engine.ts); against the service's limit
+ * (120 a minute) more in flight is no faster.
+ */
+export const DEFAULT_CONCURRENCY = 1;
 export const DEFAULT_GIVE_UP_AFTER = '15m';
 
 function parseInputFormat(value: unknown): InputFormat | undefined {

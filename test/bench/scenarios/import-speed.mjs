@@ -1,4 +1,6 @@
-// Import throughput against the unthrottled emulator, at 8 and at 16 connections: `cardboard import` (and the
+// Import throughput against the unthrottled emulator, at --concurrency 8 and 16 (8 and 16 connections; the default,
+// 1, sends one row at a time to keep the file's order, and is measured where it matters, under the service's
+// limit, by import-limit): `cardboard import` (and the
 // ref's, with --against) beside undici `request()` alone posting the same rows over the same connections (the
 // library's floor) and autocannon posting one pre-built body (the load generator's ceiling). Every client gets
 // a fresh emulator child, so no run inherits another's cards; the clients take turns in rounds whose order
@@ -134,7 +136,7 @@ export async function importSpeed({ quick, clients, ref }) {
   log(`curl loop, ${curlRows} rows`);
   const curlLoop = (await loopOnce('bash', [peer('curl-loop.sh'), file, String(curlRows)], curlRows)).perSec;
 
-  const label = (c) => `import ${rows.toLocaleString('en')} rows, unthrottled, ${c} connections`;
+  const label = (c) => `import ${rows.toLocaleString('en')} rows, unthrottled, --concurrency ${c}`;
   const out = [];
   const data = { rows, rounds, concurrencies: CONCURRENCIES, fetchLoop: { rows: fetchRows, rowsPerSec: sig(fetchLoop) }, curlLoop: { rows: curlRows, rowsPerSec: sig(curlLoop) }, byConnections: {} };
   for (const c of CONCURRENCIES) {
@@ -201,5 +203,5 @@ export async function importSpeed({ quick, clients, ref }) {
     goal: 'report',
     met: null,
   });
-  return { data, rows: out, note: ref ? 'import-speed: the ref at 8 and 16 connections, in every round.' : undefined };
+  return { data, rows: out, note: ref ? 'import-speed: the ref at --concurrency 8 and 16, in every round.' : undefined };
 }

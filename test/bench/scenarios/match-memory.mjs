@@ -1,4 +1,4 @@
-// Peak RSS of a `--match-on` run against a 1,000,000-card board: the index keeps each card's key
+// Peak RSS of a `--match-on` run (at --concurrency 8, as the other memory figures) against a 1,000,000-card board: the index keeps each card's key
 // hash, `_id` and a digest of the mapped fields off the V8 heap (src/import/card-table.ts). The cardboard process
 // alone is measured (GNU time's %M, else polled VmHWM); the emulator runs in its own process, a fresh one for
 // each Node and each client (this tree's CLI, the ref's), so every run updates the same 667 cards.
@@ -29,7 +29,7 @@ async function once(node, version, cards, path, client) {
   const config = mkdtempSync(join(tmpdir(), 'cardboard-bench-'));
   try {
     log(`node ${version}, ${client.label}: import with --match-on Name against ${cards} cards`);
-    const r = await runCli(['import', path, '--match-on', 'Name', '--json', '--journal', join(config, 'journal')], {
+    const r = await runCli(['import', path, '--match-on', 'Name', '--concurrency', '8', '--json', '--journal', join(config, 'journal')], {
       node,
       client,
       rss: true,
@@ -63,7 +63,7 @@ export async function matchMemory({ quick, nodes, clients, ref }) {
     data: runs.map((r) => ({ node: r.version, cards, rows, ...figures(r.mine), ref: r.theirs && figures(r.theirs) })),
     rows: runs.map((r) => {
       const row = {
-        scenario: `--match-on against a ${cards.toLocaleString('en')}-card board (${rows} rows), Node ${r.version}`,
+        scenario: `--match-on --concurrency 8 against a ${cards.toLocaleString('en')}-card board (${rows} rows), Node ${r.version}`,
         cardboard: `peak RSS ${num(r.mine.mb)} MB; ${num(r.mine.ms / 1000)} s (${r.mine.summary.updated} updated, ${r.mine.summary.unchanged} unchanged)`,
         beside: '—',
         ratio: sig(r.mine.mb / GOAL_MB),

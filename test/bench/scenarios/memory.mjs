@@ -1,4 +1,6 @@
-// Peak RSS of `cardboard import` and `--dry-run` as the file grows, on each Node measured. Peak RSS is the
+// Peak RSS of `cardboard import --concurrency 8` and `--dry-run` as the file grows, on each Node measured (8 rows
+// in flight: the most the import holds at once, and a 1M-row import in minutes, not the quarter of an hour one
+// row at a time takes). Peak RSS is the
 // child's own maximum resident set (GNU time %M, else polled VmHWM), a figure noise hardly moves: one run each.
 // To keep a run with three extra Node lines near half an hour, the sizes are not the same everywhere:
 // - the bench's own Node: import and dry run at 10k, 100k and 1M rows; at the largest size only, the same
@@ -46,7 +48,7 @@ async function peak(kind, n, run, nodeArgs = []) {
   log(`node ${run.version}${run.label ? `, ${run.label}` : ''}: ${kind === 'dry' ? 'dry run' : 'import'}, ${n} rows${nodeArgs.length ? ` under node ${nodeArgs.join(' ')}` : ''}`);
   const emu = kind === 'dry' ? await startEmulator() : undefined;
   try {
-    return (await importOnce(csvFile(n), n, kind === 'dry' ? ['--dry-run'] : [], emu, nodeArgs, run)).rssKb;
+    return (await importOnce(csvFile(n), n, kind === 'dry' ? ['--dry-run'] : ['--concurrency', '8'], emu, nodeArgs, run)).rssKb;
   } catch (err) {
     if (err instanceof NotInRef) return null;
     throw err;
@@ -117,11 +119,11 @@ export async function memory({ quick, nodes, ref }) {
   const info = (scenario, cardboard, beside = '—') => ({ scenario, cardboard, beside, ratio: null, ratioText: '—', goal: 'explains the peak', met: null });
   for (const [i, l] of lines.entries()) {
     const first = i === 0;
-    rows.push(row(`import, Node ${l.version}`, l.sizes.real, l.real, first ? { untuned: untuned.real, ref: refPeaks?.real } : undefined));
+    rows.push(row(`import --concurrency 8, Node ${l.version}`, l.sizes.real, l.real, first ? { untuned: untuned.real, ref: refPeaks?.real } : undefined));
     rows.push(row(`import --dry-run, Node ${l.version}`, l.sizes.dry, l.dry, first ? { untuned: untuned.dry, ref: refPeaks?.dry } : undefined));
     rows.push(info(`floor: \`cardboard schema\` (modules + one request), Node ${l.version}`, `${num(mb(l.floor))} MB`, first ? `\`CARDBOARD_NO_TUNING=1\`: ${num(mb(untuned.floor))} MB` : '—'));
   }
   rows.push(info(`import --dry-run, ${size(largest)} rows, \`node ${SMALL_HEAP.join(' ')}\`, Node ${own.version}`, `${num(mb(small))} MB, completed`));
-  rows.push(info(`import, ${size(middle)} rows, \`node ${SMALL_HEAP.join(' ')}\`, Node ${own.version}`, `${num(mb(smallImport))} MB, completed`));
+  rows.push(info(`import --concurrency 8, ${size(middle)} rows, \`node ${SMALL_HEAP.join(' ')}\`, Node ${own.version}`, `${num(mb(smallImport))} MB, completed`));
   return { data, rows, note: ref ? `memory: the ref at ${size(largest)} rows on Node ${own.version} only (a ${size(largest)}-row import takes minutes).` : undefined };
 }

@@ -2,7 +2,8 @@
 // apply a POST and lose its answer (500-after, reset-after), killed with SIGKILL six times and resumed
 // with the same command each time, then run to the end. The board is read back: every row of the file
 // exactly once, none missing, and every row accounted for in --results. Not a speed figure: the goal is
-// 0 duplicates and 0 missing cards. With --against, the ref's CLI goes through the same, after ours.
+// 0 duplicates and 0 missing cards. At --concurrency 8: eight rows in flight at each kill, the hardest case for
+// the journal. With --against, the ref's CLI goes through the same, after ours.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -86,7 +87,7 @@ export async function soak({ quick, clients, ref }) {
     data: { faults: FAULTS, runs: runs.map((r) => r.mine), ref: ref ? { label: ref.label, runs: runs.map((r) => r.theirs) } : undefined },
     rows: runs.map(({ mine: r, theirs }) => {
       const row = {
-        scenario: `soak: ${r.rows} rows, ${r.updateMode}, no key, ${FAULTS}, ${r.kills} × kill -9 and resume`,
+        scenario: `soak: ${r.rows} rows, --concurrency 8, ${r.updateMode}, no key, ${FAULTS}, ${r.kills} × kill -9 and resume`,
         cardboard: text(r),
         beside: '—',
         ratio: r.duplicates + r.missing,
