@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The installed entry point: makes the process-wide V8 settings (src/tuning.ts), runs the compiled CLI,
 // then exits with its code once stdout has drained, so that an idle keep-alive socket cannot hold the
-// process open.
+// process open; a run stopped by SIGINT or SIGTERM ends by that signal instead (src/interrupt.ts).
 import { readFileSync } from 'node:fs';
 import module from 'node:module';
 
@@ -17,7 +17,7 @@ if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-V')) {
   // Before the first module of the CLI loads: on Node >= 22.8 modules compiled once are reused
   // (src/compile-cache.ts). Node 20 has no such cache, and does not load the module that would turn it on.
   if (typeof module.enableCompileCache === 'function') await (await import('../dist/compile-cache.js')).enableCompileCache(process.env);
-  const [{ main }, { findNoun }] = await Promise.all([import('../dist/main.js'), import('../dist/program.js')]);
+  const [{ runToEnd }, { findNoun }, { exitBySignal }] = await Promise.all([import('../dist/main.js'), import('../dist/program.js'), import('../dist/interrupt.js')]);
   // Before any command code runs: the flags must be set before undici compiles its WebAssembly parser.
   const help = argv.includes('--help') || argv.includes('-h');
   const command = findNoun(argv);
@@ -26,6 +26,6 @@ if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-V')) {
     const { planTuning, applyTuning } = await import('../dist/tuning.js');
     await applyTuning(planTuning({ v8: process.versions.v8, execArgv: process.execArgv, env: process.env, command, help }));
   }
-  const code = await main(argv);
-  process.stdout.write('', () => process.exit(code));
+  const { code, signal } = await runToEnd(argv);
+  process.stdout.write('', () => (signal ? exitBySignal(signal) : process.exit(code)));
 }

@@ -1,4 +1,8 @@
-/** Exit codes of the CLI contract (README, "Exit codes"). main.ts is the only place that applies them. */
+/**
+ * Exit codes of the CLI contract (README, "Exit codes"). main.ts is the only place that applies them. A run
+ * stopped by SIGINT or SIGTERM ends by that signal after its cleanup (interrupt.ts exitBySignal): a shell
+ * reports it as 128 + the signal's number, 130 or 143, and a loop running it stops.
+ */
 export const ExitCode = {
   ok: 0,
   failure: 1,
@@ -7,7 +11,10 @@ export const ExitCode = {
   auth: 4,
   /** Done, but not as asked: `card put --id` made a new card instead of updating that one. */
   notAsAsked: 5,
+  /** Interrupted: Ctrl-C (death by SIGINT, 128 + 2), or the user declined the import's preview (an exit with 130). */
   interrupted: 130,
+  /** Stopped by SIGTERM (death by it, 128 + 15). */
+  terminated: 143,
 } as const;
 
 export interface CardboardErrorOptions {
@@ -76,15 +83,22 @@ export class NotAsAskedError extends CardboardError {
   }
 }
 
-/** The user interrupted the run (Ctrl-C): exit 130. */
+/**
+ * The user interrupted the run (Ctrl-C, or declined the import's preview): exit 130. A run stopped by a
+ * signal it received ends by that signal whatever it throws (main.ts); `signal` names one that ended the
+ * run without reaching it: Ctrl-C typed at a prompt (a key, the terminal being raw), or a pager killed by it.
+ */
 export class CancelledError extends CardboardError {
   /** A request was cut off after it may have left: a POST may have been applied. */
   readonly inFlight: boolean;
+  /** The signal the run ends by (main.ts), when the run itself never received it. */
+  readonly signal?: 'SIGINT' | 'SIGTERM';
 
-  constructor(message = 'Interrupted.', options: Omit<CardboardErrorOptions, 'exitCode'> & { inFlight?: boolean } = {}) {
-    const { inFlight, ...rest } = options;
-    super(message, { ...rest, exitCode: ExitCode.interrupted });
+  constructor(message = 'Interrupted.', options: Omit<CardboardErrorOptions, 'exitCode'> & { inFlight?: boolean; signal?: 'SIGINT' | 'SIGTERM' } = {}) {
+    const { inFlight, signal, ...rest } = options;
+    super(message, { ...rest, exitCode: signal === 'SIGTERM' ? ExitCode.terminated : ExitCode.interrupted });
     this.inFlight = inFlight === true;
+    if (signal !== undefined) this.signal = signal;
   }
 }
 

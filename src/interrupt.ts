@@ -2,9 +2,12 @@
 // two signals: `signal` ("stop now": requests in flight, sleeps, stdin, prompts, page walks end) and its
 // child `drain` ("take no new work": the import stops taking rows, a listener stops accepting). Ctrl-C
 // aborts `signal` at once, except while a long run drains: then the first Ctrl-C aborts `drain` only,
-// and `signal` follows after the run's grace. A second Ctrl-C always ends the process at once.
+// and `signal` follows after the run's grace. A second Ctrl-C always ends the process at once. A process
+// stopped by a signal ends by it (exitBySignal), after its cleanup: a shell running it in a loop, xargs,
+// make or a `set -e` script then stops too, as it would for any program killed by Ctrl-C.
 import { setMaxListeners } from 'node:events';
 import type { Clock } from './clock.js';
+import { ExitCode } from './errors.js';
 
 /** The signals that ask a run to stop. */
 export type StopSignal = 'SIGINT' | 'SIGTERM';
@@ -12,12 +15,29 @@ export type StopSignal = 'SIGINT' | 'SIGTERM';
 /** Why a run was stopped: a signal, or the reader of stdout went away (`| head -1`), which is no failure. */
 export type StopReason = StopSignal | 'broken-pipe';
 
+/** The stop signals, as a value. */
+export const STOP_SIGNALS: readonly StopSignal[] = ['SIGINT', 'SIGTERM'];
+
+/** Whether `reason` is a stop signal (a run stopped by a broken pipe, or not stopped, is not). */
+export function isStopSignal(reason: unknown): reason is StopSignal {
+  return reason === 'SIGINT' || reason === 'SIGTERM';
+}
+
+/**
+ * The status a shell reports for a process that `signal` ended, 128 + its number: 130 for SIGINT, 143 for
+ * SIGTERM. Written out, not read from os.constants: the code where a process cannot end by a signal of
+ * its own (Windows) must still be the one the docs give.
+ */
+export function signalExitCode(signal: StopSignal): number {
+  return signal === 'SIGINT' ? ExitCode.interrupted : ExitCode.terminated;
+}
+
 /** Where stop signals come from: the process, or a test that fires them by hand. */
 export interface SignalSource {
   /** Call `listener` on each SIGINT/SIGTERM until the returned function is called. */
   listen(listener: (signal: StopSignal) => void): () => void;
-  /** End the process at once with `code` (a second Ctrl-C: the user does not want to wait). */
-  exitNow(code: number): void;
+  /** End the process at once by `signal` (a second Ctrl-C: the user does not want to wait). */
+  exitNow(signal: StopSignal): void;
 }
 
 /** The real process's signals. While a listener is registered, Node's default (death by the signal) is off. */
@@ -32,31 +52,58 @@ export const processSignals: SignalSource = {
       process.off('SIGTERM', onTerm);
     };
   },
-  exitNow: (code) => process.exit(code),
+  exitNow: (signal) => exitBySignal(signal),
 };
+
+/**
+ * End the process by `signal`, as a program that never caught it would end: the shell sees death by the
+ * signal, not an exit with a status. Bash in a `for` loop, xargs and make stop when a command is killed
+ * by SIGINT (they take it as the user's interrupt), and go on when it exits 130 (the command caught
+ * the signal and chose to carry on), so a command that cleans up after Ctrl-C must end by it again.
+ *
+ * It is process.exit(128 + n) whose last 'exit' hook sends the signal to the process itself: every
+ * other 'exit' hook runs first (a lock file is deleted, atomically's temporary files go), every listener of
+ * the signal (ours, and any a library left: when-exit, signal-exit) is removed first so Node's default,
+ * death, applies, and Linux delivers a signal a thread sends its own process before kill() returns.
+ * Where that cannot be done (Windows has no such signals, kill fails) or does not end the process, the
+ * exit goes on with 130 or 143.
+ */
+export function exitBySignal(signal: StopSignal): never {
+  const code = signalExitCode(signal);
+  if (process.platform !== 'win32') {
+    process.once('exit', () => {
+      for (const s of STOP_SIGNALS) process.removeAllListeners(s);
+      try {
+        process.kill(process.pid, signal);
+      } catch {
+        // The exit goes on with `code`.
+      }
+    });
+  }
+  process.exit(code);
+}
 
 /**
  * Load a module that hooks SIGINT and SIGTERM as a side effect of its import, and take those hooks out
  * again. when-exit (loaded by conf, through atomically) answers either signal by sending it to the process
  * once more after its own callbacks: with the run's handler installed, that second signal reads as a
- * second Ctrl-C, so a graceful stop (a listener winding down, an import draining) ended at once with 130.
+ * second Ctrl-C, so a graceful stop (a listener winding down, an import draining) ended at once.
  * Its 'exit' hook, which removes atomically's temporary files, stays; other signals keep their default.
  */
 export async function importWithoutStopHooks<T>(load: () => Promise<T>): Promise<T> {
-  const signals: StopSignal[] = ['SIGINT', 'SIGTERM'];
-  const before = new Map(signals.map((s) => [s, new Set(process.listeners(s))]));
+  const before = new Map(STOP_SIGNALS.map((s) => [s, new Set(process.listeners(s))]));
   try {
     return await load();
   } finally {
-    for (const s of signals) for (const listener of process.listeners(s)) if (!before.get(s)!.has(listener)) process.off(s, listener);
+    for (const s of STOP_SIGNALS) for (const listener of process.listeners(s)) if (!before.get(s)!.has(listener)) process.off(s, listener);
   }
 }
 
 /** A source that never fires: contexts built outside main (tests, library use) leave the process's signals alone. */
 export const noSignals: SignalSource = {
   listen: () => () => {},
-  exitNow: (code) => {
-    throw new Error(`exitNow(${code}) without a signal source`);
+  exitNow: (signal) => {
+    throw new Error(`exitNow(${signal}) without a signal source`);
   },
 };
 
@@ -102,7 +149,8 @@ export interface DrainOptions {
 
 /**
  * The run's signal tree, listening to `source` from construction until dispose(). SIGTERM and a broken
- * pipe always stop now; Ctrl-C stops now unless a run is draining (drainOn), and a second one exits 130.
+ * pipe always stop now; Ctrl-C stops now unless a run is draining (drainOn), and a second signal ends the
+ * process at once by that signal (exitNow).
  */
 export class Cancellation {
   private readonly root = childStop();
@@ -157,7 +205,7 @@ export class Cancellation {
   private onSignal(s: StopSignal): void {
     const drainer = this.drainer;
     if (s === 'SIGINT' && drainer?.leaveInterrupts) return;
-    if (this.drain.aborted) return this.source.exitNow(130);
+    if (this.drain.aborted) return this.source.exitNow(s);
     if (s === 'SIGTERM' || !drainer) return this.stop(s);
     this.child.abort(s);
     drainer.onFirst?.(s);

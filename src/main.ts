@@ -2,18 +2,32 @@ import type { Command } from 'commander';
 import type { Context, ContextParts } from './context.js';
 import { CancelledError, CardboardError, ExitCode, UsageError } from './errors.js';
 import { type Host, hostOf } from './host.js';
-import { Cancellation } from './interrupt.js';
+import { Cancellation, isStopSignal, signalExitCode, type StopSignal } from './interrupt.js';
 import { isBrokenPipe, watchBrokenPipe } from './io/write.js';
 import { buildProgram, CommanderError, trackCommand, usageAdvice } from './program.js';
 
+/** How a run ended: its exit code, and the signal that stopped it, which the process must end by. */
+export interface RunEnd {
+  code: number;
+  /** SIGINT or SIGTERM stopped the run (`code` is then 130 or 143): bin/cardboard.js ends by it. */
+  signal?: StopSignal;
+}
+
+/** Run the CLI with argv (without node and script); returns the exit code and never exits the process. */
+export async function main(argv: string[], parts: ContextParts = {}): Promise<number> {
+  return (await runToEnd(argv, parts)).code;
+}
+
 /**
- * Run the CLI with argv (without node and script); returns the exit code and never exits the process.
+ * Run the CLI as main does, and say how it ended: a run stopped by a signal (Ctrl-C, SIGTERM, or Ctrl-C
+ * typed at a prompt or a pager) has cleaned up when this returns, and then ends by that signal
+ * (interrupt.ts exitBySignal), whatever the command made of it; a broken pipe is no signal (exit 0).
  * The run's context is built here, once, when commander has parsed the command line (its preAction), and
  * never changed after; `parts` replaces the process's streams, env, clock or signals (tests). What only a
  * command or an error needs (the context, the reporter's text escaping) is loaded then, not at start-up,
  * so `--help` loads little more than commander.
  */
-export async function main(argv: string[], parts: ContextParts = {}): Promise<number> {
+export async function runToEnd(argv: string[], parts: ContextParts = {}): Promise<RunEnd> {
   const host = hostOf(parts);
   // The run's one signal tree: Ctrl-C and SIGTERM from here on stop every wait (interrupt.ts).
   const cancel = parts.cancel ?? new Cancellation(host.signals, host.clock);
@@ -36,6 +50,9 @@ export async function main(argv: string[], parts: ContextParts = {}): Promise<nu
   };
   cancel.drain.addEventListener('abort', endInput, { once: true });
   let failing: (() => Command) | undefined;
+  let code: number;
+  /** A signal the run ends by that it never received itself (CancelledError.signal). */
+  let unseen: StopSignal | undefined;
   try {
     const program = await buildProgram(host, argv, runContext);
     failing = trackCommand(program, argv);
@@ -44,16 +61,21 @@ export async function main(argv: string[], parts: ContextParts = {}): Promise<nu
       ctx = createContext({ ...parts, secrets, cancel, globals: action.optsWithGlobals() });
     });
     await program.parseAsync(argv, { from: 'user' });
-    return ExitCode.ok;
+    code = ExitCode.ok;
   } catch (err) {
-    if (cancel.reason === 'broken-pipe' || isBrokenPipe(err)) return ExitCode.ok;
-    return await report(err, host, secrets, argv.includes('--verbose') || argv.includes('-v'), failing?.());
+    if (cancel.reason === 'broken-pipe' || isBrokenPipe(err)) return { code: ExitCode.ok };
+    code = await report(err, host, secrets, argv.includes('--verbose') || argv.includes('-v'), failing?.());
+    if (err instanceof CancelledError) unseen = err.signal;
   } finally {
     for (const stop of stopWatching) stop();
     cancel.drain.removeEventListener('abort', endInput);
     cancel.dispose();
     await ctx?.close();
   }
+  // Stopped by a signal, the run ends by it, whether the command ended with an error or, as a listener
+  // does, by winding down: a loop running cardboard stops when the user asked it to.
+  const signal = isStopSignal(cancel.reason) ? cancel.reason : unseen;
+  return signal === undefined ? { code } : { code: signalExitCode(signal), signal };
 }
 
 /**

@@ -241,7 +241,8 @@ Examples:
   $ cardboard card list --all --format csv > cards.csv
 
 Exit codes: 0 ok, 1 failure, 2 usage (nothing sent), 3 partial import, 4 auth, 5 done but not as asked
-(card put --id made a new card instead of updating it), 130 interrupted.
+(card put --id made a new card instead of updating it), 130 interrupted, 143 terminated: stopped by
+Ctrl-C or SIGTERM, cardboard cleans up and ends by that signal, so a loop or script running it stops too.
 Environment: CARDBOARD_BASE_URL, CARDBOARD_BOARD, CARDBOARD_TOKEN, CARDBOARD_SIGNING_KEY,
 CARDBOARD_CONFIG_DIR, CARDBOARD_CACHE_DIR, CARDBOARD_PAGER, PAGER, NO_COLOR, CI (never prompt).
 A board named by --board or CARDBOARD_BOARD keeps its stored URL, token and key; the variables fill in

@@ -5,13 +5,13 @@ import { Cancellation, childStop, type SignalSource, type StopSignal } from '../
 /** A signal source the test fires by hand, recording exitNow calls and listener counts. */
 function fakeSignals() {
   const listeners = new Set<(s: StopSignal) => void>();
-  const exits: number[] = [];
+  const exits: StopSignal[] = [];
   const source: SignalSource = {
     listen(listener) {
       listeners.add(listener);
       return () => listeners.delete(listener);
     },
-    exitNow: (code) => void exits.push(code),
+    exitNow: (signal) => void exits.push(signal),
   };
   return { source, exits, fire: (s: StopSignal) => [...listeners].forEach((l) => l(s)), listening: () => listeners.size };
 }
@@ -39,13 +39,18 @@ describe('Cancellation: the run signal tree', () => {
     expect(s.exits).toEqual([]);
   });
 
-  it('a second signal exits at once with 130', () => {
+  it('a second signal ends the process at once, by that signal', () => {
     const s = fakeSignals();
     new Cancellation(s.source, manualSleep().clock);
     s.fire('SIGTERM');
     expect(s.exits).toEqual([]);
     s.fire('SIGINT');
-    expect(s.exits).toEqual([130]);
+    expect(s.exits).toEqual(['SIGINT']);
+    const t = fakeSignals();
+    new Cancellation(t.source, manualSleep().clock);
+    t.fire('SIGINT');
+    t.fire('SIGTERM');
+    expect(t.exits).toEqual(['SIGTERM']);
   });
 
   it('while draining, the first Ctrl-C takes no new work, says so once, and stops now when the grace ends', async () => {
@@ -62,16 +67,16 @@ describe('Cancellation: the run signal tree', () => {
     expect([c.signal.aborted, c.reason]).toEqual([true, 'SIGINT']);
     expect(s.exits).toEqual([]);
     s.fire('SIGINT');
-    expect(s.exits).toEqual([130]);
+    expect(s.exits).toEqual(['SIGINT']);
   });
 
-  it('while draining, a second Ctrl-C within the grace exits 130 at once', () => {
+  it('while draining, a second Ctrl-C within the grace ends the process at once by SIGINT', () => {
     const s = fakeSignals();
     const c = new Cancellation(s.source, manualSleep().clock);
     c.drainOn({ graceMs: 2000 });
     s.fire('SIGINT');
     s.fire('SIGINT');
-    expect(s.exits).toEqual([130]);
+    expect(s.exits).toEqual(['SIGINT']);
   });
 
   it('SIGTERM stops now even while draining; a drain window ended makes Ctrl-C stop now again', () => {

@@ -9,7 +9,7 @@ export function announceStdin(ctx: Context): void {
 
 /**
  * Read all of stdin as UTF-8. A read still pending when the run stops ends with CancelledError (main ends
- * stdin then), so Ctrl-C at a terminal waiting for input exits 130.
+ * stdin then), so Ctrl-C at a terminal waiting for input ends the run by SIGINT (130).
  */
 export async function readStdin(ctx: Context): Promise<string> {
   return (await readStdinBytes(ctx)).toString('utf8');

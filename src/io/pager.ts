@@ -42,7 +42,7 @@ const NOT_RUN = new Set([126, 127]);
  * terminal itself; it is waited for, so the shell's prompt comes back after it. A pager that cannot be
  * started (or that its shell could not find) leaves the text printed directly. Ctrl-C reaches the pager
  * (the same process group) and is left to it, so the terminal is restored by the program that changed it;
- * a pager killed by it ends the run as interrupted (130), SIGTERM is passed on to it. A pager quit before
+ * a pager killed by it ends the run by SIGINT (130), SIGTERM is passed on to it. A pager quit before
  * it read everything (`q`) rejects with EPIPE, which ends the run quietly with exit 0 (main.ts).
  */
 export async function writePaged(ctx: Context, text: string): Promise<void> {
@@ -82,7 +82,8 @@ export async function writePaged(ctx: Context, text: string): Promise<void> {
     await Promise.all([exited, written]);
     const readerGone = !finished;
     // Killed by the signal, or (run by the shell) exited with the shell's status for it: 128 + 2 or 128 + 15.
-    if (child.signalCode === 'SIGINT' || child.signalCode === 'SIGTERM' || child.exitCode === 130 || child.exitCode === 143) throw new CancelledError();
+    if (child.signalCode === 'SIGINT' || child.exitCode === 130) throw new CancelledError('Interrupted.', { signal: 'SIGINT' });
+    if (child.signalCode === 'SIGTERM' || child.exitCode === 143) throw new CancelledError('Interrupted.', { signal: 'SIGTERM' });
     if (child.exitCode !== null && NOT_RUN.has(child.exitCode)) {
       createStatus(ctx).warn(`the pager \`${command}\` could not run (exit ${child.exitCode}); printing directly (set CARDBOARD_PAGER, or use --no-pager)`);
       return writeChunk(ctx.stdout, text);

@@ -1,6 +1,7 @@
 // Reading a config file loads conf, whose dependency when-exit hooks SIGINT and SIGTERM and sends the signal
 // to the process again after its own callbacks: a second signal, which the run's Cancellation reads as a
-// second Ctrl-C (exit 130 in the middle of a graceful stop). The store must leave no such hook behind.
+// second Ctrl-C (the process ended at once, in the middle of a graceful stop). The store must leave no
+// such hook behind.
 import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -24,7 +24,8 @@ function startCli(args: string[]) {
   proc.stdout.on('data', (b: Buffer) => {
     stdout += b.toString();
   });
-  const exited = new Promise<number | null>((resolve) => proc.on('close', (code) => resolve(code)));
+  /** The exit code, or the signal it ended by (a stop signal, once it has closed cleanly). */
+  const exited = new Promise<number | NodeJS.Signals | null>((resolve) => proc.on('close', (code, signal) => resolve(signal ?? code)));
   const ready = new Promise<string>((resolve, reject) => {
     proc.stderr.on('data', (b: Buffer) => {
       stderr += b.toString();
@@ -37,7 +38,7 @@ function startCli(args: string[]) {
 }
 
 describe('cardboard emulator (built binary)', () => {
-  it('serves a --boards file with --page-size, prints its URL, and exits 0 on SIGTERM', async () => {
+  it('serves a --boards file with --page-size, prints its URL, and stops on SIGTERM, ending by it', async () => {
     const cli = startCli(['--port', '0', '--boards', BOARDS_FILE, '--page-size', '2']);
     const url = await cli.ready;
     expect(url).not.toMatch(/:0$/);
@@ -55,12 +56,12 @@ describe('cardboard emulator (built binary)', () => {
     // A file's tokens stay unprinted unless --print-tokens.
     expect(cli.stderr()).not.toContain(TOKEN);
     cli.proc.kill('SIGTERM');
-    expect(await cli.exited).toBe(0);
+    expect(await cli.exited).toBe('SIGTERM');
     expect(cli.stderr()).toContain('emulator stopped');
     expect(cli.stdout()).toBe('');
   });
 
-  it('without --boards prints the demo board’s credentials as export lines; SIGINT stops it with 0', async () => {
+  it('without --boards prints the demo board’s credentials as export lines; SIGINT stops it, and it ends by SIGINT', async () => {
     const cli = startCli(['--port', '0', '--seed-cards', '3']);
     const url = await cli.ready;
     const m = /export CARDBOARD_BASE_URL=(\S+) CARDBOARD_BOARD=(\S+) CARDBOARD_TOKEN=(\S+) CARDBOARD_SIGNING_KEY=(\S+)/.exec(cli.stderr());
@@ -72,7 +73,8 @@ describe('cardboard emulator (built binary)', () => {
     const r = await fetch(`${url}/api/aptlet/${board}`, { headers: { 'x-token': token! } });
     expect(((await r.json()) as unknown[]).length).toBe(3);
     cli.proc.kill('SIGINT');
-    expect(await cli.exited).toBe(0);
+    expect(await cli.exited).toBe('SIGINT');
+    expect(cli.stderr()).toContain('emulator stopped');
   });
 
   it('--print-tokens shows a file’s tokens', async () => {
@@ -80,7 +82,7 @@ describe('cardboard emulator (built binary)', () => {
     await cli.ready;
     expect(cli.stderr()).toContain(`CARDBOARD_BOARD=${DEMO_BOARD_ID} CARDBOARD_TOKEN=${DEMO_TOKEN}`);
     cli.proc.kill('SIGTERM');
-    expect(await cli.exited).toBe(0);
+    expect(await cli.exited).toBe('SIGTERM');
   });
 
   it.each([

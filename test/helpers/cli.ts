@@ -90,8 +90,8 @@ export function runCli(args: string[], opts: RunOptions = {}): Promise<CliResult
 /** No process signals reach an in-process run; a second Ctrl-C would be a test bug. */
 const NO_SIGNALS: SignalSource = {
   listen: () => () => {},
-  exitNow: (code) => {
-    throw new Error(`exitNow(${code}) in an in-process run`);
+  exitNow: (signal) => {
+    throw new Error(`exitNow(${signal}) in an in-process run`);
   },
 };
 

@@ -25,9 +25,10 @@ export function python(): string {
  * stderr; what it shows comes out on the relay's stdout, what the test writes to the relay's stdin is typed
  * into it (stdin closed or /dev/null: nothing is typed). Its exit status is the command's; killing the relay
  * closes the pty and the command gets SIGHUP. PTY_ARGS (JSON argv), PTY_ROWS and PTY_COLS in its environment.
+ * A command killed by a signal kills the relay with it, so the test sees the death as the shell would.
  */
 export const PTY_RELAY = `
-import fcntl, json, os, pty, select, struct, sys, termios
+import fcntl, json, os, pty, select, signal, struct, sys, termios
 args = json.loads(os.environ['PTY_ARGS'])
 size = struct.pack('HHHH', int(os.environ['PTY_ROWS']), int(os.environ['PTY_COLS']), 0, 0)
 pid, fd = pty.fork()
@@ -56,8 +57,17 @@ while True:
         sys.stdout.buffer.write(data)
         sys.stdout.buffer.flush()
 _, status = os.waitpid(pid, 0)
+if os.WIFSIGNALED(status):
+    signal.signal(os.WTERMSIG(status), signal.SIG_DFL)
+    os.kill(os.getpid(), os.WTERMSIG(status))
 sys.exit(os.waitstatus_to_exitcode(status))
 `;
+
+/** How a command on a pty ended: its exit code, or the signal that killed it (code null then). */
+export interface PtyEnd {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
 
 /**
  * `cardboard args…` on a `cols`×`rows` pty (default 100×40) with `env` over the test environment (TERM=xterm);
@@ -68,7 +78,7 @@ export function runOnPty(
   args: string[],
   env: Record<string, string | undefined>,
   size: { cols?: number; rows?: number } = {},
-): Promise<{ code: number | null; screen: string }> {
+): Promise<{ code: number | null; signal: NodeJS.Signals | null; screen: string }> {
   const configDir = env.CARDBOARD_CONFIG_DIR ?? tempDir();
   const childenv = childEnv({ configDir, env: { TERM: 'xterm', CARDBOARD_PAGER: '', ...env, CARDBOARD_CONFIG_DIR: configDir } });
   childenv.PTY_ARGS = JSON.stringify([process.execPath, BIN, ...args]);
@@ -80,9 +90,9 @@ export function runOnPty(
     const timer = setTimeout(() => child.kill('SIGKILL'), CHILD_KILL_MS);
     child.stdout.on('data', (b: Buffer) => out.push(b));
     child.on('error', reject);
-    child.on('close', (code) => {
+    child.on('close', (code, signal) => {
       clearTimeout(timer);
-      resolve({ code, screen: Buffer.concat(out).toString('utf8') });
+      resolve({ code, signal, screen: Buffer.concat(out).toString('utf8') });
     });
   });
 }
@@ -95,15 +105,22 @@ export interface PtySession {
   waitFor(re: RegExp): Promise<RegExpExecArray>;
   /** Type keystrokes into the terminal. */
   type(keys: string): void;
-  /** The command's exit code (killed with SIGKILL after CHILD_KILL_MS). */
+  /** The command's exit code (killed with SIGKILL after CHILD_KILL_MS); null when a signal killed it. */
   exit: Promise<number | null>;
+  /** The command's exit code, or the signal that killed it. */
+  ended: Promise<PtyEnd>;
 }
 
 /** `cardboard args…` on a `cols`×`rows` pty, like runOnPty, but running while the test watches and types. */
 export function startOnPty(args: string[], env: Record<string, string | undefined>, size: { cols?: number; rows?: number } = {}): PtySession {
+  return startCommandOnPty([process.execPath, BIN, ...args], env, size);
+}
+
+/** Any command (`argv`: a shell running cardboard in a loop) on a pty, with the environment startOnPty gives cardboard. */
+export function startCommandOnPty(argv: string[], env: Record<string, string | undefined>, size: { cols?: number; rows?: number } = {}): PtySession {
   const configDir = env.CARDBOARD_CONFIG_DIR ?? tempDir();
   const childenv = childEnv({ configDir, env: { TERM: 'xterm', ...env, CARDBOARD_CONFIG_DIR: configDir } });
-  childenv.PTY_ARGS = JSON.stringify([process.execPath, BIN, ...args]);
+  childenv.PTY_ARGS = JSON.stringify(argv);
   childenv.PTY_ROWS = String(size.rows ?? 40);
   childenv.PTY_COLS = String(size.cols ?? 100);
   const child = spawn(python(), ['-c', PTY_RELAY], { env: childenv, stdio: ['pipe', 'pipe', 'inherit'] });
@@ -119,18 +136,19 @@ export function startOnPty(args: string[], env: Record<string, string | undefine
     poke();
   });
   const timer = setTimeout(() => child.kill('SIGKILL'), CHILD_KILL_MS);
-  const exit = new Promise<number | null>((resolve) => {
-    child.on('close', (code) => {
+  const ended = new Promise<PtyEnd>((resolve) => {
+    child.on('close', (code, signal) => {
       clearTimeout(timer);
       exited = true;
       poke();
-      resolve(code);
+      resolve({ code, signal });
     });
   });
   return {
     raw: () => screen,
     type: (keys) => child.stdin.write(keys),
-    exit,
+    exit: ended.then((e) => e.code),
+    ended,
     waitFor: (re) =>
       new Promise((resolve, reject) => {
         const check = () => {

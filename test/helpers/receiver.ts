@@ -19,7 +19,7 @@ export async function startKeyReceiver(signingKey: string): Promise<{ server: Se
 /**
  * A real record file: `webhook listen --port 0 --record <file>` (the built binary) receives `count`
  * signed deliveries (cards `card-1`…, Status alternating Done/Open), then stops on Ctrl-C. Resolves
- * with the file once the listener exited 0.
+ * with the file once the listener has ended by that SIGINT (a clean stop).
  */
 export async function recordDeliveries(file: string, signingKey: string, count: number): Promise<string> {
   const { spawn } = await import('node:child_process');
@@ -27,7 +27,7 @@ export async function recordDeliveries(file: string, signingKey: string, count: 
   const child = spawn(process.execPath, [BIN, 'webhook', 'listen', '--port', '0', '--record', file, '--quiet'], {
     env: childEnv({ env: { CARDBOARD_SIGNING_KEY: signingKey } }),
   });
-  const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+  const exited = new Promise<number | NodeJS.Signals | null>((resolve) => child.on('close', (code, signal) => resolve(signal ?? code)));
   let err = '';
   const url = await new Promise<string>((resolve, reject) => {
     child.stderr.on('data', (b: Buffer) => {
@@ -43,7 +43,7 @@ export async function recordDeliveries(file: string, signingKey: string, count: 
     if (r.status !== 200) throw new Error(`delivery ${i} answered ${r.status}`);
   }
   child.kill('SIGINT');
-  const code = await exited;
-  if (code !== 0) throw new Error(`webhook listen exited ${code}: ${err}`);
+  const end = await exited;
+  if (end !== 'SIGINT') throw new Error(`webhook listen ended with ${end}, not by the SIGINT sent: ${err}`);
   return file;
 }

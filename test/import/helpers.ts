@@ -45,7 +45,14 @@ export function spawnCli(
   args: string[],
   stdinFile?: string,
   board = BOARD_ID,
-): { child: ChildProcess; output: () => { stdout: string; stderr: string }; exit: Promise<number | null> } {
+): {
+  child: ChildProcess;
+  output: () => { stdout: string; stderr: string };
+  /** The exit code; null when a signal ended the process (it ends by the SIGINT or SIGTERM that stopped it). */
+  exit: Promise<number | null>;
+  /** The exit code, or the signal that ended the process. */
+  ended: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+} {
   const child = spawn(process.execPath, [BIN, ...args], {
     env: childEnv({ env: { CARDBOARD_BASE_URL: emu.url, CARDBOARD_BOARD: board, CARDBOARD_TOKEN: emu.boards[board]!.token } }),
     stdio: [stdinFile === undefined ? 'ignore' : openSync(stdinFile, 'r'), 'pipe', 'pipe'],
@@ -56,8 +63,8 @@ export function spawnCli(
   child.stderr!.setEncoding('utf8');
   child.stdout!.on('data', (b: string) => (stdout += b));
   child.stderr!.on('data', (b: string) => (stderr += b));
-  const exit = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
-  return { child, output: () => ({ stdout, stderr }), exit };
+  const ended = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('close', (code, signal) => resolve({ code, signal })));
+  return { child, output: () => ({ stdout, stderr }), exit: ended.then((e) => e.code), ended };
 }
 
 /** Resolve once `check` holds, polling every 20 ms (not a timed assertion: the test timeout bounds it). */

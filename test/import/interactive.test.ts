@@ -131,11 +131,14 @@ describe('import: prompts', () => {
   });
 
   it('Ctrl-C at a prompt is an interruption (exit 130, "Interrupted."), whatever the prompt', async () => {
-    for (const name of ['ExitPromptError', 'AbortPromptError']) {
+    // Ctrl-C typed (a key on the raw terminal) names the SIGINT the run ends by; an aborted prompt was
+    // stopped by a signal the run received itself, which main already knows.
+    for (const [name, signal] of [['ExitPromptError', 'SIGINT'], ['AbortPromptError', undefined]] as const) {
       const quit = Object.assign(new Error('User force closed the prompt with SIGINT'), { name });
       const err = await answer(Promise.reject(quit)).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(CancelledError);
       expect(err).toMatchObject({ message: 'Interrupted.', exitCode: 130 });
+      expect((err as CancelledError).signal).toBe(signal);
     }
     await expect(answer(Promise.reject(new TypeError('other')))).rejects.toBeInstanceOf(TypeError);
     await expect(answer(Promise.resolve(3))).resolves.toBe(3);

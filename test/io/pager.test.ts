@@ -87,9 +87,11 @@ describe('writePaged', () => {
     expect(isBrokenPipe(err)).toBe(true);
     expect(t.screen()).toBe('x'.repeat(10));
   });
-  it('a pager killed by Ctrl-C ends the run as interrupted (130)', async () => {
+  it('a pager killed by Ctrl-C ends the run as interrupted, by SIGINT (130); one killed by SIGTERM, by SIGTERM (143)', async () => {
     const t = terminal({ CARDBOARD_PAGER: `sh -c 'kill -INT $$'` });
-    await expect(writePaged(t.ctx, long)).rejects.toMatchObject({ exitCode: 130 });
+    await expect(writePaged(t.ctx, long)).rejects.toMatchObject({ exitCode: 130, signal: 'SIGINT' });
+    const u = terminal({ CARDBOARD_PAGER: `sh -c 'kill -TERM $$'` });
+    await expect(writePaged(u.ctx, long)).rejects.toMatchObject({ exitCode: 143, signal: 'SIGTERM' });
   });
   it('runs the line with the shell, as git runs $PAGER: quotes, redirections and a path with a space', async () => {
     const spaced = join(dir, 'my pager.sh');

@@ -183,25 +183,25 @@ async function server(args: string[], env: Record<string, string | undefined>, r
   child.stdout.on('data', (b: Buffer) => {
     stdout += b.toString();
   });
-  const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('close', (code, signal) => resolve({ code, signal })));
   const url = await new Promise<string>((resolve, reject) => {
     child.stderr.on('data', (b: Buffer) => {
       stderr += b.toString();
       const m = ready.exec(stderr);
       if (m) resolve(m[1]!);
     });
-    void exited.then((code) => reject(new Error(`exited ${code}: ${stderr}`)));
+    void exited.then((e) => reject(new Error(`exited ${e.signal ?? e.code}: ${stderr}`)));
   });
   await act?.(url);
   child.kill('SIGINT');
-  return { code: await exited, stdout, stderr, url };
+  return { ...(await exited), stdout, stderr, url };
 }
 
 describe('servers under --quiet keep only their ready line (and the emulator its export lines)', () => {
   for (const noColor of ['1', undefined]) {
     it(`emulator --quiet (NO_COLOR=${noColor ?? 'unset'}, piped)`, async () => {
       const r = await server(['--quiet', 'emulator', '--port', '0', '--boards', BOARDS_FILE], { NO_COLOR: noColor }, /^listening on (http:\/\/\S+)/m);
-      expect(r.code).toBe(0);
+      expect(r.signal, r.stderr).toBe('SIGINT');
       expect(r.stdout).toBe('');
       const exports = ['b-test', 'b-create-new', 'b-create-fields'].map((id) => `  export CARDBOARD_BASE_URL=${r.url} CARDBOARD_BOARD=${id}\n`);
       expect(r.stderr).toBe(`${exports.join('')}listening on ${r.url}  (Ctrl-C to stop)\n`);
@@ -215,7 +215,7 @@ describe('servers under --quiet keep only their ready line (and the emulator its
         const refused = await fetch(url, { method: 'POST', headers: { 'x-signingKey': 'wrong' }, body });
         expect(refused.status).toBe(403);
       });
-      expect(r.code).toBe(0);
+      expect(r.signal, r.stderr).toBe('SIGINT');
       expect(r.stderr).toBe(`Listening on ${r.url} : paste this URL into Card Sources → Webhook URL (the service must be able to reach it).\n`);
       const lines = r.stdout.trimEnd().split('\n');
       expect(lines).toHaveLength(1);

@@ -116,6 +116,8 @@ const children = new Set<ChildProcess>();
 
 interface Outcome {
   code: number | null;
+  /** The signal the command ended by (code null then). */
+  signal: NodeJS.Signals | null;
   stdout: string;
   stderr: string;
 }
@@ -135,10 +137,10 @@ function collect(child: ChildProcess, onStderr?: (text: string) => void): Promis
   });
   return new Promise((resolve) => {
     const timer = setTimeout(() => killGroup(child, 'SIGKILL'), CHILD_KILL_MS);
-    child.on('close', (code) => {
+    child.on('close', (code, signal) => {
       clearTimeout(timer);
       children.delete(child);
-      resolve({ code, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') });
+      resolve({ code, signal, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') });
     });
   });
 }
@@ -257,7 +259,7 @@ class Session {
     expectEmulatorRunning(emulator);
     killGroup(emulator.child, 'SIGINT');
     await emulator.closed;
-    expect(emulator.exited, emulator.stderr()).toMatchObject({ code: 0, signal: null });
+    expect(emulator.exited, emulator.stderr()).toMatchObject({ code: null, signal: 'SIGINT' });
     expect(emulator.stderr()).toMatch(/^emulator stopped$/m);
   }
 
@@ -285,7 +287,7 @@ class Session {
     return outcome;
   }
 
-  /** Start a server example, wait for its ready line, press Ctrl-C: it must have been ready and exit 0. */
+  /** Start a server example, wait for its ready line, press Ctrl-C: it must have been ready and end by that SIGINT. */
   async runUntilReady(command: string): Promise<Outcome & { ready: boolean }> {
     const child = spawn('bash', ['-o', 'pipefail', '-c', command], { cwd: this.cwd, env: this.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
     let ready = false;
@@ -306,7 +308,9 @@ class Session {
     if (LONG_RUNNING.test(command)) {
       const run = await this.runUntilReady(command);
       expect(run.ready, run.stderr).toBe(true);
-      outcome = run;
+      // Stopped cleanly by the Ctrl-C sent, it ends by it: what its example's exit 0 stands for.
+      expect({ code: run.code, signal: run.signal }, `${page}: ${command}\n${run.stderr}`).toEqual({ code: null, signal: 'SIGINT' });
+      outcome = { ...run, code: 0 };
     } else {
       outcome = await this.runLine(command);
     }

@@ -64,7 +64,7 @@ describe('webhook listen: deliveries as card changes', () => {
     ]);
     // The delivery itself is unchanged beside them.
     expect(got[1]).toMatchObject({ seq: 2, method: 'POST', body: { _id: id, Name: 'Fix login', Status: 'Done', Owner: 'Ada' } });
-    expect((await first.stop('SIGINT')).code).toBe(0);
+    expect((await first.stop('SIGINT')).signal).toBe('SIGINT');
 
     // A second run on the same record knows the card's last state.
     const second = await listen(['--record', record, '--json']);
@@ -76,7 +76,7 @@ describe('webhook listen: deliveries as card changes', () => {
       [4, 'changed', id, [{ field: 'Status', before: 'Done', after: 'Blocked' }]],
       [5, 'new', other, [{ field: 'Name', after: 'Other' }, { field: 'Owner', after: 'Bo' }]],
     ]);
-    expect((await second.stop('SIGINT')).code).toBe(0);
+    expect((await second.stop('SIGINT')).signal).toBe('SIGINT');
     // The record file holds deliveries only: changes are worked out again from it.
     expect(readFileSync(record, 'utf8')).not.toContain('"changes"');
 
@@ -119,7 +119,7 @@ describe('webhook listen: deliveries as card changes', () => {
     await send([1, 2, 3]);
     await pty.waitFor(/#8 {2}POST \/ {2}json \[1,2,3\]/);
     pty.type('\u0003');
-    expect(await pty.exit).toBe(0);
+    expect(await pty.ended).toEqual({ code: null, signal: 'SIGINT' });
     const screen = pty.raw().replace(/\r/g, '');
     const shown = (seq: number) => new RegExp(`#${seq}  POST /  ([^\\n]*?)  \\d+ B\\n`).exec(screen)?.[1];
     expect([1, 2, 3, 4, 5, 6, 7, 8].map(shown)).toEqual([

@@ -51,7 +51,7 @@ describe('a signing key spelled with JSON escapes', () => {
     for (let seq = 1; seq <= 4; seq++) details.push(await getJson(`${page}deliveries/${seq}`));
 
     const r = await listener.stop('SIGTERM');
-    expect(r.code, r.stderr).toBe(0);
+    expect(r.signal, r.stderr).toBe('SIGTERM');
     const printed = r.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(printed).toHaveLength(4);
     // Decoded and written again by JSON.stringify, the key would show as itself: it must not, anywhere.

@@ -72,8 +72,8 @@ describe('webhook listen on a terminal (in process)', () => {
         fire = l;
         return () => {};
       },
-      exitNow: (code) => {
-        throw new Error(`exitNow(${code})`);
+      exitNow: (signal) => {
+        throw new Error(`exitNow(${signal})`);
       },
     };
     const { ctx, stdout, stderr } = testContext({ tty: true, signals });

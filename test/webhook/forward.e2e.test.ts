@@ -72,7 +72,7 @@ describe('emulator → listener → app', () => {
     expect(emu.state()[BOARD_ID]!.webhooks).toMatchObject({ delivered: 2, pending: 0 });
     await until(() => (listener.stderr().match(/forward: 200 OK/g) ?? []).length === 2);
     const r = await listener.stop();
-    expect(r.code).toBe(0);
+    expect(r.signal).toBe('SIGTERM');
     expect(r.stderr).toMatch(/↳ #1 forward: 200 OK in [\d.]+ ms {2}\{"got":1\}/);
     expect(r.stderr).toContain('stopped: 2 delivered, 0 refused, 0 waiting to be forwarded');
   });
@@ -91,7 +91,7 @@ describe('emulator → listener → app', () => {
     await target.waitForCompleted(5);
     expect(target.received.map((r) => (JSON.parse(r.body.toString()) as { _id: string })._id)).toEqual(ids);
     expect(recorded(record).map((l) => l.seq)).toEqual([1, 2, 3, 4, 5]);
-    expect((await listener.stop()).code).toBe(0);
+    expect((await listener.stop()).signal).toBe('SIGTERM');
   });
 
   it('a restarted listener with the same --record resumes forwarding what was never forwarded', async () => {
@@ -102,7 +102,7 @@ describe('emulator → listener → app', () => {
     for (let i = 1; i <= 3; i++) expect(await post(first.url, `{"_id":"r${i}"}`, SIGNING_KEY)).toBe(200);
     await first.waitFor(/retry in/);
     const stopped = await first.stop();
-    expect(stopped.code).toBe(0);
+    expect(stopped.signal).toBe('SIGTERM');
     expect(stopped.stderr).toContain('3 waiting to be forwarded');
     await target.up();
     const second = await listen(['--record', record, '--forward-to', target.url]);
@@ -112,7 +112,7 @@ describe('emulator → listener → app', () => {
     await target.waitForCompleted(4);
     expect(target.received.map((r) => r.body.toString())).toEqual(['{"_id":"r1"}', '{"_id":"r2"}', '{"_id":"r3"}', '{"_id":"r4"}']);
     const r = await second.stop();
-    expect(r.code).toBe(0);
+    expect(r.signal).toBe('SIGTERM');
     expect(r.stderr).toContain('0 waiting to be forwarded');
     expect(Math.max(...readFileSync(`${record}.forwarded`, 'utf8').split('\n').filter(Boolean).map(Number))).toBe(4);
   });
@@ -131,7 +131,7 @@ describe('while the app is down: not one retry line every 5 s for ever', () => {
     target.status = 200;
     await listener.waitFor(/back up after/);
     const r = await listener.stop();
-    expect(r.code).toBe(0);
+    expect(r.signal).toBe('SIGTERM');
     const forwardLines = r.stderr.split('\n').filter((l) => l.includes('#1 forward'));
     expect(forwardLines).toHaveLength(2);
     expect(forwardLines[0]).toMatch(/^ {2}↳ #1 forward: 503 Service Unavailable in [\d.]+ ms {2}\{"got":1\}/);
@@ -160,7 +160,7 @@ describe('under load', () => {
     expect(statuses.length).toBe(2000);
     expect(statuses.every((s) => s === 200)).toBe(true);
     const r = await listener.stop();
-    expect(r.code).toBe(0);
+    expect(r.signal).toBe('SIGTERM');
     const lines = recorded(record);
     expect(lines.map((l) => l.seq)).toEqual(Array.from({ length: 2000 }, (_, i) => i + 1));
     expect(new Set(lines.map((l) => (l.body as { _id: string })._id)).size).toBe(2000);
@@ -186,7 +186,7 @@ describe('under load', () => {
     // Every 200 came back before the app had finished even the first forward.
     expect(completedAtAck).toEqual(Array(64).fill(0));
     const r = await listener.stop('SIGTERM');
-    expect(r.code).toBe(0);
+    expect(r.signal).toBe('SIGTERM');
     expect(recorded(record).length).toBe(64);
     expect(r.stderr).toMatch(/stopped: 64 delivered, 0 refused, (63|64) waiting to be forwarded/);
   });

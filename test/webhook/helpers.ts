@@ -11,8 +11,11 @@ export interface RunningCli {
   stderr(): string;
   /** Resolve once stdout/stderr contains text matching `re`. */
   waitFor(re: RegExp, stream?: 'stdout' | 'stderr'): Promise<void>;
-  /** Send a signal and wait for the exit. */
-  stop(signal?: NodeJS.Signals): Promise<{ code: number | null; stdout: string; stderr: string }>;
+  /**
+   * Send a signal and wait for the end: the exit code, or (code null) the signal the process ended by; a
+   * run stopped by SIGINT or SIGTERM ends by it once it has cleaned up.
+   */
+  stop(signal?: NodeJS.Signals): Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>;
 }
 
 /** A `webhook listen` child process, started and ready (its first stderr line was read). */
@@ -40,7 +43,7 @@ export function spawnCli(args: string[], opts: RunOptions = {}): RunningCli {
     err += b;
     poke();
   });
-  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('close', (code, signal) => resolve({ code, signal })));
   child.stdin.end(opts.input ?? '');
   const waitFor = async (re: RegExp, stream: 'stdout' | 'stderr' = 'stderr') => {
     let closed = false;
@@ -60,8 +63,7 @@ export function spawnCli(args: string[], opts: RunOptions = {}): RunningCli {
     waitFor,
     stop: async (signal: NodeJS.Signals = 'SIGTERM') => {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
-      const code = await exited;
-      return { code, stdout: out, stderr: err };
+      return { ...(await exited), stdout: out, stderr: err };
     },
   };
 }

@@ -74,7 +74,7 @@ describe('webhook listen --inspect', () => {
     const first = await listen(['--record', record, '--inspect', '0', '--quiet']);
     expect(await post(first.url, '{"_id":"c1","Status":"Open"}', KEY)).toBe(200);
     const r1 = await first.stop('SIGTERM');
-    expect(r1.code).toBe(0);
+    expect(r1.signal).toBe('SIGTERM');
 
     const l = await listen(['--record', record, '--inspect', '0', '--quiet', '--json']);
     expect(l.page).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/[A-Za-z0-9_-]{32}\/$/);
@@ -90,7 +90,7 @@ describe('webhook listen --inspect', () => {
     expect(events[3]!.data).toEqual({ delivered: 1, refused: 0 });
     const token = new URL(l.page).pathname.split('/')[1]!;
     const r = await l.stop('SIGTERM');
-    expect(r.code).toBe(0);
+    expect(r.signal).toBe('SIGTERM');
     expect(r.stderr.split(token).length - 1).toBe(1);
     expect(r.stdout).not.toContain(token);
     expect(readFileSync(record, 'utf8')).not.toContain(token);
@@ -126,6 +126,6 @@ describe('webhook listen --inspect', () => {
       await expect(request(`http://${outside.address}:${page.port}${page.pathname}`)).rejects.toMatchObject({ code: 'ECONNREFUSED' });
     }
     const r = await l.stop('SIGTERM');
-    expect(r.code).toBe(0);
+    expect(r.signal).toBe('SIGTERM');
   });
 });

@@ -40,7 +40,7 @@ describe('webhook listen', () => {
     expect(await post(listener.url.replace(/\/$/, '/other'), good, KEY)).toBe(404);
     expect(await post(listener.url, 'plain text, not JSON', KEY)).toBe(200);
     const r = await listener.stop('SIGTERM');
-    expect(r.code).toBe(0);
+    expect(r.signal).toBe('SIGTERM');
     const printed = lines(r.stdout);
     expect(printed.map((l) => l.body)).toEqual([{ _id: 'c1', Name: 'Good' }, 'plain text, not JSON']);
     expect(Object.keys(printed[0]!)).toEqual(['seq', 'receivedAt', 'method', 'path', 'headers', 'body', 'change', 'cardId', 'changes']);
@@ -60,7 +60,7 @@ describe('webhook listen', () => {
     expect(await post(listener.url, 'x'.repeat(101), KEY)).toBe(413);
     expect(await post(listener.url, 'x'.repeat(100), KEY)).toBe(200);
     const r = await listener.stop('SIGINT');
-    expect(r.code).toBe(0);
+    expect(r.signal).toBe('SIGINT');
     expect(r.stderr).toContain('Verifying x-signingKey with the key from CARDBOARD_SIGNING_KEY');
     expect(lines(readFileSync(record, 'utf8')).map((l) => l.body)).toEqual(['x'.repeat(100)]);
   });
@@ -70,7 +70,7 @@ describe('webhook listen', () => {
     expect(await post(listener.url, '{"a":1}', 'anything')).toBe(200);
     expect(await post(listener.url, '{"a":2}')).toBe(200);
     const r = await listener.stop();
-    expect(r.code).toBe(0);
+    expect(r.signal).toBe('SIGTERM');
     expect(r.stderr).toMatch(/warning: NOT VERIFYING x-signingKey/);
     expect(lines(r.stdout).map((l) => l.body)).toEqual([{ a: 1 }, { a: 2 }]);
   });

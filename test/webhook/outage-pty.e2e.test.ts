@@ -28,7 +28,7 @@ describe('webhook listen on a terminal while --forward-to is down', () => {
     app.status = 200;
     await term.waitFor(/back up after \d+s down, \d+ tries\)/);
     term.type('\u0003');
-    expect(await term.exit).toBe(0);
+    expect(await term.ended).toEqual({ code: null, signal: 'SIGINT' });
     const lines = visibleLines(term.raw());
     // Each try redrew the same line: on screen, one failure line and one recovery line, no line per try.
     expect(lines.filter((l) => l.includes('↳ #1 forward'))).toHaveLength(2);

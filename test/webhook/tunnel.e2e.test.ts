@@ -94,7 +94,7 @@ describe('webhook listen --tunnel', () => {
     const [tool] = pids(pidDir);
     expect(alive(tool!)).toBe(true);
     const r = await l.stop('SIGINT');
-    expect(r.code, r.stderr).toBe(0);
+    expect(r.signal, r.stderr).toBe('SIGINT');
     expect(alive(tool!)).toBe(false);
     // Verified (the emulator signs with the board's key) and recorded; the test delivery was neither.
     expect(lines(r.stdout).map((d) => d.body)).toEqual([expect.objectContaining({ Name: 'Through the tunnel', Status: 'Open' })]);
@@ -116,7 +116,7 @@ describe('webhook listen --tunnel', () => {
     await until(() => app.completed >= 1);
     const [tool] = pids(pidDir);
     const r = await l.stop('SIGTERM');
-    expect(r.code, r.stderr).toBe(0);
+    expect(r.signal, r.stderr).toBe('SIGTERM');
     expect(alive(tool!)).toBe(false);
     expect(app.received.map((q) => JSON.parse(q.body.toString()) as unknown)).toEqual([{ _id: 'c1', Name: 'Forwarded' }]);
     expect(r.stderr).toContain('1 answered 403 so far');
@@ -149,7 +149,7 @@ describe('webhook listen --tunnel', () => {
     expect(now).toHaveLength(2);
     expect(alive(old!)).toBe(false);
     const r = await l.stop('SIGTERM');
-    expect(r.code, r.stderr).toBe(0);
+    expect(r.signal, r.stderr).toBe('SIGTERM');
     for (const pid of now) expect(alive(pid)).toBe(false);
     expect(lines(readFileSync(record, 'utf8')).map((d) => (d.body as { Name?: string }).Name)).toEqual(['Held']);
   });
@@ -166,7 +166,7 @@ describe('webhook listen --tunnel', () => {
     expect(second).not.toBe(first);
     await l.waitFor(new RegExp(`reachable through ${second.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
     const r = await l.stop('SIGINT');
-    expect(r.code, r.stderr).toBe(0);
+    expect(r.signal, r.stderr).toBe('SIGINT');
     for (const pid of pids(pidDir)) expect(alive(pid)).toBe(false);
   });
 
@@ -181,7 +181,7 @@ describe('webhook listen --tunnel', () => {
     await l.waitFor(/"_id":"s1"/, 'stdout');
     const [tool] = pids(pidDir);
     const r = await l.stop('SIGINT');
-    expect(r.code, r.stderr).toBe(0);
+    expect(r.signal, r.stderr).toBe('SIGINT');
     expect(alive(tool!)).toBe(false);
   });
 
@@ -201,7 +201,7 @@ describe('webhook listen --tunnel', () => {
     await publicUrl(l);
     const [tool] = pids(pidDir);
     const r = await l.stop('SIGTERM');
-    expect(r.code, r.stderr).toBe(0);
+    expect(r.signal, r.stderr).toBe('SIGTERM');
     expect(alive(tool!)).toBe(false);
   });
 
@@ -230,7 +230,7 @@ describe('webhook listen --tunnel', () => {
     await publicUrl(l);
     await l.waitFor(/reachable through/);
     const r = await l.stop('SIGINT');
-    expect(r.code, r.stderr).toBe(0);
+    expect(r.signal, r.stderr).toBe('SIGINT');
     expect(r.stderr).toContain('cloudflared stderr: ');
     expect(r.stderr).toMatch(/\\u001b|\\x1b|\\e/);
     expect(r.stderr).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f]/);
@@ -265,12 +265,12 @@ describe('webhook listen --tunnel', () => {
     const good = await listen(['--port', String(port), '--public-url', `http://127.0.0.1:${port}/`], tunnelEnv(tempDir()));
     await good.waitFor(new RegExp(`Public URL: http://127\\.0\\.0\\.1:${port}/ : paste`));
     await good.waitFor(/reachable through http:\/\/127\.0\.0\.1:\d+\/: \d+ ms/);
-    expect((await good.stop('SIGINT')).code).toBe(0);
+    expect((await good.stop('SIGINT')).signal).toBe('SIGINT');
     const elsewhere = await freePort();
     const bad = await listen(['--public-url', `http://127.0.0.1:${elsewhere}/`], tunnelEnv(tempDir(), { CARDBOARD_TUNNEL_TIMING: 'first-check=600ms,retry=200ms,check=1m' }));
     await bad.waitFor(/warning: not reachable through http:\/\/127\.0\.0\.1:\d+\/: no answer \(ECONNREFUSED\)/);
     const r = await bad.stop('SIGTERM');
-    expect(r.code).toBe(0);
+    expect(r.signal).toBe('SIGTERM');
   });
 
   it('on a real terminal: the live line shows the tunnel and the refused count, and Ctrl-C ends cardboard and the tool', async () => {
@@ -284,7 +284,7 @@ describe('webhook listen --tunnel', () => {
     expect(await post(url!, '{}', 'sk-wrong')).toBe(403);
     await session.waitFor(/tunnel reachable · 0 delivered · 1 refused/);
     session.type('\u0003');
-    expect(await session.exit).toBe(0);
+    expect(await session.ended).toEqual({ code: null, signal: 'SIGINT' });
     expect(session.raw()).toContain('stopped: 0 delivered, 1 refused (403: 1)');
     for (const pid of pids(pidDir)) expect(alive(pid)).toBe(false);
   });

@@ -109,7 +109,7 @@ function sh(value: string): string {
   return /^[\w./:@%+=-]+$/.test(value) ? value : `'${value.replaceAll("'", "'\\''")}'`;
 }
 
-/** Start the emulator, print how to use it, serve until SIGINT/SIGTERM, then close cleanly (exit 0). */
+/** Start the emulator, print how to use it, serve until SIGINT/SIGTERM, then close cleanly (the process then ends by the signal, main.ts). */
 export async function runEmulator(ctx: Context, opts: EmulatorRunOptions): Promise<void> {
   const emulator = await import('../../emulator/server.js');
   let boards: Awaited<ReturnType<typeof emulator.readBoardsFile>> | undefined;

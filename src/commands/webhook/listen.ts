@@ -126,7 +126,7 @@ function selfForward(url: string, port: number): UsageError {
   });
 }
 
-/** Run the listener until SIGINT/SIGTERM, then finish requests in flight, flush and return (exit 0). */
+/** Run the listener until SIGINT/SIGTERM, then finish requests in flight, flush and return (the process then ends by the signal, main.ts). */
 export async function runWebhookListen(ctx: Context, opts: WebhookListenOptions): Promise<void> {
   const json = opts.json || !ctx.stdout.isTTY;
   const isPublic = opts.tunnel !== undefined || opts.publicUrl !== undefined;

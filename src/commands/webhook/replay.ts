@@ -49,7 +49,8 @@ export function webhookReplayCommand(parent: Command, ctx: ContextRef, run = run
 Every answer other than 200 counts as failed (spec 6: only a 200 is delivered); exit 1 if any failed,
 4 if the receiver refused the key (401/403). A file that is not a record file, or a --filter or --changed
 field that no delivery of the file has (from #1, whatever --from), exits 2; a filter that matches none
-replays 0 (exit 0). Ctrl-C finishes the delivery in flight and names the --from to resume at (130).
+replays 0 (exit 0). Ctrl-C finishes the delivery in flight, names the --from to resume at, and ends
+by SIGINT (130; SIGTERM: 143).
 --changed compares each delivery with the card's delivery before it in the file (from #1, whatever --from);
 a card's first delivery changes every field it has.
 ${KEY_TRANSPORT_HELP}

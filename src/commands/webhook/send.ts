@@ -1,7 +1,7 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import type { Command } from 'commander';
 import type { Context, ContextRef } from '../../context.js';
-import { AuthError, CardboardError, UsageError } from '../../errors.js';
+import { AuthError, CancelledError, CardboardError, UsageError } from '../../errors.js';
 import { readTextArgument } from '../../io/input.js';
 import { textFor } from '../../io/text.js';
 import { writeChunk } from '../../io/write.js';
@@ -38,7 +38,8 @@ export function webhookSendCommand(parent: Command, ctx: ContextRef, run = runWe
     .option('--json', 'print the answer as one JSON object: status (null when none came), ms, error, body')
     .addHelpText('after', `
 --json prints {"status":200,"ms":12.5,"body":"ok"} (the body as text, whole up to 64 KB, not escaped).
-Exit 0 when the receiver answers 200 (spec 6: only a 200 is delivered), 4 on 401/403, 1 otherwise.
+Exit 0 when the receiver answers 200 (spec 6: only a 200 is delivered), 4 on 401/403, 1 otherwise;
+Ctrl-C while it waits for the answer ends the run by SIGINT (130; SIGTERM: 143).
 With --wrong-key the expected answer is 403: exit 0 on 403, 1 if the receiver accepted the wrong key.
 ${KEY_TRANSPORT_HELP}
 
@@ -96,6 +97,8 @@ export async function runWebhookSend(ctx: Context, opts: WebhookSendOptions): Pr
   const answer = await client
     .send({ url: opts.to, method: 'POST', headers: { 'content-type': 'application/json', [SIGNING_HEADER]: key }, body, timeout: opts.timeout, signal: ctx.signal })
     .finally(() => client.close());
+  // Cut off by Ctrl-C or SIGTERM: an interruption (the run ends by the signal, main.ts), not "no answer".
+  if (answer.status === undefined && ctx.signal.aborted) throw new CancelledError(`Interrupted before ${opts.to} answered.`);
   if (opts.json) {
     // Data, as replay --json writes it: the answer's own characters, never escaped.
     const ms = Math.round(answer.ms * 10) / 10;
