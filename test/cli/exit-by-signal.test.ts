@@ -3,8 +3,6 @@
 // as a command that caught Ctrl-C and carried on). In-process: main's end names the signal and its code
 // (130, 143). In a fresh Node: exitBySignal itself, a stray handler left by a library, and the fallback.
 import { spawnSync } from 'node:child_process';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -12,6 +10,7 @@ import type { SignalSource, StopSignal } from '../../src/interrupt.js';
 import { main, runToEnd } from '../../src/main.js';
 import { BufferStream } from '../io/buffers.js';
 import { childEnv } from '../helpers/cli.js';
+import { type LocalServer, startLocalServer } from '../helpers/receiver.js';
 import { until } from '../import/helpers.js';
 
 const INTERRUPT = pathToFileURL(join(import.meta.dirname, '../../dist/interrupt.js')).href;
@@ -56,10 +55,9 @@ describe('exitBySignal: the process ends by the signal, after its exit hooks', (
 });
 
 describe("main's end: the code of a run stopped by a signal, and the signal it must end by", () => {
-  let server: Server | undefined;
+  let server: LocalServer | undefined;
   afterEach(async () => {
-    server?.closeAllConnections();
-    await new Promise((r) => (server ? server.close(r) : r(undefined)));
+    await server?.close();
     server = undefined;
   });
 
@@ -78,12 +76,11 @@ describe("main's end: the code of a run stopped by a signal, and the signal it m
   /** `card get` against a server that reads requests and never answers, stopped by `signal` once it asked. */
   async function stoppedBy(signal: StopSignal, end: typeof runToEnd | typeof main) {
     let asked = 0;
-    server = createServer((req) => {
+    server = await startLocalServer((req) => {
       asked++;
       req.resume();
     });
-    await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
-    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const url = server.url;
     const signals = handFired();
     const stderr = new BufferStream(false);
     const env = childEnv({ env: { CARDBOARD_BASE_URL: url, CARDBOARD_BOARD: 'b1', CARDBOARD_TOKEN: 'tok-silent-0123' } });

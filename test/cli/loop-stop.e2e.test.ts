@@ -7,14 +7,13 @@
 // 60 s), the moment a user presses Ctrl-C.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { boardLockPath, serverIdentity } from '../../src/import/board-lock.js';
 import { BIN, CHILD_KILL_MS, childEnv, tempDir } from '../helpers/cli.js';
 import { BOARD_ID, type RunningEmulator } from '../helpers/emulator.js';
 import { startCommandOnPty } from '../helpers/pty.js';
+import { startLocalServer } from '../helpers/receiver.js';
 import { nameCounts, spawnCli, start, until, writeCards } from '../import/helpers.js';
 
 const running = new Set<ChildProcess>();
@@ -192,7 +191,7 @@ describe('an import stopped by a signal writes its summary, journal and results,
 /** A server that answers the schema and holds every other request, never answering it. */
 async function holdingServer(): Promise<{ url: string; posts: () => number; close(): Promise<void> }> {
   let posts = 0;
-  const server: Server = createServer((req, res) => {
+  const local = await startLocalServer((req, res) => {
     if (req.method === 'GET' && req.url?.endsWith('/schema')) {
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify([{ name: 'Name' }, { name: 'Status' }, { name: 'Owner' }, { name: 'Priority' }]));
       return;
@@ -200,14 +199,5 @@ async function holdingServer(): Promise<{ url: string; posts: () => number; clos
     if (req.method === 'POST') posts++;
     req.resume();
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    posts: () => posts,
-    close: () =>
-      new Promise<void>((r) => {
-        server.closeAllConnections();
-        server.close(() => r());
-      }),
-  };
+  return { url: local.url, posts: () => posts, close: local.close };
 }

@@ -1,21 +1,19 @@
 // Errors a CI job can act on, over real HTTP: a timeout names the tries it took and the wait of each
 // (--timeout bounds one try), and a large card or comment refused with 400 or 413 names the size sent.
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runMain, tempDir } from '../helpers/cli.js';
 import { BOARD_ID, type RunningEmulator, startTestEmulator, TOKEN } from '../helpers/emulator.js';
+import { type LocalServer, startLocalServer } from '../helpers/receiver.js';
 import { cli } from './helpers.js';
 
 let emu: RunningEmulator | undefined;
-let server: Server | undefined;
+let server: LocalServer | undefined;
 afterEach(async () => {
   await emu?.close();
   emu = undefined;
-  server?.closeAllConnections();
-  await new Promise((r) => (server ? server.close(r) : r(undefined)));
+  await server?.close();
   server = undefined;
 });
 
@@ -60,15 +58,14 @@ describe('a large body refused', () => {
 
   it('a local node:http server: 413 names the size whatever it is; 400 to a small card does not', async () => {
     let status = 413;
-    server = createServer((req, res) => {
+    server = await startLocalServer((req, res) => {
       req.resume();
       req.on('end', () => {
         res.writeHead(req.method === 'GET' ? 200 : status, { 'content-type': 'application/json' });
         res.end(req.method === 'GET' ? JSON.stringify([{ name: 'Name' }]) : '{"error":"request entity too large"}');
       });
     });
-    await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
-    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const url = server.url;
     const put = () => runMain(['card', 'put', `Name=${'y'.repeat(20_000)}`], { env: { CARDBOARD_BASE_URL: url, CARDBOARD_BOARD: BOARD_ID, CARDBOARD_TOKEN: TOKEN } });
     const r = await put();
     expect(r.code).toBe(1);

@@ -1,6 +1,29 @@
 import { once } from 'node:events';
-import { createServer, type Server } from 'node:http';
+import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+
+/** A server of the test's own on a free loopback port (a receiver, a server that never answers): close() also ends the connections it holds open. */
+export interface LocalServer {
+  server: Server;
+  url: string;
+  close(): Promise<void>;
+}
+
+/** Start `handler` on a free loopback port. */
+export async function startLocalServer(handler: RequestListener): Promise<LocalServer> {
+  const server = createServer(handler);
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return {
+    server,
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
 
 /** A webhook receiver on a free port: the given signing key gets 200 "ok", anything else 403 "bad key" (spec 6). */
 export async function startKeyReceiver(signingKey: string): Promise<{ server: Server; url: string }> {

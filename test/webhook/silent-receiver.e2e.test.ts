@@ -2,12 +2,11 @@
 // interruption, told as one (not as "no answer", exit 1), and the process ends by the signal it was
 // stopped by, so that a script looping over it stops (a shell reports 130 or 143).
 import { writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { toRecordLine } from '../../src/webhook/delivery.js';
 import { tempDir } from '../helpers/cli.js';
+import { startLocalServer } from '../helpers/receiver.js';
 import { until } from '../import/helpers.js';
 import { spawnCli } from './helpers.js';
 
@@ -22,19 +21,12 @@ afterEach(async () => {
 /** A receiver that accepts each delivery, reads it, and never answers; counts what arrived. */
 async function silentReceiver(): Promise<{ url: string; arrived: () => number }> {
   let arrived = 0;
-  const server: Server = createServer((req) => {
+  const local = await startLocalServer((req) => {
     req.resume();
     req.on('end', () => arrived++);
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  cleanup.push(
-    () =>
-      new Promise<void>((r) => {
-        server.closeAllConnections();
-        server.close(() => r());
-      }),
-  );
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`, arrived: () => arrived };
+  cleanup.push(local.close);
+  return { url: `${local.url}/hooks`, arrived: () => arrived };
 }
 
 function recordFile(n: number): string {
