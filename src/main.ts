@@ -63,9 +63,12 @@ export async function runToEnd(argv: string[], parts: ContextParts = {}): Promis
     await program.parseAsync(argv, { from: 'user' });
     code = ExitCode.ok;
   } catch (err) {
-    if (cancel.reason === 'broken-pipe' || isBrokenPipe(err)) return { code: ExitCode.ok };
-    code = await report(err, host, secrets, argv.includes('--verbose') || argv.includes('-v'), failing?.());
-    if (err instanceof CancelledError) unseen = err.signal;
+    // A reader gone is nothing to report; a run the user stopped still ends by the signal below (a `| jq` dies of the same Ctrl-C).
+    if (cancel.reason === 'broken-pipe' || isBrokenPipe(err)) code = ExitCode.ok;
+    else {
+      code = await report(err, host, secrets, argv.includes('--verbose') || argv.includes('-v'), failing?.());
+      if (err instanceof CancelledError) unseen = err.signal;
+    }
   } finally {
     for (const stop of stopWatching) stop();
     cancel.drain.removeEventListener('abort', endInput);

@@ -103,8 +103,9 @@ export function createRecordWriter(ctx: Context, opts: RecordWriterOptions): Rec
       return { write: (r) => push(`${json(r)}\n`), flush, end: flush };
     case 'json': {
       let count = 0;
-      // Indented: the array's items one level in, as in JSON.stringify(records, null, 2).
-      const item = opts.indent ? (r: Record<string, unknown>) => jsonFor(out, JSON.stringify(shape(r), null, 2).replace(/^/gm, '  ')) : json;
+      // Indented: the array's items one level in, as in JSON.stringify(records, null, 2). Every \n of its text
+      // is a line break of the layout (a string's own is escaped); /^/gm would also match after a raw U+2028.
+      const item = opts.indent ? (r: Record<string, unknown>) => jsonFor(out, `  ${JSON.stringify(shape(r), null, 2).replaceAll('\n', '\n  ')}`) : json;
       return {
         write: (r) => push(`${count++ === 0 ? '[\n' : ',\n'}${item(r)}`),
         flush,

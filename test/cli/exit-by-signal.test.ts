@@ -4,6 +4,7 @@
 // (130, 143). In a fresh Node: exitBySignal itself, a stray handler left by a library, and the fallback.
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { SignalSource, StopSignal } from '../../src/interrupt.js';
@@ -101,6 +102,24 @@ describe("main's end: the code of a run stopped by a signal, and the signal it m
 
   it('main, for tests and library use, returns the same code and never exits', async () => {
     expect(await stoppedBy('SIGTERM', main)).toMatchObject({ end: 143 });
+  });
+
+  it('a reader that went away with the same Ctrl-C (`| jq`): the run still ends by the signal, and nothing is reported', async () => {
+    server = createServer((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{"_id":"card0001","Name":"One"}'));
+    await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const signals = handFired();
+    // The card comes; as it is written, Ctrl-C reaches the run and the reader of the pipe dies of it: EPIPE.
+    const stdout = new Writable({
+      write(_chunk, _enc, done) {
+        signals.fire('SIGINT');
+        done(Object.assign(new Error('write EPIPE'), { code: 'EPIPE' }));
+      },
+    });
+    const stderr = new BufferStream(false);
+    const env = childEnv({ env: { CARDBOARD_BASE_URL: url, CARDBOARD_BOARD: 'b1', CARDBOARD_TOKEN: 'tok-silent-0123' } });
+    expect(await runToEnd(['card', 'get', 'card0001', '--json'], { stdout, stderr, env, signals: signals.source })).toEqual({ code: 130, signal: 'SIGINT' });
+    expect(stderr.text).toBe('');
   });
 
   it('a run that was not stopped names no signal, whatever its code', async () => {

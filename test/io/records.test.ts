@@ -31,6 +31,15 @@ describe('createRecordWriter', () => {
     expect(JSON.parse(await writeAll('json'))).toEqual(CARDS);
     expect(await writeAll('json', { cards: [] })).toBe('[]\n');
   });
+  it('json indented on a TTY: the array of JSON.stringify(records, null, 2), values intact (U+2028 and U+2029 too)', async () => {
+    const { ctx, stdout } = testContext({ tty: true });
+    const writer = createRecordWriter(ctx, { format: 'json', columns: [], indent: true });
+    const cards = [...CARDS, { _id: 'c3', Name: 'line\u2028sep\u2029para' }];
+    for (const card of cards) await writer.write(card);
+    await writer.end();
+    expect(JSON.parse(stdout.text)).toEqual(cards);
+    expect(stdout.text).toBe(`${JSON.stringify(cards, null, 2).replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029')}\n`);
+  });
   it('csv: header in column order, then RFC 4180 rows', async () => {
     expect(await writeAll('csv')).toBe('_id,Name,Status,Priority\r\nc1,"One, with comma",Open,\r\nc2,Two,,3\r\n');
     expect(await writeAll('csv', { cards: [] })).toBe('_id,Name,Status,Priority\r\n');
