@@ -136,6 +136,8 @@ describe('where a path points', () => {
     expect(check('/api/x?t=abc-secret-123', ['abc-secret-123'])).toBe(message);
     expect(check('/api/x?t=abc%2Dsecret-123xyz', ['abc-secret-123'])).toBe(message);
     expect(check('/api/abc-secret-123', ['abc-secret-123'])).toBe(message);
+    expect(check('/api/abc/secret-123/x', ['abc/secret-123'])).toBe(message);
+    expect(check('/api/abc%2Fsecret-123', ['abc/secret-123'])).toBe(message);
     expect(check('/api/x?abc-secret-123=1', ['abc-secret-123'])).toBe(message);
     expect(check('/api/t?t=1', ['t'])).toBe(message);
     expect(check('/api/token?type=t2', ['t'])).toBe('ok');

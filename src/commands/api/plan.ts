@@ -152,7 +152,9 @@ function decoded(text: string): string {
  * a URL is logged by servers and proxies and shown in cardboard's own messages.
  */
 export function refuseSecretsInUrl(target: Target, secrets: Iterable<string>): void {
-  const parts = [...target.path.split('/').map(decoded), ...[...target.query].flat()];
+  // The path whole as well as each segment: a long secret may hold a `/` and span segments; a short one
+  // counts only as a whole segment or query part.
+  const parts = [decoded(target.path), ...target.path.split('/').map(decoded), ...[...target.query].flat()];
   for (const secret of secrets) {
     if (parts.some((part) => holds(part, secret))) {
       throw new UsageError('the path or query holds the token (or another stored secret); it is never sent in a URL', {
