@@ -105,9 +105,8 @@ describe("main's end: the code of a run stopped by a signal, and the signal it m
   });
 
   it('a reader that went away with the same Ctrl-C (`| jq`): the run still ends by the signal, and nothing is reported', async () => {
-    server = createServer((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{"_id":"card0001","Name":"One"}'));
-    await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
-    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    server = await startLocalServer((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{"_id":"card0001","Name":"One"}'));
+    const url = server.url;
     const signals = handFired();
     // The card comes; as it is written, Ctrl-C reaches the run and the reader of the pipe dies of it: EPIPE.
     const stdout = new Writable({
