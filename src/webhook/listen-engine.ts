@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Clock } from '../clock.js';
 import { CardboardError, UsageError } from '../errors.js';
+import type { FileLock } from '../file-lock.js';
 import { childStop, type Stopper, whenAborted } from '../interrupt.js';
 import type { Duration } from '../units.js';
 import { CardStates, type DeliveryChange } from './changes.js';
@@ -19,7 +20,6 @@ import { type DeliveryHook, Listener, type ListenerEvent, type ListenerStats, re
 import { type OutageState, type OutageStep, OutageTracker } from './outage.js';
 import type { RecordFile } from './record-file.js';
 import { lockRecord, openRecord } from './record-open.js';
-import type { FileLock } from '../file-lock.js';
 import { type PublicPlan, runTunnel } from './tunnel/public.js';
 import type { TunnelEvent } from './tunnel/tunnel.js';
 
@@ -100,8 +100,9 @@ export function refuseSelfForward(plan: Pick<ListenPlan, 'forward' | 'host' | 'p
 
 /**
  * Runs `webhook listen`: start() opens everything and binds the port, run() serves until stopped, then
- * shuts down in order: the server (requests in flight finish), the tunnel, the record file, the inspector,
- * the lock, and last the spool, removed only when nothing in it waits to be forwarded.
+ * shuts down in order: the server (requests in flight finish, then the record file is flushed and closed)
+ * and the tunnel's tool, then the inspector and the lock, and last the spool, removed only when nothing in
+ * it waits to be forwarded.
  */
 export class ListenEngine implements ListenView {
   private readonly states: CardStates;
@@ -115,6 +116,8 @@ export class ListenEngine implements ListenView {
     private readonly plan: ListenPlan,
     private readonly opts: ListenEngineOptions,
   ) {
+    // A public URL is checked with a delivery signed with the key: one the listener verifies.
+    if (plan.public && plan.key === undefined) throw new Error('a public listener needs the signing key');
     this.states = new CardStates({ secrets: plan.secrets });
     this.outages = plan.forward ? new OutageTracker() : undefined;
   }
