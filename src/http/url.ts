@@ -59,6 +59,22 @@ export function refusePlainHttp(url: URL, insecure: boolean | undefined, what: s
   }
 }
 
+/**
+ * Check that a flag's value is an http(s) URL; returns it unchanged. With `signed`, the request will carry
+ * the signing key: plain http:// then only to loopback unless --insecure (the rule `board add` applies to the token).
+ */
+export function httpUrl(value: string, flag: string, signed?: { insecure: boolean | undefined }): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new UsageError(`${flag}: not a URL: ${value}`, { hint: 'Give a full URL, e.g. http://localhost:3000/webhooks.' });
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError(`${flag}: only http:// and https:// URLs are supported: ${value}`);
+  if (signed) refusePlainHttp(url, signed.insecure, 'the signing key', flag);
+  return value;
+}
+
 /** A URL as typed, for an error message: without user:password, query or fragment, parsable or not. */
 function shownAsTyped(raw: string): string {
   return raw.replace(/^([a-z][a-z\d+.-]*:\/\/)[^/?#]*@/i, '$1').replace(/[?#].*$/s, '');

@@ -1,5 +1,5 @@
 import { styleText } from 'node:util';
-import { type Context, redact, useColor } from '../context.js';
+import { type Context, type OutStream, redact, useColor } from '../context.js';
 import { terminalText } from './text.js';
 
 /** Messages for the person at the terminal, on stderr, never on stdout (data only there). */
@@ -19,11 +19,11 @@ type Style = Parameters<typeof styleText>[0];
  * Each message is one line: what it quotes from the server (field names, ids) is escaped before the
  * coloured prefix is added, so only cardboard's own colour codes reach the terminal.
  */
-export function createStatus(ctx: Context): Status {
-  const color = useColor(ctx, ctx.stderr);
+export function createStatus(ctx: Context, stderr: OutStream = ctx.stderr): Status {
+  const color = useColor(ctx, stderr);
   // validateStream: false because we already decided from ctx (the test streams are not process.stderr).
   const paint = (style: Style, text: string) => (color ? styleText(style, text, { validateStream: false }) : text);
-  const write = (prefix: string, message: string) => ctx.stderr.write(`${prefix}${terminalText(redact(ctx, message))}\n`);
+  const write = (prefix: string, message: string) => stderr.write(`${prefix}${terminalText(redact(ctx, message))}\n`);
   return {
     info: (message) => {
       if (!ctx.globals.quiet) write('', message);

@@ -1,8 +1,8 @@
-import { whenAborted } from '../interrupt.js';
+import { childStop } from '../interrupt.js';
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { type Clock, realClock } from '../clock.js';
 import { keyMatcher } from './compare.js';
 import { type Delivery, headersFromRaw, rawHeader, scrubBody, scrubHeaders, secretNeedles } from './delivery.js';
 import { type ForwardEvent, Forwarder } from './forwarder.js';
@@ -25,6 +25,15 @@ export type ListenerEvent =
   | { type: 'looped'; path: string }
   | ForwardEvent;
 
+/**
+ * Where a mirror applies each verified delivery: after it is recorded, before its 200, one batch (the
+ * deliveries of one event-loop turn) at a time, in order. A hook that throws is treated as a record file
+ * that cannot be written: the batch is answered 500, and the service sends it again.
+ */
+export interface DeliveryHook {
+  apply(deliveries: readonly Delivery[]): void;
+}
+
 export interface ListenerOptions {
   host: string;
   port: number;
@@ -41,6 +50,10 @@ export interface ListenerOptions {
   forward?: { url: string; timeout: Duration; retryCapMs?: number; memoryCount?: number; memoryBytes?: number };
   /** Connection cap and timeouts (default DEFAULT_LIMITS). */
   limits?: Partial<ConnectionLimits>;
+  /** Applied to each verified delivery before its 200 (see DeliveryHook). */
+  mirror?: DeliveryHook;
+  /** Each delivery's receivedAt, and the wait for requests in flight at shutdown (default realClock). */
+  clock?: Clock;
   onEvent: (e: ListenerEvent) => void;
 }
 
@@ -73,6 +86,11 @@ export interface ListenerStats {
   rejected: Record<RejectStatus, number>;
 }
 
+/** Requests refused so far, whatever the status. */
+export function refusedTotal(stats: ListenerStats): number {
+  return Object.values(stats.rejected).reduce((sum, n) => sum + n, 0);
+}
+
 /** A webhook receiver on node:http: verify, record, answer 200 at once, then hand over to the forwarder. */
 export class Listener {
   readonly stats: ListenerStats = { delivered: 0, rejected: { 403: 0, 404: 0, 405: 0, 413: 0, 500: 0 } };
@@ -100,7 +118,7 @@ export class Listener {
 
   constructor(private readonly opts: ListenerOptions) {
     if (opts.forward && !opts.record) throw new Error('forwarding needs a record file');
-    this.forwarder = opts.forward && opts.record ? new Forwarder({ ...opts.forward, key: opts.key, record: opts.record, onEvent: opts.onEvent, forwardedBy: this.id }) : undefined;
+    this.forwarder = opts.forward && opts.record ? new Forwarder({ ...opts.forward, key: opts.key, record: opts.record, onEvent: opts.onEvent, forwardedBy: this.id, clock: opts.clock }) : undefined;
     this.seq = opts.record?.lastSeq ?? 0;
     this.keyMatches = opts.key === undefined ? undefined : keyMatcher(opts.key);
     this.secrets = [...new Set([...(opts.key === undefined ? [] : [opts.key]), ...(opts.secrets ?? [])])].filter((k) => k !== '');
@@ -188,9 +206,9 @@ export class Listener {
     // mid-body cannot hold the shutdown for ever: after 10 s, or when the run must stop now, its
     // connection is dropped, unanswered (the service sends it again).
     if (this.inFlight > 0) {
-      const waits = [new Promise<void>((resolve) => (this.drained = resolve)), sleep(10_000, undefined, { ref: false })];
-      if (signal) waits.push(whenAborted(signal).then(() => undefined));
-      await Promise.race(waits);
+      const timer = childStop(signal);
+      await Promise.race([new Promise<void>((resolve) => (this.drained = resolve)), (this.opts.clock ?? realClock).sleep(10_000, timer.signal)]);
+      timer.abort('done');
     }
     this.server.closeAllConnections();
     await closed;
@@ -312,7 +330,7 @@ export class Listener {
 
   /** Now as ISO 8601 UTC with milliseconds, made once per millisecond. */
   private receivedAt(): string {
-    const now = Date.now();
+    const now = (this.opts.clock ?? realClock).now();
     if (now !== this.clockMs) {
       this.clockMs = now;
       this.clockIso = new Date(now).toISOString();
@@ -323,16 +341,18 @@ export class Listener {
   private answerAccepted(): void {
     const batch = this.accepted;
     this.accepted = [];
-    let recorded: Recorded[];
+    let recorded: Recorded[] | undefined;
     try {
       // Written (writeSync) before the 200s: a delivery the service holds as delivered is never only in memory.
       recorded = this.opts.record
         ? this.opts.record.appendAll(batch.map((a) => a.delivery))
         : batch.map((a) => ({ delivery: { seq: ++this.seq, ...a.delivery }, offset: 0, view: undefined }));
+      this.opts.mirror?.apply(recorded.map((r) => r.delivery));
     } catch (err) {
       // Not acknowledged, so the service sends them again (spec 6: anything but 200 is retried).
-      this.opts.onEvent({ type: 'error', message: `cannot write the record file: ${(err as Error).message}` });
-      for (const { res } of batch) this.reject(res.req, res, 500, 'record file not writable');
+      const [what, reason] = recorded === undefined ? ['cannot write the record file', 'record file not writable'] : ['cannot apply to the mirror', 'mirror not writable'];
+      this.opts.onEvent({ type: 'error', message: `${what}: ${(err as Error).message}` });
+      for (const { res } of batch) this.reject(res.req, res, 500, reason);
       return;
     }
     // Spec 6: answer 200 at once; printing and forwarding come after.

@@ -6,7 +6,8 @@ import { deliveryLine, forwardLine, LINE_PARSE_MAX_BYTES, summaryLine } from '..
 import { formatBytes } from '../../src/units.js';
 import { KEY_TRANSPORT_HELP } from '../../src/commands/webhook/key.js';
 import { webhookListenCommand } from '../../src/commands/webhook/listen.js';
-import { matchesFilters, webhookReplayCommand } from '../../src/commands/webhook/replay.js';
+import { webhookReplayCommand } from '../../src/commands/webhook/replay.js';
+import { matchesFilters } from '../../src/webhook/replay.js';
 import { webhookSendCommand } from '../../src/commands/webhook/send.js';
 import { type Context, createContext } from '../../src/context.js';
 import { UsageError } from '../../src/errors.js';

@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { elapsedText, ForwardOutage } from '../../src/commands/webhook/outage.js';
+import { elapsedText, ForwardOutage } from '../../src/commands/webhook/outage-render.js';
 import { createLiveLine, type LivePart, liveText } from '../../src/io/live-line.js';
 import type { ForwardEvent } from '../../src/webhook/forwarder.js';
 

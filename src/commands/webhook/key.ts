@@ -55,3 +55,17 @@ export async function noKeyHint(ctx: Context): Promise<string> {
   }
   return `Copy the key from Card Sources → Webhook signing key, then store it with \`cardboard board set-signing-key ${alias ?? '<alias>'}\`, or pass it with CARDBOARD_SIGNING_KEY or --signing-key-stdin.`;
 }
+
+/**
+ * What a listener scrubs from each delivery (and never shows decoded): the signing key, the run's other
+ * secrets, and the selected board's token if one is configured.
+ */
+export async function receivedSecrets(ctx: Context, signing: SigningKey | undefined): Promise<string[]> {
+  let token: string | undefined;
+  try {
+    token = resolveSelection(ctx, await ctx.config.read()).token?.value;
+  } catch {
+    // No board selected: no token to scrub.
+  }
+  return [...(signing ? [signing.key] : []), ...ctx.secrets, ...(token ? [token] : [])];
+}

@@ -1,32 +1,18 @@
-import { rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { Command } from 'commander';
-import { resolveSelection } from '../../config/index.js';
 import type { Context, ContextRef } from '../../context.js';
-import { AuthError, CardboardError, UsageError } from '../../errors.js';
-import { childStop, whenAborted } from '../../interrupt.js';
-import { createLiveLine, type LivePart } from '../../io/live-line.js';
-import { createStatus } from '../../io/status.js';
-import { terminalJson } from '../../io/terminal-json.js';
-import { shownDelivery, viewJson, viewLinePieces, withTail } from '../../webhook/delivery.js';
-import { CardStates } from '../../webhook/changes.js';
-import { readHistory } from '../../webhook/history.js';
-import { LARGE_BODY } from '../../webhook/pieces.js';
-import { cursorPath, type ForwardEvent } from '../../webhook/forwarder.js';
-import { reachesListener, TIMEOUTS_ENV, timeoutsFromEnv } from '../../webhook/limits.js';
-import { Listener, type ListenerEvent, SelfForwardError } from '../../webhook/listener.js';
-import type { RecordFile } from '../../webhook/record-file.js';
-import { lockRecord, openRecord } from './record-open.js';
+import { AuthError, UsageError } from '../../errors.js';
+import { httpUrl } from '../../http/url.js';
+import { childStop } from '../../interrupt.js';
+import { type Duration, parseInteger, parsePort, parseSize, readDuration } from '../../units.js';
+import { ListenEngine, refuseSelfForward } from '../../webhook/listen-engine.js';
+import { TIMEOUTS_ENV, timeoutsFromEnv } from '../../webhook/limits.js';
+import type { InspectPlan } from '../../webhook/inspector/open.js';
+import { findTool, type TunnelChoice } from '../../webhook/tunnel/public.js';
 import { TIMING_ENV, timingFromEnv } from '../../webhook/tunnel/tunnel.js';
-import { checkPublicFlags, findTool, type FoundTool, parseTunnel, runTunnel, type TunnelChoice } from './public.js';
-import { type Duration, formatDuration, parseInteger, parsePort, parseSize, readDuration } from '../../units.js';
-import { KEY_TRANSPORT_HELP, loadSigningKey, noKeyHint, signingKeyStdinOption } from './key.js';
-import { batchedOutput } from './batched-output.js';
-import { changeJsonTail, deliveryLine, LINE_PARSE_MAX_BYTES, notForwardedText, refusedTotal, rejectLine, resumedForwardText, spoolKeptText, summaryLine } from './render.js';
-import { ForwardOutage } from './outage.js';
-import { httpUrl } from './url.js';
-import { type InspectPlan, inspectorLine, inspectPlan, makeInspector, startInspector } from './inspect.js';
+import { inspectPlan } from './inspect.js';
+import { KEY_TRANSPORT_HELP, loadSigningKey, noKeyHint, receivedSecrets, signingKeyStdinOption } from './key.js';
+import { listenScreen } from './listen-render.js';
+import { checkPublicFlags, parseTunnel } from './tunnel-flags.js';
 
 /** Options of `webhook listen`, as plain data. */
 export interface WebhookListenOptions {
@@ -120,225 +106,42 @@ Examples:
     });
 }
 
-function selfForward(url: string, port: number): UsageError {
-  return new UsageError(`--forward-to ${url} is this listener itself (port ${port}): every delivery would be forwarded back to it for ever.`, {
-    hint: "Point --forward-to at your app's address, or listen on another --port.",
-  });
-}
-
 /** Run the listener until SIGINT/SIGTERM, then finish requests in flight, flush and return (the process then ends by the signal, main.ts). */
 export async function runWebhookListen(ctx: Context, opts: WebhookListenOptions): Promise<void> {
-  const json = opts.json || !ctx.stdout.isTTY;
   const isPublic = opts.tunnel !== undefined || opts.publicUrl !== undefined;
-  // While --forward-to is down, and while the listener is public, its state is one line updated in place
-  // where delivery lines go (stdout on a terminal, stderr with --json), if that is a terminal; every other
-  // write clears it and draws it again.
-  const live = (opts.forwardTo || isPublic) && !(json && ctx.globals.quiet) ? createLiveLine(json ? ctx.stderr : ctx.stdout) : undefined;
-  const io = live ? { ...ctx, stdout: live.wrap(ctx.stdout), stderr: live.wrap(ctx.stderr) } : ctx;
-  const status = createStatus(io);
-  // Refused before anything is opened when the port is known; with --port 0 the listener checks once bound.
-  if (opts.forwardTo && opts.port !== 0 && reachesListener(opts.forwardTo, opts.host, opts.port)) throw selfForward(opts.forwardTo, opts.port);
+  const forward = opts.forwardTo ? { url: opts.forwardTo, timeout: opts.forwardTimeout } : undefined;
+  refuseSelfForward({ forward, host: opts.host, port: opts.port });
   const limits = { ...timeoutsFromEnv(ctx.env[TIMEOUTS_ENV]), maxConnections: opts.maxConnections };
-  const timing = isPublic ? timingFromEnv(ctx.env[TIMING_ENV]) : undefined;
+  const timing = timingFromEnv(isPublic ? ctx.env[TIMING_ENV] : undefined);
   // Found before anything opens: a missing tool is a usage error (exit 2), with how to install it.
-  const found: FoundTool | undefined = opts.tunnel ? await findTool(opts.tunnel, ctx.env) : undefined;
+  const found = opts.tunnel ? await findTool(opts.tunnel, ctx.env) : undefined;
   const signing = await loadSigningKey(ctx, opts.signingKeyStdin, 'listen');
   if (opts.verify && !signing) {
     throw new AuthError('no webhook signing key: refusing to accept unverified deliveries (spec 6)', { hint: `${await noKeyHint(ctx)}${isPublic ? '' : ' Or pass --no-verify to accept anything.'}` });
   }
-  // Forwarding always goes through a file so nothing acknowledged waits only in memory.
-  const spool = opts.forwardTo && !opts.record ? join(tmpdir(), `cardboard-webhook-${process.pid}-${Date.now()}.jsonl`) : undefined;
-  const recordPath = opts.record ?? spool;
-  // One listener per record file: two would number their deliveries alike and interleave their lines.
-  const lock = opts.record === undefined ? undefined : lockRecord(opts.record);
-  let record: RecordFile | undefined;
-  try {
-    record = recordPath === undefined ? undefined : openRecord(recordPath);
-  } catch (err) {
-    lock?.release();
-    throw err;
-  }
   // Scrubbed from what is received (the raw bytes, recorded so) and from what is shown of it decoded.
-  const secrets = [...(signing ? [signing.key] : []), ...ctx.secrets, ...(await boardToken(ctx))];
-  // The cards' last states, from what the record file holds (a restarted listener goes on where it was).
-  const states = new CardStates({ maxBodyBytes: LINE_PARSE_MAX_BYTES, secrets });
-  // --inspect: the page shows what the record file holds as history, then each delivery as it comes.
-  const inspector = opts.inspect
-    ? await makeInspector(ctx, {
-        plan: opts.inspect,
-        key: opts.verify ? signing?.key : undefined,
-        verified: opts.verify,
-        forwardTo: opts.forwardTo,
-        recording: opts.record !== undefined,
-        replayTimeout: opts.forwardTimeout,
-        secrets,
-      })
-    : undefined;
-  if (opts.record) readHistory(opts.record, states, inspector && ((d, change) => inspector.add(d, change, { recorded: true })));
-  const stdout = batchedOutput(io.stdout);
-  const out = stdout.line;
-  const tty = ctx.stdout.isTTY === true;
-  const outage = opts.forwardTo ? new ForwardOutage(opts.forwardTo) : undefined;
-  const onForward = (e: ForwardEvent) => {
-    const shown = outage!.next(e, ctx.clock.now());
-    const print = json ? status.info : out;
-    if (shown.line) print(shown.line);
-    if (live) redraw();
-    else if (shown.reminder) print(shown.reminder);
-  };
-  // The live line: the public URL's state and the counters, then the forward outage, if any.
-  let publicState: { state: string; url: string } | undefined;
-  const redraw = () => {
-    if (!live) return;
-    const parts: LivePart[] = [];
-    if (publicState) parts.push({ state: publicState.state, detail: `${listener.stats.delivered} delivered · ${refusedTotal(listener.stats)} refused`, url: publicState.url || undefined });
-    const outagePart = outage?.livePart(ctx.clock.now());
-    if (outagePart !== undefined) parts.push(outagePart);
-    if (parts.length) live.show(parts);
-    else live.clear();
-  };
-  const onEvent = (e: ListenerEvent) => {
-    if (e.type === 'delivery') {
-      // Every delivery is shown as what it did to its card, against the card's last delivered state.
-      const change = states.apply(e.delivery.body);
-      inspector?.add(e.delivery, change, { recorded: false });
-      // What is printed is the body decoded: a secret its JSON escapes spell is redacted there too.
-      const shown = shownDelivery(e.delivery, secrets);
-      if (!json) out(deliveryLine(shown, change));
-      else if (shown.body.length >= LARGE_BODY) {
-        // A large delivery is written in pieces, never made one string, after the lines before it; but on a
-        // terminal, where a person reads it, as one text escaped as every JSON line there (terminalJson).
-        stdout.flush();
-        const pieces = viewLinePieces(shown, changeJsonTail(change));
-        if (tty) io.stdout.write(terminalJson(Buffer.concat([...pieces].map((p) => (typeof p === 'string' ? Buffer.from(p) : p))).toString('utf8')));
-        else for (const piece of pieces) io.stdout.write(piece);
-        io.stdout.write('\n');
-      } else {
-        const view = e.view === undefined || shown !== e.delivery ? viewJson(shown, changeJsonTail(change)) : withTail(e.view, changeJsonTail(change));
-        out(tty ? terminalJson(view) : view);
-      }
-    } else if (e.type === 'forward') {
-      onForward(e);
-      inspector?.forward(e);
-    } else if (e.type === 'rejected') status.info(rejectLine(e));
-    else if (e.type === 'error') status.warn(e.message);
-    else if (e.type === 'looped') status.warn(`a delivery to ${e.path} came back from this listener's own forward: answered 200, not recorded or forwarded again (check --forward-to)`);
-    if (e.type === 'delivery' || e.type === 'rejected') {
-      if (publicState) redraw();
-      inspector?.stats(listener.stats.delivered, refusedTotal(listener.stats));
-    }
-  };
-  const listener = new Listener({
-    host: opts.host,
-    port: opts.port,
-    path: opts.path,
-    key: opts.verify ? signing?.key : undefined,
-    secrets,
-    maxBody: opts.maxBody,
-    limits,
-    record,
-    forward: opts.forwardTo ? { url: opts.forwardTo, timeout: opts.forwardTimeout } : undefined,
-    onEvent,
-  });
-  let url: string;
-  let inspectorUrl: string | undefined;
-  try {
-    // Before the listener: a port the inspector cannot have ends the run before any delivery is accepted.
-    if (inspector) inspectorUrl = await startInspector(inspector, opts.inspect!);
-    url = await listener.start();
-  } catch (err) {
-    await inspector?.stop();
-    await record?.close();
-    lock?.release();
-    if (err instanceof CardboardError) throw err;
-    if (err instanceof SelfForwardError) throw selfForward(err.url, err.port);
-    const code = (err as NodeJS.ErrnoException).code;
-    throw new CardboardError(`cannot listen on ${opts.host}:${opts.port} (${code ?? (err as Error).message})`, { hint: code === 'EADDRINUSE' ? 'Pick another --port (0: any free port).' : undefined, cause: err });
-  }
+  const secrets = await receivedSecrets(ctx, signing);
+  const screen = listenScreen(ctx, { ...opts, toolName: found?.name, keySource: signing?.source, secrets, checkEveryMs: timing.checkEveryMs });
+  const { host, port, path, maxBody, record } = opts;
+  const engine = new ListenEngine(
+    {
+      host, port, path, maxBody, record, limits, forward, secrets,
+      key: opts.verify ? signing?.key : undefined,
+      inspect: opts.inspect && { plan: opts.inspect, insecure: ctx.globals.insecure, replayTimeout: opts.forwardTimeout },
+      public: isPublic ? { choice: opts.tunnel, found, publicUrl: opts.publicUrl, timing, env: ctx.env } : undefined,
+      ticks: screen.live,
+    },
+    { clock: ctx.clock, onEvent: screen.show },
+  );
+  const ready = await engine.start();
   // Catch Ctrl-C before the ready line: a supervisor may send SIGINT as soon as it reads it.
   const undrain = ctx.cancel.drainOn({ graceMs: STOP_GRACE_MS });
-  // First line on stderr, printed even with --quiet: where to point the board (spec 2.4, Webhook URL). A
-  // public listener's URL to paste is the public one, printed when the tunnel is up.
-  if (found) io.stderr.write(`Listening on ${url} (loopback; starting ${found.name} to make it public).\n`);
-  else if (opts.publicUrl) io.stderr.write(`Listening on ${url} (public as ${opts.publicUrl}; checking it with a test delivery).\n`);
-  else io.stderr.write(`Listening on ${url} : paste this URL into Card Sources → Webhook URL (the service must be able to reach it).\n`);
-  // The page's URL holds its token: written here once, even with --quiet, and nowhere else.
-  if (inspectorUrl) {
-    io.stderr.write(inspectorLine(inspectorUrl));
-    inspector!.stats(listener.stats.delivered, refusedTotal(listener.stats));
-  }
-  if (!opts.verify) status.warn('NOT VERIFYING x-signingKey (--no-verify): anyone who can reach this port can post deliveries.');
-  else if (signing) status.info(`Verifying x-signingKey with the key from ${signing.source}.`);
-  if (opts.record) status.info(`Recording to ${opts.record}.`);
-  else if (spool) status.info(`Spooling deliveries for forwarding in ${spool} (removed at exit once all are forwarded).`);
-  const fwd = listener.forwarder;
-  if (fwd && opts.forwardTo) {
-    status.info(`Forwarding to ${opts.forwardTo} (timeout ${formatDuration(opts.forwardTimeout)}).`);
-    if (fwd.resumed > 0) status.info(resumedForwardText(fwd.resumed));
-    if (fwd.skipped > 0) status.info(notForwardedText(fwd.skipped, opts.record!, opts.forwardTo));
-  }
-  // The live line's "down for" moves every second, not only at each try (up to 5 s apart).
-  const tick = () => {
-    if (outage?.down) redraw();
-  };
-  const ticker = live && opts.forwardTo ? setInterval(tick, 1000).unref() : undefined;
-  // Stopped by Ctrl-C or SIGTERM (drain), or by a tunnel that never came up.
-  const stop = childStop(ctx.cancel.drain);
-  let failure: unknown;
-  let tunnelRun: Promise<void> | undefined;
-  if (isPublic) {
-    tunnelRun = runTunnel(ctx, {
-      choice: opts.tunnel,
-      found,
-      publicUrl: opts.publicUrl,
-      host: opts.host,
-      path: opts.path,
-      listener,
-      key: signing!.key,
-      timing: timing!,
-      signal: stop.signal,
-      output: {
-        status,
-        stderr: (text) => io.stderr.write(text),
-        verbose: ctx.globals.verbose === true,
-        changed: (state, at) => {
-          publicState = { state: `tunnel ${state}`, url: at || publicState?.url || '' };
-          redraw();
-        },
-      },
-    }).catch((err: unknown) => {
-      failure = err;
-      stop.abort('tunnel');
-    });
-  }
   try {
-    await whenAborted(stop.signal);
-    await Promise.all([listener.stop(ctx.signal), tunnelRun]);
+    screen.ready(ready);
+    // Stopped by Ctrl-C or SIGTERM (drain), or by a tunnel that never came up.
+    await engine.run(childStop(ctx.cancel.drain), ctx.signal);
   } finally {
-    await inspector?.stop();
-    clearInterval(ticker);
-    live?.clear();
+    screen.end();
     undrain();
-    lock?.release();
-  }
-  stdout.flush();
-  const pending = fwd?.pending;
-  status.info(summaryLine(listener.stats, pending));
-  if (spool && pending === 0) {
-    rmSync(spool, { force: true });
-    rmSync(cursorPath(spool), { force: true });
-  } else if (spool) {
-    status.warn(spoolKeptText(pending ?? 0, spool));
-  }
-  if (failure !== undefined) throw failure;
-}
-
-/** The selected board's token, if one is configured: a delivery carrying it must not be recorded with it. */
-async function boardToken(ctx: Context): Promise<string[]> {
-  try {
-    const token = resolveSelection(ctx, await ctx.config.read()).token?.value;
-    return token ? [token] : [];
-  } catch {
-    return [];
   }
 }

@@ -3,7 +3,7 @@ import { groupDigits, oneLine, plural, quoted, terminalText } from '../../io/tex
 import { shorten } from '../../io/width.js';
 import type { Delivery } from '../../webhook/delivery.js';
 import type { ForwardEvent } from '../../webhook/forwarder.js';
-import type { ListenerEvent, ListenerStats } from '../../webhook/listener.js';
+import { type ListenerEvent, type ListenerStats, refusedTotal } from '../../webhook/listener.js';
 import { CardStates, type DeliveryChange } from '../../webhook/changes.js';
 import { formatBytes } from '../../units.js';
 
@@ -138,11 +138,6 @@ export function forwardLine(e: ForwardEvent): string {
 /** A refused request, with the running count for its status, as the status line counts it. */
 export function rejectLine(e: Extract<ListenerEvent, { type: 'rejected' }>): string {
   return terminalText(`${e.status} ${e.method} ${e.path}: ${e.reason} (${e.total} answered ${e.status} so far)`);
-}
-
-/** Requests refused so far, whatever the status. */
-export function refusedTotal(stats: ListenerStats): number {
-  return Object.values(stats.rejected).reduce((sum, n) => sum + n, 0);
 }
 
 /** The last status line: what was delivered, refused, and what still waits to be forwarded. */

@@ -1,19 +1,14 @@
-import { statSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { Context, ContextRef } from '../../context.js';
 import { AuthError, CancelledError, CardboardError, UsageError } from '../../errors.js';
+import { httpUrl } from '../../http/url.js';
 import { createStatus } from '../../io/status.js';
 import { plural, terminalText } from '../../io/text.js';
-import { ownValue } from '../../own-keys.js';
-import { DeliveryClient } from '../../webhook/client.js';
-import { bodyValue, type Delivery, outgoingHeaders } from '../../webhook/delivery.js';
-import { CardStates, cardIn } from '../../webhook/changes.js';
-import { readDeliveries, sniffRecordFile } from '../../webhook/record-file.js';
 import { checkKeys, describeUnknownKeys } from '../../schema/match.js';
+import { type Duration, durationOf, parseInteger } from '../../units.js';
+import { checkRecordFile, Replay, type ReplayAnswer, type ReplayResult } from '../../webhook/replay.js';
 import { KEY_TRANSPORT_HELP, loadSigningKey, noKeyHint, signingKeyStdinOption } from './key.js';
 import { answerStart, answerStartData, answerText, notAnsweredText } from './render.js';
-import { httpUrl } from './url.js';
-import { type Duration, durationOf, parseInteger } from '../../units.js';
 
 /** Options of `webhook replay`, as plain data. */
 export interface WebhookReplayOptions {
@@ -78,59 +73,11 @@ Examples:
     });
 }
 
-/** Whether a delivery's card matches every filter (field names exact and case-sensitive, spec 2.2). */
-export function matchesFilters(d: Delivery, filters: Array<[string, string]>): boolean {
-  return filters.length === 0 || cardMatches(cardOf(d), filters);
-}
-
-function cardMatches(card: Record<string, unknown> | undefined, filters: Array<[string, string]>): boolean {
-  // Own fields only: `--filter constructor=x` must not find Object.prototype's.
-  return (
-    card !== undefined &&
-    filters.every(([field, want]) => {
-      const v = ownValue(card, field);
-      return v !== undefined && (typeof v === 'string' ? v : JSON.stringify(v)) === want;
-    })
-  );
-}
-
-/**
- * The card a delivery's body holds: the body when it is a JSON object; with `unwrap` (--changed), the card
- * as CardStates reads it, which may be wrapped in an event (`{"event":…,"data":{"_id":…}}`).
- */
-function cardOf(d: Delivery, unwrap = false): Record<string, unknown> | undefined {
-  const body = bodyValue(d.body);
-  if (unwrap) return cardIn(body);
-  return typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as Record<string, unknown>) : undefined;
-}
-
-/** Field names gathered from the deliveries read, to check --filter against; bounded for a hostile file. */
-const MAX_FIELD_NAMES = 10_000;
-
-/** The file named must be a record file: `replay big.csv` must fail, not replay nothing and exit 0. */
-function checkRecordFile(file: string): 'empty' | 'record' {
-  let kind: ReturnType<typeof sniffRecordFile>;
-  try {
-    if (!statSync(file).isFile()) throw new UsageError(`${file} is not a file: give a record file written by \`cardboard webhook listen --record\``);
-    kind = sniffRecordFile(file);
-  } catch (err) {
-    if (err instanceof UsageError) throw err;
-    const code = (err as NodeJS.ErrnoException).code;
-    throw new UsageError(code === 'ENOENT' ? `no such record file: ${file}` : `cannot read ${file} (${code ?? (err as Error).message})`, { cause: err });
-  }
-  if (kind === 'other') {
-    throw new UsageError(`${file} is not a record file: its first line is not a delivery recorded by \`cardboard webhook listen --record\``, {
-      hint: 'A record file holds one delivery a line ({"seq":1,"receivedAt":…,"bodyBase64":…}); make one with `cardboard webhook listen --record hooks.jsonl`.',
-    });
-  }
-  return kind;
-}
-
 /**
  * A --filter whose field no delivery of the file has matches nothing: exit 2 with the nearest recorded field, the way
  * `card put` treats an unknown field. Nothing was sent (no delivery could match).
  */
-function checkFilterFields(opts: WebhookReplayOptions, fields: Set<string>, read: number, cards: number): void {
+function checkFilterFields(opts: WebhookReplayOptions, { fields, cards }: ReplayResult, read: number): void {
   const named = [...opts.filters.map(([f]) => f), ...opts.changed];
   if (named.length === 0 || read === 0) return;
   const flag = opts.filters.length ? '--filter' : '--changed';
@@ -159,90 +106,46 @@ export async function runWebhookReplay(ctx: Context, opts: WebhookReplayOptions)
     status.info(`replayed 0: ${opts.file} holds no deliveries yet`);
     return;
   }
-  const client = new DeliveryClient(1);
-  const states = opts.changed.length ? new CardStates({ secrets: [signing.key, ...ctx.secrets] }) : undefined;
-  const wanted = new Set(opts.changed);
-  const size = statSync(opts.file).size;
-  const failed: string[] = [];
-  const fields = new Set<string>();
-  const unreadable: number[] = [];
-  let read = 0;
-  /** Deliveries from --from on: none (an empty range) replays nothing and is no error, whatever --filter says. */
-  let inRange = 0;
-  let cards = 0;
-  let lineBase = 0;
-  let sent = 0;
-  let refused = false;
-  /** Where a resumed run starts: just past the last delivery answered, which Ctrl-C names. */
-  let resumeAt = opts.from;
-  let inFlight: number | undefined;
-  const resumeText = () => `--from ${inFlight ?? resumeAt}${opts.filters.length || opts.changed.length ? ` and the same ${opts.filters.length ? '--filter' : '--changed'}` : ''}`;
+  const replay = new Replay(
+    { ...opts, key: signing.key, secrets: [signing.key, ...ctx.secrets] },
+    { drain: ctx.cancel.drain, signal: ctx.signal, onAnswer: (a) => ctx.stdout.write(answerLine(a, opts.json)) },
+  );
+  const resumeText = () => `--from ${replay.inFlight ?? replay.resumeAt}${opts.filters.length || opts.changed.length ? ` and the same ${opts.filters.length ? '--filter' : '--changed'}` : ''}`;
   const undrain = ctx.cancel.drainOn({
     graceMs: IN_FLIGHT_GRACE_MS,
     onFirst: () =>
       status.warn(
-      inFlight === undefined
-        ? `Interrupted: stopping. Resume with ${resumeText()}.`
-          : `Interrupted: finishing #${inFlight} in flight (Ctrl-C again to quit at once, then resume with ${resumeText()}).`,
+        replay.inFlight === undefined
+          ? `Interrupted: stopping. Resume with ${resumeText()}.`
+          : `Interrupted: finishing #${replay.inFlight} in flight (Ctrl-C again to quit at once, then resume with ${resumeText()}).`,
       ),
   });
-  const stopped = () => ctx.cancel.drain.aborted;
+  let r: ReplayResult;
   try {
-    for (let offset = 0; offset < size && !stopped(); ) {
-      // With --changed every delivery is read, to know each card's state before the first one sent; with
-      // --filter too, so that its field is checked against the whole file, not only the part from --from.
-      const whole = states !== undefined || opts.filters.length > 0;
-      const batch = readDeliveries(opts.file, offset, whole ? 0 : opts.from - 1, 100, 8 * 1024 * 1024);
-      for (const i of batch.unreadable) unreadable.push(lineBase + i + 1);
-      lineBase += batch.lines;
-      // No progress: only a last line cut short by a crash is left (never acknowledged, so not a delivery).
-      if (batch.next === offset) break;
-      offset = batch.next;
-      for (const d of batch.deliveries) {
-        if (stopped()) break;
-        read++;
-        const change = states?.apply(d.body);
-        const card = opts.filters.length || states ? cardOf(d, states !== undefined) : undefined;
-        if (card) {
-          cards++;
-          for (const f of Object.keys(card)) if (fields.size < MAX_FIELD_NAMES) fields.add(f);
-        }
-        if (d.seq < opts.from) continue;
-        inRange++;
-        if (opts.filters.length && !cardMatches(card, opts.filters)) continue;
-        if (change && !change.changes.some((c) => wanted.has(c.field))) continue;
-        inFlight = d.seq;
-        const answer = await client.send({ url: opts.to, method: d.method, headers: outgoingHeaders(d.headers, signing.key), body: d.body, timeout: opts.timeout, signal: ctx.signal });
-        // Cut off by SIGTERM: not answered, so a resumed run sends it again.
-        if (answer.status === undefined && ctx.signal.aborted) break;
-        inFlight = undefined;
-        sent++;
-        resumeAt = d.seq + 1;
-        if (answer.status !== 200) failed.push(`#${d.seq} ${answer.status ?? answer.error}`);
-        if (answer.status === 401 || answer.status === 403) refused = true;
-        if (opts.json) ctx.stdout.write(`${JSON.stringify({ seq: d.seq, status: answer.status ?? null, ms: Math.round(answer.ms * 10) / 10, error: answer.error, body: answerStartData(answer.body) })}\n`);
-        else {
-          const start = answerStart(answer.body);
-          ctx.stdout.write(`${terminalText(`#${d.seq}  ${answerText(answer)}${start ? `  ${start}` : ''}`)}\n`);
-        }
-      }
-    }
+    r = await replay.run();
   } finally {
     undrain();
-    await client.close();
   }
+  const { unreadable, failed, sent } = r;
   if (unreadable.length > 0) {
     const lines = `${unreadable.slice(0, 5).join(', ')}${unreadable.length > 5 ? ', …' : ''}`;
     status.warn(`skipped ${plural(unreadable.length, 'line')} of ${opts.file} that ${unreadable.length === 1 ? 'is' : 'are'} not a delivery (line ${lines}): a line cut short by a crash was never answered 200`);
   }
-  if (stopped()) {
+  if (ctx.cancel.drain.aborted) {
     const earlier = failed.length ? `; ${failed.length} answered before were not 200 (first ${failed[0]})` : '';
     throw new CancelledError(`Interrupted after ${plural(sent, 'delivery', 'deliveries')}${earlier}.`, { hint: `Resume with ${resumeText()}.` });
   }
-  checkFilterFields(opts, fields, opts.changed.length ? read : inRange, cards);
+  checkFilterFields(opts, r, opts.changed.length ? r.read : r.inRange);
   status.info(`replayed ${sent}: ${sent - failed.length} answered 200, ${failed.length} failed${failed.length ? ` (${failed.slice(0, 5).join(', ')}${failed.length > 5 ? ', …' : ''})` : ''}`);
   if (failed.length === 0) return;
   const message = notAnsweredText(failed.length, sent);
-  if (refused) throw new AuthError(`${message}; the receiver refused the signing key`, { hint: 'Check that the receiver and this command use the same signing key.' });
+  if (r.refused) throw new AuthError(`${message}; the receiver refused the signing key`, { hint: 'Check that the receiver and this command use the same signing key.' });
   throw new CardboardError(message, { hint: `Fix the receiver, then resend from the first failure with --from ${failed[0]!.slice(1).split(' ')[0]}.` });
+}
+
+/** One answer as a line: `--json`, or for a person. */
+function answerLine({ seq, answer }: ReplayAnswer, json: boolean): string {
+  if (json) return `${JSON.stringify({ seq, status: answer.status ?? null, ms: Math.round(answer.ms * 10) / 10, error: answer.error, body: answerStartData(answer.body) })}\n`;
+  const start = answerStart(answer.body);
+  return `${terminalText(`#${seq}  ${answerText(answer)}${start ? `  ${start}` : ''}`)}\n`;
 }

@@ -9,7 +9,7 @@ import { DeliveryClient } from '../../webhook/client.js';
 import { SIGNING_HEADER } from '../../webhook/delivery.js';
 import { KEY_TRANSPORT_HELP, loadSigningKey, noKeyHint, signingKeyStdinOption } from './key.js';
 import { answerText } from './render.js';
-import { httpUrl } from './url.js';
+import { httpUrl } from '../../http/url.js';
 import { type Duration, durationOf } from '../../units.js';
 
 /** Options of `webhook send`, as plain data. */

@@ -1,10 +1,12 @@
 // A tunnel that lives as long as the listener: the tool is started, its output read for the public URL,
-// the URL checked with a test delivery, and the tool restarted with backoff whenever it ends or stops
-// forwarding. An engine: it emits events and never prints; time comes from the caller's clock.
+// the URL checked with a test delivery, and the tool kept running by a supervisor (supervisor.ts) that
+// starts it again whenever it ends or stops forwarding. An engine: it emits events and never prints; time
+// comes from the caller's clock.
 import type { Clock } from '../../clock.js';
 import { childStop, type Stopper } from '../../interrupt.js';
 import { formatDuration, parseDurationList } from '../../units.js';
 import type { StartTool, ToolExit } from './child.js';
+import { type Life, supervise } from './supervisor.js';
 import type { TunnelTool } from './tools.js';
 
 /** The tunnel's clocks. Every field can be shortened with CARDBOARD_TUNNEL_TIMING (tests, slow links). */
@@ -94,9 +96,6 @@ export interface TunnelOptions {
 /** The tunnel never came up: the message says why, from what the tool printed. */
 export class TunnelStartError extends Error {}
 
-/** How one run of the tool ended: stopped by us, or failed (`upMs`: how long it had been up, 0 if never). */
-type Ending = { stopped: true } | { stopped: false; reason: string; upMs: number };
-
 /** Runs a tunnel tool until `signal`: start, read, check, restart. */
 export class Tunnel {
   private readonly timing: TunnelTiming;
@@ -116,25 +115,21 @@ export class Tunnel {
 
   /**
    * Resolves when `signal` stops the tunnel (the tool is gone by then). Rejects with TunnelStartError if the
-   * first start fails; after the tunnel was up once, every failure is followed by a restart, without end.
+   * first start fails; after the tunnel was up once, the supervisor starts the tool again after every end.
    */
-  async run(): Promise<void> {
-    const { clock, signal } = this.opts;
-    let wait = this.timing.restartMs;
-    for (let attempt = 1; ; attempt++) {
-      const ending = await this.once(attempt);
-      if (ending.stopped || signal.aborted) return;
-      if (!this.everUp) throw new TunnelStartError(ending.reason);
-      if (ending.upMs >= this.timing.stableMs) wait = this.timing.restartMs;
-      this.opts.onEvent({ type: 'down', reason: ending.reason, restartInMs: wait });
-      await clock.sleep(wait, signal);
-      if (signal.aborted) return;
-      wait = Math.min(wait * 2, this.timing.restartMaxMs);
-    }
+  run(): Promise<void> {
+    return supervise({
+      life: (attempt) => this.once(attempt),
+      policy: this.timing,
+      clock: this.opts.clock,
+      signal: this.opts.signal,
+      onRestart: (reason, restartInMs) => this.opts.onEvent({ type: 'down', reason, restartInMs }),
+      neverUp: (reason) => new TunnelStartError(reason),
+    });
   }
 
-  /** One run of the tool, from start to its end (or ours). */
-  private async once(attempt: number): Promise<Ending> {
+  /** One life of the tool, from its start to its end (or ours). */
+  private async once(attempt: number): Promise<Life> {
     const { tool, clock, onEvent } = this.opts;
     if (this.opts.signal.aborted) return { stopped: true };
     if (!tool) return this.checkOnly();
@@ -166,7 +161,7 @@ export class Tunnel {
       if (tool.urlFrom === 'output') {
         const url = await this.within(printed, this.timing.startMs, life.signal);
         if (this.opts.signal.aborted) return { stopped: true };
-        if (url === undefined) return { stopped: false, reason: why(`${tool.name} printed no public URL in ${formatDuration(this.timing.startMs)}`), upMs: 0 };
+        if (url === undefined) return { stopped: false, reason: why(`${tool.name} printed no public URL in ${formatDuration(this.timing.startMs)}`) };
         upAt = clock.now();
         this.announce(new URL(this.opts.path, url).href);
         // A URL printed again later is announced if it differs (the tool reconnected under a new name).
@@ -181,7 +176,7 @@ export class Tunnel {
         const url = this.opts.publicUrl!;
         const passed = await this.checkUntil(url, this.timing.startMs, life.signal);
         if (this.opts.signal.aborted) return { stopped: true };
-        if (!passed.ok) return { stopped: false, reason: why(`no test delivery came through ${url} in ${formatDuration(this.timing.startMs)} (${passed.reason})`), upMs: 0 };
+        if (!passed.ok) return { stopped: false, reason: why(`no test delivery came through ${url} in ${formatDuration(this.timing.startMs)} (${passed.reason})`) };
         upAt = clock.now();
         this.announce(url);
         onEvent({ type: 'reachable', url, ms: passed.ms, recovered: false });
@@ -198,7 +193,7 @@ export class Tunnel {
   }
 
   /** No tool: the user's URL is announced and checked until the run stops; nothing can be restarted. */
-  private async checkOnly(): Promise<Ending> {
+  private async checkOnly(): Promise<Life> {
     const { signal } = this.opts;
     this.announce(this.opts.publicUrl!);
     await this.firstCheck(signal);

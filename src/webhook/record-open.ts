@@ -2,10 +2,10 @@
 // with errors that name it.
 import { existsSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { UsageError } from '../../errors.js';
-import { FileLock } from '../../file-lock.js';
-import { requireRegularFile } from '../../private-file.js';
-import { RecordFile, requireRecordFile } from '../../webhook/record-file.js';
+import { UsageError } from '../errors.js';
+import { FileLock } from '../file-lock.js';
+import { requireRegularFile } from '../private-file.js';
+import { RecordFile, requireRecordFile } from './record-file.js';
 
 /** One listener per record file: the lock is `<record>.lock`, beside it. */
 export function lockRecord(path: string): FileLock {

@@ -1,0 +1,156 @@
+// How `webhook listen` shows itself: the ready lines, a line (or `--json`) per delivery, the forward tries
+// and the outage, the tunnel's lines, the live line, and the summary.
+import type { Context } from '../../context.js';
+import { createLiveLine, type LivePart } from '../../io/live-line.js';
+import { createStatus } from '../../io/status.js';
+import { terminalJson } from '../../io/terminal-json.js';
+import { type Duration, formatDuration } from '../../units.js';
+import { shownDelivery, viewJson, viewLinePieces, withTail } from '../../webhook/delivery.js';
+import type { ListenEvent, ListenReady, ListenView } from '../../webhook/listen-engine.js';
+import { refusedTotal } from '../../webhook/listener.js';
+import { LARGE_BODY } from '../../webhook/pieces.js';
+import { batchedOutput } from './batched-output.js';
+import { inspectorLine } from './inspect.js';
+import { outageLive, outageOutput } from './outage-render.js';
+import { changeJsonTail, deliveryLine, notForwardedText, rejectLine, resumedForwardText, spoolKeptText, summaryLine } from './render.js';
+import { tunnelRenderer } from './tunnel-render.js';
+
+/** What the screen shows besides the engine's events. */
+export interface ScreenOptions {
+  json: boolean;
+  /** The tunnel tool that runs, if any, and the user's public URL. */
+  toolName?: string;
+  publicUrl?: string;
+  /** Where the signing key came from; none with --no-verify. */
+  keySource?: string;
+  verify: boolean;
+  record?: string;
+  forwardTo?: string;
+  forwardTimeout: Duration;
+  /** Shown decoded, with these redacted. */
+  secrets: readonly string[];
+  /** Between two checks of a working public URL. */
+  checkEveryMs: number;
+}
+
+/** The screen of one listen run. */
+export interface ListenScreen {
+  /** Whether a live line is drawn (it wants the outage's clock every second). */
+  readonly live: boolean;
+  ready(r: ListenReady): void;
+  show(e: ListenEvent, view: ListenView): void;
+  /** The run ended, however: the live line goes. */
+  end(): void;
+}
+
+/** The screen: delivery lines on stdout, everything else on stderr, a live line where delivery lines go. */
+export function listenScreen(ctx: Context, o: ScreenOptions): ListenScreen {
+  const json = o.json || !ctx.stdout.isTTY;
+  const isPublic = o.toolName !== undefined || o.publicUrl !== undefined;
+  // While --forward-to is down, and while the listener is public, its state is one line updated in place
+  // where delivery lines go (stdout on a terminal, stderr with --json), if that is a terminal; every other
+  // write clears it and draws it again.
+  const live = (o.forwardTo || isPublic) && !(json && ctx.globals.quiet) ? createLiveLine(json ? ctx.stderr : ctx.stdout) : undefined;
+  const stdoutStream = live ? live.wrap(ctx.stdout) : ctx.stdout;
+  const stderr = live ? live.wrap(ctx.stderr) : ctx.stderr;
+  const status = createStatus(ctx, stderr);
+  const stdout = batchedOutput(stdoutStream);
+  const out = stdout.line;
+  const tty = ctx.stdout.isTTY === true;
+  let view: ListenView | undefined;
+  // The live line: the public URL's state and the counters, then the forward outage, if any.
+  let publicState: { state: string; url: string } | undefined;
+  const redraw = () => {
+    if (!live || !view) return;
+    const parts: LivePart[] = [];
+    if (publicState) parts.push({ state: publicState.state, detail: `${view.stats.delivered} delivered · ${refusedTotal(view.stats)} refused`, url: publicState.url || undefined });
+    const outage = view.outage();
+    if (outage) parts.push(outageLive(o.forwardTo!, outage));
+    if (parts.length) live.show(parts);
+    else live.clear();
+  };
+  const tunnel = tunnelRenderer(ctx, o.toolName ?? 'your tunnel', {
+    status,
+    stderr: (text) => stderr.write(text),
+    verbose: ctx.globals.verbose === true,
+    checkEveryMs: o.checkEveryMs,
+    changed: (state, at) => {
+      publicState = { state: `tunnel ${state}`, url: at || publicState?.url || '' };
+      redraw();
+    },
+  });
+  const delivery = (e: Extract<ListenEvent, { type: 'delivery' }>) => {
+    // What is printed is the body decoded: a secret its JSON escapes spell is redacted there too.
+    const shown = shownDelivery(e.delivery, o.secrets);
+    if (!json) out(deliveryLine(shown, e.change));
+    else if (shown.body.length >= LARGE_BODY) {
+      // A large delivery is written in pieces, never made one string, after the lines before it; but on a
+      // terminal, where a person reads it, as one text escaped as every JSON line there (terminalJson).
+      stdout.flush();
+      const pieces = viewLinePieces(shown, changeJsonTail(e.change));
+      if (tty) stdoutStream.write(terminalJson(Buffer.concat([...pieces].map((p) => (typeof p === 'string' ? Buffer.from(p) : p))).toString('utf8')));
+      else for (const piece of pieces) stdoutStream.write(piece);
+      stdoutStream.write('\n');
+    } else {
+      const text = e.view === undefined || shown !== e.delivery ? viewJson(shown, changeJsonTail(e.change)) : withTail(e.view, changeJsonTail(e.change));
+      out(tty ? terminalJson(text) : text);
+    }
+  };
+  return {
+    live: live !== undefined,
+    ready(r) {
+      // First line on stderr, printed even with --quiet: where to point the board (spec 2.4, Webhook URL). A
+      // public listener's URL to paste is the public one, printed when the tunnel is up.
+      if (o.toolName) stderr.write(`Listening on ${r.url} (loopback; starting ${o.toolName} to make it public).\n`);
+      else if (o.publicUrl) stderr.write(`Listening on ${r.url} (public as ${o.publicUrl}; checking it with a test delivery).\n`);
+      else stderr.write(`Listening on ${r.url} : paste this URL into Card Sources → Webhook URL (the service must be able to reach it).\n`);
+      // The page's URL holds its token: written here once, even with --quiet, and nowhere else.
+      if (r.inspectorUrl) stderr.write(inspectorLine(r.inspectorUrl));
+      if (!o.verify) status.warn('NOT VERIFYING x-signingKey (--no-verify): anyone who can reach this port can post deliveries.');
+      else if (o.keySource) status.info(`Verifying x-signingKey with the key from ${o.keySource}.`);
+      if (o.record) status.info(`Recording to ${o.record}.`);
+      else if (r.spool) status.info(`Spooling deliveries for forwarding in ${r.spool} (removed at exit once all are forwarded).`);
+      if (!o.forwardTo) return;
+      status.info(`Forwarding to ${o.forwardTo} (timeout ${formatDuration(o.forwardTimeout)}).`);
+      if (r.resumed > 0) status.info(resumedForwardText(r.resumed));
+      if (r.skipped > 0) status.info(notForwardedText(r.skipped, o.record!, o.forwardTo));
+    },
+    show(e, current) {
+      view = current;
+      switch (e.type) {
+        case 'delivery':
+          delivery(e);
+          break;
+        case 'rejected':
+          status.info(rejectLine(e));
+          break;
+        case 'forward': {
+          const shown = outageOutput(o.forwardTo!, e, e.outage);
+          const print = json ? status.info : out;
+          if (shown.line) print(shown.line);
+          if (live) redraw();
+          else if (shown.reminder) print(shown.reminder);
+          return;
+        }
+        case 'outage':
+          return redraw();
+        case 'tunnel':
+          return tunnel(e.tunnel);
+        case 'error':
+          return status.warn(e.message);
+        case 'looped':
+          return status.warn(`a delivery to ${e.path} came back from this listener's own forward: answered 200, not recorded or forwarded again (check --forward-to)`);
+        case 'stopped':
+          live?.clear();
+          stdout.flush();
+          status.info(summaryLine(e.stats, e.pending));
+          if (e.spool?.kept) status.warn(spoolKeptText(e.pending ?? 0, e.spool.path));
+          return;
+      }
+      if (publicState) redraw();
+    },
+    end() {
+      live?.clear();
+    },
+  };
+}

@@ -1,0 +1,83 @@
+// A forward target's outage in words: the first failure as a line, then one line of state (down for, tries,
+// deliveries waiting) that a terminal updates in place, a line again only when the failure changes or the
+// app is back, and, piped, a reminder when one is due (the engine's OutageTracker decides when).
+import { type LivePart, liveText } from '../../io/live-line.js';
+import { plural, terminalText } from '../../io/text.js';
+import type { ForwardEvent } from '../../webhook/forwarder.js';
+import { type OutageState, type OutageStep, OutageTracker } from '../../webhook/outage.js';
+import { forwardLine } from './render.js';
+
+/** What one forward try changes on screen. */
+export interface OutageOutput {
+  /** A line to print for good (a forward that worked, the first failure, a new kind of failure, back up). */
+  line?: string;
+  /** The state of an outage: a terminal shows it in place (fitted to its width), updated at every try. */
+  live?: LivePart;
+  /** The same state, due as a line of its own now (piped output: a rare reminder). */
+  reminder?: string;
+  /** The outage is over: a line shown in place goes. */
+  over?: boolean;
+}
+
+/** Whole seconds as `42s`, `1m 05s`, `2h 03m`. */
+export function elapsedText(ms: number): string {
+  const s = Math.floor(ms / 1000);
+  if (s < 60) return `${s}s`;
+  const two = (n: number) => String(n).padStart(2, '0');
+  if (s < 3600) return `${Math.floor(s / 60)}m ${two(s % 60)}s`;
+  return `${Math.floor(s / 3600)}h ${two(Math.floor(s / 60) % 60)}m`;
+}
+
+/** What is wrong first (`forward down: 503`), then for how long and how much waits, then the target. */
+export function outageLive(url: string, s: OutageState): LivePart {
+  return {
+    state: `forward down: ${s.reason}`,
+    detail: `for ${elapsedText(s.downMs)}, ${plural(s.tries, 'try', 'tries')}, ${plural(s.pending, 'delivery', 'deliveries')} waiting; retrying`,
+    url,
+  };
+}
+
+/** What a forward try to `url` shows, given what it did to the outage. */
+export function outageOutput(url: string, e: ForwardEvent, step: OutageStep): OutageOutput {
+  switch (step.phase) {
+    case 'up':
+      return { line: forwardLine(e) };
+    case 'end':
+      return { line: terminalText(`${forwardLine(e)}  (back up after ${elapsedText(step.downMs)} down, ${plural(step.tries, 'try', 'tries')})`), over: true };
+    case 'start':
+      return { line: forwardLine(e), live: outageLive(url, step.state) };
+    case 'down': {
+      const live = outageLive(url, step.state);
+      if (step.news) return { live, line: forwardLine(e) };
+      return step.remind ? { live, reminder: liveText([live]) } : { live };
+    }
+  }
+}
+
+/** A tracker and its words together: the forward tries to one target as a person sees them, try by try. */
+export class ForwardOutage {
+  private readonly tracker: OutageTracker;
+
+  constructor(
+    private readonly url: string,
+    schedule?: ConstructorParameters<typeof OutageTracker>[0],
+  ) {
+    this.tracker = new OutageTracker(schedule);
+  }
+
+  /** Whether the target is down now. */
+  get down(): boolean {
+    return this.tracker.down;
+  }
+
+  /** The live state at `now`, between tries; undefined when up. */
+  livePart(now: number): LivePart | undefined {
+    const state = this.tracker.state(now);
+    return state && outageLive(this.url, state);
+  }
+
+  /** What this forward try changes, at time `now` (ms). */
+  next(e: ForwardEvent, now: number): OutageOutput {
+    return outageOutput(this.url, e, this.tracker.next(e, now));
+  }
+}

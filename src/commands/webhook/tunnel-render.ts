@@ -1,0 +1,62 @@
+// The tunnel's events as lines for a person: each escaped, each secret redacted.
+import { type Context, redact } from '../../context.js';
+import type { Status } from '../../io/status.js';
+import { terminalText } from '../../io/text.js';
+import { formatDuration } from '../../units.js';
+import type { TunnelEvent } from '../../webhook/tunnel/tunnel.js';
+
+/** Where the tunnel's lines go. */
+export interface TunnelOutput {
+  status: Status;
+  /** Raw stderr: lines that must show even under --quiet (the URL to paste). */
+  stderr: (line: string) => void;
+  verbose: boolean;
+  /** Between two checks of a working URL, for the warning of an unreachable one. */
+  checkEveryMs: number;
+  /** The public URL or its state changed: the live status is redrawn. */
+  changed(state: string, url: string): void;
+}
+
+/** The lines of the tunnel's events for a person: each escaped, each secret redacted. */
+export function tunnelRenderer(ctx: Context, name: string, out: TunnelOutput): (e: TunnelEvent) => void {
+  // Each line escaped on its own; a block of several goes out in one write, so nothing lands inside it.
+  const line = (...texts: string[]) => out.stderr(texts.map((text) => `${terminalText(redact(ctx, text))}\n`).join(''));
+  return (e) => {
+    switch (e.type) {
+      case 'output':
+        if (out.verbose) line(`${name} ${e.stream}: ${e.line}`);
+        return;
+      case 'starting':
+        if (e.attempt > 1) out.status.info(`Starting ${name} again (try ${e.attempt}).`);
+        return;
+      case 'up':
+        out.changed('up', e.url);
+        if (e.previous !== undefined) {
+          line(
+            '',
+            `>>> The public URL changed: ${e.url}`,
+            `>>> Paste it into Card Sources → Webhook URL (it was ${e.previous}).`,
+            '>>> Until then the service keeps retrying deliveries to the old URL (spec 6: no retry limit), so none is lost.',
+            '',
+          );
+        } else if (e.again) out.status.info(`Tunnel back up at the same URL: ${e.url} (nothing to change in Card Sources).`);
+        else line(`Public URL: ${e.url} : paste this URL into Card Sources → Webhook URL.`);
+        return;
+      case 'reachable':
+        out.changed('reachable', e.url);
+        out.status.info(`${e.recovered ? 'reachable again' : 'reachable'} through ${e.url}: ${Math.round(e.ms)} ms`);
+        return;
+      case 'unreachable':
+        out.changed('unreachable', e.url);
+        // A name this machine cannot resolve says little about the service, which resolves it on its own.
+        out.status.warn(
+          `not reachable through ${e.url}: ${e.reason}.${/ENOTFOUND|EAI_AGAIN/.test(e.reason) ? " The name does not resolve here (a new tunnel's name can take a while, and a resolver may remember the miss); the service looks it up on its own." : ''} The tunnel stays up and is checked again every ${formatDuration(out.checkEveryMs)}; the service retries each delivery until it arrives.`,
+        );
+        return;
+      case 'down':
+        out.changed('down', '');
+        out.status.warn(`tunnel down: ${e.reason}; starting ${name} again in ${formatDuration(e.restartInMs)}.`);
+        return;
+    }
+  };
+}

@@ -1,0 +1,287 @@
+// `webhook listen` as an engine: the record file under its lock (or a spool for forwarding), the cards'
+// states restored from it, the listener, the mirror hook, the inspector, the tunnel, the outage of the
+// forward target and the run's shutdown. It emits typed events and never prints; the command renders them.
+import { rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Clock } from '../clock.js';
+import { CardboardError, UsageError } from '../errors.js';
+import type { FileLock } from '../file-lock.js';
+import { childStop, type Stopper, whenAborted } from '../interrupt.js';
+import type { Duration } from '../units.js';
+import { CardStates, type DeliveryChange } from './changes.js';
+import type { Delivery } from './delivery.js';
+import { cursorPath, type ForwardEvent } from './forwarder.js';
+import { readHistory } from './history.js';
+import { type InspectPlan, makeInspector, startInspector } from './inspector/open.js';
+import type { Inspector } from './inspector/server.js';
+import { type ConnectionLimits, reachesListener } from './limits.js';
+import { type DeliveryHook, Listener, type ListenerEvent, type ListenerStats, refusedTotal, SelfForwardError } from './listener.js';
+import { type OutageState, type OutageStep, OutageTracker } from './outage.js';
+import type { RecordFile } from './record-file.js';
+import { lockRecord, openRecord } from './record-open.js';
+import { type PublicPlan, runTunnel } from './tunnel/public.js';
+import type { TunnelEvent } from './tunnel/tunnel.js';
+
+/** A listen run as plain data: where to listen, what to check, record, forward, show and make public. */
+export interface ListenPlan {
+  host: string;
+  port: number;
+  /** The only path served. */
+  path: string;
+  /** The x-signingKey every delivery must carry; undefined: none is checked (--no-verify). */
+  key: string | undefined;
+  /** Replaced wherever they occur in a delivery before it is kept or shown: the key, the board's token. */
+  secrets: readonly string[];
+  maxBody: number;
+  limits: Partial<ConnectionLimits>;
+  /** The record file; without it, forwarding goes through a spool file removed once all is forwarded. */
+  record?: string;
+  forward?: { url: string; timeout: Duration };
+  inspect?: { plan: InspectPlan; insecure: boolean | undefined; replayTimeout: Duration };
+  /** Make the listener public (needs `key`): a tunnel tool, or the user's URL, checked. */
+  public?: PublicPlan;
+  /** Report the outage every second while the forward target is down (a live line's clock). */
+  ticks?: boolean;
+  /** Applied to each verified delivery before its 200. */
+  mirror?: DeliveryHook;
+}
+
+/** What the engine reports. */
+export type ListenEvent =
+  /** A verified delivery, recorded and answered 200, with what it changed on its card. */
+  | { type: 'delivery'; delivery: Delivery; change: DeliveryChange; view?: string }
+  | Extract<ListenerEvent, { type: 'rejected' | 'error' | 'looped' }>
+  /** One try to forward a delivery, with what it did to the outage of the forward target. */
+  | (ForwardEvent & { outage: OutageStep })
+  /** Every second while the forward target is down (with `ticks`): the outage as it stands. */
+  | { type: 'outage'; state: OutageState }
+  | { type: 'tunnel'; tunnel: TunnelEvent }
+  /** The run is over: the server closed, the record file flushed and closed, the lock released, the spool removed if nothing waits in it. */
+  | { type: 'stopped'; stats: ListenerStats; pending: number | undefined; spool?: { path: string; kept: boolean } };
+
+/** What a renderer may read between events. */
+export interface ListenView {
+  readonly stats: ListenerStats;
+  /** The forward target's outage now; undefined while it is up. */
+  outage(): OutageState | undefined;
+}
+
+/** The listener is up. */
+export interface ListenReady {
+  /** The URL to paste into Card Sources (spec 2.4, Webhook URL). */
+  url: string;
+  /** The inspector page's URL, with its token. */
+  inspectorUrl?: string;
+  /** Without --record, the file deliveries are spooled in for forwarding. */
+  spool?: string;
+  /** Recorded deliveries never forwarded, sent first (a resumed run). */
+  resumed: number;
+  /** Deliveries of a record file made without forwarding, which are not forwarded (replay sends them). */
+  skipped: number;
+}
+
+export interface ListenEngineOptions {
+  clock: Clock;
+  /** Each event, with the engine's view for whatever the renderer redraws. */
+  onEvent(e: ListenEvent, view: ListenView): void;
+}
+
+function selfForward(url: string, port: number): UsageError {
+  return new UsageError(`--forward-to ${url} is this listener itself (port ${port}): every delivery would be forwarded back to it for ever.`, {
+    hint: "Point --forward-to at your app's address, or listen on another --port.",
+  });
+}
+
+/** Refuse, before anything is opened, a forward to the listener itself; with port 0 the listener checks once bound. */
+export function refuseSelfForward(plan: Pick<ListenPlan, 'forward' | 'host' | 'port'>): void {
+  if (plan.forward && plan.port !== 0 && reachesListener(plan.forward.url, plan.host, plan.port)) throw selfForward(plan.forward.url, plan.port);
+}
+
+/**
+ * Runs `webhook listen`: start() opens everything and binds the port, run() serves until stopped, then
+ * shuts down in order: the server (requests in flight finish, then the record file is flushed and closed)
+ * and the tunnel's tool, then the inspector and the lock, and last the spool, removed only when nothing in
+ * it waits to be forwarded.
+ */
+export class ListenEngine implements ListenView {
+  private readonly states: CardStates;
+  private readonly outages: OutageTracker | undefined;
+  private listener: Listener | undefined;
+  private inspector: Inspector | undefined;
+  private lock: FileLock | undefined;
+  private spool: string | undefined;
+
+  constructor(
+    private readonly plan: ListenPlan,
+    private readonly opts: ListenEngineOptions,
+  ) {
+    // A public URL is checked with a delivery signed with the key: one the listener verifies.
+    if (plan.public && plan.key === undefined) throw new Error('a public listener needs the signing key');
+    this.states = new CardStates({ secrets: plan.secrets });
+    this.outages = plan.forward ? new OutageTracker() : undefined;
+  }
+
+  get stats(): ListenerStats {
+    return this.started().stats;
+  }
+
+  outage(): OutageState | undefined {
+    return this.outages?.state(this.opts.clock.now());
+  }
+
+  /** Open the record file (or the spool), the inspector and the listener; errors name the flag to fix. */
+  async start(): Promise<ListenReady> {
+    const { plan } = this;
+    const { clock } = this.opts;
+    // Forwarding always goes through a file so nothing acknowledged waits only in memory.
+    this.spool = plan.forward && !plan.record ? join(tmpdir(), `cardboard-webhook-${process.pid}-${clock.now()}.jsonl`) : undefined;
+    const recordPath = plan.record ?? this.spool;
+    // One listener per record file: two would number their deliveries alike and interleave their lines.
+    this.lock = plan.record === undefined ? undefined : lockRecord(plan.record);
+    let record: RecordFile | undefined;
+    try {
+      record = recordPath === undefined ? undefined : openRecord(recordPath);
+      const inspector = plan.inspect ? await this.makeInspector(plan.inspect) : undefined;
+      this.inspector = inspector;
+      // The cards' last states, from what the record file holds (a restarted listener goes on where it was);
+      // the inspector shows the same deliveries as history.
+      if (plan.record) readHistory(plan.record, this.states, inspector && ((d, change) => inspector.add(d, change, { recorded: true })));
+      const listener = new Listener({
+        host: plan.host,
+        port: plan.port,
+        path: plan.path,
+        key: plan.key,
+        secrets: plan.secrets,
+        maxBody: plan.maxBody,
+        limits: plan.limits,
+        record,
+        forward: plan.forward,
+        mirror: plan.mirror,
+        clock,
+        onEvent: (e) => this.onListenerEvent(e),
+      });
+      this.listener = listener;
+      const ready = await this.bind(listener, inspector);
+      inspector?.stats(listener.stats.delivered, refusedTotal(listener.stats));
+      return { ...ready, spool: this.spool, resumed: listener.forwarder?.resumed ?? 0, skipped: listener.forwarder?.skipped ?? 0 };
+    } catch (err) {
+      await this.inspector?.stop();
+      await record?.close();
+      this.lock?.release();
+      throw err;
+    }
+  }
+
+  /**
+   * Serve until `stop` aborts (or the tunnel never comes up, which aborts it), then shut down. `signal`
+   * (stop now) cuts the wait for requests in flight short. Rejects with the tunnel's failure, after the
+   * `stopped` event.
+   */
+  async run(stop: Stopper, signal: AbortSignal): Promise<void> {
+    const listener = this.started();
+    const ticker = childStop();
+    const ticks = this.plan.ticks && this.outages ? this.tick(ticker.signal) : undefined;
+    let failure: unknown;
+    const tunnel = this.plan.public
+      ? runTunnel(this.plan.public, {
+          host: this.plan.host,
+          path: this.plan.path,
+          listener,
+          key: this.plan.key!,
+          clock: this.opts.clock,
+          signal: stop.signal,
+          onEvent: (tunnel) => this.emit({ type: 'tunnel', tunnel }),
+        }).catch((err: unknown) => {
+          failure = err;
+          stop.abort('tunnel');
+        })
+      : undefined;
+    try {
+      await whenAborted(stop.signal);
+      await Promise.all([listener.stop(signal), tunnel]);
+    } finally {
+      await this.inspector?.stop();
+      ticker.abort('stopped');
+      await ticks;
+      this.lock?.release();
+    }
+    const pending = listener.forwarder?.pending;
+    // The spool goes only once every delivery in it was forwarded; else it is where a resumed run starts.
+    if (this.spool && pending === 0) {
+      rmSync(this.spool, { force: true });
+      rmSync(cursorPath(this.spool), { force: true });
+    }
+    this.emit({ type: 'stopped', stats: listener.stats, pending, spool: this.spool === undefined ? undefined : { path: this.spool, kept: pending !== 0 } });
+    if (failure !== undefined) throw failure;
+  }
+
+  private started(): Listener {
+    if (!this.listener) throw new Error('the listen engine is not started');
+    return this.listener;
+  }
+
+  private emit(e: ListenEvent): void {
+    this.opts.onEvent(e, this);
+  }
+
+  private makeInspector(inspect: NonNullable<ListenPlan['inspect']>): Promise<Inspector> {
+    const { plan } = this;
+    return makeInspector({
+      plan: inspect.plan,
+      key: plan.key,
+      verified: plan.key !== undefined,
+      forwardTo: plan.forward?.url,
+      recording: plan.record !== undefined,
+      insecure: inspect.insecure,
+      replayTimeout: inspect.replayTimeout,
+      secrets: plan.secrets,
+    });
+  }
+
+  /** Start the inspector, then the listener: a port the inspector cannot have ends the run before any delivery is accepted. */
+  private async bind(listener: Listener, inspector: Inspector | undefined): Promise<{ url: string; inspectorUrl?: string }> {
+    const { host, port } = this.plan;
+    try {
+      const inspectorUrl = inspector ? await startInspector(inspector, this.plan.inspect!.plan) : undefined;
+      return { url: await listener.start(), inspectorUrl };
+    } catch (err) {
+      if (err instanceof CardboardError) throw err;
+      if (err instanceof SelfForwardError) throw selfForward(err.url, err.port);
+      const code = (err as NodeJS.ErrnoException).code;
+      throw new CardboardError(`cannot listen on ${host}:${port} (${code ?? (err as Error).message})`, { hint: code === 'EADDRINUSE' ? 'Pick another --port (0: any free port).' : undefined, cause: err });
+    }
+  }
+
+  private onListenerEvent(e: ListenerEvent): void {
+    const inspector = this.inspector;
+    switch (e.type) {
+      case 'listening':
+        return;
+      case 'delivery': {
+        // Every delivery is shown as what it did to its card, against the card's last delivered state.
+        const change = this.states.apply(e.delivery.body);
+        inspector?.add(e.delivery, change, { recorded: false });
+        this.emit({ type: 'delivery', delivery: e.delivery, change, view: e.view });
+        break;
+      }
+      case 'forward':
+        this.emit({ ...e, outage: this.outages!.next(e, this.opts.clock.now()) });
+        inspector?.forward(e);
+        return;
+      default:
+        this.emit(e);
+    }
+    if ((e.type === 'delivery' || e.type === 'rejected') && inspector) inspector.stats(this.stats.delivered, refusedTotal(this.stats));
+  }
+
+  /** The outage's clock moves every second, not only at each try (up to 5 s apart). */
+  private async tick(signal: AbortSignal): Promise<void> {
+    for (;;) {
+      await this.opts.clock.sleep(1000, signal);
+      if (signal.aborted) return;
+      const state = this.outage();
+      if (state) this.emit({ type: 'outage', state });
+    }
+  }
+}

@@ -1,0 +1,169 @@
+// `webhook replay` as an engine: the record file read in order, each delivery that matches --from,
+// --filter and --changed sent as it was recorded, one at a time, until the end or a drain. It emits each
+// answer and never prints; the command renders them.
+import { statSync } from 'node:fs';
+import { UsageError } from '../errors.js';
+import { ownValue } from '../own-keys.js';
+import type { Duration } from '../units.js';
+import { CardStates, cardIn } from './changes.js';
+import { type Answer, DeliveryClient } from './client.js';
+import { bodyValue, type Delivery, outgoingHeaders } from './delivery.js';
+import { readDeliveries, sniffRecordFile } from './record-file.js';
+
+/** What to replay, and where. */
+export interface ReplayPlan {
+  file: string;
+  to: string;
+  /** First sequence number to send. */
+  from: number;
+  /** Field=value pairs a delivery's JSON body must all match. */
+  filters: Array<[string, string]>;
+  /** Fields of which a delivery must have changed at least one (against the card's delivery before it). */
+  changed: string[];
+  /** The signing key each delivery is sent with (spec 6). */
+  key: string;
+  /** Secrets no change may be read with (CardStates). */
+  secrets: readonly string[];
+  timeout: Duration;
+}
+
+/** The receiver's answer to one delivery. */
+export interface ReplayAnswer {
+  seq: number;
+  answer: Answer;
+}
+
+/** What a replay read and sent. */
+export interface ReplayResult {
+  /** Deliveries read (all of them from #1 with --filter or --changed). */
+  read: number;
+  /** Deliveries from --from on: none (an empty range) replays nothing and is no error, whatever --filter says. */
+  inRange: number;
+  /** Deliveries whose body is a card, and the field names those cards have (bounded). */
+  cards: number;
+  fields: Set<string>;
+  /** Lines of the file that are not a delivery. */
+  unreadable: number[];
+  sent: number;
+  /** `#seq status` of each answer that was not 200. */
+  failed: string[];
+  /** Some answer was 401 or 403: the receiver refused the key. */
+  refused: boolean;
+}
+
+/** Field names gathered from the deliveries read, to check --filter against; bounded for a hostile file. */
+const MAX_FIELD_NAMES = 10_000;
+
+/** Whether a delivery's card matches every filter (field names exact and case-sensitive, spec 2.2). */
+export function matchesFilters(d: Delivery, filters: Array<[string, string]>): boolean {
+  return filters.length === 0 || cardMatches(cardOf(d), filters);
+}
+
+function cardMatches(card: Record<string, unknown> | undefined, filters: Array<[string, string]>): boolean {
+  // Own fields only: `--filter constructor=x` must not find Object.prototype's.
+  return (
+    card !== undefined &&
+    filters.every(([field, want]) => {
+      const v = ownValue(card, field);
+      return v !== undefined && (typeof v === 'string' ? v : JSON.stringify(v)) === want;
+    })
+  );
+}
+
+/**
+ * The card a delivery's body holds: the body when it is a JSON object; with `unwrap` (--changed), the card
+ * as CardStates reads it, which may be wrapped in an event (`{"event":…,"data":{"_id":…}}`).
+ */
+function cardOf(d: Delivery, unwrap = false): Record<string, unknown> | undefined {
+  const body = bodyValue(d.body);
+  if (unwrap) return cardIn(body);
+  return typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as Record<string, unknown>) : undefined;
+}
+
+/** The file named must be a record file: `replay big.csv` must fail, not replay nothing and exit 0. */
+export function checkRecordFile(file: string): 'empty' | 'record' {
+  let kind: ReturnType<typeof sniffRecordFile>;
+  try {
+    if (!statSync(file).isFile()) throw new UsageError(`${file} is not a file: give a record file written by \`cardboard webhook listen --record\``);
+    kind = sniffRecordFile(file);
+  } catch (err) {
+    if (err instanceof UsageError) throw err;
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new UsageError(code === 'ENOENT' ? `no such record file: ${file}` : `cannot read ${file} (${code ?? (err as Error).message})`, { cause: err });
+  }
+  if (kind === 'other') {
+    throw new UsageError(`${file} is not a record file: its first line is not a delivery recorded by \`cardboard webhook listen --record\``, {
+      hint: 'A record file holds one delivery a line ({"seq":1,"receivedAt":…,"bodyBase64":…}); make one with `cardboard webhook listen --record hooks.jsonl`.',
+    });
+  }
+  return kind;
+}
+
+/**
+ * One replay: run() sends the matching deliveries one by one in recorded order until the end of the file,
+ * or until `drain` aborts (the delivery in flight is answered first) or `signal` does (it is cut off).
+ */
+export class Replay {
+  /** Where a resumed run starts: just past the last delivery answered. */
+  resumeAt: number;
+  /** The delivery sent and not answered yet. */
+  inFlight: number | undefined;
+
+  constructor(
+    private readonly plan: ReplayPlan,
+    private readonly opts: { drain: AbortSignal; signal: AbortSignal; onAnswer(a: ReplayAnswer): void },
+  ) {
+    this.resumeAt = plan.from;
+  }
+
+  async run(): Promise<ReplayResult> {
+    const { plan } = this;
+    const { drain, signal } = this.opts;
+    const client = new DeliveryClient(1);
+    const states = plan.changed.length ? new CardStates({ secrets: plan.secrets }) : undefined;
+    const wanted = new Set(plan.changed);
+    const size = statSync(plan.file).size;
+    const r: ReplayResult = { read: 0, inRange: 0, cards: 0, fields: new Set(), unreadable: [], sent: 0, failed: [], refused: false };
+    let lineBase = 0;
+    try {
+      for (let offset = 0; offset < size && !drain.aborted; ) {
+        // With --changed every delivery is read, to know each card's state before the first one sent; with
+        // --filter too, so that its field is checked against the whole file, not only the part from --from.
+        const whole = states !== undefined || plan.filters.length > 0;
+        const batch = readDeliveries(plan.file, offset, whole ? 0 : plan.from - 1, 100, 8 * 1024 * 1024);
+        for (const i of batch.unreadable) r.unreadable.push(lineBase + i + 1);
+        lineBase += batch.lines;
+        // No progress: only a last line cut short by a crash is left (never acknowledged, so not a delivery).
+        if (batch.next === offset) break;
+        offset = batch.next;
+        for (const d of batch.deliveries) {
+          if (drain.aborted) break;
+          r.read++;
+          const change = states?.apply(d.body);
+          const card = plan.filters.length || states ? cardOf(d, states !== undefined) : undefined;
+          if (card) {
+            r.cards++;
+            for (const f of Object.keys(card)) if (r.fields.size < MAX_FIELD_NAMES) r.fields.add(f);
+          }
+          if (d.seq < plan.from) continue;
+          r.inRange++;
+          if (plan.filters.length && !cardMatches(card, plan.filters)) continue;
+          if (change && !change.changes.some((c) => wanted.has(c.field))) continue;
+          this.inFlight = d.seq;
+          const answer = await client.send({ url: plan.to, method: d.method, headers: outgoingHeaders(d.headers, plan.key), body: d.body, timeout: plan.timeout, signal });
+          // Cut off by SIGTERM: not answered, so a resumed run sends it again.
+          if (answer.status === undefined && signal.aborted) break;
+          this.inFlight = undefined;
+          r.sent++;
+          this.resumeAt = d.seq + 1;
+          if (answer.status !== 200) r.failed.push(`#${d.seq} ${answer.status ?? answer.error}`);
+          if (answer.status === 401 || answer.status === 403) r.refused = true;
+          this.opts.onAnswer({ seq: d.seq, answer });
+        }
+      }
+    } finally {
+      await client.close();
+    }
+    return r;
+  }
+}
