@@ -27,10 +27,30 @@ export interface RawRequest {
   watch?: AbortWatch;
   /** Where the deadline is kept: the client's one Deadlines (else a timer of the request's own). */
   deadlines?: Deadlines;
+  /**
+   * At most this many bytes of the body are kept; the rest is read and dropped (an answer shown only by its
+   * start: a receiver's answer to a webhook delivery). Unset: the whole body, as large as the dispatcher allows.
+   */
+  keepBytes?: number;
+  /** Called when undici hands the request to a connected socket: what comes after is the server's time. */
+  onWritten?: () => void;
 }
 
 /** The code of an answer that was not complete by its deadline (networkError names it). */
 export const ANSWER_TIMEOUT = 'ERR_ANSWER_TIMEOUT';
+
+/**
+ * A request not answered in whole by its deadline (`deadlineMs`); `code` is UND_ERR_CONNECT_TIMEOUT when it
+ * never got a connection (failure.ts: not sent), else ANSWER_TIMEOUT.
+ */
+export class MissedDeadline extends Error {
+  constructor(
+    readonly code: string,
+    ms: number,
+  ) {
+    super(`no complete answer within ${ms} ms`);
+  }
+}
 
 /** A whole response: status, headers by lower-case name (repeats as arrays), body bytes. */
 export interface RawResponse {
@@ -191,6 +211,8 @@ class Exchange implements Dispatcher.DispatchHandler, Abortable, Timed {
   /** The body's first chunk, and the rest once there is more than one (most answers come in one). */
   private first: Buffer | undefined;
   private more: Buffer[] | undefined;
+  /** Body bytes seen so far, counted only for a request that keeps part of its body (keepBytes). */
+  private seen = 0;
   private late: Error | undefined;
   private readonly timer: NodeJS.Timeout | undefined;
   private readonly listener: (() => void) | undefined;
@@ -229,8 +251,7 @@ class Exchange implements Dispatcher.DispatchHandler, Abortable, Timed {
 
   expired(): void {
     // No controller yet: the request never got a connection, so it was not sent (failure.ts: not-sent).
-    const code = this.controller === undefined ? 'UND_ERR_CONNECT_TIMEOUT' : ANSWER_TIMEOUT;
-    const late = Object.assign(new Error(`no complete answer within ${this.req.deadlineMs} ms`), { code });
+    const late = new MissedDeadline(this.controller === undefined ? 'UND_ERR_CONNECT_TIMEOUT' : ANSWER_TIMEOUT, this.req.deadlineMs!);
     this.late = late;
     // Aborting destroys the request and its socket: nothing more of this body is read.
     this.controller?.abort(late);
@@ -253,6 +274,7 @@ class Exchange implements Dispatcher.DispatchHandler, Abortable, Timed {
 
   onRequestStart(ctl: Dispatcher.DispatchController): void {
     this.controller = ctl;
+    this.req.onWritten?.();
     // Aborted while it waited for a socket: the promise is already rejected, stop it here.
     const { signal } = this.req;
     if (signal?.aborted) ctl.abort(signal.reason);
@@ -266,6 +288,13 @@ class Exchange implements Dispatcher.DispatchHandler, Abortable, Timed {
   }
 
   onResponseData(_ctl: Dispatcher.DispatchController, chunk: Buffer): void {
+    const keep = this.req.keepBytes;
+    if (keep !== undefined) {
+      const room = keep - this.seen;
+      this.seen += chunk.length;
+      if (room <= 0) return;
+      if (chunk.length > room) chunk = chunk.subarray(0, room);
+    }
     if (this.first === undefined) this.first = chunk;
     else (this.more ??= [this.first]).push(chunk);
   }

@@ -16,12 +16,16 @@ export type FailureKind =
   | 'refused';
 
 /** A classified failure; `heals` is false when trying again within seconds cannot help (DNS, TLS, oversize). */
-export interface Failure {
-  kind: FailureKind;
-  heals: boolean;
-  /** Milliseconds the server asked us to wait (Retry-After of a 429 or 503), when it said. */
-  retryAfterMs?: number;
-}
+export type Failure =
+  | { kind: Exclude<FailureKind, 'retryable'>; heals: boolean; retryAfterMs?: undefined }
+  | {
+      kind: 'retryable';
+      heals: true;
+      /** Milliseconds the server asked us to wait (its Retry-After), raised to RETRY_FLOOR_MS, when it said. */
+      retryAfterMs?: number;
+      /** The least wait before the request is sent again: RETRY_FLOOR_MS, or the longer wait the server asked for. */
+      leastWaitMs: number;
+    };
 
 const TLS = ['CERT_HAS_EXPIRED', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'SELF_SIGNED_CERT_IN_CHAIN', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'ERR_TLS_CERT_ALTNAME_INVALID'];
 /** Failures before the request left: the connection or its TLS handshake never completed. */
@@ -42,14 +46,18 @@ const JITTER_MS = 1000;
 
 /** Classify an ApiError (status set: the server answered; unset: the network failed, `code` says how). */
 export function classify(err: ApiError): Failure {
-  // Raised to the floor here, so every budget and give-up check counts what will really be waited.
-  const retryAfterMs = err.retryAfter === undefined ? undefined : Math.max(RETRY_FLOOR_MS, err.retryAfter * 1000);
   const { status } = err;
   if (status === undefined) {
     const code = err.code ?? '';
     return { kind: NOT_SENT.has(code) ? 'not-sent' : 'maybe-applied', heals: !PERMANENT.has(code) };
   }
-  if (status === 429 || status === 503) return retryAfterMs === undefined ? { kind: 'retryable', heals: true } : { kind: 'retryable', heals: true, retryAfterMs };
+  if (status === 429 || status === 503) {
+    // The retry floor, applied here and nowhere else: every wait (retryWaitMs), every pause of the rate gate
+    // and every budget or give-up check reads it from the failure, so each counts what will really be waited.
+    const asked = err.retryAfter;
+    const leastWaitMs = Math.max(RETRY_FLOOR_MS, (asked ?? 0) * 1000);
+    return asked === undefined ? { kind: 'retryable', heals: true, leastWaitMs } : { kind: 'retryable', heals: true, retryAfterMs: leastWaitMs, leastWaitMs };
+  }
   if (status < 300 || (status >= 500 && status !== 501)) return { kind: 'maybe-applied', heals: true };
   return { kind: 'refused', heals: false };
 }
@@ -80,17 +88,16 @@ export function backoffMs(attempt: number, bounds: Backoff, random: () => number
 /**
  * Milliseconds to wait before repeating a request after `failure`, given the caller's jittered `backoff`
  * for this attempt: the one place a failure becomes a wait (the retry policies, the rate gate). A
- * request the server declined (429, 503) waits at least RETRY_FLOOR_MS whatever Retry-After said: its
- * Retry-After (already floored by classify) plus a jitter of up to spreadMs, or
- * without a usable one (absent, negative, garbage) the floor plus the backoff. Other failures wait the
- * backoff: their tries are counted, so they cannot loop.
+ * request the server declined (429, 503) waits at least its `leastWaitMs` (classify: the floor whatever
+ * Retry-After said): with a Retry-After, that wait plus a jitter of up to spreadMs; without a usable one
+ * (absent, negative, garbage), that wait plus the backoff. Other failures wait the backoff: their tries
+ * are counted, so they cannot loop.
  */
 export function retryWaitMs(failure: Failure, backoff: number, random: () => number): number {
   if (failure.kind !== 'retryable') return backoff;
-  const asked = failure.retryAfterMs;
-  if (asked === undefined) return RETRY_FLOOR_MS + backoff;
-  const base = Math.max(RETRY_FLOOR_MS, asked);
-  return base + Math.floor(random() * spreadMs(base));
+  const least = failure.leastWaitMs;
+  if (failure.retryAfterMs === undefined) return least + backoff;
+  return least + Math.floor(random() * spreadMs(least));
 }
 
 /**

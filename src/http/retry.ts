@@ -1,7 +1,8 @@
 // The one retry loop of cardboard. What a failed try means and how long to wait is a policy's (a value
 // with `decide`), chosen per request like octokit's per-request retry options: a command's policy by
-// default (command-policy.ts), the import's write policy for its rows (write-policy.ts). The loop below
-// is the only place that repeats a request, sleeps between tries, counts them and calls the hooks.
+// default (command-policy.ts), the import's write policy for its rows (write-policy.ts), the app policy
+// for forwards to the user's own app (app-policy.ts). `retrying` below is the only place that repeats a
+// request, sleeps between tries, counts them and calls the hooks; `withRetry` puts it in the service's chain.
 import { realClock, type Clock } from '../clock.js';
 import { ApiError, CancelledError } from '../errors.js';
 import { commandPolicy, DEFAULT_RETRY, type RetryLimits } from './command-policy.js';
@@ -23,25 +24,25 @@ export interface Tries {
 export type RetryDecision = { wait: number; throttled?: boolean; notice?: string } | { stop: unknown };
 
 /** What the loop tells before each wait. `counted`: tries made that count against a cap, this one included. */
-export interface RetryInfo {
+export interface RetryInfo<Req = HttpRequest> {
   err: ApiError;
   attempt: number;
   counted: number;
   delayMs: number;
-  req: HttpRequest;
+  req: Req;
 }
 
-/** How one request is repeated; the loop asks it after every failed try. */
-export interface RetryPolicy {
+/** How one request (a request to the service unless `Req` says otherwise) is repeated; the loop asks it after every failed try. */
+export interface RetryPolicy<Req = HttpRequest> {
   /**
    * What to do after a failed try. It may read before it answers (the import settles a try that may have
    * been applied by reading the board), so it may return a promise; it never sleeps.
    */
-  decide(err: unknown, tries: Tries, req: HttpRequest): RetryDecision | Promise<RetryDecision>;
+  decide(err: unknown, tries: Tries, req: Req): RetryDecision | Promise<RetryDecision>;
   /** Right before each try leaves: a promise the try waits for (the import's journal writing finished rows), if any. */
   beforeTry?(): Promise<void> | undefined;
-  /** Before each wait the policy decided (the import's row events). */
-  onRetry?(info: RetryInfo): void;
+  /** Before each wait the policy decided (the import's row events, the forwarder's failed tries). */
+  onRetry?(info: RetryInfo<Req>): void;
   /** A try got an answer. */
   succeeded?(): void;
 }
@@ -60,6 +61,49 @@ export interface RetryOptions {
   onWait?: (line: string) => void;
 }
 
+/** What the loop needs besides the request and its policy: the clock it sleeps on, and the client's hooks. */
+export interface RetryLoop<Req = HttpRequest> {
+  clock: Pick<Clock, 'sleep'>;
+  onRetry?: (info: RetryInfo<Req>) => void;
+  onWait?: (line: string) => void;
+}
+
+/**
+ * The one retry loop: send `req` through `next` until it gets an answer or `policy` stops it. A wait between
+ * tries ends with `waits` (a try that has left is awaited: only the request's own signal ends it), and no
+ * try starts once `waits` has aborted (CancelledError).
+ */
+export async function retrying<Req, Res>(next: (req: Req) => Promise<Res>, req: Req, policy: RetryPolicy<Req>, waits: AbortSignal | undefined, loop: RetryLoop<Req>): Promise<Res> {
+  // Made at the first failed try: most requests succeed at once.
+  let tries: Tries | undefined;
+  // Tries cut off by the timeout: the last error names them (afterTries).
+  let timedOut = 0;
+  for (let attempt = 1; ; attempt++) {
+    const ready = policy.beforeTry?.();
+    if (ready) await ready;
+    if (waits?.aborted) throw new CancelledError('Interrupted.', { cause: waits.reason });
+    try {
+      const res = await next(req);
+      policy.succeeded?.();
+      return res;
+    } catch (err) {
+      tries ??= { made: 0, throttled: 0 };
+      tries.made = attempt;
+      if (err instanceof ApiError && err.timeoutMs !== undefined) timedOut++;
+      const decision = await policy.decide(err, tries, req);
+      if ('stop' in decision) throw afterTries(decision.stop, attempt, timedOut);
+      if (err instanceof ApiError) {
+        const info: RetryInfo<Req> = { err, attempt, counted: attempt - tries.throttled, delayMs: decision.wait, req };
+        loop.onRetry?.(info);
+        policy.onRetry?.(info);
+      }
+      if (decision.notice !== undefined) loop.onWait?.(decision.notice);
+      if (decision.throttled) tries.throttled++;
+      await loop.clock.sleep(decision.wait, waits);
+    }
+  }
+}
+
 /**
  * Wrap `next` with the one retry loop: each request is repeated as its policy (`req.retry`, else the
  * client's default, a command's) decides. A wait between tries ends with the request's signal, or without
@@ -70,37 +114,7 @@ export interface RetryOptions {
 export function withRetry(next: Send, options: RetryOptions = {}): Send {
   const clock = options.clock ?? realClock;
   const fallback = commandPolicy({ ...DEFAULT_RETRY, ...options.limits }, clock.random);
-  return async (req) => {
-    const policy = req.retry ?? fallback;
-    // Waits before a try ends with the wait signal (no new work), else the request's own.
-    const waits = req.waitSignal ?? req.signal;
-    // Made at the first failed try: most requests succeed at once.
-    let tries: Tries | undefined;
-    // Tries cut off by the timeout: the last error names them (afterTries).
-    let timedOut = 0;
-    for (let attempt = 1; ; attempt++) {
-      const ready = policy.beforeTry?.();
-      if (ready) await ready;
-      if (waits?.aborted) throw new CancelledError('Interrupted.', { cause: waits.reason });
-      try {
-        const res = await next(req);
-        policy.succeeded?.();
-        return res;
-      } catch (err) {
-        tries ??= { made: 0, throttled: 0 };
-        tries.made = attempt;
-        if (err instanceof ApiError && err.timeoutMs !== undefined) timedOut++;
-        const decision = await policy.decide(err, tries, req);
-        if ('stop' in decision) throw afterTries(decision.stop, attempt, timedOut);
-        if (err instanceof ApiError) {
-          const info: RetryInfo = { err, attempt, counted: attempt - tries.throttled, delayMs: decision.wait, req };
-          options.onRetry?.(info);
-          policy.onRetry?.(info);
-        }
-        if (decision.notice !== undefined) options.onWait?.(decision.notice);
-        if (decision.throttled) tries.throttled++;
-        await clock.sleep(decision.wait, waits);
-      }
-    }
-  };
+  const loop: RetryLoop = { clock, onRetry: options.onRetry, onWait: options.onWait };
+  // Waits before a try end with the wait signal (no new work), else the request's own.
+  return (req) => retrying(next, req, req.retry ?? fallback, req.waitSignal ?? req.signal, loop);
 }

@@ -1,7 +1,9 @@
-import type { Agent, Dispatcher } from 'undici';
+import type { Agent } from 'undici';
+import { AbortWatch, Deadlines, dispatchRequest, MissedDeadline } from '../http/dispatch.js';
+import type { HttpMethod } from '../http/index.js';
 import { loadUndici } from '../http/load-undici.js';
 import { type Duration, formatDuration } from '../units.js';
-import { scrubSecret } from '../redact.js';
+import { scrubBytes } from '../redact.js';
 import { isSigningHeader } from './delivery.js';
 
 /** The receiver's answer to one delivery, or the network failure that stood in for it. */
@@ -14,6 +16,8 @@ export interface Answer {
   body: Buffer;
   /** Network error code or message when no answer came (ECONNREFUSED, timeout…). */
   error?: string;
+  /** The answer's Retry-After header, when it has one (the forwarder's wait honours it). */
+  retryAfter?: string;
 }
 
 export interface SendRequest {
@@ -26,18 +30,17 @@ export interface SendRequest {
   signal?: AbortSignal;
 }
 
-/** Most of an answer's body kept: enough to show its start, never an unbounded read. */
+/** Most of an answer's body kept: enough to show its start. The rest is read and dropped, within the deadline. */
 const MAX_ANSWER_BYTES = 64 * 1024;
 
 /**
- * The answer without the signing key this request carried: a receiver that echoes it ("wrong key …")
- * must not put it on the terminal. Only the answer's start is ever shown, always as UTF-8 text.
+ * The answer without the signing key this request carried, scrubbed as the HTTP core scrubs the token
+ * from the service's answers: a receiver that echoes it ("wrong key …") must not put it on the terminal.
  */
 function withoutKey(body: Buffer, headers: Record<string, string>): Buffer {
-  for (const [name, key] of Object.entries(headers)) {
-    if (isSigningHeader(name) && key !== '' && body.includes(key)) return Buffer.from(scrubSecret(body.toString('utf8'), key), 'utf8');
-  }
-  return body;
+  let out = body;
+  for (const [name, key] of Object.entries(headers)) if (isSigningHeader(name)) out = scrubBytes(out, key);
+  return out;
 }
 
 export interface DeliveryClientOptions {
@@ -47,43 +50,18 @@ export interface DeliveryClientOptions {
   load?: () => Promise<typeof import('undici')>;
 }
 
-/** The request option holding the callback that marks the moment the request is written. */
-const WRITTEN = Symbol('cardboard.written');
-
 /**
- * An interceptor that calls `opts[WRITTEN]()` when undici hands the request to a connected socket (onConnect
- * in undici's own HTTP/1 writer, or onRequestStart), so an answer's time leaves out loading undici, making
- * the agent, DNS and the TCP/TLS connect: what a receiver is judged by is how fast it answers a request.
+ * Sends deliveries to the user's app over one keep-alive agent, through the dispatch of every request
+ * (src/http/dispatch.ts): a deadline for the whole request, connection and answer; the answer's start kept
+ * (64 KiB), the rest read and dropped; no redirect followed (a redirect would carry x-signingKey to another
+ * origin). How a failed forward is tried again is the app policy's (src/http/app-policy.ts).
  */
-function markWritten(dispatch: Dispatcher['dispatch']): Dispatcher['dispatch'] {
-  return (opts, handler) => {
-    const mark = (opts as { [WRITTEN]?: () => void })[WRITTEN];
-    if (!mark) return dispatch(opts, handler);
-    const timed = new Proxy(handler, {
-      get(target, name) {
-        const value = Reflect.get(target, name) as unknown;
-        if (typeof value !== 'function') return value;
-        const method = value as (...args: unknown[]) => unknown;
-        if (name === 'onConnect' || name === 'onRequestStart') {
-          return (...args: unknown[]) => {
-            mark();
-            return method.apply(target, args);
-          };
-        }
-        return method.bind(target);
-      },
-    });
-    return dispatch(opts, timed);
-  };
-}
-
-/** Sends deliveries over one keep-alive agent (undici's request(): several times faster than its fetch on loopback). */
 export class DeliveryClient {
-  private agent: Dispatcher | undefined;
-  private plain: Agent | undefined;
-  private undici: typeof import('undici') | undefined;
+  private agent: Agent | undefined;
   private readonly now: () => number;
   private readonly load: () => Promise<typeof import('undici')>;
+  private readonly watch = new AbortWatch();
+  private readonly deadlines = new Deadlines();
 
   constructor(
     private readonly connections = 1,
@@ -102,40 +80,38 @@ export class DeliveryClient {
     const called = this.now();
     let written: number | undefined;
     const since = () => this.now() - (written ?? called);
-    const timeout = AbortSignal.timeout(req.timeout.ms);
-    const signal = req.signal ? AbortSignal.any([req.signal, timeout]) : timeout;
     try {
       // undici is loaded on first use, keeping its ~120 ms import off the --help path.
-      this.undici ??= await this.load();
-      // No redirects are followed: a redirect would carry x-signingKey to another origin (undici forwards custom headers on redirects).
-      this.plain ??= new this.undici.Agent({ connections: this.connections });
-      this.agent ??= this.plain.compose(markWritten);
-      const res = await this.undici.request(req.url, {
-        dispatcher: this.agent,
-        // Read by markWritten; undici ignores options it does not know.
-        ...{ [WRITTEN]: () => (written ??= this.now()) },
-        method: req.method as 'POST',
+      this.agent ??= new (await this.load()).Agent({ connections: this.connections });
+      const url = new URL(req.url);
+      const res = await dispatchRequest(this.agent, {
+        origin: url.origin,
+        path: url.pathname + url.search,
+        method: req.method as HttpMethod,
         headers: req.headers,
         body: req.method === 'GET' || req.method === 'HEAD' ? undefined : req.body,
-        signal,
+        headersTimeout: req.timeout.ms,
+        bodyTimeout: req.timeout.ms,
+        deadlineMs: req.timeout.ms,
+        signal: req.signal,
+        watch: this.watch,
+        deadlines: this.deadlines,
+        keepBytes: MAX_ANSWER_BYTES,
+        onWritten: () => (written ??= this.now()),
       });
-      const chunks: Buffer[] = [];
-      let size = 0;
-      for await (const chunk of res.body as AsyncIterable<Buffer>) {
-        if (size < MAX_ANSWER_BYTES) chunks.push(chunk);
-        size += chunk.length;
-      }
-      const body = withoutKey(Buffer.concat(chunks).subarray(0, MAX_ANSWER_BYTES), req.headers);
-      return { status: res.statusCode, ms: since(), body };
+      const answer: Answer = { status: res.statusCode, ms: since(), body: withoutKey(res.body, req.headers) };
+      const retryAfter = res.headers['retry-after'];
+      if (retryAfter !== undefined) answer.retryAfter = Array.isArray(retryAfter) ? retryAfter[0] : retryAfter;
+      return answer;
     } catch (err) {
       const e = err as { code?: string; name?: string; message?: string };
-      const error = timeout.aborted ? `timed out after ${formatDuration(req.timeout)}` : (e.code ?? e.name ?? String(err));
+      const error = err instanceof MissedDeadline ? `timed out after ${formatDuration(req.timeout)}` : (e.code ?? e.name ?? String(err));
       return { ms: since(), body: Buffer.alloc(0), error };
     }
   }
 
   /** Close the agent's connections. */
   async close(): Promise<void> {
-    await this.plain?.close();
+    await this.agent?.close();
   }
 }

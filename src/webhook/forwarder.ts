@@ -2,7 +2,8 @@ import { childStop } from '../interrupt.js';
 import { closeSync, existsSync, openSync, readFileSync, renameSync, writeFileSync, writeSync } from 'node:fs';
 import { type Clock, realClock } from '../clock.js';
 import type { Duration } from '../units.js';
-import { backoffMs } from '../http/failure.js';
+import { APP_BACKOFF, appFailure, appPolicy } from '../http/app-policy.js';
+import { retrying } from '../http/retry.js';
 import { type Answer, DeliveryClient } from './client.js';
 import { type Delivery, outgoingHeaders } from './delivery.js';
 import { FORWARDED_HEADER } from './limits.js';
@@ -58,8 +59,9 @@ function readCursor(path: string): number | undefined {
 }
 
 /**
- * Forwards recorded deliveries to the app one at a time in arrival order, retrying each with capped
- * exponential backoff until it gets a 2xx. It only ever reads what the listener has already
+ * Forwards recorded deliveries to the app one at a time in arrival order, retrying each as the app
+ * policy says (capped exponential backoff, at least the retry floor for a 429 or 503) until it gets a
+ * 2xx. It only ever reads what the listener has already
  * recorded and acknowledged, so it can be as slow as the app without delaying a 200 to the service.
  * Memory is bounded: past the limits the queue "spills" and later deliveries are read back from the
  * record file. Each forwarded seq is appended to `<record>.forwarded`, so a restart resumes after the
@@ -164,7 +166,11 @@ export class Forwarder {
     }
   }
 
-  /** Try until a 2xx; false when stopped first. */
+  /**
+   * Try until a 2xx; false when stopped first. The tries are the one retry loop's (src/http/retry.ts) under
+   * the app policy (src/http/app-policy.ts): every failure is repeated, and each failed try is an event
+   * with the wait before the next.
+   */
   private async forward(d: Delivery): Promise<boolean> {
     const o = this.opts;
     const headers = outgoingHeaders(d.headers, o.key);
@@ -173,17 +179,31 @@ export class Forwarder {
       const name = Object.keys(headers).find((h) => h.toLowerCase() === FORWARDED_HEADER) ?? FORWARDED_HEADER;
       headers[name] = headers[name] === undefined ? o.forwardedBy : `${headers[name]}, ${o.forwardedBy}`;
     }
-    for (let attempt = 1; ; attempt++) {
-      const answer = await this.client.send({ url: o.url, method: d.method, headers, body: d.body, timeout: o.timeout, signal: this.stopper.signal });
-      const ok = answer.status !== undefined && answer.status >= 200 && answer.status < 300;
-      if (!ok && this.stopper.signal.aborted) return false;
-      // The one backoff of cardboard (failure.ts); the jitter keeps a fleet of listeners from retrying in step.
-      const clock = o.clock ?? realClock;
-      const retryInMs = ok ? undefined : backoffMs(attempt, { baseMs: o.retryBaseMs ?? 100, maxMs: o.retryCapMs ?? 5000 }, clock.random);
-      o.onEvent({ type: 'forward', seq: d.seq, attempt, answer, ok, retryInMs, pending: this.pending - (ok ? 1 : 0) });
-      if (ok) return true;
-      await clock.sleep(retryInMs!, this.stopper.signal);
-      if (this.stopper.signal.aborted) return false;
+    const clock = o.clock ?? realClock;
+    const stop = this.stopper.signal;
+    let attempt = 0;
+    let answer: Answer | undefined;
+    const once = async (): Promise<Answer> => {
+      attempt++;
+      answer = await this.client.send({ url: o.url, method: d.method, headers, body: d.body, timeout: o.timeout, signal: stop });
+      if (answer.status !== undefined && answer.status >= 200 && answer.status < 300) return answer;
+      throw appFailure(d.method, o.url, answer, clock.now());
+    };
+    const policy = appPolicy<undefined>({
+      clock,
+      // The jitter keeps a fleet of listeners from retrying in step.
+      backoff: { baseMs: o.retryBaseMs ?? APP_BACKOFF.baseMs, maxMs: o.retryCapMs ?? APP_BACKOFF.maxMs },
+      stop,
+      onRetry: (info) => o.onEvent({ type: 'forward', seq: d.seq, attempt: info.attempt, answer: answer!, ok: false, retryInMs: info.delayMs, pending: this.pending }),
+    });
+    try {
+      await retrying(once, undefined, policy, stop, { clock });
+    } catch (err) {
+      // Stopped during a try or a wait: the forward stays unacknowledged and is sent again on resume.
+      if (stop.aborted) return false;
+      throw err;
     }
+    o.onEvent({ type: 'forward', seq: d.seq, attempt, answer: answer!, ok: true, retryInMs: undefined, pending: this.pending - 1 });
+    return true;
   }
 }
