@@ -1,6 +1,6 @@
 import { styleText } from 'node:util';
-import { type Context, redact, useColor } from '../context.js';
-import { terminalText } from './text.js';
+import { notice, type NoticeContext } from './notice.js';
+import { type IoContext, useColor } from './streams.js';
 
 /** Messages for the person at the terminal, on stderr, never on stdout (data only there). */
 export interface Status {
@@ -19,18 +19,13 @@ type Style = Parameters<typeof styleText>[0];
  * Each message is one line: what it quotes from the server (field names, ids) is escaped before the
  * coloured prefix is added, so only cardboard's own colour codes reach the terminal.
  */
-export function createStatus(ctx: Context): Status {
+export function createStatus(ctx: NoticeContext & Pick<IoContext, 'stderr' | 'env'>): Status {
   const color = useColor(ctx, ctx.stderr);
   // validateStream: false because we already decided from ctx (the test streams are not process.stderr).
   const paint = (style: Style, text: string) => (color ? styleText(style, text, { validateStream: false }) : text);
-  const write = (prefix: string, message: string) => ctx.stderr.write(`${prefix}${terminalText(redact(ctx, message))}\n`);
   return {
-    info: (message) => {
-      if (!ctx.globals.quiet) write('', message);
-    },
-    success: (message) => {
-      if (!ctx.globals.quiet) write(`${paint('green', 'ok:')} `, message);
-    },
-    warn: (message) => write(`${paint('yellow', 'warning:')} `, message),
+    info: (message) => notice(ctx, message),
+    success: (message) => notice(ctx, message, { prefix: `${paint('green', 'ok:')} ` }),
+    warn: (message) => notice(ctx, message, { prefix: `${paint('yellow', 'warning:')} `, always: true }),
   };
 }

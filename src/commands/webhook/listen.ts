@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { resolveSelection } from '../../config/index.js';
-import type { Context, ContextRef } from '../../context.js';
+import { type Context, type ContextRef, ownSecrets, type SecretsRef } from '../../context.js';
+import type { SecretKeeper } from '../../redact.js';
 import { AuthError, CardboardError, UsageError } from '../../errors.js';
 import { childStop, whenAborted } from '../../interrupt.js';
 import { createLiveLine, type LivePart } from '../../io/live-line.js';
@@ -25,7 +26,7 @@ import { KEY_TRANSPORT_HELP, loadSigningKey, noKeyHint, signingKeyStdinOption } 
 import { batchedOutput } from './batched-output.js';
 import { changeJsonTail, deliveryLine, LINE_PARSE_MAX_BYTES, notForwardedText, refusedTotal, rejectLine, resumedForwardText, spoolKeptText, summaryLine } from './render.js';
 import { ForwardOutage } from './outage.js';
-import { httpUrl } from './url.js';
+import { httpUrl } from '../../http/url.js';
 import { type InspectPlan, inspectorLine, inspectPlan, makeInspector, startInspector } from './inspect.js';
 
 /** Options of `webhook listen`, as plain data. */
@@ -57,7 +58,7 @@ export interface WebhookListenOptions {
 const STOP_GRACE_MS = 2000;
 
 /** Register `webhook listen`. */
-export function webhookListenCommand(parent: Command, ctx: ContextRef, run = runWebhookListen): Command {
+export function webhookListenCommand(parent: Command, ctx: ContextRef, run = runWebhookListen, secrets: SecretsRef = ownSecrets): Command {
   return parent
     .command('listen')
     .description('Receive webhook deliveries: verify, answer 200 at once, print, record, forward')
@@ -116,7 +117,7 @@ Examples:
         tunnel,
         publicUrl,
         inspect: o.inspect === undefined ? undefined : inspectPlan(o.inspect as string | true),
-      });
+      }, secrets());
     });
 }
 
@@ -127,7 +128,7 @@ function selfForward(url: string, port: number): UsageError {
 }
 
 /** Run the listener until SIGINT/SIGTERM, then finish requests in flight, flush and return (the process then ends by the signal, main.ts). */
-export async function runWebhookListen(ctx: Context, opts: WebhookListenOptions): Promise<void> {
+export async function runWebhookListen(ctx: Context, opts: WebhookListenOptions, keeper: SecretKeeper): Promise<void> {
   const json = opts.json || !ctx.stdout.isTTY;
   const isPublic = opts.tunnel !== undefined || opts.publicUrl !== undefined;
   // While --forward-to is down, and while the listener is public, its state is one line updated in place
@@ -142,7 +143,7 @@ export async function runWebhookListen(ctx: Context, opts: WebhookListenOptions)
   const timing = isPublic ? timingFromEnv(ctx.env[TIMING_ENV]) : undefined;
   // Found before anything opens: a missing tool is a usage error (exit 2), with how to install it.
   const found: FoundTool | undefined = opts.tunnel ? await findTool(opts.tunnel, ctx.env) : undefined;
-  const signing = await loadSigningKey(ctx, opts.signingKeyStdin, 'listen');
+  const signing = await loadSigningKey(ctx, opts.signingKeyStdin, 'listen', keeper);
   if (opts.verify && !signing) {
     throw new AuthError('no webhook signing key: refusing to accept unverified deliveries (spec 6)', { hint: `${await noKeyHint(ctx)}${isPublic ? '' : ' Or pass --no-verify to accept anything.'}` });
   }
@@ -256,7 +257,7 @@ export async function runWebhookListen(ctx: Context, opts: WebhookListenOptions)
     throw new CardboardError(`cannot listen on ${opts.host}:${opts.port} (${code ?? (err as Error).message})`, { hint: code === 'EADDRINUSE' ? 'Pick another --port (0: any free port).' : undefined, cause: err });
   }
   // Catch Ctrl-C before the ready line: a supervisor may send SIGINT as soon as it reads it.
-  const undrain = ctx.cancel.drainOn({ graceMs: STOP_GRACE_MS });
+  const undrain = ctx.drain.enable({ graceMs: STOP_GRACE_MS });
   // First line on stderr, printed even with --quiet: where to point the board (spec 2.4, Webhook URL). A
   // public listener's URL to paste is the public one, printed when the tunnel is up.
   if (found) io.stderr.write(`Listening on ${url} (loopback; starting ${found.name} to make it public).\n`);
@@ -283,7 +284,7 @@ export async function runWebhookListen(ctx: Context, opts: WebhookListenOptions)
   };
   const ticker = live && opts.forwardTo ? setInterval(tick, 1000).unref() : undefined;
   // Stopped by Ctrl-C or SIGTERM (drain), or by a tunnel that never came up.
-  const stop = childStop(ctx.cancel.drain);
+  const stop = childStop(ctx.drain.signal);
   let failure: unknown;
   let tunnelRun: Promise<void> | undefined;
   if (isPublic) {

@@ -1,9 +1,9 @@
 // `webhook listen --tunnel` and `--public-url`: the flags as a plan, the tool found on PATH, and the tunnel's
 // events as lines for a person. The tunnel engine itself is webhook/tunnel/.
-import { type Context, redact } from '../../context.js';
+import type { Context } from '../../context.js';
 import { CardboardError, UsageError } from '../../errors.js';
 import { isLoopbackHost } from '../../http/url.js';
-import { terminalText } from '../../io/text.js';
+import { noticeText } from '../../io/notice.js';
 import type { Status } from '../../io/status.js';
 import { formatDuration } from '../../units.js';
 import { AUTO_ORDER, INSTALL, parseSshTarget, type ToolName, type TunnelTool, cloudflared, ngrok, ssh } from '../../webhook/tunnel/tools.js';
@@ -170,7 +170,7 @@ export interface TunnelOutput {
 /** The lines of the tunnel's events for a person: each escaped, each secret redacted. */
 export function tunnelRenderer(ctx: Context, name: string, out: TunnelOutput): (e: TunnelEvent) => void {
   // Each line escaped on its own; a block of several goes out in one write, so nothing lands inside it.
-  const line = (...texts: string[]) => out.stderr(texts.map((text) => `${terminalText(redact(ctx, text))}\n`).join(''));
+  const line = (...texts: string[]) => out.stderr(texts.map((text) => `${noticeText(ctx.secrets, text)}\n`).join(''));
   return (e) => {
     switch (e.type) {
       case 'output':

@@ -1,6 +1,7 @@
 import { statSync } from 'node:fs';
 import type { Command } from 'commander';
-import type { Context, ContextRef } from '../../context.js';
+import { type Context, type ContextRef, ownSecrets, type SecretsRef } from '../../context.js';
+import type { SecretKeeper } from '../../redact.js';
 import { AuthError, CancelledError, CardboardError, UsageError } from '../../errors.js';
 import { createStatus } from '../../io/status.js';
 import { plural, terminalText } from '../../io/text.js';
@@ -12,7 +13,7 @@ import { readDeliveries, sniffRecordFile } from '../../webhook/record-file.js';
 import { checkKeys, describeUnknownKeys } from '../../schema/match.js';
 import { KEY_TRANSPORT_HELP, loadSigningKey, noKeyHint, signingKeyStdinOption } from './key.js';
 import { answerStart, answerStartData, answerText, notAnsweredText } from './render.js';
-import { httpUrl } from './url.js';
+import { httpUrl } from '../../http/url.js';
 import { type Duration, durationOf, parseInteger } from '../../units.js';
 
 /** Options of `webhook replay`, as plain data. */
@@ -34,7 +35,7 @@ export interface WebhookReplayOptions {
 const IN_FLIGHT_GRACE_MS = 2000;
 
 /** Register `webhook replay`. */
-export function webhookReplayCommand(parent: Command, ctx: ContextRef, run = runWebhookReplay): Command {
+export function webhookReplayCommand(parent: Command, ctx: ContextRef, run = runWebhookReplay, secrets: SecretsRef = ownSecrets): Command {
   return parent
     .command('replay')
     .description('Re-send recorded deliveries in order (exact bytes and headers); show answers')
@@ -74,7 +75,7 @@ Examples:
         signingKeyStdin: o.signingKeyStdin === true,
         json: o.json === true,
         timeout: ctx().globals.timeout ?? durationOf(60_000),
-      });
+      }, secrets());
     });
 }
 
@@ -150,9 +151,9 @@ function checkFilterFields(opts: WebhookReplayOptions, fields: Set<string>, read
 }
 
 /** Send the matching deliveries one by one in recorded order; throws at the end if any was not answered 200. */
-export async function runWebhookReplay(ctx: Context, opts: WebhookReplayOptions): Promise<void> {
+export async function runWebhookReplay(ctx: Context, opts: WebhookReplayOptions, keeper: SecretKeeper): Promise<void> {
   const kind = checkRecordFile(opts.file);
-  const signing = await loadSigningKey(ctx, opts.signingKeyStdin, 'replay');
+  const signing = await loadSigningKey(ctx, opts.signingKeyStdin, 'replay', keeper);
   if (!signing) throw new AuthError('no webhook signing key to sign the replayed deliveries with (spec 6)', { hint: await noKeyHint(ctx) });
   const status = createStatus(ctx);
   if (kind === 'empty') {
@@ -177,7 +178,7 @@ export async function runWebhookReplay(ctx: Context, opts: WebhookReplayOptions)
   let resumeAt = opts.from;
   let inFlight: number | undefined;
   const resumeText = () => `--from ${inFlight ?? resumeAt}${opts.filters.length || opts.changed.length ? ` and the same ${opts.filters.length ? '--filter' : '--changed'}` : ''}`;
-  const undrain = ctx.cancel.drainOn({
+  const undrain = ctx.drain.enable({
     graceMs: IN_FLIGHT_GRACE_MS,
     onFirst: () =>
       status.warn(
@@ -186,7 +187,7 @@ export async function runWebhookReplay(ctx: Context, opts: WebhookReplayOptions)
           : `Interrupted: finishing #${inFlight} in flight (Ctrl-C again to quit at once, then resume with ${resumeText()}).`,
       ),
   });
-  const stopped = () => ctx.cancel.drain.aborted;
+  const stopped = () => ctx.drain.signal.aborted;
   try {
     for (let offset = 0; offset < size && !stopped(); ) {
       // With --changed every delivery is read, to know each card's state before the first one sent; with

@@ -26,7 +26,7 @@ import { type Delivery, outgoingHeaders } from '../delivery.js';
 import type { ForwardEvent } from '../forwarder.js';
 import { reachesListener } from '../limits.js';
 // The check --forward-to gets, so a replay URL is held to the same rule.
-import { httpUrl } from '../../commands/webhook/url.js';
+import { httpUrl } from '../../http/url.js';
 import { durationOf, type Duration } from '../../units.js';
 import { HttpError, readJson, SECURITY_HEADERS, send, sse } from './respond.js';
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_ENTRIES, EntryStore, forwardView } from './store.js';
