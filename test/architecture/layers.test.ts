@@ -2,9 +2,9 @@
 // every `import`, `import type`, `export … from` and `import()` of every file, type-only ones included (a
 // type import is still a dependency: the module it names must compile first, and a circle of types is a
 // circle of design). The imports are read by TypeScript's own scanner (ts.preProcessFile, from the
-// typescript devDependency): a dependency checker such as dependency-cruiser would add some forty packages
-// to check what these few rules need. The layer table is read from docs/architecture.md itself, so the page
-// and this test cannot say different things.
+// typescript devDependency already here) rather than by a dependency checker such as dependency-cruiser,
+// a new package and its dependencies for these few rules. The layer table is read from
+// docs/architecture.md itself, so the page and this test cannot say different things.
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import ts from 'typescript';
