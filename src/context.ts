@@ -27,7 +27,7 @@ export interface GlobalOptions {
 /**
  * What every command receives (gh's factory), built once by main after parsing and never written to again:
  * the streams with their TTY facts, env, the parsed global options, the config store, the secrets to
- * redact, the clock, the run's cancellation, and the API client, built on first use. It has every member
+ * redact, the clock, the run's stop signal and drain, and the API client, built on first use. It has every member
  * of the I/O layer's IoContext (src/io/streams.ts), so a command passes it to io/ as it is.
  */
 export interface Context {
