@@ -2,11 +2,12 @@ import type { ApiClient, ApiTarget } from './api/types.js';
 import type { Clock } from './clock.js';
 import { type ConfigStore, configStore } from './config/store.js';
 import { type Host, hostOf, type InStream, type OutStream } from './host.js';
-import { Cancellation, noSignals } from './interrupt.js';
-import { redactSecrets } from './redact.js';
+import { Cancellation, type Drain, noSignals } from './interrupt.js';
+import { type Redactor, type SecretKeeper, Secrets } from './redact.js';
 import type { Duration } from './units.js';
 
 export { type Host, hostOf, type InStream, type OutStream, processHost } from './host.js';
+export { isInteractive, useColor } from './io/streams.js';
 
 /** Options every command accepts, before or after the command name (program.ts declares them). */
 export interface GlobalOptions {
@@ -26,7 +27,8 @@ export interface GlobalOptions {
 /**
  * What every command receives (gh's factory), built once by main after parsing and never written to again:
  * the streams with their TTY facts, env, the parsed global options, the config store, the secrets to
- * redact, the clock, the run's cancellation, and the API client, built on first use.
+ * redact, the clock, the run's stop signal and drain, and the API client, built on first use. It has every member
+ * of the I/O layer's IoContext (src/io/streams.ts), so a command passes it to io/ as it is.
  */
 export interface Context {
   readonly stdin: InStream;
@@ -37,12 +39,15 @@ export interface Context {
   readonly globals: Readonly<GlobalOptions>;
   /** The one place the config file is read and written. */
   readonly config: ConfigStore;
-  /** Values (tokens, signing keys) that must never be printed; redact() replaces them. */
-  readonly secrets: Set<string>;
-  /** The run's cancellation: `cancel.signal` stops now, `cancel.drain` takes no new work (interrupt.ts). */
-  readonly cancel: Cancellation;
-  /** `cancel.signal`: every wait takes it (requests, sleeps, stdin, prompts). */
+  /**
+   * The values (tokens, signing keys) that must never be printed, for reading only: `secrets.redact(text)`.
+   * A secret is added by whoever learns it, through the run's registry (redact.ts Secrets), never here.
+   */
+  readonly secrets: Redactor;
+  /** The run's stop: every wait takes it (requests, sleeps, stdin, prompts). */
   readonly signal: AbortSignal;
+  /** The run's drain, for a long run: the signal to take no new work, and the window in which Ctrl-C drains (interrupt.ts). */
+  readonly drain: Drain;
   readonly clock: Clock;
   /**
    * The client of the selected board (flags > env > config), built on first call with the global options
@@ -55,10 +60,11 @@ export interface Context {
   close(): Promise<void>;
 }
 
-/** The parts a context is built from; main passes the parsed globals and its cancellation, tests what they need. */
+/** The parts a context is built from; main passes the parsed globals, its cancellation and its secrets, tests what they need. */
 export interface ContextParts extends Partial<Host> {
   globals?: GlobalOptions;
-  secrets?: Set<string>;
+  /** The run's registry of secrets: the context reads it, the API session adds the credentials it uses. */
+  secrets?: Secrets;
   cancel?: Cancellation;
   config?: ConfigStore;
   /** Builds the selected board's client instead of the real session (tests: a simulated service). */
@@ -68,13 +74,23 @@ export interface ContextParts extends Partial<Host> {
 /** A builder's way to the run's context: called when the command runs, once main has built it. */
 export type ContextRef = () => Context;
 
+/**
+ * A builder's way to the run's registry of secrets, for a command that learns one (a key read from stdin, a
+ * token typed at a prompt) and hands it to its run function: called when the command runs, like ContextRef.
+ */
+export type SecretsRef = () => SecretKeeper;
+
+/** The SecretsRef of a builder called outside main (a test): the command keeps what it learns to a registry of its own. */
+export const ownSecrets: SecretsRef = () => new Secrets();
+
 /** Build a context (frozen): the real process's parts by default; tests pass streams, env, clock, globals. */
 export function createContext(parts: ContextParts = {}): Context {
   const host = hostOf(parts);
   let session: Promise<import('./api/session.js').ApiSession> | undefined;
   let selected: Promise<ApiClient> | undefined;
+  const secrets = parts.secrets ?? new Secrets();
   const open = () => {
-    session ??= import('./api/session.js').then((m) => m.openSession(ctx));
+    session ??= import('./api/session.js').then((m) => m.openSession(ctx, secrets));
     return session;
   };
   // A context built outside main (a test, a library caller) hears no process signal unless given a source.
@@ -90,9 +106,9 @@ export function createContext(parts: ContextParts = {}): Context {
     clock: host.clock,
     globals: Object.freeze({ ...parts.globals }),
     config: parts.config ?? configStore(host.env),
-    secrets: parts.secrets ?? new Set<string>(),
-    cancel,
+    secrets: secrets.reader,
     signal: cancel.signal,
+    drain: cancel.draining(),
     api: () => {
       selected ??= parts.api ? parts.api(ctx) : open().then((s) => s.selected());
       return selected;
@@ -109,17 +125,3 @@ export function createContext(parts: ContextParts = {}): Context {
   return ctx;
 }
 
-/** True when prompts may be shown: stdin and stdout are TTYs and CI is not set (a prompt on a silent open stdin waits for ever). */
-export function isInteractive(ctx: Context): boolean {
-  return Boolean(ctx.stdin.isTTY && ctx.stdout.isTTY && !ctx.env.CI);
-}
-
-/** True when colour may be written to the stream: a TTY and NO_COLOR unset. */
-export function useColor(ctx: Context, stream: OutStream = ctx.stderr): boolean {
-  return Boolean(stream.isTTY) && !ctx.env.NO_COLOR && ctx.env.TERM !== 'dumb';
-}
-
-/** The last safety net over printed text: every known secret of 8+ characters replaced by "***" (see src/redact.ts). */
-export function redact(ctx: Context, text: string): string {
-  return redactSecrets(ctx.secrets, text);
-}

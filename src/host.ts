@@ -1,17 +1,11 @@
 // What exists before the command line is parsed. Apart from the context (context.ts) so that main, which needs
 // the host before parsing, does not load the context's modules (the config store, redaction) on a run that
 // never builds a context: `--help`, a usage error.
-import type { Readable, Writable } from 'node:stream';
 import { type Clock, realClock } from './clock.js';
 import { processSignals, type SignalSource } from './interrupt.js';
+import type { InStream, OutStream } from './io/streams.js';
 
-/**
- * A writable stream with the TTY facts the output layer needs (process.stdout, or a test buffer): its size,
- * and its file descriptor (a pager writes to the terminal itself; a stream without one is never paged).
- */
-export type OutStream = Writable & { isTTY?: boolean; columns?: number; rows?: number; fd?: number };
-/** A readable stream with its TTY fact (process.stdin, or a test buffer). */
-export type InStream = Readable & { isTTY?: boolean; setRawMode?: (mode: boolean) => unknown };
+export type { InStream, OutStream } from './io/streams.js';
 
 /** What exists before the command line is parsed: the process's streams, environment, clock and signals. */
 export interface Host {

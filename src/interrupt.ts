@@ -148,6 +148,17 @@ export interface DrainOptions {
 }
 
 /**
+ * What a long run uses of the run's cancellation besides its stop signal (the context's `drain`): the signal
+ * that says "take no new work", and the window in which the first Ctrl-C only drains.
+ */
+export interface Drain {
+  /** Aborted by the first Ctrl-C of a draining run, and whenever the run's stop signal is. */
+  readonly signal: AbortSignal;
+  /** Until the returned function is called, the first Ctrl-C only drains (Cancellation.drainOn). */
+  enable(options?: DrainOptions): () => void;
+}
+
+/**
  * The run's signal tree, listening to `source` from construction until dispose(). SIGTERM and a broken
  * pipe always stop now; Ctrl-C stops now unless a run is draining (drainOn), and a second signal ends the
  * process at once by that signal (exitNow).
@@ -195,6 +206,11 @@ export class Cancellation {
     return () => {
       if (this.drainer === options) this.drainer = undefined;
     };
+  }
+
+  /** The drain as a long run uses it: `drain` and drainOn. */
+  draining(): Drain {
+    return Object.freeze({ signal: this.drain, enable: (options?: DrainOptions) => this.drainOn(options) });
   }
 
   /** Stop listening: Node's default signal handling comes back. */

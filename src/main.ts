@@ -5,6 +5,7 @@ import { type Host, hostOf } from './host.js';
 import { Cancellation, isStopSignal, signalExitCode, type StopSignal } from './interrupt.js';
 import { isBrokenPipe, watchBrokenPipe } from './io/write.js';
 import { buildProgram, CommanderError, trackCommand, usageAdvice } from './program.js';
+import type { Secrets } from './redact.js';
 
 /** How a run ended: its exit code, and the signal that stopped it, which the process must end by. */
 export interface RunEnd {
@@ -31,11 +32,17 @@ export async function runToEnd(argv: string[], parts: ContextParts = {}): Promis
   const host = hostOf(parts);
   // The run's one signal tree: Ctrl-C and SIGTERM from here on stop every wait (interrupt.ts).
   const cancel = parts.cancel ?? new Cancellation(host.signals, host.clock);
-  const secrets = parts.secrets ?? new Set<string>();
+  // The run's registry of secrets, made with the context (redaction is not loaded for `--help`): the context
+  // reads it, whoever learns a secret (the API session, a command that reads a key) is handed it.
+  let secrets = parts.secrets;
   let ctx: Context | undefined;
   const runContext = (): Context => {
     if (!ctx) throw new Error('the run context is built when commander runs an action');
     return ctx;
+  };
+  const runSecrets = (): Secrets => {
+    if (!secrets) throw new Error("the run's secrets are made with its context");
+    return secrets;
   };
   // A reader that went away (`| head -1`) stops the run with its own reason and exit 0: requests in flight
   // end, a long run such as `webhook listen` winds down, and nothing is reported. On stderr it only means
@@ -54,10 +61,11 @@ export async function runToEnd(argv: string[], parts: ContextParts = {}): Promis
   /** A signal the run ends by that it never received itself (CancelledError.signal). */
   let unseen: StopSignal | undefined;
   try {
-    const program = await buildProgram(host, argv, runContext);
+    const program = await buildProgram(host, argv, runContext, false, runSecrets);
     failing = trackCommand(program, argv);
     program.hook('preAction', async (_root, action) => {
-      const { createContext } = await import('./context.js');
+      const [{ createContext }, { Secrets }] = await Promise.all([import('./context.js'), import('./redact.js')]);
+      secrets ??= new Secrets();
       ctx = createContext({ ...parts, secrets, cancel, globals: action.optsWithGlobals() });
     });
     await program.parseAsync(argv, { from: 'user' });
@@ -86,14 +94,16 @@ export async function runToEnd(argv: string[], parts: ContextParts = {}): Promis
  * gh: `error: …`, `Did you mean X?` when a word is close, the hint, then the usage line of `command`, the
  * command that failed, and `See 'cardboard … --help'.`
  */
-async function report(err: unknown, host: Pick<Host, 'stderr'>, secrets: Set<string>, verbose: boolean, command?: Command): Promise<number> {
+async function report(err: unknown, host: Pick<Host, 'stderr'>, secrets: Secrets | undefined, verbose: boolean, command?: Command): Promise<number> {
   // Commander has printed the help or the version (exit code 0), or the help of a group run without a verb.
   if (err instanceof CommanderError && (err.exitCode === 0 || err.code === 'commander.help')) return err.exitCode === 0 ? ExitCode.ok : ExitCode.usage;
-  const [{ terminalText }, { redactSecrets }] = await Promise.all([import('./io/text.js'), import('./redact.js')]);
+  const [{ notice }, { Secrets }] = await Promise.all([import('./io/notice.js'), import('./redact.js')]);
+  // Before a context was built no secret is known: an error of parsing holds none.
+  const known = secrets ?? new Secrets();
   // Messages quote the server (field names, suggestions, its error text), the user's files and arguments:
-  // escaped, so nothing in them moves the cursor or retitles the terminal. Line breaks stay: a message or
-  // hint may list one item a line (each quoted value is escaped to one line where it is built).
-  const write = (line: string) => host.stderr.write(`${terminalText(redactSecrets(secrets, line), { keepNewlines: true })}\n`);
+  // escaped, so nothing in them moves the cursor or retitles the terminal; said under --quiet too. Line breaks
+  // stay: a message or hint may list one item a line (each quoted value is escaped to one line where it is built).
+  const write = (line: string) => notice({ stderr: host.stderr, secrets: known }, line, { always: true, keepNewlines: true });
   if (err instanceof CommanderError || err instanceof UsageError) {
     // Commander's message (unknown option or command, missing or excess argument, bad choice), which
     // program.ts leaves to this reporter, already reads `error: …`.

@@ -2,7 +2,7 @@
 import type * as Commander from 'commander';
 import type { Help, HelpContext, Option } from 'commander';
 import { createRequire } from 'node:module';
-import type { ContextRef } from './context.js';
+import type { ContextRef, SecretsRef } from './context.js';
 import type { Host } from './host.js';
 import { type NounName, NOUNS } from './commands/nouns.js';
 import { UsageError } from './errors.js';
@@ -17,12 +17,17 @@ type Command = Commander.Command;
 /** Commander's own error (what it threw after printing a usage error, the help or the version). */
 export const { CommanderError } = commander;
 
+/** The SecretsRef of a tree built outside main (help, the reference, tests): a command that learns a secret is run by main only. */
+const noSecrets: SecretsRef = () => {
+  throw new Error("the run's secrets are made by main with its context");
+};
+
 /** Builds the whole tree (every group loaded): shell completion walks it. */
 type TreeLoader = () => Promise<Command>;
 
 /** A command group's module, imported only when the group runs, so start-up stays cheap. */
 interface NounModule {
-  register(program: Command, ctx: ContextRef, tree: TreeLoader): void;
+  register(program: Command, ctx: ContextRef, tree: TreeLoader, secrets: SecretsRef): void;
 }
 
 /** How to load each group of NOUNS (their names and summaries are in commands/nouns.ts, read without loading them). */
@@ -164,8 +169,8 @@ function helpCommand(from: Command): void {
         const next = verbs.find((c) => c.name() === word || c.aliases().includes(word));
         if (!next) {
           const path = ['cardboard', ...commandPath(target)].join(' ');
-          const { suggestField } = await import('./schema/match.js');
-          const suggestion = suggestField(word, verbs.map((c) => c.name()));
+          const { didYouMean } = await import('./did-you-mean.js');
+          const suggestion = didYouMean(word, verbs.map((c) => c.name()));
           if (!verbs.length) throw new UsageError(`'${path}' has no subcommand '${word}'`);
           throw new UsageError(`unknown command '${word}' for '${path}'`, {
             suggestion,
@@ -193,9 +198,10 @@ function addHelpCommands(cmd: Command): void {
 /**
  * Build the program with only the running group's module loaded; the others are listed for help.
  * With `all`, every group is loaded (shell completion walks the whole tree). Help and commander's errors
- * go to the host's streams; an action gets the run's context from `ctx`, which main builds once parsed.
+ * go to the host's streams; an action gets the run's context from `ctx`, which main builds once parsed, and
+ * a command that learns a secret the run's registry from `secrets` (main's; outside main, none is needed).
  */
-export async function buildProgram(host: Pick<Host, 'stdout' | 'stderr'>, argv: string[], ctx: ContextRef, all = false): Promise<Command> {
+export async function buildProgram(host: Pick<Host, 'stdout' | 'stderr'>, argv: string[], ctx: ContextRef, all = false, secrets: SecretsRef = noSecrets): Promise<Command> {
   const program = new CardboardCommand('cardboard')
     // Set before any subcommand is made: each copies its parent's help settings when created. Every
     // command's help lists the global options; --version is left to the root's.
@@ -251,7 +257,7 @@ what it lacks and beat the default board (docs/boards-and-credentials.md).`,
   const wanted = findNoun(argv);
   for (const noun of NOUNS) {
     if (all || noun.name === wanted) {
-      (await LOADERS[noun.name]()).register(program, ctx, () => buildProgram(host, [], ctx, true));
+      (await LOADERS[noun.name]()).register(program, ctx, () => buildProgram(host, [], ctx, true, secrets), secrets);
     } else {
       // Listed for help only; running it loads the real module instead.
       // Should findNoun ever miss the word commander picks, the placeholder refuses instead of doing nothing.
@@ -320,8 +326,8 @@ export async function usageAdvice(err: Commander.CommanderError | UsageError, cm
     candidates = [cmd, ...commandAncestors(cmd)].flatMap((c) => c.createHelp().visibleOptions(c).flatMap((o) => (o.long ? [o.long] : [])));
   }
   if (word === undefined || candidates.length === 0) return { usage };
-  const { suggestField } = await import('./schema/match.js');
-  return { suggestion: suggestField(word, candidates), usage };
+  const { didYouMean } = await import('./did-you-mean.js');
+  return { suggestion: didYouMean(word, candidates), usage };
 }
 
 /** The groups above `cmd`, nearest first, the root last. */

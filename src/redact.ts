@@ -6,7 +6,8 @@
 /** A secret at least this long is replaced wherever it occurs: a chance match in other text is then negligible. */
 export const MIN_SUBSTRING_SECRET = 8;
 
-const MASK = '***';
+/** What stands in for a secret wherever cardboard prints or writes text that held one. */
+export const MASK = '***';
 
 const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
@@ -45,11 +46,19 @@ export function scrubBytes(bytes: Buffer, secret: string): Buffer {
   // Valid UTF-8 decodes and encodes back to the same bytes; anything else held a byte that is not text.
   if (Buffer.byteLength(text) === bytes.length && Buffer.from(text).equals(bytes)) return Buffer.from(scrubSecret(text, secret));
   if (secret.length < MIN_SUBSTRING_SECRET) return bytes;
-  const needle = Buffer.from(secret);
+  return maskBytes(bytes, Buffer.from(secret));
+}
+
+const MASK_BYTES = Buffer.from(MASK);
+
+/** `bytes` with every occurrence of `needle` replaced by `***`; `bytes` itself, uncopied, when it holds none. */
+export function maskBytes(bytes: Buffer, needle: Buffer): Buffer {
+  let at = bytes.indexOf(needle);
+  if (at === -1) return bytes;
   const parts: Buffer[] = [];
   let from = 0;
-  for (let at = bytes.indexOf(needle); at >= 0; at = bytes.indexOf(needle, from)) {
-    parts.push(bytes.subarray(from, at), Buffer.from(MASK));
+  for (; at !== -1; at = bytes.indexOf(needle, from)) {
+    parts.push(bytes.subarray(from, at), MASK_BYTES);
     from = at + needle.length;
   }
   parts.push(bytes.subarray(from));
@@ -78,4 +87,50 @@ export function redactValue(secrets: Iterable<string>, value: unknown): unknown 
   let out = value;
   for (const secret of secrets) out = scrubValue(out, secret);
   return out;
+}
+
+/** The run's secrets as everything that prints or writes sees them: read, never added to. */
+export interface Redactor extends Iterable<string> {
+  /** `text` with each secret of 8 characters or more replaced by `***` (redactSecrets). */
+  redact(text: string): string;
+  /** `value` with each secret replaced in its strings, keys included, before it is encoded (redactValue). */
+  redactValue(value: unknown): unknown;
+}
+
+/** Where a secret learned during the run is put, so that everything printed after hides it. */
+export interface SecretKeeper {
+  add(secret: string): void;
+}
+
+/**
+ * The secrets of one run (tokens, signing keys), kept for redaction. main makes one and hands it, as a
+ * SecretKeeper, to whoever learns a secret (the API session, a command that reads a key or a token); the
+ * context and everything below it get only the reading side, `reader`.
+ */
+export class Secrets implements Redactor, SecretKeeper {
+  readonly #known = new Set<string>();
+  /** The reading side alone (it reads this registry as it grows): the context's `secrets`. */
+  readonly reader: Redactor;
+
+  constructor(known: Iterable<string> = []) {
+    for (const secret of known) this.#known.add(secret);
+    const values = () => this.#known.values();
+    this.reader = Object.freeze({ redact: (text: string) => this.redact(text), redactValue: (value: unknown) => this.redactValue(value), [Symbol.iterator]: values });
+  }
+
+  add(secret: string): void {
+    this.#known.add(secret);
+  }
+
+  redact(text: string): string {
+    return redactSecrets(this.#known, text);
+  }
+
+  redactValue(value: unknown): unknown {
+    return redactValue(this.#known, value);
+  }
+
+  [Symbol.iterator](): Iterator<string> {
+    return this.#known.values();
+  }
 }

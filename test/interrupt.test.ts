@@ -1,5 +1,6 @@
 import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
+import { createContext } from '../src/context.js';
 import { Cancellation, childStop, type SignalSource, type StopSignal } from '../src/interrupt.js';
 
 /** A signal source the test fires by hand, recording exitNow calls and listener counts. */
@@ -150,5 +151,21 @@ describe('childStop', () => {
     parent.abort('SIGINT');
     expect([follower.signal.aborted, follower.signal.reason]).toEqual([true, 'SIGINT']);
     expect(childStop(parent.signal).signal.aborted).toBe(true);
+  });
+});
+
+describe("the context's stop and drain", () => {
+  it('ctx.signal stops now; ctx.drain.enable() makes the first Ctrl-C abort only ctx.drain.signal, until it is undone', () => {
+    const s = fakeSignals();
+    const ctx = createContext({ env: {}, signals: s.source });
+    const undo = ctx.drain.enable();
+    s.fire('SIGINT');
+    expect([ctx.drain.signal.aborted, ctx.signal.aborted]).toEqual([true, false]);
+    undo();
+    const t = fakeSignals();
+    const other = createContext({ env: {}, signals: t.source });
+    other.drain.enable()();
+    t.fire('SIGINT');
+    expect([other.drain.signal.aborted, other.signal.aborted]).toEqual([true, true]);
   });
 });

@@ -1,8 +1,7 @@
 import { readSchemaCache, writeSchemaCache } from '../config/schema-cache.js';
 import { ApiError, CardboardError } from '../errors.js';
 import { type Http, namingBodySize, path } from '../http/index.js';
-import { terminalText } from '../io/text.js';
-import { redactSecrets } from '../redact.js';
+import { notice } from '../io/notice.js';
 import type { Card, Comment, Field } from '../spec-types.js';
 import { SeenIds } from './seen-ids.js';
 import type { ApiClient, ApiContext, ResolvedBoard } from './types.js';
@@ -82,7 +81,7 @@ export function apiOver(http: Http, board: ResolvedBoard, ctx: ApiContext, token
       const fields = await api.getSchema({ signal: ctx.signal });
       const problem = token === undefined ? undefined : writeSchemaCache(ctx.env, http.baseUrl, board.id, token, fields, nowMs);
       // A cache that cannot be written costs a request next time, nothing more: said only with --verbose.
-      if (problem && ctx.globals.verbose) ctx.stderr.write(`${terminalText(redactSecrets(ctx.secrets, `[cache] ${problem}`))}\n`);
+      if (problem && ctx.globals.verbose) notice(ctx, `[cache] ${problem}`, { always: true });
       return fields;
     },
     async putCard(body, opts = {}) {

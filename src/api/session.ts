@@ -2,8 +2,8 @@
 // the clients over them. Built lazily so that commands that make no request never load undici.
 import type { Dispatcher } from 'undici';
 import { resolveCredentials, tokenHints } from '../config/resolve.js';
-import { terminalText } from '../io/text.js';
-import { redactSecrets } from '../redact.js';
+import { notice } from '../io/notice.js';
+import type { SecretKeeper } from '../redact.js';
 import { createDispatcher, createHttp, Pacer } from '../http/index.js';
 import { checkBaseUrl } from '../http/url.js';
 import { apiOver } from './index.js';
@@ -22,28 +22,33 @@ export interface ApiSession {
 /** Where each wait for a rate limit is said: one stderr line (never stdout, so --json stays clean), none with --quiet. */
 export function rateLimitNotice(ctx: ApiContext): ((line: string) => void) | undefined {
   if (ctx.globals.quiet) return undefined;
-  return (line) => ctx.stderr.write(`${terminalText(redactSecrets(ctx.secrets, line))}\n`);
+  return (line) => notice(ctx, line);
 }
 
-/** Open the session from the global options: --timeout, --rate (the gate's fixed rate), --verbose, --insecure. */
-export function openSession(ctx: ApiContext): ApiSession {
+/**
+ * Open the session from the global options: --timeout, --rate (the gate's fixed rate), --verbose, --insecure.
+ * The credentials of each client it builds are added to `secrets`, the run's registry, before any request.
+ */
+export function openSession(ctx: ApiContext, secrets: SecretKeeper): ApiSession {
   const g = ctx.globals;
   const timeoutMs = g.timeout?.ms;
   const pacer = new Pacer({ fixedRate: g.rate, clock: ctx.clock });
   // Created with the first client: a missing board or a refused base URL fails before undici loads.
   let dispatcher: Promise<Dispatcher> | undefined;
-  const notice = rateLimitNotice(ctx);
-  const log = g.verbose ? (line: string) => ctx.stderr.write(`${terminalText(redactSecrets(ctx.secrets, `[http] ${line}`))}\n`) : undefined;
+  const waitNotice = rateLimitNotice(ctx);
+  // Asked for with --verbose: said under --quiet too.
+  const log = g.verbose ? (line: string) => notice(ctx, `[http] ${line}`, { always: true }) : undefined;
   const client = async (target: ApiTarget, board: Parameters<typeof apiOver>[1], cacheToken?: string): Promise<ApiClient> => {
-    ctx.secrets.add(target.token);
+    secrets.add(target.token);
     checkBaseUrl(target.baseUrl, g.insecure);
     dispatcher ??= createDispatcher(timeoutMs);
-    const http = createHttp({ baseUrl: target.baseUrl, token: target.token, dispatcher: await dispatcher, pacer, insecure: Boolean(g.insecure), timeoutMs, clock: ctx.clock, log, hints: tokenHints(board), notice, signal: ctx.signal });
+    const http = createHttp({ baseUrl: target.baseUrl, token: target.token, dispatcher: await dispatcher, pacer, insecure: Boolean(g.insecure), timeoutMs, clock: ctx.clock, log, hints: tokenHints(board), notice: waitNotice, signal: ctx.signal });
     return apiOver(http, { ...board, baseUrl: http.baseUrl }, ctx, cacheToken);
   };
   return {
     async selected() {
-      const { board, token } = resolveCredentials(ctx, await ctx.config.read());
+      const { board, token, signingKey } = resolveCredentials(ctx, await ctx.config.read());
+      if (signingKey !== undefined) secrets.add(signingKey);
       return client({ baseUrl: board.baseUrl, id: board.id, token }, board, token);
     },
     client(target) {

@@ -2,17 +2,17 @@ import type { Clock } from '../clock.js';
 import type { ResolveContext, ResolvedBoard } from '../config/resolve.js';
 import type { CardboardConfig } from '../config/store.js';
 import type { Http, Pacer, RetryPolicy } from '../http/index.js';
+import type { NoticeContext } from '../io/notice.js';
 import type { Card, Comment, Field } from '../spec-types.js';
 import type { Duration } from '../units.js';
 
 export type { ResolvedBoard, Source } from '../config/resolve.js';
 
 /** What the API layer reads from the run: a part of the command context (api/ never imports context.ts). */
-export interface ApiContext extends ResolveContext {
+export interface ApiContext extends ResolveContext, NoticeContext {
   globals: ResolveContext['globals'] & { timeout?: Duration; rate?: number; insecure?: boolean; verbose?: boolean; quiet?: boolean };
   clock: Clock;
   signal: AbortSignal;
-  stderr: { write(text: string): unknown };
   /** The config store: the selected board's stored credentials. */
   config: { read(): Promise<CardboardConfig> };
 }

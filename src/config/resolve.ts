@@ -1,13 +1,14 @@
 import { AuthError, UsageError } from '../errors.js';
-import { suggestField } from '../schema/match.js';
+import { didYouMean } from '../did-you-mean.js';
 import { type CardboardConfig, type StoredBoard, storedBoard } from './store.js';
 
-/** What resolution reads from the run (a part of the command context; config/ depends on nothing above it). */
+/**
+ * What resolution reads from the run (a part of the command context; config/ depends on nothing above it).
+ * Resolution only reads: the caller that uses a resolved secret adds it to the run's registry (redact.ts).
+ */
 export interface ResolveContext {
   env: Record<string, string | undefined>;
   globals: { board?: string; baseUrl?: string };
-  /** Resolved secrets are added here, so everything printed hides them. */
-  secrets: Set<string>;
 }
 
 /** Where a resolved part came from, coarsely: a flag, a CARDBOARD_* variable, or the config file. */
@@ -73,7 +74,7 @@ function findStored(config: CardboardConfig, wanted: string, baseUrl?: string, i
 export function aliasAdvice(name: string, config: CardboardConfig): { suggestion?: string; stored?: string } {
   const known = Object.keys(config.boards);
   if (known.length === 0) return {};
-  const suggestion = suggestField(name, known);
+  const suggestion = didYouMean(name, known);
   return suggestion === undefined ? { stored: `Stored boards: ${known.join(', ')}.` } : { suggestion };
 }
 
@@ -195,8 +196,11 @@ export function tokenHints(board: ResolvedBoard): { 401: string; 403: string } |
   };
 }
 
-/** The board a command talks to and its token, or a UsageError/AuthError naming what is missing. Adds the token to ctx.secrets. */
-export function resolveCredentials(ctx: ResolveContext, config: CardboardConfig): { board: ResolvedBoard; token: string } {
+/**
+ * The board a command talks to, its token and its signing key if it has one, or a UsageError/AuthError naming
+ * what is missing.
+ */
+export function resolveCredentials(ctx: ResolveContext, config: CardboardConfig): { board: ResolvedBoard; token: string; signingKey?: string } {
   const sel = resolveSelection(ctx, config);
   if (!sel.id) {
     throw new UsageError('No board selected.', {
@@ -215,8 +219,6 @@ export function resolveCredentials(ctx: ResolveContext, config: CardboardConfig)
       hint: 'Set CARDBOARD_TOKEN, or store the board with its token: `cardboard board add <alias> --url <POST URL> --token-stdin`.',
     });
   }
-  ctx.secrets.add(sel.token.value);
-  if (sel.signingKey) ctx.secrets.add(sel.signingKey.value);
   return {
     board: {
       id: sel.id.value,
@@ -226,17 +228,17 @@ export function resolveCredentials(ctx: ResolveContext, config: CardboardConfig)
       origins: { id: sel.id.origin, baseUrl: sel.baseUrl.origin, token: sel.token.origin },
     },
     token: sel.token.value,
+    ...(sel.signingKey ? { signingKey: sel.signingKey.value } : {}),
   };
 }
 
 /**
  * The webhook signing key of the selected board, resolved like the token (see resolveSelection), with its
- * source and `from`, a phrase naming it (`CARDBOARD_SIGNING_KEY`, `stored board "work"`). Added to ctx.secrets.
+ * source and `from`, a phrase naming it (`CARDBOARD_SIGNING_KEY`, `stored board "work"`).
  */
 export function resolveSigningKey(ctx: ResolveContext, config: CardboardConfig): { key: string; source: Source; origin: Origin; from: string } | undefined {
   const found = resolveSelection(ctx, config).signingKey;
   if (!found) return undefined;
-  ctx.secrets.add(found.value);
   return { key: found.value, source: found.source, origin: found.origin, from: describeOrigin(found.origin) };
 }
 

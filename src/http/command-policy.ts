@@ -1,9 +1,8 @@
 // The default retry policy, a command's: a person waits at the terminal, so failures get a few quick
 // tries and the service's "come back later" a budget of a minute of waiting, said on stderr each time.
 import { ApiError } from '../errors.js';
-import type { HttpRequest } from './core.js';
 import { backoffMs, classify, mayRepeat, RATE_LIMIT_HINT, RETRY_FLOOR_MS, retryWaitMs, waitText } from './failure.js';
-import type { RetryPolicy } from './retry.js';
+import type { HttpRequest, RetryPolicy } from './types.js';
 import { plural } from '../io/text.js';
 
 /**

@@ -11,53 +11,10 @@ import { AbortWatch, ANSWER_TIMEOUT, Deadlines, dispatchRequest, type RawRespons
 import { TIMEOUT_ADVICE } from './error-words.js';
 import { RATE_LIMIT_HINT } from './failure.js';
 import { extractServerMessage, MESSAGE_COLUMNS, parseRetryAfter } from './message.js';
-import type { RetryPolicy } from './retry.js';
+import type { HttpRequest, HttpResponse, Send } from './types.js';
 import { displayUrl, joinUrl } from './url.js';
 
-/** The methods a request may use: the spec's GET and POST (4), and the rest of HTTP's for `cardboard api`. */
-export type HttpMethod = 'GET' | 'HEAD' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'OPTIONS';
-
-/** One request as the API layer describes it; `path` is already encoded (see `path` in url.ts). */
-export interface HttpRequest {
-  method: HttpMethod;
-  path: string;
-  /** Query parameters; URLSearchParams keeps repeated keys and their order. */
-  query?: Record<string, string | number> | URLSearchParams;
-  /** Sent as JSON with Content-Type: application/json (spec 4). */
-  body?: unknown;
-  /** Bytes sent as they are instead of `body`, still as application/json (spec 4): `cardboard api --input`. */
-  bodyBytes?: Buffer;
-  /**
-   * The answer as it came: `body` is the bytes (Content-Encoding undone, nothing parsed), and an ApiError for a
-   * status outside 2xx carries the answer's headers and bytes (`response`). The token is scrubbed from both.
-   */
-  raw?: boolean;
-  /** The caller knows a repeat cannot duplicate: a POST may be retried like a GET. */
-  retrySafe?: boolean;
-  /** How this request is repeated, when not as the client's default policy says (the import's rows; NO_RETRY). */
-  retry?: RetryPolicy;
-  /** Tries in all for this request, when it differs from the client's default policy (a long board read). */
-  maxTries?: number;
-  signal?: AbortSignal;
-  /**
-   * Ends the waits before the request leaves (the rate gate, a retry's backoff): it is then not sent
-   * (CancelledError). `signal` ends those too, and cuts off a request in flight. The import passes the
-   * run's "take no new work" here and its "stop now" as `signal`.
-   */
-  waitSignal?: AbortSignal;
-}
-
-/** A 2xx answer, decoded by content type (JSON → value, anything else → text), or its bytes (a Buffer) for a `raw` request. */
-export interface HttpResponse {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: unknown;
-  url: string;
-  method: string;
-}
-
-/** The shape every wrapper shares: take a request, give a 2xx response or throw ApiError. */
-export type Send = (req: HttpRequest) => Promise<HttpResponse>;
+export type { HttpMethod, HttpRequest, HttpResponse, Send } from './types.js';
 
 /** What the core needs: where, which token, which dispatcher, and how long to wait. */
 export interface CoreOptions {

@@ -1,5 +1,5 @@
 import { ApiError } from '../errors.js';
-import type { Send } from './core.js';
+import type { Send } from './types.js';
 
 /** Wrap `next` so each try logs one line: method, URL, status (or network code) and milliseconds. */
 export function withDebugLog(next: Send, log: (line: string) => void, now: () => number = Date.now): Send {

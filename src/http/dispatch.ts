@@ -6,7 +6,7 @@
 // handler in an adapter; within the rounds' spread), request() 136.7 / 146.0.
 // An import of tens of thousands of rows is made of these, so their cost bounds its rate (the aim: 0.9x a load generator's).
 import type { Dispatcher } from 'undici';
-import type { HttpMethod } from './core.js';
+import type { HttpMethod } from './types.js';
 
 /** What dispatchRequest needs: where (origin + path with query), what, and how long to wait. */
 export interface RawRequest {

@@ -5,7 +5,7 @@
 // of the client, not just the one it answered; only a 429 lowers the rate.
 import { type Clock, realClock } from '../clock.js';
 import { ApiError, CancelledError } from '../errors.js';
-import type { Send } from './core.js';
+import type { Send } from './types.js';
 import { classify, retryWaitMs, spreadMs } from './failure.js';
 
 /** The part of the clock the pacer uses (random: the jitter of a 429's pause, Math.random without it); tests pass a discrete-event clock. */

@@ -6,46 +6,10 @@
 import { realClock, type Clock } from '../clock.js';
 import { ApiError, CancelledError } from '../errors.js';
 import { commandPolicy, DEFAULT_RETRY, type RetryLimits } from './command-policy.js';
-import type { HttpRequest, Send } from './core.js';
 import { afterTries } from './error-words.js';
+import type { HttpRequest, RetryInfo, RetryPolicy, Send, Tries } from './types.js';
 
-/** The tries of one request so far, as the loop counts them. */
-export interface Tries {
-  /** Tries made, the one that just failed included. */
-  made: number;
-  /** Earlier tries the policy called throttled: declined for load, not counted against a try cap. */
-  throttled: number;
-}
-
-/**
- * After a failed try: wait `wait` ms, then try again (`throttled`: this try does not count against a try
- * cap; `notice`: the line a person reads about the wait), or end the request by throwing `stop`.
- */
-export type RetryDecision = { wait: number; throttled?: boolean; notice?: string } | { stop: unknown };
-
-/** What the loop tells before each wait. `counted`: tries made that count against a cap, this one included. */
-export interface RetryInfo<Req = HttpRequest> {
-  err: ApiError;
-  attempt: number;
-  counted: number;
-  delayMs: number;
-  req: Req;
-}
-
-/** How one request (a request to the service unless `Req` says otherwise) is repeated; the loop asks it after every failed try. */
-export interface RetryPolicy<Req = HttpRequest> {
-  /**
-   * What to do after a failed try. It may read before it answers (the import settles a try that may have
-   * been applied by reading the board), so it may return a promise; it never sleeps.
-   */
-  decide(err: unknown, tries: Tries, req: Req): RetryDecision | Promise<RetryDecision>;
-  /** Right before each try leaves: a promise the try waits for (the import's journal writing finished rows), if any. */
-  beforeTry?(): Promise<void> | undefined;
-  /** Before each wait the policy decided (the import's row events, the forwarder's failed tries). */
-  onRetry?(info: RetryInfo<Req>): void;
-  /** A try got an answer. */
-  succeeded?(): void;
-}
+export type { RetryDecision, RetryInfo, RetryPolicy, Tries } from './types.js';
 
 /** No repeat at all: a request whose answer is optional (the next page a table's footer peeks at) fails at its first error. */
 export const NO_RETRY: RetryPolicy = { decide: (err) => ({ stop: err }) };

@@ -6,7 +6,7 @@
 import type { Clock } from '../clock.js';
 import { ApiError } from '../errors.js';
 import { type Backoff, backoffMs, classify, retryWaitMs } from './failure.js';
-import type { RetryDecision, RetryInfo, RetryPolicy } from './retry.js';
+import type { RetryDecision, RetryInfo, RetryPolicy } from './types.js';
 
 /** Why a write policy ended a request; the caller words it. `forMs`: how long the run has met that failure. */
 export type WriteStop =

@@ -4,7 +4,7 @@ import { UsageError } from '../errors.js';
 import { emptyRecord, fieldRecord } from '../own-keys.js';
 import { ansiCQuote, groupDigits, plural, terminalText } from '../io/text.js';
 import { shorten } from '../io/width.js';
-import { fieldSuggester, suggestField } from '../schema/match.js';
+import { didYouMean, suggesterFor } from '../did-you-mean.js';
 import { type ColumnMapping, type ColumnTarget, type ColumnWords, columnWords, REASON_COLUMN } from './types.js';
 
 /** The mapping flags as plain data. */
@@ -83,7 +83,7 @@ function targetFor(name: string, fields: Set<string>, allowUnknown: boolean, fla
   if (name === '_id') return { kind: 'id' };
   if (fields.has(name)) return { kind: 'field', field: name };
   if (allowUnknown) return { kind: 'new', field: name };
-  const close = suggestField(name, [...fields]);
+  const close = didYouMean(name, [...fields]);
   throw new UsageError(
     `${flag}: the board has no field '${terminalText(name)}'${close ? ` (did you mean '${terminalText(close)}'?)` : ''}. Field names are case-sensitive.`,
     { hint: `Fields: ${[...fields].map((f) => terminalText(f)).join(', ')}. Use --allow-unknown if the board has Create Fields on.` },
@@ -128,7 +128,7 @@ export function resolveMapping(headers: string[], fieldNames: string[], opts: Ma
     else if (fields.has(header)) add({ kind: 'field', field: header }, 'own name');
     else if (opts.allowUnknown) add({ kind: 'new', field: header }, '--allow-unknown');
     else {
-      suggest ??= fieldSuggester(fieldNames);
+      suggest ??= suggesterFor(fieldNames);
       const suggestion = suggest(header);
       unmapped.push(suggestion === undefined ? { header, index } : { header, index, suggestion });
     }

@@ -1,4 +1,4 @@
-import type { OutStream } from '../context.js';
+import type { OutStream } from './streams.js';
 import { terminalText } from './text.js';
 import { displayWidth, shortenMiddle, terminalColumns } from './width.js';
 

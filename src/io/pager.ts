@@ -2,9 +2,9 @@
 // `less -FRX` (LESS=FRX when LESS is unset). Never when stdout is not a terminal, with --no-pager, or when
 // the pager is set to '' or `cat`; output that fits the screen is printed directly.
 import type { ChildProcess } from 'node:child_process';
-import type { Context } from '../context.js';
 import { CancelledError } from '../errors.js';
 import { createStatus } from './status.js';
+import type { IoContext } from './streams.js';
 import { writeChunk } from './write.js';
 
 /** The pager when nothing is set: `-F` quits at once when the text fits, `-R` shows bold, `-X` leaves it on screen. */
@@ -17,7 +17,7 @@ export const DEFAULT_PAGER = 'less -FRX';
  * height is known, when the output does not fit it (the shell's prompt needs the last line), without
  * --no-pager, and when CARDBOARD_PAGER (else PAGER, else DEFAULT_PAGER) is neither empty nor `cat`.
  */
-export function pagerCommand(ctx: Context, lines: number): string | undefined {
+export function pagerCommand(ctx: Pick<IoContext, 'stdout' | 'env' | 'globals'>, lines: number): string | undefined {
   const { stdout, env } = ctx;
   if (!stdout.isTTY || ctx.globals.pager === false) return undefined;
   if (!stdout.rows || stdout.rows <= 0 || lines < stdout.rows) return undefined;
@@ -34,6 +34,9 @@ function started(child: ChildProcess): Promise<boolean> {
   });
 }
 
+/** What paging reads of a run: the streams, the environment, --no-pager, and the run's stop and drain (a warning on stderr too). */
+export type PagerContext = Pick<IoContext, 'stdout' | 'stderr' | 'env' | 'globals' | 'secrets' | 'signal' | 'drain'>;
+
 /** A shell's exit status for a command it could not find (127) or run (126): the pager showed nothing. */
 const NOT_RUN = new Set([126, 127]);
 
@@ -45,7 +48,7 @@ const NOT_RUN = new Set([126, 127]);
  * a pager killed by it ends the run by SIGINT (130), SIGTERM is passed on to it. A pager quit before
  * it read everything (`q`) rejects with EPIPE, which ends the run quietly with exit 0 (main.ts).
  */
-export async function writePaged(ctx: Context, text: string): Promise<void> {
+export async function writePaged(ctx: PagerContext, text: string): Promise<void> {
   const command = pagerCommand(ctx, text.split('\n').length - (text.endsWith('\n') ? 1 : 0));
   const fd = ctx.stdout.fd;
   if (command === undefined || typeof fd !== 'number') return writeChunk(ctx.stdout, text);
@@ -59,7 +62,7 @@ export async function writePaged(ctx: Context, text: string): Promise<void> {
   const child = spawn(line, { shell: true, stdio: ['pipe', fd, stderr], env });
   if (!(await started(child))) return writeChunk(ctx.stdout, text);
   // Ctrl-C is the pager's (it reaches it directly); SIGTERM, or stdout's reader gone, ends it.
-  const leave = ctx.cancel.drainOn({ leaveInterrupts: true });
+  const leave = ctx.drain.enable({ leaveInterrupts: true });
   const onStop = () => child.kill('SIGTERM');
   if (ctx.signal.aborted) onStop();
   else ctx.signal.addEventListener('abort', onStop, { once: true });

@@ -1,6 +1,7 @@
 import { styleText } from 'node:util';
-import { type Context, type OutStream, redact, useColor } from '../context.js';
-import { plural, terminalText } from './text.js';
+import { noticeText } from './notice.js';
+import { type IoContext, type OutStream, useColor } from './streams.js';
+import { plural } from './text.js';
 
 /** A spinner on a terminal, or throttled plain lines elsewhere; every method writes to stderr only. */
 export interface Progress {
@@ -25,19 +26,22 @@ export interface ProgressOptions {
  * ora loops at 100% CPU on a terminal reporting 0 columns. ora also moves the cursor, so
  * the stream must be a real tty.WriteStream (cursorTo), not just claim isTTY.
  */
-export function canAnimate(ctx: Context): boolean {
+export function canAnimate(ctx: Pick<IoContext, 'stderr' | 'env'>): boolean {
   const err = ctx.stderr as OutStream & { cursorTo?: unknown };
   const isTerminal = Boolean(err.isTTY) && typeof err.cursorTo === 'function';
   return isTerminal && (err.columns ?? 0) > 0 && !ctx.env.CI && ctx.env.TERM !== 'dumb';
 }
 
+/** What progress reads of a run. */
+type ProgressContext = Pick<IoContext, 'stderr' | 'env' | 'globals' | 'secrets' | 'clock'>;
+
 const SILENT: Progress = { start() {}, update() {}, succeed() {}, fail() {}, stop() {} };
 
 /** Build the progress reporter; ora is imported only when it will animate. */
-export async function createProgress(ctx: Context, opts: ProgressOptions = {}): Promise<Progress> {
+export async function createProgress(ctx: ProgressContext, opts: ProgressOptions = {}): Promise<Progress> {
   if (opts.silent || ctx.globals.quiet) return SILENT;
   // One line of text, secrets redacted and control characters escaped (a file name, a field name).
-  const safe = (text: string) => terminalText(redact(ctx, text));
+  const safe = (text: string) => noticeText(ctx.secrets, text);
   const color = useColor(ctx, ctx.stderr);
   const okMark = color ? styleText('green', '✔', { validateStream: false }) : '✔';
   const failMark = color ? styleText('red', '✖', { validateStream: false }) : '✖';
@@ -64,7 +68,7 @@ export async function createProgress(ctx: Context, opts: ProgressOptions = {}): 
 }
 
 /** Not a terminal: one line at start, an update line at most every `intervalMs` (by ctx.clock), and a final line. */
-function plainProgress(ctx: Context, safe: (text: string) => string, intervalMs: number, okMark: string, failMark: string): Progress {
+function plainProgress(ctx: ProgressContext, safe: (text: string) => string, intervalMs: number, okMark: string, failMark: string): Progress {
   let last = Number.NEGATIVE_INFINITY;
   let current = '';
   let pending = false;

@@ -1,6 +1,7 @@
-import type { Context } from '../context.js';
 import { emptyRecord, ownValue } from '../own-keys.js';
 import { csvRow } from './csv.js';
+import type { PagerContext } from './pager.js';
+import type { IoContext } from './streams.js';
 import { printTable } from './table.js';
 import { jsonFor } from './terminal-json.js';
 import { terminalText, tsvRow, valueText } from './text.js';
@@ -27,7 +28,7 @@ export interface RecordWriter {
 const CHUNK = 64 * 1024;
 
 /** Collects text for `out`, writing whenever CHUNK is reached and on flush(). */
-function chunked(out: Context['stdout']) {
+function chunked(out: IoContext['stdout']) {
   let buf = '';
   const flush = async () => {
     if (buf === '') return;
@@ -54,7 +55,7 @@ export interface RecordWriterOptions {
 }
 
 /** The default listing format: a table for a person at a terminal, NDJSON for a pipe. */
-export function defaultFormat(ctx: Context): Format {
+export function defaultFormat(ctx: Pick<IoContext, 'stdout'>): Format {
   return ctx.stdout.isTTY ? 'table' : 'ndjson';
 }
 
@@ -70,7 +71,7 @@ export function pick(record: Record<string, unknown>, columns: string[]): Record
  * record per line, `]`, so `card list --all` never holds the board. A table is piped as tab-separated
  * rows under a header line; on a TTY it is buffered, since column widths depend on every row.
  */
-export function createRecordWriter(ctx: Context, opts: RecordWriterOptions): RecordWriter {
+export function createRecordWriter(ctx: PagerContext, opts: RecordWriterOptions): RecordWriter {
   const { push, flush } = chunked(ctx.stdout);
   const out = ctx.stdout;
   const { columns } = opts;

@@ -1,6 +1,6 @@
 import { styleText } from 'node:util';
-import { type Context, type OutStream, redact, useColor } from '../context.js';
-import { terminalText } from './text.js';
+import { notice, type NoticeContext } from './notice.js';
+import { type IoContext, type OutStream, useColor } from './streams.js';
 
 /** Messages for the person at the terminal, on stderr, never on stdout (data only there). */
 export interface Status {
@@ -19,18 +19,15 @@ type Style = Parameters<typeof styleText>[0];
  * Each message is one line: what it quotes from the server (field names, ids) is escaped before the
  * coloured prefix is added, so only cardboard's own colour codes reach the terminal.
  */
-export function createStatus(ctx: Context, stderr: OutStream = ctx.stderr): Status {
+export function createStatus(ctx: NoticeContext & Pick<IoContext, 'stderr' | 'env'>, stderr: OutStream = ctx.stderr): Status {
   const color = useColor(ctx, stderr);
   // validateStream: false because we already decided from ctx (the test streams are not process.stderr).
   const paint = (style: Style, text: string) => (color ? styleText(style, text, { validateStream: false }) : text);
-  const write = (prefix: string, message: string) => stderr.write(`${prefix}${terminalText(redact(ctx, message))}\n`);
+  // The stream may be another than ctx.stderr (a live line wraps it); the rest of the notice's context stays.
+  const out: NoticeContext = { stderr, secrets: ctx.secrets, globals: ctx.globals };
   return {
-    info: (message) => {
-      if (!ctx.globals.quiet) write('', message);
-    },
-    success: (message) => {
-      if (!ctx.globals.quiet) write(`${paint('green', 'ok:')} `, message);
-    },
-    warn: (message) => write(`${paint('yellow', 'warning:')} `, message),
+    info: (message) => notice(out, message),
+    success: (message) => notice(out, message, { prefix: `${paint('green', 'ok:')} ` }),
+    warn: (message) => notice(out, message, { prefix: `${paint('yellow', 'warning:')} `, always: true }),
   };
 }

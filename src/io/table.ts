@@ -1,7 +1,7 @@
-import { type Context, type OutStream, useColor } from '../context.js';
-import { writePaged } from './pager.js';
+import { type PagerContext, writePaged } from './pager.js';
 import { createStatus } from './status.js';
 import { groupDigits, plural, terminalText, valueText } from './text.js';
+import { type IoContext, type OutStream, useColor } from './streams.js';
 import { breakText, displayWidth, shorten, terminalColumns, wrapText } from './width.js';
 
 /** How a table fits the terminal. */
@@ -112,7 +112,7 @@ export function fitWidths(cols: readonly ColumnNeed[], total: number, dropping =
  * were coloured (a bold header shorter than its column split inside its escape: `fi` / `eld␛[2`). The
  * fitting is the part no table library does by display width; the joining is the few lines below.
  */
-export function layoutTable(ctx: Context, head: readonly string[], rows: readonly (readonly unknown[])[], opts: TableOptions = {}): TableLayout {
+export function layoutTable(ctx: Pick<IoContext, 'stdout' | 'stderr' | 'env'>, head: readonly string[], rows: readonly (readonly unknown[])[], opts: TableOptions = {}): TableLayout {
   const wrap = opts.wrap ?? false;
   const stream = opts.stream ?? ctx.stdout;
   // Headers (field names) and cells are the server's text: escaped so none moves the cursor or retitles the
@@ -162,7 +162,7 @@ export function layoutTable(ctx: Context, head: readonly string[], rows: readonl
 }
 
 /** The table as text (see layoutTable), for a caller whose columns always fit (a two-column summary). */
-export async function renderTable(ctx: Context, head: string[], rows: unknown[][], opts: TableOptions = {}): Promise<string> {
+export async function renderTable(ctx: Pick<IoContext, 'stdout' | 'stderr' | 'env'>, head: string[], rows: unknown[][], opts: TableOptions = {}): Promise<string> {
   return layoutTable(ctx, head, rows, opts).text;
 }
 
@@ -185,7 +185,7 @@ export function omittedNote(omitted: readonly string[], hint = 'widen the termin
  * Print a table on stdout (a terminal): laid out by layoutTable, through the pager when longer than the
  * screen (src/io/pager.ts), then a note on stderr if columns were left out (after the pager, so it is seen).
  */
-export async function printTable(ctx: Context, head: readonly string[], rows: readonly (readonly unknown[])[], opts: PrintTableOptions = {}): Promise<void> {
+export async function printTable(ctx: PagerContext, head: readonly string[], rows: readonly (readonly unknown[])[], opts: PrintTableOptions = {}): Promise<void> {
   const { text, omitted } = layoutTable(ctx, head, rows, opts);
   await writePaged(ctx, opts.footer === undefined ? text : `${text}${terminalText(opts.footer)}\n`);
   if (omitted.length > 0) createStatus(ctx).info(omittedNote(omitted, opts.omittedHint));

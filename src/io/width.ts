@@ -2,7 +2,7 @@
 // sequence, a letter with its combining marks is one unit, never split) and by the columns a terminal
 // gives it (CJK and emoji two, combining marks none), as measured by string-width.
 import { createRequire } from 'node:module';
-import type { OutStream } from '../context.js';
+import type { OutStream } from './streams.js';
 
 type StringWidth = typeof import('string-width').default;
 

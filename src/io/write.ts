@@ -1,4 +1,4 @@
-import type { OutStream } from '../context.js';
+import type { OutStream } from './streams.js';
 import { jsonFor } from './terminal-json.js';
 
 /** The error a write gets when the reader went away (`cardboard schema | head -1`). */

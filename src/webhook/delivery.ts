@@ -1,35 +1,22 @@
-import { MIN_SUBSTRING_SECRET, redactSecrets, redactValue, scrubSecret } from '../redact.js';
+import { MASK, maskBytes, MIN_SUBSTRING_SECRET, redactSecrets, redactValue, scrubSecret } from '../redact.js';
 import { emptyRecord } from '../own-keys.js';
 import { isJsonText, LARGE_BODY, type Piece, recordPieces, viewPieces } from './pieces.js';
+import type { Delivery } from './types.js';
 
 /** The header that carries the webhook signing key (spec 6), spelled as the service sends it. */
 export const SIGNING_HEADER = 'x-signingKey';
-/** What stands in for the signing key wherever a delivery is printed or recorded. */
-export const REDACTED = '[redacted]';
-
-/** What stands in for a secret found in a delivery's body or headers, so the record file, screen and app never get it. */
-const MASK = Buffer.from('***');
-
 /** The secrets to look for in bodies, as bytes: those of 8 characters or more (a shorter one could match data by chance). */
 export function secretNeedles(secrets: readonly string[]): Buffer[] {
   return secrets.filter((s) => s.length >= MIN_SUBSTRING_SECRET).map((s) => Buffer.from(s, 'utf8'));
 }
 
-/** The body with every occurrence of each needle (secretNeedles) replaced by `***`; the same Buffer, uncopied, when none occurs (the usual case). */
+/**
+ * The body with every occurrence of each needle (secretNeedles) replaced by `***` (maskBytes), so the record
+ * file, the screen and the app never get a secret; the same Buffer, uncopied, when none occurs (the usual case).
+ */
 export function scrubBody(body: Buffer, needles: readonly Buffer[]): Buffer {
   let out = body;
-  for (const needle of needles) {
-    let at = out.indexOf(needle);
-    if (at === -1) continue;
-    const parts: Buffer[] = [];
-    let from = 0;
-    for (; at !== -1; at = out.indexOf(needle, from)) {
-      parts.push(out.subarray(from, at), MASK);
-      from = at + needle.length;
-    }
-    parts.push(out.subarray(from));
-    out = Buffer.concat(parts);
-  }
+  for (const needle of needles) out = maskBytes(out, needle);
   return out;
 }
 
@@ -77,19 +64,7 @@ export function scrubHeaders(headers: Record<string, string>, secrets: readonly 
   return headers;
 }
 
-/** One verified webhook request as received: exact body bytes, headers with the signing key redacted. */
-export interface Delivery {
-  /** 1, 2, 3… in arrival order; continues across restarts with the same record file. */
-  seq: number;
-  /** ISO 8601 UTC with milliseconds. */
-  receivedAt: string;
-  method: string;
-  /** The request target: path and query as sent. */
-  path: string;
-  /** Header names as sent (original case), repeated headers joined with ", "; the signing key redacted. */
-  headers: Record<string, string>;
-  body: Buffer;
-}
+export type { Delivery } from './types.js';
 
 /** The `--json` shape of a delivery: the body parsed when it is JSON, else its text. */
 export interface DeliveryView {
@@ -116,7 +91,7 @@ export function isSigningHeader(name: string): boolean {
 
 const SIGNING_LOWER = SIGNING_HEADER.toLowerCase();
 
-/** Build the headers object from Node's rawHeaders (name/value pairs), keeping case and hiding the key. */
+/** Build the headers object from Node's rawHeaders (name/value pairs), keeping case and the signing key shown as `***`. */
 export function headersFromRaw(raw: readonly string[]): Record<string, string> {
   // Null prototype: a header is the sender's name; one called `__proto__` must be kept as a header.
   const out = emptyRecord<string>();
@@ -128,7 +103,7 @@ export function headersFromRaw(raw: readonly string[]): Record<string, string> {
     const seen = byLower.get(lower);
     if (seen === undefined) {
       byLower.set(lower, name);
-      out[name] = signing ? REDACTED : raw[i + 1]!;
+      out[name] = signing ? MASK : raw[i + 1]!;
     } else if (!signing) {
       out[seen] = `${out[seen]}, ${raw[i + 1]}`;
     }

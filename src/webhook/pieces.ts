@@ -5,7 +5,7 @@
 // one-string path of delivery.ts, which is faster for the typical card.
 import { isUtf8 } from 'node:buffer';
 import { StringDecoder } from 'node:string_decoder';
-import type { Delivery } from './delivery.js';
+import type { Delivery } from './types.js';
 import { emptyRecord } from '../own-keys.js';
 
 /** A piece of a line: text, or bytes written as they are. */

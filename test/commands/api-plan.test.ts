@@ -6,7 +6,7 @@ import { type ApiOptions, apiCommand, methodSent } from '../../src/commands/api/
 import { fieldFlag, fieldObject, methodAndPath, refuseSecretsInUrl, resolveTarget, typedValue } from '../../src/commands/api/plan.js';
 import { bodyFor, headText, indentJson } from '../../src/commands/api/render.js';
 import { UsageError } from '../../src/errors.js';
-import { scrubBytes } from '../../src/redact.js';
+import { scrubBytes, Secrets } from '../../src/redact.js';
 import { testContext } from '../io/buffers.js';
 
 async function parse(argv: string[]): Promise<ApiOptions> {
@@ -164,7 +164,7 @@ describe('showing an answer', () => {
     expect(bodyFor({ isTTY: true }, Buffer.alloc(0))).toEqual(Buffer.alloc(0));
   });
   it('headText: the status line, names in order, credentials masked, secrets redacted, a blank line', () => {
-    const text = headText({ secrets: new Set(['secret-token-1']) }, 404, {
+    const text = headText({ secrets: new Secrets(['secret-token-1']) }, 404, {
       'x-echo': 'got secret-token-1',
       'content-type': 'application/json',
       'set-cookie': ['sid=abc', 'b=2'],

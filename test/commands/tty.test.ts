@@ -92,7 +92,7 @@ describe('card list', () => {
     expect(lines(stdout.text).map((l) => JSON.parse(l).Name)).toEqual(['Fix login', 'Second', 'Third']);
   });
   it('stops quietly when the reader goes away (EPIPE), without fetching further pages', async () => {
-    const { ctx, stdout, stderr } = io(false);
+    const { parts, stdout, stderr } = io(false);
     emu.resetRequests();
     const write = stdout.write.bind(stdout);
     let calls = 0;
@@ -105,7 +105,7 @@ describe('card list', () => {
       return write(chunk);
     }) as typeof stdout.write;
     // The closed pipe is handled where the run is driven (main.ts, src/io/write.ts): exit 0, nothing said.
-    expect(await main(['card', 'list', '--all'], ctx)).toBe(0);
+    expect(await main(['card', 'list', '--all'], parts)).toBe(0);
     expect(stderr.text).toBe('');
     expect(emu.requests().filter((r) => r.path.includes('?page='))).toHaveLength(1);
   });

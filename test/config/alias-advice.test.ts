@@ -30,7 +30,7 @@ describe('aliasAdvice', () => {
   it('resolveCredentials: a --board or CARDBOARD_BOARD that is no stored board names the close one', () => {
     const resolve = (env: Record<string, string>, board?: string) => {
       try {
-        resolveCredentials({ env, globals: { board }, secrets: new Set() }, CONFIG);
+        resolveCredentials({ env, globals: { board } }, CONFIG);
       } catch (err) {
         return err;
       }

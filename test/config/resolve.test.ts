@@ -18,7 +18,7 @@ const CONFIG: CardboardConfig = {
 };
 
 function ctxWith(env: Record<string, string> = {}, globals: GlobalOptions = {}): Context {
-  return createContext({ env: { CARDBOARD_CONFIG_DIR: tempDir(), ...env }, globals, secrets: new Set() });
+  return createContext({ env: { CARDBOARD_CONFIG_DIR: tempDir(), ...env }, globals });
 }
 
 describe('POST URL parsing', () => {
@@ -70,7 +70,6 @@ describe('precedence: flags > env > config', () => {
     const r = resolveCredentials(ctx, await ctx.config.read());
     expect(r.board).toMatchObject({ id: 'b-ci', baseUrl: 'https://ci.example', alias: undefined, sources: { id: 'env', baseUrl: 'env', token: 'env' } });
     expect(r.board.origins?.token).toEqual({ kind: 'env', name: 'CARDBOARD_TOKEN' });
-    expect(ctx.secrets.has('tok-ci')).toBe(true);
     expect(existsSync(configPath(ctx.env))).toBe(false);
   });
 
@@ -88,11 +87,10 @@ describe('precedence: flags > env > config', () => {
     expect(resolveSelection(ctxWith(), { boards: {} })).toEqual({ alias: undefined, baseUrl: undefined });
   });
 
-  it('resolves the signing key from env, else the selected board, and marks it secret', async () => {
+  it('resolves the signing key from env, else the selected board', async () => {
     const ctx = ctxWith();
     writeFileSync(configPath(ctx.env), JSON.stringify(CONFIG));
     expect(resolveSigningKey(ctx, await ctx.config.read())).toEqual({ key: 'sk-work', source: 'config', origin: { kind: 'stored', name: 'work' }, from: 'stored board "work"' });
-    expect(ctx.secrets.has('sk-work')).toBe(true);
     const side = ctxWith(ctx.env as Record<string, string>, { board: 'side' });
     expect(resolveSigningKey(side, await side.config.read())).toBeUndefined();
   });

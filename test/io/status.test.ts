@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { createContext } from '../../src/context.js';
 import { createStatus } from '../../src/io/status.js';
+import { Secrets } from '../../src/redact.js';
 import { testContext } from './buffers.js';
 
 describe('createStatus', () => {
@@ -29,9 +31,10 @@ describe('createStatus', () => {
     expect(coloured.stderr.text).toBe('\u001b[33mwarning:\u001b[39m w\n');
   });
   it('redacts known secrets', () => {
-    const { ctx, stderr } = testContext();
-    ctx.secrets.add('tok-secret');
-    createStatus(ctx).warn('token tok-secret leaked');
+    const secrets = new Secrets();
+    const { parts, stderr } = testContext();
+    secrets.add('tok-secret');
+    createStatus(createContext({ ...parts, secrets })).warn('token tok-secret leaked');
     expect(stderr.text).toBe('warning: token *** leaked\n');
   });
   it('escapes what a message quotes (one line), then adds its own colour', () => {

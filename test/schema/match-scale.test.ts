@@ -2,7 +2,7 @@
 // took 10.4 s). The suggester indexes the schema once, and bounds the edit-distance work of each lookup.
 // No timing here: the same answers as the plain search, and the work counted.
 import { describe, expect, it } from 'vitest';
-import { editDistance, fieldSuggester, MAX_CELLS, type SuggestStats, suggestField } from '../../src/schema/match.js';
+import { didYouMean, editDistance, MAX_CELLS, type SuggestStats, suggesterFor } from '../../src/did-you-mean.js';
 
 /** The search as it was (every field, full edit distance): the reference for the answers. */
 function reference(name: string, fieldNames: string[]): string | undefined {
@@ -64,14 +64,14 @@ function typo(word: string, rnd: () => number): string {
   }
 }
 
-describe('fieldSuggester', () => {
+describe('suggesterFor', () => {
   it('gives the same answers as the plain search (random schema, typos, ties, distant names)', () => {
     const rnd = prng(11);
     const word = (n: number) => Array.from({ length: n }, () => String.fromCharCode(97 + Math.floor(rnd() * 6))).join('');
     // A small alphabet: many near and tied candidates, so the order of the search matters.
     const fields = Array.from({ length: 800 }, (_, i) => (i % 3 === 0 ? `${word(3)} ${word(1 + (i % 7))}` : word(1 + (i % 12))));
     const names = [...Array.from({ length: 200 }, () => typo(fields[Math.floor(rnd() * fields.length)]!, rnd)), ...Array.from({ length: 60 }, () => word(1 + Math.floor(rnd() * 14)))];
-    const suggest = fieldSuggester(fields);
+    const suggest = suggesterFor(fields);
     for (const name of names) expect([name, suggest(name)]).toEqual([name, reference(name, fields)]);
   });
 
@@ -79,7 +79,7 @@ describe('fieldSuggester', () => {
     const fields = Array.from({ length: 200_000 }, (_, i) => `Field ${String(i).padStart(6, '0')}`);
     fields.push('Status', 'Owner');
     const stats: SuggestStats = { comparisons: 0, cells: 0 };
-    const suggest = fieldSuggester(fields, stats);
+    const suggest = suggesterFor(fields, stats);
     expect(suggest('Fild 199998')).toBe('Field 199998');
     expect(suggest('field_123456')).toBe('Field 123456');
     expect(suggest('Stauts')).toBe('Status');
@@ -99,14 +99,14 @@ describe('fieldSuggester', () => {
     const ab = (n: number) => Array.from({ length: n }, () => (rnd() < 0.5 ? 'a' : 'b')).join('');
     const fields = Array.from({ length: 5_000 }, () => ab(300));
     const stats: SuggestStats = { comparisons: 0, cells: 0 };
-    const suggest = fieldSuggester(fields, stats);
+    const suggest = suggesterFor(fields, stats);
     expect(suggest(ab(300))).toMatch(/^[ab]{300}$/);
     expect(stats.cells).toBeLessThanOrEqual(MAX_CELLS);
     expect(stats.comparisons).toBeLessThan(fields.length / 10);
   });
 
-  it('suggestField keeps its answers for a normal schema', () => {
-    expect(suggestField('Stauts', ['Name', 'Status', 'Stats'])).toBe('Status');
-    expect(suggestField('Stat', ['Stats', 'Statu'])).toBe('Stats');
+  it('didYouMean keeps its answers for a normal schema', () => {
+    expect(didYouMean('Stauts', ['Name', 'Status', 'Stats'])).toBe('Status');
+    expect(didYouMean('Stat', ['Stats', 'Statu'])).toBe('Stats');
   });
 });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { checkKeys, describeUnknownKeys, editDistance, suggestField } from '../../src/schema/match.js';
+import { didYouMean, editDistance } from '../../src/did-you-mean.js';
+import { checkKeys, describeUnknownKeys } from '../../src/schema/match.js';
 
 const FIELDS = ['Name', 'Status', 'Owner', 'Priority', 'Due Date', 'Story points'];
 
@@ -12,31 +13,31 @@ describe('editDistance', () => {
   });
 });
 
-describe('suggestField', () => {
+describe('didYouMean', () => {
   it('prefers a case-insensitive exact match', () => {
-    expect(suggestField('status', FIELDS)).toBe('Status');
-    expect(suggestField('STATUS', FIELDS)).toBe('Status');
+    expect(didYouMean('status', FIELDS)).toBe('Status');
+    expect(didYouMean('STATUS', FIELDS)).toBe('Status');
   });
   it('matches after normalising whitespace, underscores and dashes', () => {
-    expect(suggestField('due_date', FIELDS)).toBe('Due Date');
-    expect(suggestField('DueDate', FIELDS)).toBe('Due Date');
-    expect(suggestField('story-points', FIELDS)).toBe('Story points');
+    expect(didYouMean('due_date', FIELDS)).toBe('Due Date');
+    expect(didYouMean('DueDate', FIELDS)).toBe('Due Date');
+    expect(didYouMean('story-points', FIELDS)).toBe('Story points');
   });
   it('suggests the nearest name within the threshold', () => {
-    expect(suggestField('Stauts', FIELDS)).toBe('Status');
-    expect(suggestField('Prority', FIELDS)).toBe('Priority');
-    expect(suggestField('Ownr', FIELDS)).toBe('Owner');
+    expect(didYouMean('Stauts', FIELDS)).toBe('Status');
+    expect(didYouMean('Prority', FIELDS)).toBe('Priority');
+    expect(didYouMean('Ownr', FIELDS)).toBe('Owner');
   });
   it('suggests nothing for a distant name', () => {
-    expect(suggestField('Colour', FIELDS)).toBeUndefined();
-    expect(suggestField('xy', ['ab'])).toBeUndefined();
-    expect(suggestField('anything', [])).toBeUndefined();
+    expect(didYouMean('Colour', FIELDS)).toBeUndefined();
+    expect(didYouMean('xy', ['ab'])).toBeUndefined();
+    expect(didYouMean('anything', [])).toBeUndefined();
   });
   it('returns the exact name when it exists', () => {
-    expect(suggestField('Owner', FIELDS)).toBe('Owner');
+    expect(didYouMean('Owner', FIELDS)).toBe('Owner');
   });
   it('prefers an exact case-insensitive match over a closer-looking fuzzy one', () => {
-    expect(suggestField('name', ['Names', 'NAME'])).toBe('NAME');
+    expect(didYouMean('name', ['Names', 'NAME'])).toBe('NAME');
   });
 });
 
@@ -57,43 +58,43 @@ describe('checkKeys', () => {
   });
 });
 
-describe('suggestField: prefixes and abbreviations (only ever a proposal)', () => {
+describe('didYouMean: prefixes and abbreviations (only ever a proposal)', () => {
   const BOARD = ['Name', 'Priority', 'Description', 'Estimated hours', 'Status', 'State'];
   it('proposes the one field a column starts, case-insensitively', () => {
-    expect(suggestField('Prio', BOARD)).toBe('Priority');
-    expect(suggestField('prio', BOARD)).toBe('Priority');
-    expect(suggestField('desc', BOARD)).toBe('Description');
-    expect(suggestField('Desc', BOARD)).toBe('Description');
-    expect(suggestField('Est', BOARD)).toBe('Estimated hours');
+    expect(didYouMean('Prio', BOARD)).toBe('Priority');
+    expect(didYouMean('prio', BOARD)).toBe('Priority');
+    expect(didYouMean('desc', BOARD)).toBe('Description');
+    expect(didYouMean('Desc', BOARD)).toBe('Description');
+    expect(didYouMean('Est', BOARD)).toBe('Estimated hours');
   });
   it('proposes the one field whose words a column abbreviates', () => {
-    expect(suggestField('Est. hrs', BOARD)).toBe('Estimated hours');
-    expect(suggestField('est_hrs', BOARD)).toBe('Estimated hours');
-    expect(suggestField('EstHrs', BOARD)).toBe('Estimated hours');
-    expect(suggestField('Dscr', BOARD)).toBe('Description');
-    expect(suggestField('Prty', BOARD)).toBe('Priority');
+    expect(didYouMean('Est. hrs', BOARD)).toBe('Estimated hours');
+    expect(didYouMean('est_hrs', BOARD)).toBe('Estimated hours');
+    expect(didYouMean('EstHrs', BOARD)).toBe('Estimated hours');
+    expect(didYouMean('Dscr', BOARD)).toBe('Description');
+    expect(didYouMean('Prty', BOARD)).toBe('Priority');
   });
   it('proposes nothing when two fields fit equally', () => {
-    expect(suggestField('Prio', ['Priority', 'Prior art'])).toBeUndefined();
-    expect(suggestField('Dsc', ['Description', 'Discount'])).toBeUndefined();
+    expect(didYouMean('Prio', ['Priority', 'Prior art'])).toBeUndefined();
+    expect(didYouMean('Dsc', ['Description', 'Discount'])).toBeUndefined();
     // Two names of the same letters are two fields: neither is proposed.
-    expect(suggestField('due', ['Due Date', 'due_date'])).toBeUndefined();
+    expect(didYouMean('due', ['Due Date', 'due_date'])).toBeUndefined();
     // `Stat` starts both Status and State: no prefix proposal; the edit distance (1 to State) still speaks.
-    expect(suggestField('Stat', BOARD)).toBe('State');
-    expect(suggestField('Sta', ['Status', 'Stage'])).toBeUndefined();
+    expect(didYouMean('Stat', BOARD)).toBe('State');
+    expect(didYouMean('Sta', ['Status', 'Stage'])).toBeUndefined();
   });
   it('needs two letters for a prefix and three for an abbreviation', () => {
-    expect(suggestField('P', ['Priority'])).toBeUndefined();
-    expect(suggestField('Pr', ['Priority'])).toBe('Priority');
-    expect(suggestField('P-y', ['Priority'])).toBeUndefined();
-    expect(suggestField('...', ['Priority'])).toBeUndefined();
+    expect(didYouMean('P', ['Priority'])).toBeUndefined();
+    expect(didYouMean('Pr', ['Priority'])).toBe('Priority');
+    expect(didYouMean('P-y', ['Priority'])).toBeUndefined();
+    expect(didYouMean('...', ['Priority'])).toBeUndefined();
   });
   it('treats toString, __proto__ and constructor as names, never as Object.prototype', () => {
     const odd = ['Name', 'toString', '__proto__', 'constructor'];
-    expect(suggestField('tostr', odd)).toBe('toString');
-    expect(suggestField('__pro', odd)).toBe('__proto__');
-    expect(suggestField('constr', odd)).toBe('constructor');
-    for (const name of ['toString', '__proto__', 'constructor', 'hasOwnProperty', 'valueOf']) expect(suggestField(name, ['Name', 'Priority'])).toBeUndefined();
+    expect(didYouMean('tostr', odd)).toBe('toString');
+    expect(didYouMean('__pro', odd)).toBe('__proto__');
+    expect(didYouMean('constr', odd)).toBe('constructor');
+    for (const name of ['toString', '__proto__', 'constructor', 'hasOwnProperty', 'valueOf']) expect(didYouMean(name, ['Name', 'Priority'])).toBeUndefined();
     expect(checkKeys(['tostr'], odd)).toEqual([{ key: 'tostr', suggestion: 'toString' }]);
   });
   it('did-you-mean of a card key names the prefix match', () => {

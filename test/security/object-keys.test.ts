@@ -100,7 +100,7 @@ describe('board aliases named like Object.prototype members', () => {
     expect(Object.keys(config.boards)).toEqual(['__proto__']);
     expect(storedBoard(config, '__proto__')?.id).toBe(BOARD);
     expect(storedBoard(config, 'toString')).toBeUndefined();
-    const sel = resolveSelection(createContext({ env, globals: { board: '__proto__' }, secrets: new Set() }), config);
+    const sel = resolveSelection(createContext({ env, globals: { board: '__proto__' } }), config);
     expect([sel.alias, sel.id?.value, sel.baseUrl?.value]).toEqual(['__proto__', BOARD, emu.url]);
     await configStore(env).update((c) => {
       c.defaultBoard = '__proto__';

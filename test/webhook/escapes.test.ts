@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { runWebhookListen } from '../../src/commands/webhook/listen.js';
 import { deliveryLine, forwardLine, rejectLine } from '../../src/commands/webhook/render.js';
 import type { SignalSource, StopSignal } from '../../src/interrupt.js';
+import { Secrets } from '../../src/redact.js';
 import type { Delivery } from '../../src/webhook/delivery.js';
 import { cursorPath } from '../../src/webhook/forwarder.js';
 import { HOSTILE } from '../helpers/hostile-server.js';
@@ -77,7 +78,7 @@ describe('webhook listen on a terminal (in process)', () => {
       },
     };
     const { ctx, stdout, stderr } = testContext({ tty: true, signals });
-    const run = runWebhookListen(ctx, { port: 0, host: '127.0.0.1', path: '/', signingKeyStdin: false, forwardTo: targetUrl, forwardTimeout: { ms: 2000, text: '2s' }, json: false, maxBody: 1 << 20, verify: false, maxConnections: 128 });
+    const run = runWebhookListen(ctx, { port: 0, host: '127.0.0.1', path: '/', signingKeyStdin: false, forwardTo: targetUrl, forwardTimeout: { ms: 2000, text: '2s' }, json: false, maxBody: 1 << 20, verify: false, maxConnections: 128 }, new Secrets());
     const until = async (check: () => boolean) => {
       while (!check()) await new Promise((r) => setTimeout(r, 10));
     };

@@ -3,7 +3,8 @@ import { type AddressInfo, connect } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CardStates } from '../../src/webhook/changes.js';
-import { type Delivery, REDACTED } from '../../src/webhook/delivery.js';
+import { MASK } from '../../src/redact.js';
+import type { Delivery } from '../../src/webhook/delivery.js';
 import type { ForwardEvent } from '../../src/webhook/forwarder.js';
 import { Inspector, type InspectorOptions } from '../../src/webhook/inspector/server.js';
 import { emptyRecord } from '../../src/own-keys.js';
@@ -24,7 +25,7 @@ async function inspector(opts: Partial<InspectorOptions> = {}): Promise<Inspecto
 }
 
 function delivery(seq: number, body: string | Buffer, extra: Record<string, string> = {}): Delivery {
-  const headers = Object.assign(emptyRecord<string>(), { 'Content-Type': 'application/json', 'x-signingKey': REDACTED, 'User-Agent': 'svc' }, extra);
+  const headers = Object.assign(emptyRecord<string>(), { 'Content-Type': 'application/json', 'x-signingKey': MASK, 'User-Agent': 'svc' }, extra);
   return { seq, receivedAt: new Date(Date.UTC(2026, 10, 26, 6, 0, 0, seq)).toISOString(), method: 'POST', path: '/', headers, body: Buffer.isBuffer(body) ? body : Buffer.from(body) };
 }
 
@@ -274,7 +275,7 @@ describe('inspector: what it keeps', () => {
       receivedAt: '2026-11-26T06:00:00.002Z',
       method: 'POST',
       path: '/',
-      headers: JSON.parse(`{"Content-Type":"application/json","x-signingKey":"[redacted]","User-Agent":"svc","__proto__":"hp"}`),
+      headers: JSON.parse(`{"Content-Type":"application/json","x-signingKey":"***","User-Agent":"svc","__proto__":"hp"}`),
       body: { _id: 'c1', Status: 'Done' },
       size: second.length,
       change: { event: 'changed', cardId: 'c1', changes: [{ field: 'Status', before: 'Open', after: 'Done' }] },

@@ -2,7 +2,8 @@ import { appendFileSync, chmodSync, readFileSync, statSync, writeFileSync } from
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type Delivery, headersFromRaw, outgoingHeaders, parseRecordLine, rawHeader, REDACTED, toRecordLine, viewJson, bodyValue, type DeliveryView } from '../../src/webhook/delivery.js';
+import { MASK } from '../../src/redact.js';
+import { type Delivery, headersFromRaw, outgoingHeaders, parseRecordLine, rawHeader, toRecordLine, viewJson, bodyValue, type DeliveryView } from '../../src/webhook/delivery.js';
 
 /** The `--json` view of a delivery built the plain way: what viewJson's faster line must equal. */
 const toView = (d: Delivery): DeliveryView => ({ seq: d.seq, receivedAt: d.receivedAt, method: d.method, path: d.path, headers: d.headers, body: bodyValue(d.body) });
@@ -79,12 +80,12 @@ describe('record lines', () => {
 
   it('never carry the signing key, whatever its spelling or repetition', () => {
     const h = headersFromRaw(['Host', 'x', 'x-signingKey', 'sk-secret', 'X-SIGNINGKEY', 'sk-other', 'Accept', 'a', 'accept', 'b']);
-    expect(h).toEqual({ Host: 'x', 'x-signingKey': REDACTED, Accept: 'a, b' });
+    expect(h).toEqual({ Host: 'x', 'x-signingKey': MASK, Accept: 'a, b' });
     expect(JSON.stringify(h)).not.toContain('sk-');
   });
 
   it('re-send with the original headers, the key in use, and no per-connection headers', () => {
-    const h = { Host: 'a:1', 'Content-Length': '3', Connection: 'keep-alive', 'x-signingKey': REDACTED, 'Content-Type': 'application/json', 'X-Custom': 'v' };
+    const h = { Host: 'a:1', 'Content-Length': '3', Connection: 'keep-alive', 'x-signingKey': MASK, 'Content-Type': 'application/json', 'X-Custom': 'v' };
     expect(outgoingHeaders(h, 'sk-1')).toEqual({ 'Content-Type': 'application/json', 'X-Custom': 'v', 'x-signingKey': 'sk-1' });
     expect(outgoingHeaders(h, undefined)).toEqual({ 'Content-Type': 'application/json', 'X-Custom': 'v' });
   });

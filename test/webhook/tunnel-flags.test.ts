@@ -11,6 +11,7 @@ import { tunnelRenderer } from '../../src/commands/webhook/tunnel-render.js';
 import { findTool, startFailure, toolEnv } from '../../src/webhook/tunnel/public.js';
 import { createContext } from '../../src/context.js';
 import { CardboardError, UsageError } from '../../src/errors.js';
+import { Secrets } from '../../src/redact.js';
 import { DeliveryClient } from '../../src/webhook/client.js';
 import { CHECK_HEADER, Listener, type ListenerEvent } from '../../src/webhook/listener.js';
 import { RecordFile } from '../../src/webhook/record-file.js';
@@ -208,7 +209,7 @@ describe('tunnelRenderer', () => {
   function render(verbose = false) {
     const out: string[] = [];
     const changed: string[] = [];
-    const ctx = createContext({ env: {}, secrets: new Set(['sk-secret']) });
+    const ctx = createContext({ env: {}, secrets: new Secrets(['sk-secret']) });
     const status = { info: (m: string) => out.push(`info ${m}`), success: (m: string) => out.push(`success ${m}`), warn: (m: string) => out.push(`warn ${m}`) };
     const onEvent = tunnelRenderer(ctx, 'cloudflared', { status, stderr: (l) => out.push(`stderr ${l}`), verbose, checkEveryMs: 120_000, changed: (s, u) => changed.push(`${s} ${u}`) });
     return { out, changed, onEvent };

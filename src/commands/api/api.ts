@@ -9,7 +9,6 @@ import { writePaged } from '../../io/pager.js';
 import { createRecordWriter } from '../../io/records.js';
 import { createStatus } from '../../io/status.js';
 import { writeChunk } from '../../io/write.js';
-import { redactSecrets } from '../../redact.js';
 import { shiftedPagesNote } from '../card/page-footer.js';
 import { nounSummary } from '../nouns.js';
 import { type FieldFlag, fieldFlag, fieldObject, methodAndPath, METHODS, refuseSecretsInUrl, resolveTarget, type Target, typedValue } from './plan.js';
@@ -135,7 +134,7 @@ export async function runApi(ctx: Context, opts: ApiOptions): Promise<void> {
     if (err instanceof ApiError && err.response !== undefined) {
       if (opts.include && err.status !== undefined) ctx.stderr.write(headText(ctx, err.status, err.response.headers));
       const shown = bodyFor(ctx.stderr, err.response.body);
-      const text = redactSecrets(ctx.secrets, typeof shown === 'string' ? shown : shown.toString('utf8'));
+      const text = ctx.secrets.redact(typeof shown === 'string' ? shown : shown.toString('utf8'));
       if (text !== '') await writeChunk(ctx.stderr, text.endsWith('\n') ? text : `${text}\n`);
     }
     throw err;

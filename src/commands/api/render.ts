@@ -4,9 +4,9 @@
 import { STATUS_CODES } from 'node:http';
 import type { Context } from '../../context.js';
 import { utf8 } from '../../http/body.js';
+import { noticeText } from '../../io/notice.js';
 import { terminalJson } from '../../io/terminal-json.js';
 import { terminalText } from '../../io/text.js';
-import { redactSecrets } from '../../redact.js';
 
 /** JSON's white space: the only characters between its tokens. */
 const JSON_SPACE = new Set([' ', '\t', '\n', '\r']);
@@ -93,5 +93,5 @@ export function headText(ctx: Pick<Context, 'secrets'>, status: number, headers:
     const shown = SECRET_HEADERS.has(name.toLowerCase()) ? '***' : [value].flat().join(', ');
     lines.push(`${headerName(name)}: ${shown}`);
   }
-  return `${lines.map((line) => terminalText(redactSecrets(ctx.secrets, line))).join('\n')}\n\n`;
+  return `${lines.map((line) => noticeText(ctx.secrets, line)).join('\n')}\n\n`;
 }

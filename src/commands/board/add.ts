@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
 import { parsePostUrl, readBaseUrl } from '../../config/resolve.js';
 import { storedBoard } from '../../config/store.js';
-import type { Context, ContextRef } from '../../context.js';
+import { type Context, type ContextRef, ownSecrets, type SecretsRef } from '../../context.js';
+import type { SecretKeeper } from '../../redact.js';
 import { ApiError, AuthError, CardboardError, UsageError } from '../../errors.js';
 import { checkBaseUrl } from '../../http/url.js';
 import { createStatus } from '../../io/status.js';
@@ -51,7 +52,7 @@ function targetOf(given: { baseUrl: string; id?: string } | undefined, id: strin
 }
 
 /** Define `board add` under `parent`; `run` is replaceable so parse tests can spy on the options. */
-export function boardAddCommand(parent: Command, ctx: ContextRef, run = runBoardAdd): Command {
+export function boardAddCommand(parent: Command, ctx: ContextRef, run = runBoardAdd, secrets: SecretsRef = ownSecrets): Command {
   return parent
     .command('add')
     .description("Store a board's POST URL and API token under an alias")
@@ -87,7 +88,7 @@ export function boardAddCommand(parent: Command, ctx: ContextRef, run = runBoard
         signingKeyStdin: Boolean(flags.signingKeyStdin),
         verify: flags.verify,
         makeDefault: Boolean(flags.default),
-      });
+      }, secrets());
     });
 }
 
@@ -113,14 +114,14 @@ async function verify(ctx: Context, opts: BoardAddOptions, token: string): Promi
   }
 }
 
-/** Read the secrets, check the token against the schema endpoint (spec 4.2), then store the board (0600). */
-export async function runBoardAdd(ctx: Context, opts: BoardAddOptions): Promise<void> {
+/** Read the secrets (added to `keeper`, the run's registry), check the token against the schema endpoint (spec 4.2), then store the board (0600). */
+export async function runBoardAdd(ctx: Context, opts: BoardAddOptions, keeper: SecretKeeper): Promise<void> {
   let token: string;
   let signingKey: string | undefined;
   if (opts.tokenStdin) [token = '', signingKey] = await readSecretsFromStdin(ctx, opts.signingKeyStdin);
   else token = await promptSecret(ctx, 'API token', '--token-stdin');
-  ctx.secrets.add(checkSecret(token, 'token'));
-  if (signingKey !== undefined) ctx.secrets.add(checkSecret(signingKey, 'signing key'));
+  keeper.add(checkSecret(token, 'token'));
+  if (signingKey !== undefined) keeper.add(checkSecret(signingKey, 'signing key'));
 
   const status = createStatus(ctx);
   const fieldCount = opts.verify ? await verify(ctx, opts, token) : undefined;

@@ -1,10 +1,10 @@
 import type { Command } from 'commander';
-import type { ContextRef } from '../../context.js';
+import type { ContextRef, SecretsRef } from '../../context.js';
 import { nounSummary } from '../nouns.js';
-import { boardAddCommand } from './add.js';
+import { boardAddCommand, runBoardAdd } from './add.js';
 import { boardListCommand } from './list.js';
 import { boardRemoveCommand } from './remove.js';
-import { boardSetSigningKeyCommand } from './set-signing-key.js';
+import { boardSetSigningKeyCommand, runBoardSetSigningKey } from './set-signing-key.js';
 import { boardShowCommand } from './show.js';
 import { boardUseCommand } from './use.js';
 
@@ -15,15 +15,15 @@ Examples:
   $ cardboard board show`;
 
 /** Register `board` and its verbs: add, list, use, remove, show, set-signing-key. */
-export function register(program: Command, ctx: ContextRef): void {
+export function register(program: Command, ctx: ContextRef, _tree: unknown, secrets: SecretsRef): void {
   const board = program
     .command('board')
     .description(nounSummary('board'))
     .addHelpText('after', EXAMPLES);
-  boardAddCommand(board, ctx);
+  boardAddCommand(board, ctx, runBoardAdd, secrets);
   boardListCommand(board, ctx);
   boardUseCommand(board, ctx);
   boardRemoveCommand(board, ctx);
   boardShowCommand(board, ctx);
-  boardSetSigningKeyCommand(board, ctx);
+  boardSetSigningKeyCommand(board, ctx, runBoardSetSigningKey, secrets);
 }

@@ -5,6 +5,7 @@ import type { Context, ContextRef } from '../../context.js';
 import { StoredAliasArgument } from '../board/stored.js';
 import { nounSummary } from '../nouns.js';
 import { UsageError } from '../../errors.js';
+import { terminalText } from '../../io/text.js';
 import { renderBash } from './bash.js';
 import { renderFish } from './fish.js';
 import type { CompletionNode } from './tree.js';
@@ -71,12 +72,12 @@ export async function runCompletionList(ctx: Context, what: 'aliases' | 'fields'
 
 /**
  * Whether a word can be a completion candidate: the scripts read one word a line, and a shell lists the
- * candidates raw on the terminal, so a name holding a line break, another control character or a bidi
- * override is left out (it could not be typed anyway). Everything else is offered as it is; the scripts
- * quote it and never let the shell expand it.
+ * candidates raw on the terminal, so a name holding anything terminalText would escape (a line break, another
+ * control character, a bidi override) is left out (it could not be typed anyway). Everything else is offered
+ * as it is; the scripts quote it and never let the shell expand it.
  */
 function listable(word: string): boolean {
-  return word !== '' && !/[\p{Cc}\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/u.test(word);
+  return word !== '' && terminalText(word) === word;
 }
 
 /**

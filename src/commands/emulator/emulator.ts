@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
-import type { Context, ContextRef } from '../../context.js';
+import { type Context, type ContextRef, ownSecrets, type SecretsRef } from '../../context.js';
+import type { SecretKeeper } from '../../redact.js';
 import { nounSummary } from '../nouns.js';
 import { CardboardError, UsageError } from '../../errors.js';
 import { FaultSpecError, parseFaults } from '../../emulator/faults.js';
@@ -78,7 +79,7 @@ export function toOptions(flags: Record<string, string | boolean | undefined>): 
 const STOP_GRACE_MS = 1000;
 
 /** Declare `cardboard emulator` on the program; the action runs `run` with the parsed options. */
-export function emulatorCommand(parent: Command, ctx: ContextRef, run = runEmulator): Command {
+export function emulatorCommand(parent: Command, ctx: ContextRef, run = runEmulator, secrets: SecretsRef = ownSecrets): Command {
   return parent
     .command('emulator')
     .description(nounSummary('emulator'))
@@ -101,7 +102,7 @@ Examples:
   $ cardboard emulator --port 0 --boards fixtures/demo-boards.json --page-size 2
   $ cardboard emulator --rate-limit 120/min --faults 503:0.05,delay:200ms   # as the service: 120/min, bursts of 20`,
     )
-    .action(async (flags: Record<string, string | boolean | undefined>) => run(ctx(), toOptions(flags)));
+    .action(async (flags: Record<string, string | boolean | undefined>) => run(ctx(), toOptions(flags), secrets()));
 }
 
 /** Quote a value for a POSIX shell only when it needs it. */
@@ -109,8 +110,11 @@ function sh(value: string): string {
   return /^[\w./:@%+=-]+$/.test(value) ? value : `'${value.replaceAll("'", "'\\''")}'`;
 }
 
-/** Start the emulator, print how to use it, serve until SIGINT/SIGTERM, then close cleanly (the process then ends by the signal, main.ts). */
-export async function runEmulator(ctx: Context, opts: EmulatorRunOptions): Promise<void> {
+/**
+ * Start the emulator, print how to use it, serve until SIGINT/SIGTERM, then close cleanly (the process then ends
+ * by the signal, main.ts). A boards file's tokens and keys, not printed, are added to `keeper`, the run's registry.
+ */
+export async function runEmulator(ctx: Context, opts: EmulatorRunOptions, keeper: SecretKeeper): Promise<void> {
   const emulator = await import('../../emulator/server.js');
   let boards: Awaited<ReturnType<typeof emulator.readBoardsFile>> | undefined;
   if (opts.boardsFile) {
@@ -132,7 +136,7 @@ export async function runEmulator(ctx: Context, opts: EmulatorRunOptions): Promi
     throw err;
   }
   // Catch Ctrl-C before the ready line: a supervisor may send SIGINT as soon as it reads it.
-  const undrain = ctx.cancel.drainOn({ graceMs: STOP_GRACE_MS });
+  const undrain = ctx.drain.enable({ graceMs: STOP_GRACE_MS });
   // A file's tokens are the user's to protect; the generated demo board's are printed on purpose.
   const showTokens = !opts.boardsFile || opts.printTokens;
   // Everything goes to stderr (stdout stays empty). Under --quiet only the data is left: the export
@@ -142,7 +146,10 @@ export async function runEmulator(ctx: Context, opts: EmulatorRunOptions): Promi
     if (!ctx.globals.quiet) data(line);
   };
   for (const [id, b] of Object.entries(running.boards)) {
-    if (!showTokens) ctx.secrets.add(b.token).add(b.signingKey);
+    if (!showTokens) {
+      keeper.add(b.token);
+      keeper.add(b.signingKey);
+    }
     out(`board ${id}: ${b.updateMode}, Create Fields ${b.createFields ? 'on' : 'off'}, fields ${b.fields.join(', ')}`);
     if (showTokens) out(`  token ${b.token}  signing key ${b.signingKey}`);
     const env = [`CARDBOARD_BASE_URL=${sh(running.url)}`, `CARDBOARD_BOARD=${sh(id)}`];
@@ -154,7 +161,7 @@ export async function runEmulator(ctx: Context, opts: EmulatorRunOptions): Promi
   if (opts.faults) out(`faults: ${opts.faults}`);
   data(`listening on ${running.url}  (Ctrl-C to stop)`);
   try {
-    await whenAborted(ctx.cancel.drain);
+    await whenAborted(ctx.drain.signal);
     // Open connections are closed at once; a close still pending when the grace ends is not waited for.
     await Promise.race([running.close(), whenAborted(ctx.signal)]);
   } finally {

@@ -231,7 +231,7 @@ export async function executeImport(ctx: Context, plan: ImportPlan, p: ResolvedI
     throw err;
   }
   const flushTimer = setInterval(() => outputs.flush(), 1000);
-  const undrain = ctx.cancel.drainOn({
+  const undrain = ctx.drain.enable({
     graceMs: IN_FLIGHT_GRACE_MS,
     onFirst: () => status.warn(`Interrupted: finishing the requests in flight for up to ${IN_FLIGHT_GRACE_MS / 1000}s (Ctrl-C again to quit at once)...`),
   });
@@ -252,7 +252,7 @@ export async function executeImport(ctx: Context, plan: ImportPlan, p: ResolvedI
       rerun: journal?.lastRunComplete() ?? false,
       match: p.match,
       force: policy.force,
-      signal: ctx.cancel.drain,
+      signal: ctx.drain.signal,
       stopNow: ctx.signal,
       onEvent: (e) => {
         if (e.type === 'row') outputs.add(e.outcome);

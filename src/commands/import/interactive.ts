@@ -7,7 +7,7 @@ import { checkTargets, mappingToFile, rowBody, shellQuote, type Unmapped } from 
 import { type ColumnMapping, type ColumnTarget, type ColumnWords, columnWords } from '../../import/types.js';
 import { answer } from '../../io/prompt.js';
 import { plural, quoted, terminalText } from '../../io/text.js';
-import { editDistance } from '../../schema/match.js';
+import { editDistance } from '../../did-you-mean.js';
 
 /** One option of a select prompt. */
 export interface Choice<T> {

@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
-import type { ContextRef } from '../../context.js';
+import type { ContextRef, SecretsRef } from '../../context.js';
 import { nounSummary } from '../nouns.js';
-import { webhookListenCommand } from './listen.js';
-import { webhookReplayCommand } from './replay.js';
-import { webhookSendCommand } from './send.js';
+import { runWebhookListen, webhookListenCommand } from './listen.js';
+import { runWebhookReplay, webhookReplayCommand } from './replay.js';
+import { runWebhookSend, webhookSendCommand } from './send.js';
 
 const EXAMPLES = `
 Examples:
@@ -12,12 +12,12 @@ Examples:
   $ cardboard webhook replay hooks.jsonl --to http://localhost:3000/hooks`;
 
 /** Register `webhook` and its verbs: listen, replay, send. */
-export function register(program: Command, ctx: ContextRef): void {
+export function register(program: Command, ctx: ContextRef, _tree: unknown, secrets: SecretsRef): void {
   const webhook = program
     .command('webhook')
     .description(nounSummary('webhook'))
     .addHelpText('after', EXAMPLES);
-  webhookListenCommand(webhook, ctx);
-  webhookReplayCommand(webhook, ctx);
-  webhookSendCommand(webhook, ctx);
+  webhookListenCommand(webhook, ctx, runWebhookListen, secrets);
+  webhookReplayCommand(webhook, ctx, runWebhookReplay, secrets);
+  webhookSendCommand(webhook, ctx, runWebhookSend, secrets);
 }

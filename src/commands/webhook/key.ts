@@ -3,6 +3,7 @@ import { resolveSelection, resolveSigningKey } from '../../config/index.js';
 import type { Context } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import { readStdin } from '../../io/input.js';
+import type { SecretKeeper } from '../../redact.js';
 
 /**
  * `--signing-key-stdin`, the same flag and text on every webhook verb that signs or verifies (listen, replay,
@@ -26,19 +27,20 @@ export interface SigningKey {
 
 /**
  * The webhook signing key: --signing-key-stdin, else the key resolveSigningKey finds (a named stored board's
- * own key before CARDBOARD_SIGNING_KEY; README, the precedence table). The key joins ctx.secrets so it is
- * redacted from anything printed.
+ * own key before CARDBOARD_SIGNING_KEY; README, the precedence table). The key is added to `keeper`, the
+ * run's registry, so it is redacted from anything printed.
  */
-export async function loadSigningKey(ctx: Context, fromStdin: boolean, verb: KeyedVerb): Promise<SigningKey | undefined> {
+export async function loadSigningKey(ctx: Context, fromStdin: boolean, verb: KeyedVerb, keeper: SecretKeeper): Promise<SigningKey | undefined> {
   if (fromStdin) {
     // Only the line break a shell or `echo` adds is dropped: spec 6 compares the key exactly.
     const key = (await readStdin(ctx)).replace(/\r?\n$/, '');
     if (key === '') throw new UsageError('--signing-key-stdin: stdin was empty', { hint: `Pipe the key in: \`pbpaste | cardboard webhook ${verb} --signing-key-stdin …\`.` });
-    ctx.secrets.add(key);
+    keeper.add(key);
     return { key, source: 'stdin' };
   }
   const resolved = resolveSigningKey(ctx, await ctx.config.read());
   if (!resolved) return undefined;
+  keeper.add(resolved.key);
   return { key: resolved.key, source: resolved.from };
 }
 

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
-import type { Context, ContextRef } from '../../context.js';
+import { type Context, type ContextRef, ownSecrets, type SecretsRef } from '../../context.js';
+import type { SecretKeeper } from '../../redact.js';
 import { AuthError, UsageError } from '../../errors.js';
 import { httpUrl } from '../../http/url.js';
 import { childStop } from '../../interrupt.js';
@@ -43,7 +44,7 @@ export interface WebhookListenOptions {
 const STOP_GRACE_MS = 2000;
 
 /** Register `webhook listen`. */
-export function webhookListenCommand(parent: Command, ctx: ContextRef, run = runWebhookListen): Command {
+export function webhookListenCommand(parent: Command, ctx: ContextRef, run = runWebhookListen, secrets: SecretsRef = ownSecrets): Command {
   return parent
     .command('listen')
     .description('Receive webhook deliveries: verify, answer 200 at once, print, record, forward')
@@ -102,12 +103,12 @@ Examples:
         tunnel,
         publicUrl,
         inspect: o.inspect === undefined ? undefined : inspectPlan(o.inspect as string | true),
-      });
+      }, secrets());
     });
 }
 
 /** Run the listener until SIGINT/SIGTERM, then finish requests in flight, flush and return (the process then ends by the signal, main.ts). */
-export async function runWebhookListen(ctx: Context, opts: WebhookListenOptions): Promise<void> {
+export async function runWebhookListen(ctx: Context, opts: WebhookListenOptions, keeper: SecretKeeper): Promise<void> {
   const isPublic = opts.tunnel !== undefined || opts.publicUrl !== undefined;
   const forward = opts.forwardTo ? { url: opts.forwardTo, timeout: opts.forwardTimeout } : undefined;
   refuseSelfForward({ forward, host: opts.host, port: opts.port });
@@ -115,7 +116,7 @@ export async function runWebhookListen(ctx: Context, opts: WebhookListenOptions)
   const timing = timingFromEnv(isPublic ? ctx.env[TIMING_ENV] : undefined);
   // Found before anything opens: a missing tool is a usage error (exit 2), with how to install it.
   const found = opts.tunnel ? await findTool(opts.tunnel, ctx.env) : undefined;
-  const signing = await loadSigningKey(ctx, opts.signingKeyStdin, 'listen');
+  const signing = await loadSigningKey(ctx, opts.signingKeyStdin, 'listen', keeper);
   if (opts.verify && !signing) {
     throw new AuthError('no webhook signing key: refusing to accept unverified deliveries (spec 6)', { hint: `${await noKeyHint(ctx)}${isPublic ? '' : ' Or pass --no-verify to accept anything.'}` });
   }
@@ -135,11 +136,11 @@ export async function runWebhookListen(ctx: Context, opts: WebhookListenOptions)
   );
   const ready = await engine.start();
   // Catch Ctrl-C before the ready line: a supervisor may send SIGINT as soon as it reads it.
-  const undrain = ctx.cancel.drainOn({ graceMs: STOP_GRACE_MS });
+  const undrain = ctx.drain.enable({ graceMs: STOP_GRACE_MS });
   try {
     screen.ready(ready);
     // Stopped by Ctrl-C or SIGTERM (drain), or by a tunnel that never came up.
-    await engine.run(childStop(ctx.cancel.drain), ctx.signal);
+    await engine.run(childStop(ctx.drain.signal), ctx.signal);
   } finally {
     screen.end();
     undrain();

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
-import type { Context, ContextRef } from '../../context.js';
+import { type Context, type ContextRef, ownSecrets, type SecretsRef } from '../../context.js';
+import type { SecretKeeper } from '../../redact.js';
 import { AuthError, CancelledError, CardboardError, UsageError } from '../../errors.js';
 import { httpUrl } from '../../http/url.js';
 import { createStatus } from '../../io/status.js';
@@ -29,7 +30,7 @@ export interface WebhookReplayOptions {
 const IN_FLIGHT_GRACE_MS = 2000;
 
 /** Register `webhook replay`. */
-export function webhookReplayCommand(parent: Command, ctx: ContextRef, run = runWebhookReplay): Command {
+export function webhookReplayCommand(parent: Command, ctx: ContextRef, run = runWebhookReplay, secrets: SecretsRef = ownSecrets): Command {
   return parent
     .command('replay')
     .description('Re-send recorded deliveries in order (exact bytes and headers); show answers')
@@ -69,7 +70,7 @@ Examples:
         signingKeyStdin: o.signingKeyStdin === true,
         json: o.json === true,
         timeout: ctx().globals.timeout ?? durationOf(60_000),
-      });
+      }, secrets());
     });
 }
 
@@ -97,9 +98,9 @@ function checkFilterFields(opts: WebhookReplayOptions, { fields, cards }: Replay
 }
 
 /** Send the matching deliveries one by one in recorded order; throws at the end if any was not answered 200. */
-export async function runWebhookReplay(ctx: Context, opts: WebhookReplayOptions): Promise<void> {
+export async function runWebhookReplay(ctx: Context, opts: WebhookReplayOptions, keeper: SecretKeeper): Promise<void> {
   const kind = checkRecordFile(opts.file);
-  const signing = await loadSigningKey(ctx, opts.signingKeyStdin, 'replay');
+  const signing = await loadSigningKey(ctx, opts.signingKeyStdin, 'replay', keeper);
   if (!signing) throw new AuthError('no webhook signing key to sign the replayed deliveries with (spec 6)', { hint: await noKeyHint(ctx) });
   const status = createStatus(ctx);
   if (kind === 'empty') {
@@ -108,10 +109,10 @@ export async function runWebhookReplay(ctx: Context, opts: WebhookReplayOptions)
   }
   const replay = new Replay(
     { ...opts, key: signing.key, secrets: [signing.key, ...ctx.secrets] },
-    { drain: ctx.cancel.drain, signal: ctx.signal, onAnswer: (a) => ctx.stdout.write(answerLine(a, opts.json)) },
+    { drain: ctx.drain.signal, signal: ctx.signal, onAnswer: (a) => ctx.stdout.write(answerLine(a, opts.json)) },
   );
   const resumeText = () => `--from ${replay.inFlight ?? replay.resumeAt}${opts.filters.length || opts.changed.length ? ` and the same ${opts.filters.length ? '--filter' : '--changed'}` : ''}`;
-  const undrain = ctx.cancel.drainOn({
+  const undrain = ctx.drain.enable({
     graceMs: IN_FLIGHT_GRACE_MS,
     onFirst: () =>
       status.warn(
@@ -131,7 +132,7 @@ export async function runWebhookReplay(ctx: Context, opts: WebhookReplayOptions)
     const lines = `${unreadable.slice(0, 5).join(', ')}${unreadable.length > 5 ? ', …' : ''}`;
     status.warn(`skipped ${plural(unreadable.length, 'line')} of ${opts.file} that ${unreadable.length === 1 ? 'is' : 'are'} not a delivery (line ${lines}): a line cut short by a crash was never answered 200`);
   }
-  if (ctx.cancel.drain.aborted) {
+  if (ctx.drain.signal.aborted) {
     const earlier = failed.length ? `; ${failed.length} answered before were not 200 (first ${failed[0]})` : '';
     throw new CancelledError(`Interrupted after ${plural(sent, 'delivery', 'deliveries')}${earlier}.`, { hint: `Resume with ${resumeText()}.` });
   }

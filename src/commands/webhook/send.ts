@@ -1,6 +1,7 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import type { Command } from 'commander';
-import type { Context, ContextRef } from '../../context.js';
+import { type Context, type ContextRef, ownSecrets, type SecretsRef } from '../../context.js';
+import type { SecretKeeper } from '../../redact.js';
 import { AuthError, CancelledError, CardboardError, UsageError } from '../../errors.js';
 import { readTextArgument } from '../../io/input.js';
 import { textFor } from '../../io/text.js';
@@ -26,7 +27,7 @@ export interface WebhookSendOptions {
 }
 
 /** Register `webhook send`. */
-export function webhookSendCommand(parent: Command, ctx: ContextRef, run = runWebhookSend): Command {
+export function webhookSendCommand(parent: Command, ctx: ContextRef, run = runWebhookSend, secrets: SecretsRef = ownSecrets): Command {
   return parent
     .command('send')
     .description("Send one signed delivery shaped like the service's; print the receiver's answer")
@@ -57,7 +58,7 @@ Examples:
         wrongKey: o.wrongKey === true,
         json: o.json === true,
         timeout: ctx().globals.timeout ?? durationOf(60_000),
-      });
+      }, secrets());
     });
 }
 
@@ -87,8 +88,8 @@ async function cardFor(ctx: Context, opts: WebhookSendOptions): Promise<Record<s
 }
 
 /** Send one delivery and print the answer; the exit code says whether it was the expected one. */
-export async function runWebhookSend(ctx: Context, opts: WebhookSendOptions): Promise<void> {
-  const signing = await loadSigningKey(ctx, opts.signingKeyStdin, 'send');
+export async function runWebhookSend(ctx: Context, opts: WebhookSendOptions, keeper: SecretKeeper): Promise<void> {
+  const signing = await loadSigningKey(ctx, opts.signingKeyStdin, 'send', keeper);
   if (!signing && !opts.wrongKey) throw new AuthError('no webhook signing key to sign the delivery with (spec 6)', { hint: `${await noKeyHint(ctx)} Or pass --wrong-key.` });
   // A suffix catches the commonest broken check: comparing only as many characters as the stored key has.
   const key = opts.wrongKey ? `${signing?.key ?? `wrong-${randomBytes(8).toString('hex')}`}x` : signing!.key;

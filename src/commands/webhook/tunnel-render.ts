@@ -1,7 +1,7 @@
 // The tunnel's events as lines for a person: each escaped, each secret redacted.
-import { type Context, redact } from '../../context.js';
+import type { Context } from '../../context.js';
+import { noticeText } from '../../io/notice.js';
 import type { Status } from '../../io/status.js';
-import { terminalText } from '../../io/text.js';
 import { formatDuration } from '../../units.js';
 import type { TunnelEvent } from '../../webhook/tunnel/tunnel.js';
 
@@ -20,7 +20,7 @@ export interface TunnelOutput {
 /** The lines of the tunnel's events for a person: each escaped, each secret redacted. */
 export function tunnelRenderer(ctx: Context, name: string, out: TunnelOutput): (e: TunnelEvent) => void {
   // Each line escaped on its own; a block of several goes out in one write, so nothing lands inside it.
-  const line = (...texts: string[]) => out.stderr(texts.map((text) => `${terminalText(redact(ctx, text))}\n`).join(''));
+  const line = (...texts: string[]) => out.stderr(texts.map((text) => `${noticeText(ctx.secrets, text)}\n`).join(''));
   return (e) => {
     switch (e.type) {
       case 'output':
