@@ -101,7 +101,7 @@ async function lockAndOpen(ctx: Context, plan: ImportPlan, p: ResolvedImport): P
   let lockPath: string | undefined;
   try {
     lockPath = boardLockPath(server, p.api.board.id);
-    lock = lockBoard(lockPath, doing);
+    lock = await lockBoard(lockPath, doing, ctx.clock);
   } catch (err) {
     throw fileError(err, { action: 'create the import lock in', path: lockPath ? dirname(lockPath) : '~/.cache/cardboard/locks', hint: 'The lock is kept in ~/.cache/cardboard/locks (or /tmp/cardboard-<uid>-locks): make one of them writable, then run again.' });
   }

@@ -150,7 +150,7 @@ export async function runWebhookListen(ctx: Context, opts: WebhookListenOptions)
   const spool = opts.forwardTo && !opts.record ? join(tmpdir(), `cardboard-webhook-${process.pid}-${Date.now()}.jsonl`) : undefined;
   const recordPath = opts.record ?? spool;
   // One listener per record file: two would number their deliveries alike and interleave their lines.
-  const lock = opts.record === undefined ? undefined : lockRecord(opts.record);
+  const lock = opts.record === undefined ? undefined : await lockRecord(opts.record, ctx.clock);
   let record: RecordFile | undefined;
   try {
     record = recordPath === undefined ? undefined : openRecord(recordPath);
