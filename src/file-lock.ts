@@ -1,10 +1,13 @@
 // A lock file: one process at a time holds it (one import per board, one webhook listener per record
-// file). The lock is a file created with O_EXCL that holds the owner's pid, host, start time and what it
-// is doing; a lock whose pid is dead (kill -9) is taken over. Where a lock lives is each caller's rule.
-import { closeSync, linkSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
+// file). The lock is an owner-only file created with O_EXCL (private-file.ts) that holds the owner's pid,
+// host, start time and what it is doing; a lock whose pid is dead (kill -9) is taken over. Where a lock
+// lives is each caller's rule.
+import { closeSync, linkSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname } from 'node:path';
+import { type Clock, realClock } from './clock.js';
 import { CardboardError } from './errors.js';
+import { createPrivateFile, makePrivateDir } from './private-file.js';
 
 /** What a lock file says about its owner. */
 export interface LockOwner {
@@ -56,49 +59,68 @@ export interface LockRequest {
   refuse?: LockRefusal;
   /** What this process does, shown to the next one refused. */
   doing?: string;
-  now?: Date;
+  /** The lock's start time, and the wait for a lock being written (default: the real clock). */
+  clock?: Clock;
+}
+
+/** How long to wait for a lock being written before looking again, and how many looks in all. */
+const UNREADABLE_WAIT_MS = 50;
+const LOOKS = 5;
+
+/**
+ * The locks this process holds, and the one 'exit' hook that releases them: process.exit (a second Ctrl-C,
+ * exitBySignal) runs no finally, and a lock left behind would refuse the next run until its pid is found
+ * dead. Process-wide state on purpose, as the exit it answers is the process's: one hook, added with the
+ * first lock held and removed with the last, never one per lock. Empty whenever no lock is held.
+ */
+const held = new Set<FileLock>();
+
+function releaseAll(): void {
+  for (const lock of held) lock.release();
 }
 
 /** A held lock; release() is idempotent and also runs on process exit (a second Ctrl-C exits at once). */
 export class FileLock {
-  private held = true;
-  private readonly onExit = () => this.release();
-
   private constructor(
     readonly path: string,
     private readonly owner: LockOwner,
   ) {
-    process.on('exit', this.onExit);
+    if (held.size === 0) process.on('exit', releaseAll);
+    held.add(this);
   }
 
   /**
-   * Take the lock at `path`, or throw a CardboardError (exit 1) naming the live owner. A stale lock is
-   * first renamed to a name of our own (atomic: of two processes taking over the same stale lock, one
-   * rename finds it), then re-read: if what we moved is a live lock (another process took over first),
-   * it is linked back and we refuse; else it is deleted and we create ours with O_EXCL again.
+   * Take the lock at `path`, or reject with a CardboardError (exit 1) naming the live owner. A lock that
+   * cannot be read is one being written right now (or one cut short): it is looked at again after a
+   * moment, waited for on `clock` (the event loop goes on meanwhile). A stale lock is first renamed to a
+   * name of our own (atomic: of two processes taking over the same stale lock, one rename finds it), then
+   * re-read: if what we moved is a live lock (another process took over first), it is linked back and we
+   * refuse; else it is deleted and we create ours with O_EXCL again.
    */
-  static acquire(path: string, { refuse = heldBy, doing, now = new Date() }: LockRequest = {}): FileLock {
-    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-    const owner: LockOwner = { pid: process.pid, host: hostname(), started: now.toISOString() };
+  static async acquire(path: string, { refuse = heldBy, doing, clock = realClock }: LockRequest = {}): Promise<FileLock> {
+    makePrivateDir(dirname(path));
+    const owner: LockOwner = { pid: process.pid, host: hostname(), started: new Date(clock.now()).toISOString() };
     if (doing !== undefined) owner.doing = doing;
-    for (let attempt = 0; attempt < 5; attempt++) {
+    for (let look = 1; look <= LOOKS; look++) {
       let fd: number;
       try {
-        fd = openSync(path, 'wx', 0o600);
+        fd = createPrivateFile(path);
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
         const current = readOwner(path);
-        // An unreadable lock is one being written right now, or one cut short: wait a moment and look again.
-        if (current === undefined && attempt < 4) {
-          Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 50);
+        if (current === undefined && look < LOOKS) {
+          await clock.sleep(UNREADABLE_WAIT_MS);
           continue;
         }
         if (current !== undefined && alive(current)) throw busy(path, current, refuse);
         takeOver(path, refuse);
         continue;
       }
-      writeSync(fd, JSON.stringify(owner));
-      closeSync(fd);
+      try {
+        writeSync(fd, JSON.stringify(owner));
+      } finally {
+        closeSync(fd);
+      }
       return new FileLock(path, owner);
     }
     throw busy(path, readOwner(path), refuse);
@@ -106,9 +128,8 @@ export class FileLock {
 
   /** Delete the lock if it is still ours. */
   release(): void {
-    if (!this.held) return;
-    this.held = false;
-    process.off('exit', this.onExit);
+    if (!held.delete(this)) return;
+    if (held.size === 0) process.off('exit', releaseAll);
     const current = readOwner(this.path);
     if (current?.pid === this.owner.pid && current.host === this.owner.host) rmSync(this.path, { force: true });
   }

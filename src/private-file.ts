@@ -1,12 +1,34 @@
 // The files cardboard writes hold card data and (the config) tokens, so what it creates is owner-only. A path a
 // user names may be a file that is not cardboard's to change: their own out.txt behind /dev/stdout, a FIFO,
 // a symlink to either, another user's file, a shared directory such as /tmp. One rule decides for every
-// writer (results, rejects, journal, record file, config and cache directories): a mode is set only on what
-// the same call has just created (O_EXCL, mkdir). Anything that existed is written as it is, mode untouched:
-// how widely the user shares their own file is their choice.
-import { closeSync, constants, fchmodSync, fstatSync, mkdirSync, openSync, type Stats, statSync } from 'node:fs';
+// writer (results, rejects, journal, record file, forward log, locks, schema cache, config and cache
+// directories): a mode is set only on what the same call has just created (O_EXCL, mkdir). Anything that
+// existed is written as it is, mode untouched: how widely the user shares their own file is their choice.
+//
+// This module is the only place in src/ that names a file mode. Each mode is set by two steps with one job
+// each: the create mode keeps group and world out from the first byte (a umask can take bits away, never add
+// them), and a chmod of the new file or directory gives back the owner bits a strict umask took (0277 would
+// leave a file the next run cannot append to). The config file is the exception in form, not in rule: conf
+// writes it, with PRIVATE_FILE_MODE (config/store.ts).
+import { closeSync, constants, fchmodSync, fstatSync, lstatSync, mkdirSync, openSync, type Stats, statSync, writeSync } from 'node:fs';
 import { errnoCode } from './fs-errors.js';
 import { UsageError } from './errors.js';
+
+/** The mode of a file cardboard creates: read and write for its owner, nothing for anyone else. */
+export const PRIVATE_FILE_MODE = 0o600;
+/** The mode of a directory cardboard creates: its owner only. */
+const PRIVATE_DIR_MODE = 0o700;
+/** The bits that let others than the owner write. */
+const OTHERS_WRITE = 0o022;
+
+/**
+ * Give back the owner bits of `wanted` that a umask took from what `fd` was just created as: the create
+ * mode already kept everyone else out, so only the owner's bits are added, never another's.
+ */
+function restoreOwnerBits(fd: number, wanted: number): void {
+  const mode = fstatSync(fd).mode & 0o777;
+  if ((mode & wanted) !== wanted) fchmodSync(fd, mode | wanted);
+}
 
 /** A short name for what a non-regular path is, for an error message. */
 function kindOf(stat: Stats): string {
@@ -63,21 +85,46 @@ export function openPrivate(path: string, flags: 'w' | 'a', use: PrivateUse): nu
   // Checked before opening: opening a FIFO for writing blocks until someone reads it.
   if (use.reread) requireRegularFile(path, use.flag);
   const mode = constants.O_WRONLY | (flags === 'w' ? constants.O_TRUNC : constants.O_APPEND);
-  let fd: number;
   try {
-    fd = openSync(path, mode | constants.O_CREAT | constants.O_EXCL, 0o600);
+    return createPrivate(path, mode);
   } catch (err) {
     if (errnoCode(err) !== 'EEXIST') throw err;
     return openExisting(path, mode, use);
   }
+}
+
+/**
+ * Create `path` for writing, owner-only (0600 whatever the umask), or throw EEXIST when anything is there
+ * (a symlink too, dangling or not): a lock is taken by creating its file.
+ */
+export function createPrivateFile(path: string): number {
+  return createPrivate(path, constants.O_WRONLY);
+}
+
+/** Create `path` with O_EXCL and `flags`, owner-only. */
+function createPrivate(path: string, flags: number): number {
+  const fd = openSync(path, flags | constants.O_CREAT | constants.O_EXCL, PRIVATE_FILE_MODE);
   try {
-    // Created now, by this call: 0600 exactly, whatever the umask took away.
-    if ((fstatSync(fd).mode & 0o777) !== 0o600) fchmodSync(fd, 0o600);
+    restoreOwnerBits(fd, PRIVATE_FILE_MODE);
   } catch (err) {
     closeSync(fd);
     throw err;
   }
   return fd;
+}
+
+/**
+ * Write `data` to `path` in place of what it held (openPrivate 'w': created 0600, or an existing file
+ * truncated with the mode it has), then close it.
+ */
+export function writePrivateFile(path: string, data: string, use: PrivateUse): void {
+  const fd = openPrivate(path, 'w', use);
+  try {
+    const bytes = Buffer.from(data);
+    for (let done = 0; done < bytes.length; ) done += writeSync(fd, bytes, done, bytes.length - done);
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /**
@@ -90,7 +137,7 @@ export function openPrivate(path: string, flags: 'w' | 'a', use: PrivateUse): nu
 function openExisting(path: string, mode: number, use: PrivateUse): number {
   let fd: number;
   try {
-    fd = openSync(path, mode | constants.O_CREAT | constants.O_NONBLOCK, 0o600);
+    fd = openSync(path, mode | constants.O_CREAT | constants.O_NONBLOCK, PRIVATE_FILE_MODE);
   } catch (err) {
     if (errnoCode(err) === 'ENXIO' && isFifo(path)) throw noReader(use.flag, path);
     throw err;
@@ -131,46 +178,23 @@ function isFifo(path: string): boolean {
  * left as it is: it may be one the user pointed at and shares, such as /tmp or $HOME.
  */
 export function makePrivateDir(dir: string): void {
-  const first = mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const first = mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
   if (first === undefined || process.platform === 'win32') return;
-  // Every directory from `first` down was created now, with 0700 less the umask: the leaf gets 0700 exactly.
+  // Every directory from `first` down was created now, 0700 less the umask: the leaf gets its owner bits back.
   const fd = openSync(dir, constants.O_RDONLY);
   try {
-    if ((fstatSync(fd).mode & 0o777) !== 0o700) fchmodSync(fd, 0o700);
+    restoreOwnerBits(fd, PRIVATE_DIR_MODE);
   } finally {
     closeSync(fd);
-  }
-}
-
-/** Where a file was, to tell afterwards whether a library's write replaced it with a file of its own. */
-export interface FileIdentity {
-  dev: number;
-  ino: number;
-}
-
-/** The identity of what `path` names (following symlinks), or undefined when nothing is there. */
-export function fileIdentity(path: string): FileIdentity | undefined {
-  try {
-    const { dev, ino } = statSync(path);
-    return { dev, ino };
-  } catch {
-    return undefined;
   }
 }
 
 /**
- * Take the group and world bits off a file a library has just written for us (the config, through conf),
- * only when that write created it: a file other than `before` (conf writes a temporary file and renames it
- * over the old one). A file written in place (`before` is the same file) keeps its mode. Opened without
- * blocking, so a FIFO put in its place cannot hang the command, and decided on the opened descriptor.
+ * Whether `dir` is a directory of this user that nobody else can write into (not a symlink to one): a place
+ * for locks and for code this process runs, where whoever can write chooses what is found there.
  */
-export function tightenFile(path: string, before: FileIdentity | undefined): void {
-  const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
-  try {
-    const stat = fstatSync(fd);
-    const created = before === undefined || before.dev !== stat.dev || before.ino !== stat.ino;
-    if (created && stat.isFile() && stat.uid === process.getuid?.() && (stat.mode & 0o077) !== 0) fchmodSync(fd, stat.mode & 0o700);
-  } finally {
-    closeSync(fd);
-  }
+export function isPrivateDir(dir: string): boolean {
+  const stat = lstatSync(dir);
+  if (!stat.isDirectory() || (stat.mode & OTHERS_WRITE) !== 0) return false;
+  return process.getuid === undefined || stat.uid === process.getuid();
 }

@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Field } from '../spec-types.js';
 import { fileError } from '../fs-errors.js';
-import { cacheDir, ensurePrivateDir } from './store.js';
+import { makePrivateDir, writePrivateFile } from '../private-file.js';
+import { cacheDir } from './store.js';
 
 /** How long a cached schema is trusted: short, since fields can be added on the board (spec 4.3 rule 2). */
 export const SCHEMA_TTL_MS = 5 * 60_000;
@@ -31,30 +32,53 @@ export function schemaCachePath(env: Record<string, string | undefined>, baseUrl
   return join(cacheDir(env), `schema-${hash}.json`);
 }
 
-/** The cached fields if fresh (younger than the TTL, same board, base URL and token), else undefined. */
-export function readSchemaCache(env: Record<string, string | undefined>, baseUrl: string, board: string, token: string, nowMs: number): Field[] | undefined {
+/**
+ * The cache file of a board as it was written, or undefined when there is none or it is not one (unreadable,
+ * not JSON, of another board, without a list of fields). The one reader of the file's format.
+ */
+function readCacheFile(env: Record<string, string | undefined>, baseUrl: string, board: string): CachedSchema | undefined {
   try {
-    const cached = JSON.parse(readFileSync(schemaCachePath(env, baseUrl, board), 'utf8')) as CachedSchema;
-    const fresh = nowMs - cached.fetchedAt >= 0 && nowMs - cached.fetchedAt < SCHEMA_TTL_MS;
-    const same = cached.baseUrl === baseUrl && cached.board === board && cached.tokenTag === tokenTag(token);
-    if (fresh && same && Array.isArray(cached.fields)) return cached.fields;
+    const cached = JSON.parse(readFileSync(schemaCachePath(env, baseUrl, board), 'utf8')) as Partial<CachedSchema> | null;
+    if (cached?.baseUrl !== baseUrl || cached.board !== board || !Array.isArray(cached.fields)) return undefined;
+    return cached as CachedSchema;
   } catch {
-    // Missing or unreadable: fetch instead.
+    return undefined;
   }
-  return undefined;
+}
+
+/** The cached fields if fresh (younger than the TTL, same board, base URL and token), else undefined: fetch instead. */
+export function readSchemaCache(env: Record<string, string | undefined>, baseUrl: string, board: string, token: string, nowMs: number): Field[] | undefined {
+  const cached = readCacheFile(env, baseUrl, board);
+  if (cached === undefined) return undefined;
+  const age = nowMs - cached.fetchedAt;
+  return age >= 0 && age < SCHEMA_TTL_MS && cached.tokenTag === tokenTag(token) ? cached.fields : undefined;
 }
 
 /**
- * Store the fields. File 0600 in a 0700 directory made on first write: a schema is no secret, but a private
- * board's field names are its owner's business, like `gh`'s cache. Best effort: the cache only saves a
- * request, so a failure (read-only home, a file in the way) returns a one-line reason instead of throwing.
+ * The names of the cached fields of a board, stale or not and whichever token fetched them, for completion
+ * (which must answer at once, offline, and never shows a value). Empty when nothing is cached.
+ */
+export function cachedFieldNames(env: Record<string, string | undefined>, baseUrl: string, board: string): string[] {
+  // The file's fields are as they were read: each is checked to be a field with a name.
+  const fields: unknown[] = readCacheFile(env, baseUrl, board)?.fields ?? [];
+  return fields.flatMap((f) => {
+    const name = (f as { name?: unknown } | null)?.name;
+    return typeof name === 'string' ? [name] : [];
+  });
+}
+
+/**
+ * Store the fields, owner-only (private-file.ts) in an owner-only directory made on first write: a schema is no
+ * secret, but a private board's field names are its owner's business, like `gh`'s cache. Best effort: the
+ * cache only saves a request, so a failure (read-only home, a file in the way) returns a one-line reason
+ * instead of throwing.
  */
 export function writeSchemaCache(env: Record<string, string | undefined>, baseUrl: string, board: string, token: string, fields: Field[], nowMs: number): string | undefined {
   const file = schemaCachePath(env, baseUrl, board);
   try {
-    ensurePrivateDir(cacheDir(env));
+    makePrivateDir(cacheDir(env));
     const data: CachedSchema = { baseUrl, board, tokenTag: tokenTag(token), fetchedAt: nowMs, fields };
-    writeFileSync(file, JSON.stringify(data), { mode: 0o600 });
+    writePrivateFile(file, JSON.stringify(data), { flag: 'the schema cache' });
     return undefined;
   } catch (err) {
     const shown = fileError(err, { action: 'write the schema cache', path: file, hint: '' });

@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CardboardError, UsageError } from '../errors.js';
 import { fileError } from '../fs-errors.js';
-import { fileIdentity, makePrivateDir, tightenFile } from '../private-file.js';
+import { makePrivateDir, PRIVATE_FILE_MODE } from '../private-file.js';
 import { configDir } from './dirs.js';
 import { importWithoutStopHooks } from '../interrupt.js';
 
@@ -67,14 +67,20 @@ function toConfig(raw: Record<string, unknown>): CardboardConfig {
 
 type ConfInstance = import('conf').default<Record<string, unknown>>;
 
-/** Open the file through conf (mode 0600, its schema); conf's own errors become one line naming the file. */
+/**
+ * Open the file through conf (its schema, and the owner-only file mode); conf's own errors become one line
+ * naming the file. The file's mode is set here and nowhere else: conf writes a temporary file created with
+ * configFileMode, chmods it to exactly that mode and renames it into place, so the file holding tokens is
+ * owner-only from its first byte. A chmod after the write would be a second mechanism that could only
+ * open a moment in which another user may read the tokens.
+ */
 async function openConf(dir: string, file: string): Promise<ConfInstance> {
   const { default: Conf } = await importWithoutStopHooks(() => import('conf'));
   try {
     return new Conf<Record<string, unknown>>({
       cwd: dir,
       configName: 'config',
-      configFileMode: 0o600,
+      configFileMode: PRIVATE_FILE_MODE,
       projectName: 'cardboard',
       projectSuffix: '',
       schema: SCHEMA as never,
@@ -127,7 +133,8 @@ export function configStore(env: Env): ConfigStore {
       const config = structuredCopy(await (current ??= load()));
       change(config);
       try {
-        ensurePrivateDir(dir);
+        // Made here, owner-only (conf would create it 0755); one that exists, such as CARDBOARD_CONFIG_DIR=/tmp, keeps its mode.
+        makePrivateDir(dir);
       } catch (err) {
         throw configFileError(err, 'use the config directory', dir);
       }
@@ -135,11 +142,8 @@ export function configStore(env: Env): ConfigStore {
       const data: Record<string, unknown> = { boards: config.boards };
       if (config.defaultBoard !== undefined) data.defaultBoard = config.defaultBoard;
       try {
-        const before = fileIdentity(store.path);
+        // Owner-only by conf's configFileMode (openConf).
         store.store = data;
-        // conf writes a new file 0600 (configFileMode) and renames it into place; one it wrote in place instead (its
-        // fallback) existed before this write, and keeps the mode it had.
-        tightenFile(store.path, before);
       } catch (err) {
         throw configFileError(err, 'write the config file', file);
       }
@@ -155,14 +159,6 @@ function structuredCopy(config: CardboardConfig): CardboardConfig {
   if (config.defaultBoard !== undefined) out.defaultBoard = config.defaultBoard;
   for (const [alias, b] of Object.entries(config.boards)) out.boards[alias] = { ...b };
   return out;
-}
-
-/**
- * Create the config (or cache) directory owner-only (0700): conf would create it 0755 whatever the file's mode. One that
- * exists already is left as it is: CARDBOARD_CONFIG_DIR may name a shared directory such as /tmp.
- */
-export function ensurePrivateDir(dir: string): void {
-  makePrivateDir(dir);
 }
 
 /**

@@ -4,13 +4,13 @@
 // the board id) whatever the URL's spelling, in one directory per user that no environment variable moves.
 import { createHash } from 'node:crypto';
 import { lookup } from 'node:dns/promises';
-import { lstatSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { CardboardError } from '../errors.js';
 import { FileLock, type LockRefusal } from '../file-lock.js';
-import { makePrivateDir } from '../private-file.js';
+import { isPrivateDir, makePrivateDir } from '../private-file.js';
+import type { Clock } from '../clock.js';
 
 /** How long the host's lookup may take before the host is named as spelled. */
 const LOOKUP_MS = 2000;
@@ -93,8 +93,7 @@ export function lockDirectory(): string {
       if (i < candidates.length - 1 && CANNOT_MAKE.has((err as NodeJS.ErrnoException).code ?? '')) continue;
       throw err;
     }
-    const st = lstatSync(dir);
-    if (!st.isDirectory() || (process.getuid !== undefined && st.uid !== uid) || (st.mode & 0o022) !== 0) {
+    if (!isPrivateDir(dir)) {
       throw new CardboardError(`The lock directory ${dir} is not a private directory of this user; no import was started.`, {
         hint: 'Make it a directory of your own that only you can write (chmod go-w), or remove it, then run again.',
       });
@@ -115,7 +114,7 @@ const importBusy: LockRefusal = (who, path) =>
     hint: 'Wait for it to finish: one import at a time per board. If that process is gone, delete the lock file and run again.',
   });
 
-/** Take the board's import lock at `path` (boardLockPath), or throw naming the import that holds it (exit 1). */
-export function lockBoard(path: string, doing: string, now = new Date()): FileLock {
-  return FileLock.acquire(path, { refuse: importBusy, doing, now });
+/** Take the board's import lock at `path` (boardLockPath), or reject naming the import that holds it (exit 1). */
+export function lockBoard(path: string, doing: string, clock?: Clock): Promise<FileLock> {
+  return FileLock.acquire(path, { refuse: importBusy, doing, clock });
 }

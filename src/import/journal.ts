@@ -8,12 +8,12 @@
 // run again sends nothing. Nothing is ever deleted from it: `--again` and `--restart` append a line that
 // makes later runs forget records (finished ones, or all), and the card ids of every record stay known.
 import { createHash, hash } from 'node:crypto';
-import { closeSync, createReadStream, mkdirSync, rmSync, statSync, writeSync } from 'node:fs';
+import { closeSync, createReadStream, rmSync, statSync, writeSync } from 'node:fs';
 import { basename, dirname, extname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { UsageError } from '../errors.js';
 import { redactSecrets } from '../redact.js';
-import { openPrivate, requireRegularFile } from '../private-file.js';
+import { makePrivateDir, openPrivate, requireRegularFile } from '../private-file.js';
 import { canonicalJson } from './match-index.js';
 import type { ImportPlan } from './plan.js';
 import type { ColumnMapping, RowState } from './types.js';
@@ -218,15 +218,15 @@ export class Journal {
   }
 
   /**
-   * Open (or create, mode 0600) the journal at `path`. A file that is not a journal is refused, whatever
-   * the options (it is not cardboard's to overwrite); so is a journal of another board or server. A
-   * journal of another version is started afresh only with `forget: 'all'` (--restart). `secrets` (the
-   * token, the signing key) are redacted from every line written.
+   * Open the journal at `path`, or create it owner-only (its directory too, when absent). A file that is
+   * not a journal is refused, whatever the options (it is not cardboard's to overwrite); so is a journal of
+   * another board or server. A journal of another version is started afresh only with `forget: 'all'`
+   * (--restart). `secrets` (the token, the signing key) are redacted from every line written.
    */
   static async open(path: string, key: JournalKey, how: JournalOpen, secrets: Iterable<string> = [], now = new Date()): Promise<Journal> {
     // Before reading it back: a FIFO would block the read, and a device cannot hold a journal.
     requireRegularFile(path, '--journal');
-    mkdirSync(dirname(path), { recursive: true });
+    makePrivateDir(dirname(path));
     const r = await readJournal(path, key, how.forget === 'all');
     let lastWritten: number | undefined;
     if (r.header !== undefined) {

@@ -1,6 +1,7 @@
 import { childStop } from '../interrupt.js';
-import { closeSync, existsSync, openSync, readFileSync, renameSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, readFileSync, renameSync, writeSync } from 'node:fs';
 import { type Clock, realClock } from '../clock.js';
+import { openPrivate, writePrivateFile } from '../private-file.js';
 import type { Duration } from '../units.js';
 import { APP_BACKOFF, appFailure, appPolicy } from '../http/app-policy.js';
 import { retrying } from '../http/retry.js';
@@ -93,10 +94,10 @@ export class Forwarder {
     if (this.resumed > 0) this.spillFrom = 0;
     if (cursor === undefined || cursor > 0) {
       // Start (or compact) the ack log with the one number that matters.
-      writeFileSync(`${path}.tmp`, `${this.lastAcked}\n`, { mode: 0o600 });
+      writePrivateFile(`${path}.tmp`, `${this.lastAcked}\n`, { flag: '--record' });
       renameSync(`${path}.tmp`, path);
     }
-    this.cursorFd = openSync(path, 'a', 0o600);
+    this.cursorFd = openPrivate(path, 'a', { flag: '--record', reread: true });
   }
 
   /** Deliveries recorded but not yet forwarded. */

@@ -138,7 +138,7 @@ export class ListenEngine implements ListenView {
     this.spool = plan.forward && !plan.record ? join(tmpdir(), `cardboard-webhook-${process.pid}-${clock.now()}.jsonl`) : undefined;
     const recordPath = plan.record ?? this.spool;
     // One listener per record file: two would number their deliveries alike and interleave their lines.
-    this.lock = plan.record === undefined ? undefined : lockRecord(plan.record);
+    this.lock = plan.record === undefined ? undefined : await lockRecord(plan.record, clock);
     let record: RecordFile | undefined;
     try {
       record = recordPath === undefined ? undefined : openRecord(recordPath);

@@ -1,11 +1,10 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import module from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { isPrivateCacheDir } from '../../src/compile-cache.js';
 import { BIN, childEnv, runCli, tempDir } from '../helpers/cli.js';
 
 const HOOK = fileURLToPath(new URL('./loaded-modules-hook.mjs', import.meta.url));
@@ -81,25 +80,5 @@ describe('the compile cache', () => {
     const r = await runCli(['--help'], { env: { CARDBOARD_CACHE_DIR: cache } });
     expect([r.code, r.stderr]).toEqual([0, '']);
     expect(readdirSync(shared)).toEqual([]);
-  });
-
-  it('isPrivateCacheDir: an own directory no one else may write to, not a symlink or a file', () => {
-    const root = tempDir();
-    const own = join(root, 'own');
-    mkdirSync(own, { mode: 0o700 });
-    expect(isPrivateCacheDir(own)).toBe(true);
-    chmodSync(own, 0o755);
-    expect(isPrivateCacheDir(own)).toBe(true);
-    for (const mode of [0o770, 0o702, 0o777]) {
-      chmodSync(own, mode);
-      expect([mode.toString(8), isPrivateCacheDir(own)]).toEqual([mode.toString(8), false]);
-    }
-    chmodSync(own, 0o700);
-    const link = join(root, 'link');
-    symlinkSync(own, link);
-    expect(isPrivateCacheDir(link)).toBe(false);
-    const file = join(root, 'file');
-    writeFileSync(file, '');
-    expect(isPrivateCacheDir(file)).toBe(false);
   });
 });

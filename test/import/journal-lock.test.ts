@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { createHash } from 'node:crypto';
 import { existsSync, linkSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
@@ -11,6 +12,7 @@ import { canonicalJson } from '../../src/import/match-index.js';
 import { emptyRecord, fieldRecord } from '../../src/own-keys.js';
 import { lockBoard } from '../../src/import/board-lock.js';
 import { FileLock } from '../../src/file-lock.js';
+import { realClock } from '../../src/clock.js';
 import { checkOutputPaths } from '../../src/import/path-guard.js';
 import { DEFAULT_CONCURRENCY, planFromFlags } from '../../src/commands/import/plan-from-flags.js';
 import type { ColumnMapping } from '../../src/import/types.js';
@@ -114,20 +116,15 @@ describe('journal keys', () => {
 describe('FileLock', () => {
   it('refuses while the holder lives (exit 1, pid and path named), is released, and a dead pid is taken over', async () => {
     const path = join(tempDir(), 'x.lock');
-    const lock = lockBoard(path, 'importing cards.csv');
+    const lock = await lockBoard(path, 'importing cards.csv');
     expect(JSON.parse(readFileSync(path, 'utf8'))).toMatchObject({ pid: process.pid, doing: 'importing cards.csv' });
-    let refused: unknown;
-    try {
-      lockBoard(path, 'importing other.csv');
-    } catch (err) {
-      refused = err;
-    }
+    const refused: unknown = await lockBoard(path, 'importing other.csv').catch((err: unknown) => err);
     expect(refused).toMatchObject({ exitCode: 1, name: 'CardboardError' });
     expect(String((refused as Error).message)).toMatch(/^Another import into this board is running: process \d+ on .*, importing cards\.csv/);
     expect(String((refused as Error).message)).toContain(`process ${process.pid}`);
     expect(String((refused as Error).message)).toContain(path);
     // The general lock, without a refusal of its own: the lock and its owner are named.
-    expect(() => FileLock.acquire(path)).toThrow(`The lock ${path} is held by process ${process.pid}`);
+    await expect(FileLock.acquire(path)).rejects.toThrow(`The lock ${path} is held by process ${process.pid}`);
     lock.release();
     expect(existsSync(path)).toBe(false);
 
@@ -135,7 +132,7 @@ describe('FileLock', () => {
     const dead = spawn(process.execPath, ['-e', '0']);
     await new Promise((r) => dead.on('close', r));
     writeFileSync(path, JSON.stringify({ pid: dead.pid, host: hostname(), started: 'then' }));
-    const taken = FileLock.acquire(path);
+    const taken = await FileLock.acquire(path);
     expect(JSON.parse(readFileSync(path, 'utf8')).pid).toBe(process.pid);
     taken.release();
   });
@@ -149,8 +146,8 @@ describe('FileLock', () => {
     // time, which a late-starting racer on a loaded machine could outlast), then leaves by process.exit
     // (the second Ctrl-C's path).
     const script = `import(${JSON.stringify(LOCK_JS)}).then((m) => {
-      try { m.FileLock.acquire(${JSON.stringify(path)}); process.stdout.write('got'); process.stdin.on('end', () => process.exit(130)).resume(); }
-      catch (err) { process.stdout.write(err.exitCode === 1 ? 'busy' : String(err)); }
+      m.FileLock.acquire(${JSON.stringify(path)}).then(() => { process.stdout.write('got'); process.stdin.on('end', () => process.exit(130)).resume(); },
+        (err) => process.stdout.write(err.exitCode === 1 ? 'busy' : String(err)));
     });`;
     const racers = Array.from({ length: 4 }, () => {
       const child = spawn(process.execPath, ['-e', script]);
@@ -172,9 +169,48 @@ describe('FileLock', () => {
     expect(existsSync(path)).toBe(false);
   });
 
-  it('does not delete a lock that another process holds now', () => {
+  it('holds every lock of the process with one exit hook, taken off with the last; process.exit releases them all', async () => {
+    const dir = tempDir();
+    const before = process.listenerCount('exit');
+    const a = await FileLock.acquire(join(dir, 'a.lock'));
+    const b = await FileLock.acquire(join(dir, 'b.lock'));
+    expect(process.listenerCount('exit') - before).toBeLessThanOrEqual(1);
+    a.release();
+    b.release();
+    expect(process.listenerCount('exit')).toBe(before);
+    // Two locks held, then process.exit (the second Ctrl-C's path): the one hook releases both.
+    const script = `import(${JSON.stringify(LOCK_JS)}).then(async (m) => {
+      await m.FileLock.acquire(${JSON.stringify(join(dir, 'c.lock'))});
+      await m.FileLock.acquire(${JSON.stringify(join(dir, 'd.lock'))});
+      process.exit(130);
+    });`;
+    const child = spawn(process.execPath, ['-e', script], { stdio: 'ignore' });
+    const [code] = (await once(child, 'exit')) as [number | null];
+    expect(code).toBe(130);
+    expect([existsSync(join(dir, 'c.lock')), existsSync(join(dir, 'd.lock'))]).toEqual([false, false]);
+  });
+
+  it('waits for a lock being written without blocking the event loop, and refuses once it reads a live owner', async () => {
+    const path = join(tempDir(), 'w.lock');
+    // Created and not written yet: what another process sees between its O_EXCL create and its write.
+    writeFileSync(path, '');
+    const taking = FileLock.acquire(path);
+    // Runs only if the wait lets the event loop go on: the other process's write lands.
+    setImmediate(() => writeFileSync(path, JSON.stringify({ pid: process.pid, host: hostname(), started: 'now', doing: 'writing it' })));
+    await expect(taking).rejects.toThrow(`The lock ${path} is held by process ${process.pid} on ${hostname()}, writing it`);
+  });
+
+  it("stamps the lock with the injected clock's time", async () => {
+    const path = join(tempDir(), 'clock.lock');
+    const at = Date.parse('2031-02-03T04:05:06.000Z');
+    const lock = await lockBoard(path, 'importing c.csv', { ...realClock, now: () => at });
+    expect(JSON.parse(readFileSync(path, 'utf8'))).toMatchObject({ started: '2031-02-03T04:05:06.000Z', doing: 'importing c.csv' });
+    lock.release();
+  });
+
+  it('does not delete a lock that another process holds now', async () => {
     const path = join(tempDir(), 'y.lock');
-    const lock = FileLock.acquire(path);
+    const lock = await FileLock.acquire(path);
     writeFileSync(path, JSON.stringify({ pid: 1, host: 'elsewhere', started: 'now' }));
     lock.release();
     expect(existsSync(path)).toBe(true);

@@ -1,11 +1,13 @@
 // openPrivate sets a mode only on the file it creates (0600 whatever the umask); a path that exists, a symlink's
 // target included, is written with the mode it has. A FIFO with a reader is written in blocking mode (a FIFO
 // without one is refused: tested end to end, where a regression hangs a child that is killed, not the test run).
+// Each step that sets a mode is pinned alone: the create mode by a umask that leaves others' bits (022), the
+// owner bits given back by one that takes the owner's (0277).
 import { spawn } from 'node:child_process';
-import { chmodSync, closeSync, existsSync, readFileSync, renameSync, statSync, symlinkSync, writeFileSync, writeSync } from 'node:fs';
+import { chmodSync, closeSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { fileIdentity, openPrivate, tightenFile } from '../../src/private-file.js';
+import { createPrivateFile, isPrivateDir, makePrivateDir, openPrivate, writePrivateFile } from '../../src/private-file.js';
 import { tempDir } from '../helpers/cli.js';
 import { holdReader, makeFifo } from '../helpers/fifo.js';
 
@@ -113,19 +115,63 @@ describe('openPrivate', () => {
   });
 });
 
-describe('tightenFile (a file a library wrote for us)', () => {
-  it('takes group and world bits off a file the write created, not off one that was written in place', () => {
+describe('createPrivateFile and writePrivateFile', () => {
+  it('createPrivateFile makes a file 0600 under umask 022 and 0277, and refuses (EEXIST) anything in the way, a dangling symlink too', () => {
     const dir = tempDir();
-    const kept = shared(join(dir, 'kept.json'));
-    tightenFile(kept, fileIdentity(kept));
-    expect(mode(kept)).toBe('644');
-    const replaced = shared(join(dir, 'replaced.json'));
-    const before = fileIdentity(replaced);
-    // A new file renamed over the old one, as conf writes.
-    const tmp = shared(join(dir, 'tmp.json'), 'new\n');
-    renameSync(tmp, replaced);
-    tightenFile(replaced, before);
-    expect(mode(replaced)).toBe('600');
-    expect(existsSync(tmp)).toBe(false);
+    for (const mask of [0o022, 0o277]) {
+      const path = join(dir, `lock-${mask.toString(8)}`);
+      closeSync(withUmask(mask, () => createPrivateFile(path)));
+      expect(mode(path), `umask ${mask.toString(8)}`).toBe('600');
+      expect(() => createPrivateFile(path)).toThrow(expect.objectContaining({ code: 'EEXIST' }));
+    }
+    const link = join(dir, 'dangling');
+    symlinkSync(join(dir, 'nowhere'), link);
+    expect(() => createPrivateFile(link)).toThrow(expect.objectContaining({ code: 'EEXIST' }));
+  });
+
+  it('writePrivateFile creates 0600 under umask 022 and 0277, and replaces the content of a 0644 file, which stays 0644', () => {
+    const dir = tempDir();
+    for (const mask of [0o022, 0o277]) {
+      const path = join(dir, `cache-${mask.toString(8)}.json`);
+      withUmask(mask, () => writePrivateFile(path, '{"a":1}', use));
+      expect([mode(path), readFileSync(path, 'utf8')]).toEqual(['600', '{"a":1}']);
+    }
+    const kept = shared(join(dir, 'kept.json'), 'a much longer old content\n');
+    writePrivateFile(kept, 'new', use);
+    expect([mode(kept), readFileSync(kept, 'utf8')]).toEqual(['644', 'new']);
+  });
+});
+
+describe('makePrivateDir and isPrivateDir', () => {
+  it('a directory it creates is 0700 under umask 022 and under 0277; one that exists keeps its mode', () => {
+    const root = tempDir();
+    for (const mask of [0o022, 0o277]) {
+      const dir = join(root, `made-${mask.toString(8)}`);
+      withUmask(mask, () => makePrivateDir(dir));
+      expect(mode(dir), `umask ${mask.toString(8)}`).toBe('700');
+    }
+    const nested = join(root, 'a', 'b', 'c');
+    withUmask(0o022, () => makePrivateDir(nested));
+    expect(mode(nested)).toBe('700');
+    const existing = join(root, 'shared');
+    mkdirSync(existing);
+    chmodSync(existing, 0o755);
+    makePrivateDir(existing);
+    expect(mode(existing)).toBe('755');
+  });
+
+  it('isPrivateDir: an own directory no one else may write to, not a symlink to one, not a file', () => {
+    const root = tempDir();
+    const own = join(root, 'own');
+    mkdirSync(own);
+    for (const [m, expected] of [[0o700, true], [0o755, true], [0o770, false], [0o702, false], [0o777, false]] as const) {
+      chmodSync(own, m);
+      expect([m.toString(8), isPrivateDir(own)]).toEqual([m.toString(8), expected]);
+    }
+    chmodSync(own, 0o700);
+    const link = join(root, 'link');
+    symlinkSync(own, link);
+    expect(isPrivateDir(link)).toBe(false);
+    expect(isPrivateDir(shared(join(root, 'file')))).toBe(false);
   });
 });

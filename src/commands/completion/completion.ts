@@ -1,6 +1,5 @@
-import { readFileSync } from 'node:fs';
 import { Argument, type Command, Option } from 'commander';
-import { resolveSelection, schemaCachePath } from '../../config/index.js';
+import { cachedFieldNames, resolveSelection } from '../../config/index.js';
 import type { Context, ContextRef } from '../../context.js';
 import { StoredAliasArgument } from '../board/stored.js';
 import { nounSummary } from '../nouns.js';
@@ -61,12 +60,9 @@ export async function runCompletionList(ctx: Context, what: 'aliases' | 'fields'
   try {
     const sel = resolveSelection(ctx, config);
     if (!sel.id || !sel.baseUrl) return;
-    const cached = JSON.parse(readFileSync(schemaCachePath(ctx.env, sel.baseUrl.value, sel.id.value), 'utf8')) as {
-      fields?: { name?: unknown }[];
-    };
-    for (const field of cached.fields ?? []) if (typeof field.name === 'string' && listable(field.name)) ctx.stdout.write(`${field.name}\n`);
+    for (const name of cachedFieldNames(ctx.env, sel.baseUrl.value, sel.id.value)) if (listable(name)) ctx.stdout.write(`${name}\n`);
   } catch {
-    // No cached schema yet (`cardboard schema` fills it), or settings naming two boards: completion stays silent.
+    // Settings naming two boards: completion stays silent (as it does with no cached schema yet).
   }
 }
 

@@ -1,25 +1,20 @@
-// Executing an import: the journal, the report files, Ctrl-C, progress, the engine, and the summary.
+// Executing an import: the run's files opened (import/run.ts), Ctrl-C, progress, the engine, and the summary.
 import type { Context } from '../../context.js';
-import { ApiError, CancelledError, PartialError } from '../../errors.js';
-import { dirname, resolve } from 'node:path';
-import { runEngine } from '../../import/engine.js';
-import { boardLockPath, lockBoard, serverIdentity } from '../../import/board-lock.js';
-import { defaultJournalPath, holdsCard, Journal, type JournalEntry, type JournalKey, planDigest } from '../../import/journal.js';
-import type { Api } from '../../api/types.js';
+import { CancelledError, PartialError } from '../../errors.js';
 import { DEFAULT_TIMEOUT_MS } from '../../http/index.js';
 import { checkOutputPaths } from '../../import/path-guard.js';
-import { type ImportPlan, isJsonInput } from '../../import/plan.js';
-import { columnWords, type ImportSummary } from '../../import/types.js';
-import { ImportOutputs } from '../../import/outputs.js';
+import type { ImportPlan } from '../../import/plan.js';
+import { columnWords } from '../../import/types.js';
 import { rowsPerSecond } from '../../import/rate.js';
 import { describeChanges, dryRun } from '../../import/dry-run.js';
-import type { FileLock } from '../../file-lock.js';
-import { fileError } from '../../fs-errors.js';
+import type { EngineResult } from '../../import/engine.js';
+import { ImportRun, type ResolvedImport } from '../../import/run.js';
 import { createStatus } from '../../io/status.js';
 import { writeJson } from '../../io/write.js';
-import { importCommandLine, nextOutputName } from './command-line.js';
-import { type ImportDeps, type ResolvedImport, resolveImport } from './resolve.js';
-import { rejectedText, renderDryRun, renderSummary, startProgress } from './render.js';
+import { importCommandLine } from './command-line.js';
+import { noticeLines, partialHint, rememberedText } from './messages.js';
+import { type ImportDeps, resolveImport } from './resolve.js';
+import { type ImportProgress, rejectedText, renderDryRun, renderSummary, startProgress } from './render.js';
 import { groupDigits, plural } from '../../io/text.js';
 
 export type { ImportDeps } from './resolve.js';
@@ -47,167 +42,6 @@ export async function runImport(ctx: Context, plan: ImportPlan, deps: ImportDeps
   }
 }
 
-/** The journal's key: the board (its server's identity and id); the input, its content and the plan are reported. */
-function journalKey(plan: ImportPlan, r: ResolvedImport, server: string): JournalKey {
-  const { file } = plan.source;
-  const key: JournalKey = { board: r.api.board.id, baseUrl: r.api.board.baseUrl, server, input: file === '-' ? '-' : resolve(file), plan: planDigest(plan, r.columns) };
-  if (r.scan) key.sha256 = r.scan.sha256;
-  return key;
-}
-
-/** How many remembered cards are read back before a run trusts its journal's memory of them. */
-const MEMORY_CHECKS = 3;
-
-/**
- * Whether the cards a journal remembers are gone from the board: up to MEMORY_CHECKS of them (the newest,
- * the oldest and one between) are read by id, and only when every one answers 404. A board emptied or
- * replaced under the same id (a restarted emulator) makes the memory stale; a card deleted by someone is
- * one of many, and a read that fails otherwise (the network, a 500) proves nothing either way.
- */
-async function memoryIsStale(api: Api, entries: readonly JournalEntry[], signal: AbortSignal): Promise<{ checked: number } | undefined> {
-  const ids = entries.filter((e) => e.id !== undefined && holdsCard(e)).map((e) => e.id!);
-  if (ids.length === 0) return undefined;
-  const picks = [...new Set([ids.at(-1)!, ids[0]!, ids[Math.floor(ids.length / 2)]!])].slice(0, MEMORY_CHECKS);
-  for (const id of picks) {
-    try {
-      await api.getCard(id, { signal, maxTries: 3 });
-      return undefined;
-    } catch (err) {
-      if (!(err instanceof ApiError) || err.status !== 404) return undefined;
-    }
-  }
-  return { checked: picks.length };
-}
-
-/** "2026-11-27 06:40 UTC" from an ISO time: the date a person reads of when rows were imported. */
-function dateText(iso: string | undefined): string {
-  const m = iso === undefined ? null : /^(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2})/.exec(iso);
-  return m ? `${m[1]} ${m[2]} UTC` : 'an earlier run';
-}
-
-/**
- * Lock the board (one import into it at a time, whatever the input and the environment), then open the
- * journal: next to the file, or --journal; none for stdin without --journal. A journal of earlier runs is
- * applied by content (resume.ts), and the run says so first; rows it remembers as imported are skipped,
- * once a few of their cards are read back (memoryIsStale).
- */
-async function lockAndOpen(ctx: Context, plan: ImportPlan, p: ResolvedImport): Promise<{ lock: FileLock; journal?: Journal }> {
-  const status = createStatus(ctx);
-  const { file } = plan.source;
-  const { journal: journalFlag } = plan.outputs;
-  const doing = `importing ${file === '-' ? 'stdin' : resolve(file)}`;
-  const server = await serverIdentity(p.api.board.baseUrl);
-  let lock: FileLock;
-  let lockPath: string | undefined;
-  try {
-    lockPath = boardLockPath(server, p.api.board.id);
-    lock = lockBoard(lockPath, doing);
-  } catch (err) {
-    throw fileError(err, { action: 'create the import lock in', path: lockPath ? dirname(lockPath) : '~/.cache/cardboard/locks', hint: 'The lock is kept in ~/.cache/cardboard/locks (or /tmp/cardboard-<uid>-locks): make one of them writable, then run again.' });
-  }
-  if (journalFlag === undefined && p.scan === undefined) {
-    status.info('Reading stdin: no journal is kept (pass --journal F to make this import resumable and remembered).');
-    return { lock };
-  }
-  const key = journalKey(plan, p, server);
-  const path = journalFlag ?? defaultJournalPath(file, key);
-  // A directory that cannot be created or written names the flag that moves it.
-  const hint =
-    journalFlag === undefined
-      ? `The journal is kept next to the input; pass --journal <path> (a file in a writable directory) to keep it elsewhere.`
-      : 'Pass --journal with a file path in a writable directory.';
-  const { restart, again } = plan.policy;
-  let stale: { checked: number; at: string | undefined; cards: number } | undefined;
-  try {
-    const journal = await Journal.open(path, key, {
-      forget: restart ? 'all' : again ? 'finished' : undefined,
-      timeoutMs: ctx.globals.timeout?.ms ?? DEFAULT_TIMEOUT_MS,
-      stale: async (entries, at) => {
-        const found = await memoryIsStale(p.api, entries, ctx.signal);
-        if (found) stale = { ...found, at, cards: entries.filter(holdsCard).length };
-        return found !== undefined;
-      },
-    }, ctx.secrets);
-    if (stale) {
-      status.info(
-        `The ${plural(stale.cards, 'row')} imported into board ${p.api.board.id} on ${dateText(stale.at)} are no longer on it (${plural(stale.checked, 'card')} read back, none found): the board was emptied or replaced, so every row is sent again.`,
-      );
-    }
-    // One status line each: a status line is escaped for the terminal, so a newline inside one would show as `\n`.
-    if (journal.found && journal.previous.length > 0) for (const line of resumeText(journal, key, inFlightWaitMs(journal), plan.policy.concurrency)) status.info(line);
-    return { lock, journal };
-  } catch (err) {
-    lock.release();
-    throw fileError(err, { action: 'write the journal', path, hint });
-  }
-}
-
-/**
- * How long from now rows that may still be landing (in flight when an earlier run stopped, or cut off)
- * must wait before they are looked for: until that run's own request timeout has passed since its last
- * journal write (a server may apply a request it received just before the kill up to then, and a read
- * before that would not find the card). Undefined when no such row is in the journal.
- */
-function inFlightWaitMs(journal: Journal | undefined): number | undefined {
-  const by = journal?.landsBy(DEFAULT_TIMEOUT_MS);
-  return by === undefined ? undefined : Math.max(0, by - Date.now());
-}
-
-/** Clock time at which rows in flight at the end of the journal's earlier run may be looked for. */
-function settleAt(ctx: Context, journal: Journal | undefined): number | undefined {
-  const wait = inFlightWaitMs(journal);
-  return wait === undefined ? undefined : ctx.clock.now() + wait;
-}
-
-/** Rows an earlier run finished with a card (created, updated or found): a resumed run skips them, and its progress starts there. */
-function finishedBefore(j: Journal | undefined): number {
-  let n = 0;
-  for (const e of j?.previous ?? []) if (holdsCard(e)) n++;
-  return n;
-}
-
-/**
- * What a run with a journal of earlier runs says first: a resume (the last run was cut off) names the rows
- * already finished; rows that may have been applied, and the wait for a killed run's requests; a journal
- * written for another input, content or mapping. A re-run of a complete import says nothing here: the
- * rows it skips are named once at the end (rememberedText).
- */
-function resumeText(j: Journal, key: JournalKey, waitMs: number | undefined, concurrency: number): string[] {
-  const found = j.found!;
-  const count = new Map<string, number>();
-  for (const e of j.previous) count.set(e.state, (count.get(e.state) ?? 0) + 1);
-  const done = finishedBefore(j);
-  const maybe = (count.get('uncertain') ?? 0) + (count.get('sending') ?? 0);
-  const lines: string[] = [];
-  if (!j.lastRunComplete()) lines.push(`Resuming: ${plural(done, 'row')} already finished (journal ${j.path}, started ${found.started}).`);
-  if (maybe > 0) {
-    lines.push(`${plural(maybe, 'row')} may have been applied (uncertain, or in flight when it stopped): the board is read for them before anything is sent again.`);
-  }
-  if (waitMs !== undefined && waitMs > 0) {
-    const which = j.lastRunComplete() ? 'an earlier run that may still land' : 'the interrupted run';
-    // In input order (concurrency 1) the rows after the first of them wait too (engine.ts, in-order.ts).
-    const others = concurrency === 1 ? 'rows after them wait, to keep the file\'s order' : 'other rows go on meanwhile';
-    lines.push(`Waiting ${Math.ceil(waitMs / 1000)}s for requests of ${which} (its --timeout since its last journal write) before reading the board for its rows in flight; ${others}.`);
-  }
-  const other: string[] = [];
-  if (found.input !== key.input) other.push(`input ${found.input}`);
-  if (found.sha256 !== key.sha256 || key.sha256 === undefined) other.push(key.sha256 === undefined ? 'stdin (whose content cannot be compared as a whole)' : 'other content');
-  if (found.plan !== key.plan) other.push('another mapping or options');
-  if (other.length > 0 && (lines.length > 0 || done > 0)) {
-    lines.push(
-      `The journal ${j.path} was written for ${other.join(', ')}: rows are matched to it by content, and a row changed since it was sent is sent again only by its _id or --match-on key (else rejected, naming its line).`,
-    );
-  }
-  return lines;
-}
-
-/** The one line about rows earlier runs imported and this run skipped. */
-function rememberedText(summary: ImportSummary, board: string, at: string | undefined): string {
-  const sent = summary.rows - summary.skipped;
-  const what = `${plural(summary.skipped, 'row')} ${summary.skipped === 1 ? 'was' : 'were'} imported into ${board} on ${dateText(at)}`;
-  return sent === 0 ? `${what}; nothing to send (--again sends them as new cards).` : `${what} and ${summary.skipped === 1 ? 'was' : 'were'} not sent again (--again sends them as new cards).`;
-}
-
 /**
  * After the first Ctrl-C, how long requests in flight may take to be answered; then they are cut off and
  * their rows left uncertain (the next run reads the board for them before sending anything again).
@@ -218,56 +52,23 @@ export const IN_FLIGHT_GRACE_MS = 2000;
 export async function executeImport(ctx: Context, plan: ImportPlan, p: ResolvedImport): Promise<void> {
   const { outputs: paths, policy } = plan;
   const status = createStatus(ctx);
-  const held = await lockAndOpen(ctx, plan, p);
-  const { journal } = held;
-  let outputs: ImportOutputs;
-  try {
-    outputs = new ImportOutputs({ results: paths.results, rejects: paths.rejects }, p.headers, isJsonInput(plan.source), ctx.secrets);
-  } catch (err) {
-    // Nothing was sent: the journal and the lock go as if the run had not started.
-    if (journal?.previous.length === 0) journal.discard();
-    else journal?.close();
-    held.lock.release();
-    throw err;
-  }
-  const flushTimer = setInterval(() => outputs.flush(), 1000);
+  const env = { clock: ctx.clock, stopNow: ctx.signal, drain: ctx.drain.signal, secrets: ctx.secrets, timeoutMs: ctx.globals.timeout?.ms ?? DEFAULT_TIMEOUT_MS };
+  const run = await ImportRun.open(plan, p, env, (n) => {
+    for (const line of noticeLines(n, policy.concurrency)) status.info(line);
+  });
+  const { journal } = run;
   const undrain = ctx.drain.enable({
     graceMs: IN_FLIGHT_GRACE_MS,
     onFirst: () => status.warn(`Interrupted: finishing the requests in flight for up to ${IN_FLIGHT_GRACE_MS / 1000}s (Ctrl-C again to quit at once)...`),
   });
-  // A resume starts its progress at the rows already finished; a re-run of a complete import counts the rows
-  // it skips as they come (rows with a key are sent again, so the journal's count would overstate them).
-  const progress = await startProgress(ctx, paths, p.scan?.records, journal?.lastRunComplete() ? 0 : finishedBefore(journal));
-  let engine: Awaited<ReturnType<typeof runEngine>>;
+  let progress: ImportProgress;
+  let engine: EngineResult;
   try {
-    engine = await runEngine(p.items, {
-      api: p.api,
-      clock: ctx.clock,
-      columns: p.columns,
-      sendEmpty: p.sendEmpty,
-      concurrency: policy.concurrency,
-      giveUpAfterMs: policy.giveUpAfterMs,
-      journal,
-      settleInFlightAt: settleAt(ctx, journal),
-      rerun: journal?.lastRunComplete() ?? false,
-      match: p.match,
-      force: policy.force,
-      signal: ctx.drain.signal,
-      stopNow: ctx.signal,
-      onEvent: (e) => {
-        if (e.type === 'row') outputs.add(e.outcome);
-        progress.event(e);
-      },
-    });
-    // The journal is kept, whatever the end: it is the memory of this board's imports. A run that read its
-    // input to the end says so, and the next one is a re-run (rows done are named once), not a resume.
-    if (engine.summary.stopped === undefined) journal?.complete();
+    progress = await startProgress(ctx, paths, p.scan?.records, run.startsAt);
+    engine = await run.send((e) => progress.event(e));
   } finally {
     undrain();
-    clearInterval(flushTimer);
-    outputs.close();
-    journal?.close();
-    held.lock.release();
+    run.close();
   }
   const { summary, fatal } = engine;
   progress.done(summary);
@@ -297,37 +98,4 @@ export async function executeImport(ctx: Context, plan: ImportPlan, p: ResolvedI
       hint: partialHint(ctx, plan, p, summary, journal !== undefined),
     });
   }
-}
-
-/**
- * After rejected or uncertain rows: import the rejects file with the same flags (its outputs renamed so
- * it does not overwrite itself). Uncertain rows may be on the board: without --match-on or an _id
- * column, a re-import would create them twice, so the hint asks for a key instead.
- */
-function partialHint(ctx: Context, plan: ImportPlan, p: ResolvedImport, summary: ImportSummary, journalled: boolean): string {
-  const { results, rejects } = plan.outputs;
-  const keyed = plan.key.matchOn !== undefined || p.columns.some((c) => c.target.kind === 'id');
-  const fields = p.columns.flatMap((c) => (c.target.kind === 'field' || c.target.kind === 'new' ? [c.target.field] : []));
-  const lines: string[] = [];
-  if (summary.uncertain > 0 && journalled) {
-    lines.push(`Run the same command again to settle the ${summary.uncertain} uncertain rows: it reads the board for them and sends only those it does not find: ${importCommandLine(plan, ctx.globals)}`);
-  }
-  if (summary.uncertain > 0 && !keyed) {
-    lines.push(
-      `${summary.uncertain} uncertain rows may already be on the board: do not import them again as they are.`,
-      `Re-import them with --match-on <field> (a field whose value is unique per card; fields sent: ${fields.join(', ')}) or with an _id column.`,
-    );
-  }
-  if (!rejects) {
-    lines.push('Pass --rejects FILE to get every one of those rows, with its reason, as a file to fix and import again with the same flags.');
-    return lines.join('\n');
-  }
-  const cmd = importCommandLine(plan, ctx.globals, {
-    file: rejects,
-    rejects: nextOutputName(rejects),
-    results: results === undefined ? undefined : nextOutputName(results),
-    matchOn: keyed || summary.uncertain === 0 ? undefined : '<Field>',
-  });
-  lines.push(`Fix the rows in ${rejects}, then import it with the same flags: ${cmd}`);
-  return lines.join('\n');
 }

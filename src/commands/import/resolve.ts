@@ -12,6 +12,7 @@ import { type FileScan, scanFile } from '../../import/scan.js';
 import { makeDecoder, readCsv } from '../../import/source.js';
 import { ndjsonKeys, readJsonArray, readNdjson } from '../../import/json-source.js';
 import { type ImportPlan, isJsonInput, type PlanSource, sendsEmpty } from '../../import/plan.js';
+import type { ResolvedImport } from '../../import/run.js';
 import { type ColumnMapping, type CsvItem, columnWords, type FieldType } from '../../import/types.js';
 import { importCommandLine } from './command-line.js';
 import { askMapping, inquirerPrompter, type Prompter, previewAndSave, terminalSafePrompter } from './interactive.js';
@@ -19,18 +20,6 @@ import { askMapping, inquirerPrompter, type Prompter, previewAndSave, terminalSa
 /** What tests may replace: the prompter (a scripted one stands in for a terminal). */
 export interface ImportDeps {
   prompter?: Prompter;
-}
-
-/** A run ready to send: the client, the file's hash and count, the header, the mapping, the rows to come. */
-export interface ResolvedImport {
-  api: ApiClient;
-  scan?: FileScan;
-  headers: string[];
-  columns: ColumnMapping[];
-  match?: KeyIndex;
-  items: AsyncIterable<CsvItem>;
-  /** Send empty values (sendsEmpty: --empty send, or JSON input). */
-  sendEmpty: boolean;
 }
 
 /** --type names fields: each must be sent by a column, and the column converts its cells. */
