@@ -1,6 +1,7 @@
 import { MIN_SUBSTRING_SECRET, redactSecrets, redactValue, scrubSecret } from '../redact.js';
 import { emptyRecord } from '../own-keys.js';
-import { isJsonText, LARGE_BODY, type Piece, recordPieces, viewPieces } from './pieces.js';
+import { isJsonText } from './json-bytes.js';
+import { LARGE_BODY, type Piece, recordPieces, viewPieces } from './large-lines.js';
 
 /** The header that carries the webhook signing key (spec 6), spelled as the service sends it. */
 export const SIGNING_HEADER = 'x-signingKey';

@@ -6,7 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { keyMatcher } from './compare.js';
 import { type Delivery, headersFromRaw, rawHeader, scrubBody, scrubHeaders, secretNeedles } from './delivery.js';
 import { type ForwardEvent, Forwarder } from './forwarder.js';
-import { LARGE_BODY } from './pieces.js';
+import { LARGE_BODY } from './large-lines.js';
 import { type ConnectionLimits, DEFAULT_LIMITS, FORWARDED_HEADER, hasForwarded, reachesListener } from './limits.js';
 import type { Recorded, RecordFile } from './record-file.js';
 import type { Duration } from '../units.js';

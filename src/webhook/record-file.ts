@@ -3,7 +3,7 @@ import { type Clock, realClock } from '../clock.js';
 import { UsageError } from '../errors.js';
 import { openPrivate } from '../private-file.js';
 import { type Delivery, parseRecordLine, recordLinePieces } from './delivery.js';
-import { LARGE_BODY, parseLargeRecordLine, type Piece } from './pieces.js';
+import { LARGE_BODY, parseLargeRecordLine, type Piece } from './large-lines.js';
 
 const CHUNK = 64 * 1024;
 /** Text of record lines is gathered up to this many bytes per write. */

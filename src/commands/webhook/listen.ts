@@ -12,7 +12,7 @@ import { terminalJson } from '../../io/terminal-json.js';
 import { shownDelivery, viewJson, viewLinePieces, withTail } from '../../webhook/delivery.js';
 import { CardStates } from '../../webhook/changes.js';
 import { readHistory } from '../../webhook/history.js';
-import { LARGE_BODY } from '../../webhook/pieces.js';
+import { LARGE_BODY } from '../../webhook/large-lines.js';
 import { cursorPath, type ForwardEvent } from '../../webhook/forwarder.js';
 import { reachesListener, TIMEOUTS_ENV, timeoutsFromEnv } from '../../webhook/limits.js';
 import { Listener, type ListenerEvent, SelfForwardError } from '../../webhook/listener.js';
