@@ -103,7 +103,7 @@ export async function loadKeyIndex(api: Api, field: string, fields: readonly str
   const sorted = [...new Set(fields)].filter((f) => f !== '_id').sort();
   const index: KeyIndex = { field, fields: sorted, table: new CardTable(), ambiguous: new Map(), cards: 0 };
   // Whether a card was read before, for the page walk's repeated-page check: the table holds every card of
-  // a unique key already (a second set of a million ids cost ~24 MB of peak RSS); cards without a key, or
+  // a unique key already (a second set of every id would add to the peak); cards without a key, or
   // of a key several cards hold, are kept apart (8-byte fingerprints, no list to search per card).
   const apart = new SeenIds();
   const seen = (card: Card): boolean => {

@@ -186,7 +186,7 @@ function jsonString(s: string): string {
 /**
  * The `--json` object of a delivery up to `"body":`, as JSON.stringify would write it (same keys, same
  * order). Written out here because the headers have no prototype, which puts JSON.stringify of the whole
- * head on V8's slow path: twice the cost of stringifying each string on its own.
+ * head on V8's slow path, which costs more than stringifying each string on its own.
  */
 export function viewHead(d: Delivery): string {
   let out = `{"seq":${JSON.stringify(d.seq)},"receivedAt":${jsonString(d.receivedAt)},"method":${jsonString(d.method)},"path":${jsonString(d.path)},"headers":{`;

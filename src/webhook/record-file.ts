@@ -22,7 +22,7 @@ export function readLinesSync(path: string, from: number, visit: (line: Buffer, 
     let pos = from;
     let consumed = from;
     // The start of a line longer than what was read so far, in chunks joined once its end is found: joining
-    // at every read made reading one 230 MB line (a 100 MB body) quadratic, minutes of copying.
+    // at every read would copy a long line (a 100 MB body's) over and over, quadratic in its length.
     let carry: Buffer[] = [];
     let carryBytes = 0;
     for (;;) {
@@ -157,10 +157,9 @@ export interface RecordFileOptions {
 
 /**
  * The least time between two fdatasyncs of a record file. Each one costs a journal commit and a disk write
- * whatever it covers: syncing as often as the disk allowed (one right after the other: ~190 a second at 7,500
- * deliveries a second, measured in-process) cost ~0.5 ms of CPU a sync, 12-20 µs a delivery, as much as the
- * rest of recording. With 20 ms or more between syncs that cost was lost in the noise of the measurement;
- * 50 ms leaves at most 20 syncs a second, each small enough not to hold up the writes that go on beside it.
+ * whatever it covers: syncing as often as the disk allows, one right after the other, costs as much CPU as
+ * the rest of recording (docs/benchmarks.md). 50 ms leaves at most 20 syncs a second, each small enough not
+ * to hold up the writes that go on beside it, and bounds what an OS crash can take to the last 50 ms.
  */
 export const SYNC_INTERVAL_MS = 50;
 
