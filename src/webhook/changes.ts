@@ -85,14 +85,14 @@ function isObject(v: unknown): v is Json {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-function ownString(o: Json, key: string): string | undefined {
-  const v = Object.hasOwn(o, key) ? o[key] : undefined;
+function ownString(json: Json, key: string): string | undefined {
+  const v = Object.hasOwn(json, key) ? json[key] : undefined;
   return typeof v === 'string' ? v : undefined;
 }
 
-function firstString(o: Json, keys: readonly string[]): string | undefined {
+function firstString(json: Json, keys: readonly string[]): string | undefined {
   for (const k of keys) {
-    const v = ownString(o, k);
+    const v = ownString(json, k);
     if (v !== undefined) return v;
   }
   return undefined;
@@ -120,8 +120,8 @@ export function cardIn(value: unknown): Record<string, unknown> | undefined {
   return ownString(subject, '_id') !== undefined ? subject : value;
 }
 
-function isCommentShape(o: Json): boolean {
-  return ownString(o, 'content') !== undefined && (ownString(o, 'userId') !== undefined || ownString(o, 'userName') !== undefined);
+function isCommentShape(json: Json): boolean {
+  return ownString(json, 'content') !== undefined && (ownString(json, 'userId') !== undefined || ownString(json, 'userName') !== undefined);
 }
 
 /**
