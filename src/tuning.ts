@@ -21,7 +21,7 @@ export interface TuningFacts {
 }
 
 /** The settings to make for one run. */
-export interface TuningPlan {
+interface TuningPlan {
   /** Flags for `v8.setFlagsFromString`, set in this order. */
   flags: string[];
   /**

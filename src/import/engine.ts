@@ -23,7 +23,7 @@ import { Slots } from './slots.js';
 import type { ColumnMapping, CsvItem, ImportEvent, ImportSummary, RowOutcome } from './types.js';
 
 /** Everything a run needs, decided before the first row. */
-export interface EngineOptions {
+interface EngineOptions {
   /** The client: its rate gate paces every request of the run. */
   api: Api;
   /** Time, sleeps and jitter: the real clock, or a simulated one in tests. */

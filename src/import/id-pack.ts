@@ -13,7 +13,7 @@ const TEXT_KIND = 2;
 /** Length field of a one-byte header; this value says a 16-bit length follows. */
 const LONG = 63;
 /** The longest id kept, in UTF-8 bytes (packed kinds are ASCII: characters and bytes are the same count). */
-export const MAX_ID_BYTES = 0x7fff;
+const MAX_ID_BYTES = 0x7fff;
 
 /** Character code → place in the alphabet, -1 when not in it (codes from 128 are in neither). */
 function places(alphabet: string): Int8Array {

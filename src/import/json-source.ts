@@ -13,9 +13,9 @@ import { LineSplitter } from './lines.js';
 import type { CsvItem } from './types.js';
 
 /** Records read ahead on stdin to learn the keys (a file is read once beforehand instead). */
-export const STDIN_KEY_RECORDS = 1000;
+const STDIN_KEY_RECORDS = 1000;
 /** The largest JSON array file read whole; larger inputs should be NDJSON, which streams. */
-export const MAX_JSON_ARRAY_BYTES = 256 * 1024 * 1024;
+const MAX_JSON_ARRAY_BYTES = 256 * 1024 * 1024;
 /** Columns of a rejected line kept in its reason. */
 const SHOWN = 200;
 

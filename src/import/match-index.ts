@@ -24,7 +24,7 @@ export interface KeyIndex {
 }
 
 /** A key held by several cards: how many, and the first few `_id`s (to name in the row's rejection). */
-export interface AmbiguousKey {
+interface AmbiguousKey {
   ids: string[];
   count: number;
 }

@@ -10,7 +10,7 @@ import type { Card } from '../spec-types.js';
 import { cardKey, digestOf, scanCards } from './match-index.js';
 
 /** Rows waiting beyond this start a read before the run is otherwise idle: their bodies are held in memory. */
-export const MAX_WAITING = 5000;
+const MAX_WAITING = 5000;
 
 /** What identifies a row's card on the board: its --match-on key, or the values it sent. */
 export type Probe = { kind: 'key'; key: string } | { kind: 'content'; body: Readonly<Record<string, unknown>> };

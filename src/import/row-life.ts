@@ -10,7 +10,7 @@ import type { SendResult } from './send.js';
 import type { CsvItem, ImportSummary, RowState } from './types.js';
 
 /** Why a row stops the whole run: the reason the summary gives, and the error the command ends with. */
-export interface RunStopRequest {
+interface RunStopRequest {
   reason: Exclude<NonNullable<ImportSummary['stopped']>, 'interrupted'>;
   error: CardboardError;
 }

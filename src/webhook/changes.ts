@@ -17,7 +17,7 @@ import { mayShowSecret } from './delivery.js';
 // changed, so the card keeps its last value for it.
 
 /** One field's change: `before` is absent for a field not seen before, `after` for one deleted with its card. */
-export interface FieldChange {
+interface FieldChange {
   field: string;
   before?: unknown;
   after?: unknown;
@@ -30,7 +30,7 @@ export interface FieldChange {
  * - `deleted`: a card deleted (`changes` empty); `comment`: a comment on a card;
  * - `other`: not a card (an array, text, an upload…), or too large to read (`unread`).
  */
-export type ChangeEvent = 'new' | 'changed' | 'unchanged' | 'deleted' | 'comment' | 'other';
+type ChangeEvent = 'new' | 'changed' | 'unchanged' | 'deleted' | 'comment' | 'other';
 
 export interface DeliveryChange {
   event: ChangeEvent;
@@ -45,7 +45,7 @@ export interface DeliveryChange {
   unread?: true;
 }
 
-export interface CardStatesOptions {
+interface CardStatesOptions {
   /** Cards remembered at most; the least recently seen is dropped first (default 10,000). */
   maxCards?: number;
   /** Bytes of card bodies remembered at most, counted as their size on the wire (default 16 MiB). */
@@ -59,7 +59,7 @@ export interface CardStatesOptions {
   secrets?: readonly string[];
 }
 
-export const DEFAULT_MAX_CARDS = 10_000;
+const DEFAULT_MAX_CARDS = 10_000;
 const DEFAULT_MAX_BYTES = 16 * 1024 * 1024;
 const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 

@@ -103,7 +103,7 @@ export interface DeliveryView {
 }
 
 /** One line of a record file: the `--json` shape plus the exact body bytes. */
-export interface RecordLine extends DeliveryView {
+interface RecordLine extends DeliveryView {
   bodyBase64: string;
 }
 
@@ -188,7 +188,7 @@ function jsonString(s: string): string {
  * order). Written out here because the headers have no prototype, which puts JSON.stringify of the whole
  * head on V8's slow path, which costs more than stringifying each string on its own.
  */
-export function viewHead(d: Delivery): string {
+function viewHead(d: Delivery): string {
   let out = `{"seq":${JSON.stringify(d.seq)},"receivedAt":${jsonString(d.receivedAt)},"method":${jsonString(d.method)},"path":${jsonString(d.path)},"headers":{`;
   let first = true;
   for (const name of Object.keys(d.headers)) {
@@ -229,7 +229,7 @@ export function viewLinePieces(d: Delivery, tail = ''): Iterable<Piece> {
 }
 
 /** A delivery's record line in pieces, with its `--json` line when that was made on the way (a small body). */
-export interface RecordLinePieces {
+interface RecordLinePieces {
   pieces: Iterable<Piece>;
   view: string | undefined;
 }

@@ -51,13 +51,13 @@ export function readLinesSync(path: string, from: number, visit: (line: Buffer, 
 }
 
 /** The sequence number of a record line, read without parsing it whole (it is written first); NaN if none. */
-export function lineSeq(line: Buffer): number {
+function lineSeq(line: Buffer): number {
   const m = /^\{"seq":(\d+),/.exec(line.subarray(0, 32).toString('latin1'));
   return m ? Number(m[1]) : Number.NaN;
 }
 
 /** Deliveries read from a record file, with where the reading stopped. */
-export interface ReadBatch {
+interface ReadBatch {
   deliveries: Delivery[];
   /** Offset of the first line not read; equal to the file size when everything was read. */
   next: number;
@@ -148,7 +148,7 @@ export interface Recorded {
 }
 
 /** Options of a RecordFile; the defaults are the listener's. */
-export interface RecordFileOptions {
+interface RecordFileOptions {
   /** The least time between the starts of two fdatasyncs, in ms (default SYNC_INTERVAL_MS); 0: one right after another. */
   syncIntervalMs?: number;
   /** Time and its waits; simulated in tests. */
@@ -161,7 +161,7 @@ export interface RecordFileOptions {
  * the rest of recording (docs/benchmarks.md). 50 ms leaves at most 20 syncs a second, each small enough not
  * to hold up the writes that go on beside it, and bounds what an OS crash can take to the last 50 ms.
  */
-export const SYNC_INTERVAL_MS = 50;
+const SYNC_INTERVAL_MS = 50;
 
 /**
  * An append-only record file. The deliveries of one event-loop turn are written with one

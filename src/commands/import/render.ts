@@ -12,7 +12,7 @@ import { groupDigits, plural, terminalText } from '../../io/text.js';
 import type { PlanOutputs } from '../../import/plan.js';
 
 /** Lines of the rows that did not make it, for the summary (the first 20 of each are listed). */
-export interface Problems {
+interface Problems {
   rejected: number[];
   uncertain: number[];
   /** The REASONS_SHOWN rejected rows of the lowest lines, with their reasons, in line order (rejectedText). */
@@ -20,7 +20,7 @@ export interface Problems {
 }
 
 /** Rejected rows whose reasons the end of a run shows on stderr; every one is in --rejects. */
-export const REASONS_SHOWN = 5;
+const REASONS_SHOWN = 5;
 
 /** Keep `line` among the REASONS_SHOWN lowest lines of `reasons` (rows end out of order with concurrency). */
 function keepReason(reasons: Problems['reasons'], line: number, reason: string): void {
@@ -44,7 +44,7 @@ export function rejectedText(problems: Problems, rejected: number, rejects: stri
 }
 
 /** The live view of a run; `event` is cheap enough to call for every row. */
-export interface ImportProgress {
+interface ImportProgress {
   event(e: ImportEvent): void;
   done(summary: ImportSummary): void;
   problems: Problems;
