@@ -249,7 +249,7 @@ export class Listener {
     let size = 0;
     let over = false;
     // A large body with its length announced is copied into one Buffer as it arrives: collecting the
-    // chunks and joining them at the end held it twice.
+    // chunks and joining them at the end would hold it twice.
     const declared = Number(rawHeader(req.rawHeaders, 'content-length'));
     let whole = declared >= LARGE_BODY && declared <= maxBody ? Buffer.allocUnsafe(declared) : undefined;
     req.on('data', (chunk: Buffer) => {
