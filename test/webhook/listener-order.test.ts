@@ -95,6 +95,8 @@ describe('the record file is written before the 200', () => {
     await send('one');
     await send('two');
     await Promise.all(ids.slice(2).map(send));
+    // Every response was seen (else the check below would pass for want of one), and every line appended.
+    expect([...responses.keys()].sort()).toEqual([...ids].sort());
     expect([...record.answeredFirst.keys()].sort()).toEqual([...ids].sort());
     expect([...record.answeredFirst].filter(([, answered]) => answered)).toEqual([]);
     expect([...foundOnAnswer].filter(([, found]) => !found)).toEqual([]);
