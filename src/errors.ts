@@ -17,7 +17,7 @@ export const ExitCode = {
   terminated: 143,
 } as const;
 
-export interface CardboardErrorOptions {
+interface CardboardErrorOptions {
   hint?: string;
   exitCode?: number;
   cause?: unknown;
@@ -103,7 +103,7 @@ export class CancelledError extends CardboardError {
 }
 
 /** Where a request failed: the server's answer (status set) or the network (status undefined). */
-export interface ApiErrorDetails {
+interface ApiErrorDetails {
   method: string;
   url: string;
   status?: number;

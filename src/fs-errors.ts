@@ -17,7 +17,7 @@ const REASONS = new Map<string, string>([
 ]);
 
 /** Where the file is and how to move it: `hint` names the flag or environment variable. */
-export interface FileUse {
+interface FileUse {
   /** What cardboard was doing, e.g. "create the journal directory". */
   action: string;
   path: string;

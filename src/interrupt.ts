@@ -87,7 +87,7 @@ export function exitBySignal(signal: StopSignal): never {
  * Load a module that hooks SIGINT and SIGTERM as a side effect of its import, and take those hooks out
  * again. when-exit (loaded by conf, through atomically) answers either signal by sending it to the process
  * once more after its own callbacks: with the run's handler installed, that second signal reads as a
- * second Ctrl-C, so a graceful stop (a listener winding down, an import draining) ended at once.
+ * second Ctrl-C, so a graceful stop (a listener winding down, an import draining) would end at once.
  * Its 'exit' hook, which removes atomically's temporary files, stays; other signals keep their default.
  */
 export async function importWithoutStopHooks<T>(load: () => Promise<T>): Promise<T> {

@@ -1,7 +1,7 @@
 /**
  * V8 settings that lower cardboard's peak memory, made once by the entry point (`bin/cardboard.js`) before a
- * command runs. Each is made only on the V8 lines where it was measured to help (see the README's
- * Benchmarks), because `v8.setFlagsFromString` has two ways to go wrong: a flag the running V8 does not know
+ * command runs. Each is made only on the V8 lines where it was measured to help (docs/benchmarks.md, peak
+ * RSS of an import), because `v8.setFlagsFromString` has two ways to go wrong: a flag the running V8 does not know
  * prints `Error: unrecognized flag` on stderr, and with flags frozen (`node --freeze-flags-after-init`) any
  * call aborts the process (exit 133). So the flags are a fixed list per V8 line, all present in that line's
  * `node --v8-options`, and nothing is set when flags are frozen or `CARDBOARD_NO_TUNING=1`.
@@ -21,7 +21,7 @@ export interface TuningFacts {
 }
 
 /** The settings to make for one run. */
-export interface TuningPlan {
+interface TuningPlan {
   /** Flags for `v8.setFlagsFromString`, set in this order. */
   flags: string[];
   /**
@@ -35,28 +35,23 @@ export interface TuningPlan {
 /** What was measured to help on one V8 line (major.minor). */
 interface LineTuning {
   /**
-   * `--liftoff-only`: undici's HTTP parser (llhttp, WebAssembly) stays in V8's baseline tier. Its optimising
-   * compile raises the peak of `card list --all` over 100,000 cards from 81 to 103 MB on Node 20 and from
-   * ~89 to ~95 MB on Node 22. On Node 24 the flag set at run time no longer stops the tier-up (a hot
-   * WebAssembly function still reaches TurboFan; test/tuning.test.ts shows it), so it is not set there. On
-   * Node 26 it saved nothing either (a 100,000-card listing peaked at 103 MB with it and without).
+   * `--liftoff-only`: undici's HTTP parser (llhttp, WebAssembly) stays in V8's baseline tier, whose
+   * optimising compile raises the peak of a long listing on Node 20 and 22. On Node 24 and 26 the flag set
+   * at run time does not stop the tier-up (a hot WebAssembly function still reaches TurboFan;
+   * test/tuning/tuning.test.ts shows it), so it is not set there.
    */
   liftoffOnly: boolean;
   /**
    * For an import: `--heap-growing-percent=10` (the old generation's limit is its live size plus 10 %) and
    * the young generation held at 2 × 4 MB, so the peak does not grow with the length of the run. These are
    * read each time V8 resizes the heap, so they work when set at run time, unlike `--max-semi-space-size`.
-   * A 100,000-row import peaked at 82 / 91 / 110 / 109 MB with them and 119 / 131 / 155 / 192 MB without
-   * on Node 20 / 22 / 24 / 26 (a dry run on 26: 98 MB with, 114 without).
    */
   importHeap: boolean;
   /**
    * With importHeap, the size (MB) at which the young generation's growth stops. V8 up to 12 doubles it
-   * (1, 2, 4, 8 MB), and its observer hears of each collection in time (a 20,000-row import and dry run held
-   * at 8 MB in 12 runs of 12 on Node 20 and 22): it stops at 2 × 4 MB. Smaller costs CPU: an import at 2 × 2 MB
-   * collected twice as often (277 scavenges against 141 over 20,000 rows), ~20 µs of GC per row on Node 20.
-   * V8 13 and 14 may grow it past the cap before the observer hears (applyTuning), so there it stops at
-   * three quarters of 4 MB: 2 × 2 MB on V8 13, 3.75 or 4 MB on V8 14.
+   * (1, 2, 4, 8 MB), and its observer hears of each collection in time: it stops at 2 × 4 MB. Smaller costs
+   * CPU: a smaller young generation is collected more often, for every row. V8 13 and 14 may grow it past
+   * the cap before the observer hears (applyTuning), so there it stops at three quarters of 4 MB.
    */
   youngStopMb: number;
 }
@@ -98,8 +93,8 @@ export function planTuning(facts: TuningFacts): TuningPlan {
 /**
  * Make the plan's settings. `--max-semi-space-size` would say the young generation's cap best, but V8 reads
  * it only at start-up (a shebang cannot carry node flags portably), so the cap is made from a gc observer:
- * after the collection that grew the young generation to 2 × 4 MB, its growth factor becomes 1. Holding it
- * at 1 MB instead was as flat but cost ~4 µs of GC per imported row.
+ * after the collection that grew the young generation to 2 × 4 MB, its growth factor becomes 1. A smaller
+ * cap keeps the peak as flat but spends GC time on every imported row.
  */
 export async function applyTuning(plan: TuningPlan): Promise<void> {
   if (plan.flags.length === 0 && !plan.capYoungGeneration) return;
@@ -108,14 +103,13 @@ export async function applyTuning(plan: TuningPlan): Promise<void> {
   for (const flag of plan.flags) setFlagsFromString(flag);
   if (!plan.capYoungGeneration) return;
   const { PerformanceObserver } = await import('node:perf_hooks');
-  // The observer runs only when the event loop does: a long synchronous stretch (undici's modules load in
-  // ~100 ms) can hold several collections, each doubling the young generation, before it hears of the
-  // first. Where that was seen (Node 24: a dry run ended at 2 × 8 MB now and then with the stop at 8 MB),
-  // growth stops one doubling early (youngStopMb 3: 4 MB when heard in time), leaving room for the one it
-  // may hear of late. V8 up to 13 sizes the young generation in powers of two (1, 2, 4 MB); V8 14 also stops
-  // at sizes such as 3.75 MB and, once it has chosen to grow, keeps growing towards the size chosen then even
-  // after the factor is set to 1 (seen on Node 26: 3.75 → 8 → 16 MB when the check waited for a full 4 MB).
-  // Three quarters of 4 MB catches both there: 4 MB on V8 13, 3.75 or 4 MB on V8 14.
+  // The observer runs only when the event loop does: a long synchronous stretch (loading undici's modules)
+  // can hold several collections, each doubling the young generation, before it hears of the first. On
+  // V8 13 and 14, where that happens, growth stops one doubling early (youngStopMb 3: 4 MB when heard in
+  // time), leaving room for the one it may hear of late. V8 up to 13 sizes the young generation in powers
+  // of two (1, 2, 4 MB); V8 14 also stops at sizes such as 3.75 MB and, once it has chosen to grow, keeps
+  // growing towards the size chosen then even after the factor is set to 1, so the check cannot wait for a
+  // full 4 MB. Three quarters of 4 MB catches both: 4 MB on V8 13, 3.75 or 4 MB on V8 14.
   const limit = plan.capYoungGeneration * 1024 * 1024;
   const observer = new PerformanceObserver(() => {
     const young = getHeapSpaceStatistics().find((s) => s.space_name === 'new_space');

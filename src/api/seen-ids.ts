@@ -6,8 +6,8 @@
 /** Slots in use at most: 3 in 4, so linear probing stays short. */
 const LOAD = 0.75;
 /**
- * Tables, each growing on its own: one growing table held its old copy beside the new one, 8 MB more
- * at the peak for a million ids; a shard's copy is 1/64 of that.
+ * Tables, each growing on its own: a single table holds its old copy beside the new one while it grows,
+ * 8 MB more at the peak for a million ids; a shard's copy is 1/64 of that.
  */
 const SHARDS = 64;
 

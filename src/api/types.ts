@@ -25,7 +25,7 @@ export interface ApiTarget {
 }
 
 /** Per-call options of a write. */
-export interface WriteOptions {
+interface WriteOptions {
   /** The caller knows a repeat cannot duplicate (e.g. `_id` on an Update-if-exists board): retry like a GET. */
   retrySafe?: boolean;
   /** How the write is repeated, when not as a command's (the import's rows bring their own policy). */
@@ -47,7 +47,7 @@ export interface ReadOptions {
  * Where a list of cards is read, when not the board's own list (spec 4.5): `cardboard api --paginate` walks the
  * path it was given, with the query it was given (`page` is set by the walk).
  */
-export interface ListAt {
+interface ListAt {
   /** Encoded path, as the HTTP core takes it. */
   path: string;
   query: URLSearchParams;

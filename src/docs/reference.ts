@@ -9,7 +9,7 @@ import type { EventEmitter } from 'node:events';
 import { commandPath } from '../program.js';
 
 /** The width help text is formatted for, fixed so the files do not depend on the terminal that made them. */
-export const REFERENCE_WIDTH = 80;
+const REFERENCE_WIDTH = 80;
 
 /** What the reference says about one command, read from commander's own help helper. */
 interface CommandDoc {

@@ -11,7 +11,7 @@ export class BoardsFileError extends Error {
 const UPDATE_MODES: readonly UpdateMode[] = ['Update if exists', 'Always Create New'];
 
 /** Fields of the demo board. */
-export const DEMO_FIELDS = ['Name', 'Status', 'Owner', 'Priority'];
+const DEMO_FIELDS = ['Name', 'Status', 'Owner', 'Priority'];
 
 /**
  * The demo board's fixed credentials (README): the same after every restart, so a stored alias keeps

@@ -46,11 +46,11 @@ export function parseFaults(spec: string): FaultSpec {
     }
     const key = KINDS.get(kind);
     if (!key) throw new FaultSpecError(`unknown fault "${kind}" (known: 503, 500-after, reset, reset-after, delay)`);
-    const p = Number(value);
-    if (value === '' || !Number.isFinite(p) || p < 0 || p > 1) {
+    const probability = Number(value);
+    if (value === '' || !Number.isFinite(probability) || probability < 0 || probability > 1) {
       throw new FaultSpecError(`bad probability "${value}" in "${part}" (a number from 0 to 1)`);
     }
-    out[key] = p;
+    out[key] = probability;
   }
   return out;
 }

@@ -6,7 +6,7 @@ import { createHash, randomBytes } from 'node:crypto';
  */
 export const ID_ALPHABET = '23456789ABCDEFGHJKLMNPQRSTWXYZabcdefghijkmnopqrstuvwxyz';
 /** Length of a service id. */
-export const ID_LENGTH = 17;
+const ID_LENGTH = 17;
 
 /** The largest multiple of the alphabet's size that fits a byte: bytes at or above it are dropped (no modulo bias). */
 const UNBIASED = 256 - (256 % ID_ALPHABET.length);

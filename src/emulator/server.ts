@@ -72,14 +72,14 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
 
   /** Faults before, the API, faults after. */
   function answer(req: http.IncomingMessage, res: http.ServerResponse, rec: RecordedRequest, apiReq: ApiRequest) {
-    const f = faults;
-    if (roll(f.unavailable)) return reply(res, rec, SERVICE_UNAVAILABLE);
-    if (roll(f.reset)) return void req.socket.destroy();
+    const faultsNow = faults;
+    if (roll(faultsNow.unavailable)) return reply(res, rec, SERVICE_UNAVAILABLE);
+    if (roll(faultsNow.reset)) return void req.socket.destroy();
     let out = api.handle(apiReq);
     if (out.status < 400) {
       // The request was applied (card or comment stored): the client cannot tell that it succeeded.
-      if (roll(f.errorAfter)) out = INTERNAL_ERROR;
-      else if (roll(f.resetAfter)) return void req.socket.destroy();
+      if (roll(faultsNow.errorAfter)) out = INTERNAL_ERROR;
+      else if (roll(faultsNow.resetAfter)) return void req.socket.destroy();
     }
     reply(res, rec, out);
   }

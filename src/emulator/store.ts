@@ -3,7 +3,7 @@ import type { Card, Comment, Field } from '../spec-types.js';
 import type { BoardSettings, BoardState, WebhookStats } from './types.js';
 
 /** The outcome of a create-or-update (spec 4.3). */
-export interface PutResult {
+interface PutResult {
   card: Card;
   created: boolean;
 }

@@ -2,7 +2,7 @@
 import type { Card, Comment, Field, UpdateMode } from '../spec-types.js';
 
 /** One board as written in a boards file; omitted settings take their defaults (spec 2.4). */
-export interface BoardConfig {
+interface BoardConfig {
   token: string;
   fields: string[];
   /** Default `Update if exists`. */

@@ -3,7 +3,7 @@ import https from 'node:https';
 import type { WebhookStats } from './types.js';
 
 /** Where and how a board's webhooks go, read at each try (so a changed URL takes effect). */
-export interface WebhookTarget {
+interface WebhookTarget {
   url: string | null;
   signingKey: string;
 }

@@ -1,7 +1,7 @@
 import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
 
 /** Largest body accepted once decompressed; the same 64 MB as the dispatcher's limit on the wire. */
-export const MAX_DECODED_BYTES = 64 * 1024 * 1024;
+const MAX_DECODED_BYTES = 64 * 1024 * 1024;
 
 // A Map: the coding is the server's word, and `Content-Encoding: constructor` must be unsupported, not Object.
 const DECODERS = new Map<string, (buf: Buffer, opts: { maxOutputLength: number }) => Buffer>([

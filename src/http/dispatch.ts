@@ -1,10 +1,7 @@
 // One request through undici's dispatch() with a handler of undici 7's controller API, the body
-// collected as Buffers. request() wraps each call in an AsyncResource and a Readable body stream.
-// test/bench/peers/dispatch-handlers.mjs, 10,000 POSTs x 7 interleaved rounds, 8 connections to the
-// emulator on loopback, medians of CPU µs a request on a busy 2-core VM, two runs: this handler
-// 94.6 / 98.3, the deprecated onConnect/onHeaders handler it replaced 92.5 / 94.9 (undici wraps a new-API
-// handler in an adapter; within the rounds' spread), request() 136.7 / 146.0.
-// An import of tens of thousands of rows is made of these, so their cost bounds its rate (the aim: 0.9x a load generator's).
+// collected as Buffers: request() would wrap each call in an AsyncResource and a Readable body stream.
+// An import of tens of thousands of rows is made of these, so their cost bounds its rate
+// (test/bench/peers/dispatch-handlers.mjs compares the ways of sending; docs/benchmarks.md has its figures).
 import type { Dispatcher } from 'undici';
 import type { HttpMethod } from './types.js';
 
@@ -68,8 +65,8 @@ interface Abortable {
 
 /**
  * The requests in flight under one signal, linked through themselves. A Set of them (add, then delete, for
- * every request) more than doubled what survived into the old generation during an import (V8 rehashes a
- * Set's table as it fills with deleted entries): 79 MB promoted over 20,000 rows against 27 MB with this list.
+ * every request) keeps more alive into the old generation during an import: V8 rehashes a Set's table as
+ * it fills with deleted entries. A link costs two fields on an object that exists anyway.
  */
 interface Watched {
   head: Abortable | undefined;

@@ -11,7 +11,7 @@ import { classify, retryWaitMs, spreadMs } from './failure.js';
 /** The part of the clock the pacer uses (random: the jitter of a 429's pause, Math.random without it); tests pass a discrete-event clock. */
 export type PacerClock = Pick<Clock, 'now' | 'sleep'> & Partial<Pick<Clock, 'random'>>;
 
-export interface PacerOptions {
+interface PacerOptions {
   /** Requests per second from --rate: fixed, never adapted. */
   fixedRate?: number;
   /** Floor of the adaptive rate, requests per second (default 0.2). */

@@ -28,8 +28,9 @@ const GROWTH = 1.5;
 
 /**
  * An open-addressing hash table from key text to (`_id`, digest). Entries and ids live in fixed-size chunks
- * that are never copied or freed while the table lives: growing a single buffer left its old copies for the
- * GC (and glibc) to give back late, ~20 MB of a 1,000,000-card read's peak. Only the slots are rehashed.
+ * that are never copied or freed while the table lives: a single growing buffer leaves its old copies for
+ * the GC (and glibc) to give back late, which raises the peak of a large board's read. Only the slots are
+ * rehashed.
  */
 export class CardTable {
   private slots = new Uint32Array(1024); // entry number + 1; 0: empty
@@ -42,8 +43,8 @@ export class CardTable {
 
   private static hash(key: string): string {
     // One-shot (Node 20.12+): no Hash object, whose native context lives until the GC finds it; and a
-    // string, not a Buffer: a Buffer per key is a native allocation each, which a million-card read left
-    // to the GC and glibc to give back (up to 25 MB more at the peak, and twice the CPU time).
+    // string, not a Buffer: a Buffer per key is a native allocation each, left to the GC and glibc to give
+    // back, which raises the peak and the CPU time of a large board's read.
     return hash('sha1', key, 'binary');
   }
 

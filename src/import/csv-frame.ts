@@ -14,7 +14,7 @@ import { shorten } from '../io/width.js';
 import { LineSplitter } from './lines.js';
 
 /** A whole record for the parser (its text ends in one LF), or lines rejected before parsing. */
-export type Frame =
+type Frame =
   | { kind: 'record'; line: number; text: string }
   | { kind: 'bad'; line: number; reason: string };
 

@@ -41,20 +41,20 @@ export async function dryRun(
       reject(item.line, item.reason);
       continue;
     }
-    const p = prepareRow(st, item.line, item.values);
-    if (p.kind === 'reject') {
-      reject(item.line, p.message);
+    const prepared = prepareRow(st, item.line, item.values);
+    if (prepared.kind === 'reject') {
+      reject(item.line, prepared.message);
       continue;
     }
-    if (p.kind === 'unchanged') {
+    if (prepared.kind === 'unchanged') {
       report.unchanged++;
       continue;
     }
-    if (p.body._id !== undefined) {
+    if (prepared.body._id !== undefined) {
       report.updated++;
-      if (p.idFromIndex && report.updateSample.length < (opts.sampleSize ?? 5)) report.updateSample.push({ line: item.line, id: String(p.body._id), body: p.body });
+      if (prepared.idFromIndex && report.updateSample.length < (opts.sampleSize ?? 5)) report.updateSample.push({ line: item.line, id: String(prepared.body._id), body: prepared.body });
     } else report.created++;
-    if (report.sample.length < (opts.sampleSize ?? 5)) report.sample.push({ line: item.line, body: p.body });
+    if (report.sample.length < (opts.sampleSize ?? 5)) report.sample.push({ line: item.line, body: prepared.body });
   }
   return report;
 }

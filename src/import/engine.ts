@@ -23,7 +23,7 @@ import { Slots } from './slots.js';
 import type { ColumnMapping, CsvItem, ImportEvent, ImportSummary, RowOutcome } from './types.js';
 
 /** Everything a run needs, decided before the first row. */
-export interface EngineOptions {
+interface EngineOptions {
   /** The client: its rate gate paces every request of the run. */
   api: Api;
   /** Time, sleeps and jitter: the real clock, or a simulated one in tests. */
@@ -64,8 +64,8 @@ export interface EngineResult {
 }
 
 /** Run the import over `items` (rows and bad records; the header was consumed by the caller). */
-export function runEngine(items: AsyncIterable<CsvItem>, o: EngineOptions): Promise<EngineResult> {
-  return new ImportRun(o).run(items);
+export function runEngine(items: AsyncIterable<CsvItem>, opts: EngineOptions): Promise<EngineResult> {
+  return new ImportRun(opts).run(items);
 }
 
 /** One run of the engine: what the rows share, and the driver of each row's life. */
@@ -97,56 +97,56 @@ class ImportRun {
     if (this.summary.stopped === undefined) {
       this.summary.stopped = reason;
       if (error) this.summary.stopMessage = error.message;
-      this.o.onEvent({ type: 'stop', reason: error?.message ?? 'interrupted' });
+      this.opts.onEvent({ type: 'stop', reason: error?.message ?? 'interrupted' });
     }
     if (error && !this.fatal) this.fatal = error;
     this.stop.abort();
   }
 
-  constructor(private readonly o: EngineOptions) {
-    this.started = o.clock.now();
-    this.stop = childStop(o.signal);
-    this.prep = { columns: o.columns, sendEmpty: o.sendEmpty, match: o.match, seenKeys: new Map(), force: o.force };
-    this.slots = new Slots(o.concurrency);
-    this.order = o.concurrency === 1 ? new InOrder() : undefined;
-    const journal = o.journal;
+  constructor(private readonly opts: EngineOptions) {
+    this.started = opts.clock.now();
+    this.stop = childStop(opts.signal);
+    this.prep = { columns: opts.columns, sendEmpty: opts.sendEmpty, match: opts.match, seenKeys: new Map(), force: opts.force };
+    this.slots = new Slots(opts.concurrency);
+    this.order = opts.concurrency === 1 ? new InOrder() : undefined;
+    const journal = opts.journal;
     this.resume = journal && journal.previous.length > 0 ? new ResumeIndex(journal.previous, (run) => journal.sameContent(run)) : undefined;
     // Cards any earlier run of this import made, updated or found (forgotten records too): never another row's.
     for (const id of journal?.knownIds ?? []) this.owned.add(id);
     // Rows whose try may have been applied give up their slot and wait for one shared read of the board,
     // which starts once nothing else is left to send: every row still alive waits (recheck.ts). In input
     // order only the row with the turn can wait for a read, and no other row may send before it: at once.
-    const idle = this.order ? () => true : () => this.readerDone && this.slots.active === this.recheck.held + this.mode.waiting;
-    this.recheck = new BoardRecheck(o.api, o.match?.field, this.owned, idle, this.stop.signal);
+    const idle = this.order ? () => true : () => this.readerDone && this.slots.active === this.recheck.unanswered + this.mode.waiting;
+    this.recheck = new BoardRecheck(opts.api, opts.match?.field, this.owned, idle, this.stop.signal);
     // Unslotted, and idle for the board re-check: the probe row itself may be waiting for a read.
     this.mode = new ModeProbe((p) => this.slots.unslotted(p), () => this.recheck.poke(), this.stop.signal);
     this.sendContext = {
-      api: o.api,
-      clock: o.clock,
+      api: opts.api,
+      clock: opts.clock,
       stop: this.stop.signal,
-      now: o.stopNow,
+      now: opts.stopNow,
       recheck: (probe: Probe) => this.slots.unslotted(this.recheck.find(probe)),
       updatesById: () => this.mode.updatesById,
-      maxTries: o.maxTries ?? 6,
-      giveUpAfterMs: o.giveUpAfterMs ?? 15 * 60_000,
-      unreachableAfterMs: o.unreachableAfterMs ?? 30_000,
-      beforeSend: () => o.journal?.ready(),
+      maxTries: opts.maxTries ?? 6,
+      giveUpAfterMs: opts.giveUpAfterMs ?? 15 * 60_000,
+      unreachableAfterMs: opts.unreachableAfterMs ?? 30_000,
+      beforeSend: () => opts.journal?.ready(),
       onRetry: (row, reason, attempt) => {
         // Each try is journalled before it leaves, so a later run knows when the last one of a killed run did.
-        if (row.digest !== undefined) o.journal?.sending(row.journalLine, row.digest);
+        if (row.digest !== undefined) opts.journal?.sending(row.journalLine, row.digest);
         this.summary.retries++;
         if (reason === '429') this.summary.waits++;
-        this.o.onEvent({ type: 'retry', line: row.line, reason, attempt });
+        this.opts.onEvent({ type: 'retry', line: row.line, reason, attempt });
       },
       onSettled: (row) => (row.settled = true),
     };
   }
 
   async run(items: AsyncIterable<CsvItem>): Promise<EngineResult> {
-    const { o, summary } = this;
-    o.onEvent({ type: 'start', at: this.started });
-    if (o.signal.aborted) this.onUserStop();
-    else o.signal.addEventListener('abort', this.onUserStop, { once: true });
+    const { opts, summary } = this;
+    opts.onEvent({ type: 'start', at: this.started });
+    if (opts.signal.aborted) this.onUserStop();
+    else opts.signal.addEventListener('abort', this.onUserStop, { once: true });
     try {
       for await (const item of items) {
         if (this.stop.signal.aborted) break;
@@ -173,9 +173,9 @@ class ImportRun {
     this.readerDone = true;
     this.recheck.poke();
     await this.slots.drained();
-    o.signal.removeEventListener('abort', this.onUserStop);
-    o.journal?.flush();
-    summary.durationMs = o.clock.now() - this.started;
+    opts.signal.removeEventListener('abort', this.onUserStop);
+    opts.journal?.flush();
+    summary.durationMs = opts.clock.now() - this.started;
     return this.fatal ? { summary, fatal: this.fatal } : { summary };
   }
 
@@ -227,7 +227,7 @@ class ImportRun {
       case 'sending':
         return this.post(row);
       case 'checking':
-        return this.o.api.getCard(String(row.body!._id)).then(
+        return this.opts.api.getCard(String(row.body!._id)).then(
           (): RowEvent => ({ type: 'checked', exists: true }),
           (): RowEvent => ({ type: 'checked', exists: false }),
         );
@@ -242,7 +242,7 @@ class ImportRun {
    * post cannot add a card where the key names one, and equal rows end `unchanged` without a request.
    */
   private remembered(row: Row, seen: Resumed | undefined): Resumed | undefined {
-    if (!this.o.rerun || seen?.kind !== 'known' || !holdsCard(seen.entry)) return seen;
+    if (!this.opts.rerun || seen?.kind !== 'known' || !holdsCard(seen.entry)) return seen;
     const keyed = row.unchangedId !== undefined || row.key !== undefined || row.body?._id !== undefined;
     return keyed ? { kind: 'new' } : seen;
   }
@@ -254,7 +254,7 @@ class ImportRun {
       const release = await this.mode.pass();
       if (release) this.probe = { row, release };
     }
-    this.o.journal?.sending(row.journalLine, row.digest!);
+    this.opts.journal?.sending(row.journalLine, row.digest!);
     // One context for every row (no copy of it per row): the row is passed beside it.
     const result = await sendRow(this.sendContext, row, body, row.key, row.maybeApplied);
     return { type: 'sent', result };
@@ -262,13 +262,13 @@ class ImportRun {
 
   /** The one wait for an earlier run's requests in flight to land, shared by every row that needs it. */
   private inFlightLanded(): Promise<void> {
-    return (this.landed ??= this.o.clock.sleep(Math.max(0, (this.o.settleInFlightAt ?? 0) - this.o.clock.now()), this.stop.signal));
+    return (this.landed ??= this.opts.clock.sleep(Math.max(0, (this.opts.settleInFlightAt ?? 0) - this.opts.clock.now()), this.stop.signal));
   }
 
   /** The end of a row's life: its outcome (or `unsent`) in the journal, the summary and the events; the run stops if the row says so. */
   private end(row: Row, phase: EndPhase): void {
     if (phase.at === 'unsent') {
-      if (row.digest !== undefined) this.o.journal?.unsent(row.journalLine, row.digest);
+      if (row.digest !== undefined) this.opts.journal?.unsent(row.journalLine, row.digest);
     } else {
       if (phase.confirmsUpdate) this.mode.confirm();
       const { state, id, message } = phase;
@@ -282,10 +282,10 @@ class ImportRun {
       this.summary.rows++;
       this.summary[state]++;
       const rules = STATE_RULES[state];
-      if (rules.journalled && row.digest !== undefined) this.o.journal?.record(row.journalLine, row.digest, state, id);
+      if (rules.journalled && row.digest !== undefined) this.opts.journal?.record(row.journalLine, row.digest, state, id);
       // A card a row of this import made or updated is its own: a content re-check never gives it to another row.
       if (rules.ownsCard && id !== undefined) this.owned.add(id);
-      this.o.onEvent({ type: 'row', outcome });
+      this.opts.onEvent({ type: 'row', outcome });
     }
     if (phase.stop) this.stopWith(phase.stop.reason, phase.stop.error);
   }

@@ -13,7 +13,7 @@ const TEXT_KIND = 2;
 /** Length field of a one-byte header; this value says a 16-bit length follows. */
 const LONG = 63;
 /** The longest id kept, in UTF-8 bytes (packed kinds are ASCII: characters and bytes are the same count). */
-export const MAX_ID_BYTES = 0x7fff;
+const MAX_ID_BYTES = 0x7fff;
 
 /** Character code → place in the alphabet, -1 when not in it (codes from 128 are in neither). */
 function places(alphabet: string): Int8Array {
@@ -49,27 +49,28 @@ export function idSize(id: string, kind: number): number {
 /** Write `id` packed as `kind` at `at` (idSize bytes must be free there). */
 export function writeId(buf: Buffer, at: number, id: string, kind: number): void {
   const len = kind === TEXT_KIND ? Buffer.byteLength(id) : id.length;
-  let p = at;
-  buf[p++] = (kind << 6) | Math.min(len, LONG);
-  if (len >= LONG) p = buf.writeUInt16LE(len, p);
+  let pos = at;
+  buf[pos++] = (kind << 6) | Math.min(len, LONG);
+  if (len >= LONG) pos = buf.writeUInt16LE(len, pos);
   if (kind === TEXT_KIND) {
-    buf.write(id, p, len, 'utf8');
+    buf.write(id, pos, len, 'utf8');
     return;
   }
   const bits = BITS[kind]!;
   const place = PLACES[kind]!;
+  // The bits packed but not yet written: the low `accBits` bits of `acc`.
   let acc = 0;
-  let held = 0;
+  let accBits = 0;
   for (let i = 0; i < len; i++) {
     acc = (acc << bits) | place[id.charCodeAt(i)]!;
-    held += bits;
-    if (held >= 8) {
-      held -= 8;
-      buf[p++] = acc >>> held;
-      acc &= (1 << held) - 1;
+    accBits += bits;
+    if (accBits >= 8) {
+      accBits -= 8;
+      buf[pos++] = acc >>> accBits;
+      acc &= (1 << accBits) - 1;
     }
   }
-  if (held > 0) buf[p] = acc << (8 - held);
+  if (accBits > 0) buf[pos] = acc << (8 - accBits);
 }
 
 /** The kind, the length (characters or UTF-8 bytes) and where the packed body starts, of the id at `at`. */
@@ -83,17 +84,18 @@ function header(buf: Buffer, at: number): [kind: number, len: number, from: numb
 function decode(buf: Buffer, from: number, len: number, kind: number, each: (code: number, i: number) => boolean): boolean {
   const bits = BITS[kind]!;
   const alphabet = ALPHABETS[kind]!;
-  let p = from;
+  let pos = from;
+  // The bits read but not yet decoded: the low `accBits` bits of `acc`.
   let acc = 0;
-  let held = 0;
+  let accBits = 0;
   for (let i = 0; i < len; i++) {
-    if (held < bits) {
-      acc = (acc << 8) | buf[p++]!;
-      held += 8;
+    if (accBits < bits) {
+      acc = (acc << 8) | buf[pos++]!;
+      accBits += 8;
     }
-    held -= bits;
-    if (!each(alphabet.charCodeAt(acc >>> held), i)) return false;
-    acc &= (1 << held) - 1;
+    accBits -= bits;
+    if (!each(alphabet.charCodeAt(acc >>> accBits), i)) return false;
+    acc &= (1 << accBits) - 1;
   }
   return true;
 }

@@ -65,8 +65,8 @@ export function planDigest(plan: Pick<ImportPlan, 'source' | 'key' | 'types' | '
  * The keys of `o` in the order of `Array.prototype.sort()` (UTF-16 code units). A row's few keys are sorted
  * in place by insertion: sort() would build its work arrays for every row of an import.
  */
-function sortedKeys(o: object): string[] {
-  const keys = Object.keys(o);
+function sortedKeys(value: object): string[] {
+  const keys = Object.keys(value);
   if (keys.length > 16) return keys.sort();
   for (let i = 1; i < keys.length; i++) {
     const k = keys[i]!;

@@ -13,9 +13,9 @@ import { LineSplitter } from './lines.js';
 import type { CsvItem } from './types.js';
 
 /** Records read ahead on stdin to learn the keys (a file is read once beforehand instead). */
-export const STDIN_KEY_RECORDS = 1000;
+const STDIN_KEY_RECORDS = 1000;
 /** The largest JSON array file read whole; larger inputs should be NDJSON, which streams. */
-export const MAX_JSON_ARRAY_BYTES = 256 * 1024 * 1024;
+const MAX_JSON_ARRAY_BYTES = 256 * 1024 * 1024;
 /** Columns of a rejected line kept in its reason. */
 const SHOWN = 200;
 
@@ -65,16 +65,16 @@ async function* lines(input: Readable | AsyncIterable<Buffer>): AsyncGenerator<{
 export async function ndjsonKeys(path: string): Promise<string[]> {
   const keys = new Set<string>();
   for await (const { text } of lines(createReadStream(path))) {
-    const p = parseLine(text);
-    if (p.ok) for (const k of Object.keys(p.record)) keys.add(k);
+    const parsed = parseLine(text);
+    if (parsed.ok) for (const k of Object.keys(parsed.record)) keys.add(k);
   }
   return [...keys];
 }
 
-function toItem(line: number, p: Parsed, headers: string[], known: Set<string>): CsvItem {
-  if (!p.ok) return { kind: 'bad', line, values: [], reason: p.reason };
-  const extra = Object.keys(p.record).find((k) => !known.has(k));
-  const values = headers.map((h) => ownValue(p.record, h));
+function toItem(line: number, parsed: Parsed, headers: string[], known: Set<string>): CsvItem {
+  if (!parsed.ok) return { kind: 'bad', line, values: [], reason: parsed.reason };
+  const extra = Object.keys(parsed.record).find((k) => !known.has(k));
+  const values = headers.map((h) => ownValue(parsed.record, h));
   if (extra !== undefined) {
     return { kind: 'bad', line, values, reason: `key '${extra}' is not among the keys of the first ${STDIN_KEY_RECORDS} records, so it has no mapping; not sent` };
   }

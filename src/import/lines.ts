@@ -1,9 +1,10 @@
 // What ends a line in an input file, for every reader of it: CRLF, LF or a lone CR (old Mac), in any mix
-// within one file, each one line break (a CRLF is one, not two). csv-parse instead detects one record
-// delimiter from the first line and keeps it: a CRLF header with LF rows merged the rows into one
-// value, an LF header with CRLF rows left `\r` on the last value. So the input is split here, once, by this
-// rule: the CSV framer (csv-frame.ts) and the NDJSON reader split text with LineSplitter, the delimiter is
-// detected on firstLine, and the pre-scan (scan.ts), which counts bytes, uses endsLine and countLineBreaks.
+// within one file, each one line break (a CRLF is one, not two). csv-parse on its own detects one record
+// delimiter from the first line and keeps it: a CRLF header with LF rows would merge the rows into one
+// value, an LF header with CRLF rows would leave `\r` on the last value. So the input is split here, once,
+// by this rule: the CSV framer (csv-frame.ts) and the NDJSON reader split text with LineSplitter, the
+// delimiter is detected on firstLine, and the pre-scan (scan.ts), which counts bytes, uses endsLine and
+// countLineBreaks.
 
 /** The line breaks, longest first: a CR followed by an LF is one break. */
 const BREAK = /\r\n|\n|\r/g;

@@ -8,7 +8,7 @@ import { didYouMean, suggesterFor } from '../did-you-mean.js';
 import { type ColumnMapping, type ColumnTarget, type ColumnWords, columnWords, REASON_COLUMN } from './types.js';
 
 /** The mapping flags as plain data. */
-export interface MappingOptions {
+interface MappingOptions {
   /** `--map "Header=Field"`, in order. */
   map: Record<string, string>;
   /** `--map-file` contents: header → field, or null to skip the column. */
@@ -28,7 +28,7 @@ export interface Unmapped {
 }
 
 /** The result: a target for every mapped column, and the headers still to decide. */
-export interface MappingResult {
+interface MappingResult {
   columns: ColumnMapping[];
   unmapped: Unmapped[];
 }

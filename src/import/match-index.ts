@@ -24,7 +24,7 @@ export interface KeyIndex {
 }
 
 /** A key held by several cards: how many, and the first few `_id`s (to name in the row's rejection). */
-export interface AmbiguousKey {
+interface AmbiguousKey {
   ids: string[];
   count: number;
 }
@@ -44,17 +44,17 @@ export function cardKey(card: Card, field: string): string | undefined {
 }
 
 /** JSON with object keys sorted at every depth: equal values give equal text, and 3 differs from "3". */
-export function canonicalJson(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map((x) => canonicalJson(x === undefined ? null : x)).join(',')}]`;
-  if (v !== null && typeof v === 'object') {
-    const o = v as Record<string, unknown>;
-    const parts = Object.keys(o)
-      .filter((k) => o[k] !== undefined)
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map((item) => canonicalJson(item === undefined ? null : item)).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const members = value as Record<string, unknown>;
+    const parts = Object.keys(members)
+      .filter((k) => members[k] !== undefined)
       .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonicalJson(o[k])}`);
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson(members[k])}`);
     return `{${parts.join(',')}}`;
   }
-  return JSON.stringify(v) ?? 'null';
+  return JSON.stringify(value) ?? 'null';
 }
 
 /**
@@ -103,7 +103,7 @@ export async function loadKeyIndex(api: Api, field: string, fields: readonly str
   const sorted = [...new Set(fields)].filter((f) => f !== '_id').sort();
   const index: KeyIndex = { field, fields: sorted, table: new CardTable(), ambiguous: new Map(), cards: 0 };
   // Whether a card was read before, for the page walk's repeated-page check: the table holds every card of
-  // a unique key already (a second set of a million ids cost ~24 MB of peak RSS); cards without a key, or
+  // a unique key already (a second set of every id would add to the peak); cards without a key, or
   // of a key several cards hold, are kept apart (8-byte fingerprints, no list to search per card).
   const apart = new SeenIds();
   const seen = (card: Card): boolean => {
@@ -134,9 +134,9 @@ export async function loadKeyIndex(api: Api, field: string, fields: readonly str
       // Seen twice: one card, and its later view (its digest now kept) is the newer one.
       if (added === 'same') return undefined;
       if (added === 'taken') {
-        const held = index.table.get(key)!.id;
-        index.ambiguous.set(key, { ids: [held, id], count: 2 });
-        apart.add(held);
+        const firstId = index.table.get(key)!.id;
+        index.ambiguous.set(key, { ids: [firstId, id], count: 2 });
+        apart.add(firstId);
         apart.add(id);
         index.table.markAmbiguous(key);
       }

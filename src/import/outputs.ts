@@ -84,23 +84,23 @@ export class ImportOutputs {
   }
 
   /** Record a finished row: every row in results; rejected and uncertain rows in rejects, in the input's own columns. */
-  add(o: RowOutcome): void {
-    this.results?.row([o.line, o.state, o.id ?? '', o.message ?? '', o.settled ? 'board' : '']);
-    if (this.rejects && (o.state === 'rejected' || o.state === 'uncertain') && this.json) {
+  add(outcome: RowOutcome): void {
+    this.results?.row([outcome.line, outcome.state, outcome.id ?? '', outcome.message ?? '', outcome.settled ? 'board' : '']);
+    if (this.rejects && (outcome.state === 'rejected' || outcome.state === 'uncertain') && this.json) {
       // The record as read (absent keys stay absent), with the reason replacing any earlier one.
       const record = emptyRecord();
       this.headers.forEach((h, i) => {
-        if (o.values[i] !== undefined && h !== REASON_COLUMN) record[h] = o.values[i];
+        if (outcome.values[i] !== undefined && h !== REASON_COLUMN) record[h] = outcome.values[i];
       });
-      record[REASON_COLUMN] = `${o.state}: line ${o.line}: ${o.message ?? ''}`;
+      record[REASON_COLUMN] = `${outcome.state}: line ${outcome.line}: ${outcome.message ?? ''}`;
       this.rejects.record(record);
-    } else if (this.rejects && (o.state === 'rejected' || o.state === 'uncertain')) {
+    } else if (this.rejects && (outcome.state === 'rejected' || outcome.state === 'uncertain')) {
       const n = this.headers.length;
-      const values = o.values.slice(0, n);
+      const values = outcome.values.slice(0, n);
       while (values.length < n) values.push('');
       // A row with extra fields keeps them in the reason, so nothing of the input is lost.
-      const extra = o.values.length > n ? ` [extra fields: ${o.values.slice(n).join(' | ')}]` : '';
-      const reason = `${o.state}: line ${o.line}: ${o.message ?? ''}${extra}`;
+      const extra = outcome.values.length > n ? ` [extra fields: ${outcome.values.slice(n).join(' | ')}]` : '';
+      const reason = `${outcome.state}: line ${outcome.line}: ${outcome.message ?? ''}${extra}`;
       if (this.reasonAt === -1) values.push(reason);
       else values[this.reasonAt] = reason;
       this.rejects.row(values);

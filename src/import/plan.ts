@@ -18,7 +18,7 @@ export interface PlanSource {
 }
 
 /** How columns become fields, before the header is read (resolveMapping applies it to the header). */
-export interface PlanMapping {
+interface PlanMapping {
   /** `--map "Header=Field"`, header → field (a null-prototype record: a header is data, not a key of Object). */
   map: Record<string, string>;
   /** --map-file: the path of a JSON mapping, read when the input is opened. */
@@ -29,7 +29,7 @@ export interface PlanMapping {
 }
 
 /** How a row finds its card: an `_id` column, or a natural key read from the board. */
-export interface PlanKey {
+interface PlanKey {
   /** The column holding card ids (undefined: a column named `_id`). */
   idColumn?: string;
   /** --match-on: the field whose value finds the card to update. */
@@ -49,7 +49,7 @@ export interface PlanOutputs {
 }
 
 /** How the run behaves. */
-export interface PlanPolicy {
+interface PlanPolicy {
   /** Requests in flight at once; 1 (the default) sends the rows in input order, one at a time. */
   concurrency: number;
   /** Stop when a row has met nothing but 429s for this long. */

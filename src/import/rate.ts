@@ -2,7 +2,7 @@
 // with a sum of their own each, they disagreed.
 
 /** Rows a run has finished and when it started: what a rate is computed from. */
-export interface RateInput {
+interface RateInput {
   /** Rows finished so far, whatever their state. */
   rows: number;
   /** Of those, rows an earlier run finished (resumed from the journal): counted instantly, so left out. */

@@ -10,7 +10,7 @@ import type { Card } from '../spec-types.js';
 import { cardKey, digestOf, scanCards } from './match-index.js';
 
 /** Rows waiting beyond this start a read before the run is otherwise idle: their bodies are held in memory. */
-export const MAX_WAITING = 5000;
+const MAX_WAITING = 5000;
 
 /** What identifies a row's card on the board: its --match-on key, or the values it sent. */
 export type Probe = { kind: 'key'; key: string } | { kind: 'content'; body: Readonly<Record<string, unknown>> };
@@ -39,7 +39,7 @@ export class BoardRecheck {
   private waiting = emptyBatch();
   private reading = false;
   /** Rows in find() not answered yet (waiting, or in the read under way): the engine counts them idle. */
-  held = 0;
+  unanswered = 0;
   /** Whole-board reads made so far. */
   reads = 0;
 
@@ -69,7 +69,7 @@ export class BoardRecheck {
         push(g.byDigest, digestOf(probe.body, fields), w);
       }
       b.size++;
-      this.held++;
+      this.unanswered++;
       this.poke();
     });
   }
@@ -134,7 +134,7 @@ export class BoardRecheck {
       for (const g of batch.groups.values()) for (const list of g.byDigest.values()) for (const w of list) w.reject(err);
     } finally {
       // The answered rows are busy again (sending, or finishing) before the next read may start.
-      this.held -= batch.size;
+      this.unanswered -= batch.size;
       this.reading = false;
     }
     this.poke();

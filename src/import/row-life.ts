@@ -10,7 +10,7 @@ import type { SendResult } from './send.js';
 import type { CsvItem, ImportSummary, RowState } from './types.js';
 
 /** Why a row stops the whole run: the reason the summary gives, and the error the command ends with. */
-export interface RunStopRequest {
+interface RunStopRequest {
   reason: Exclude<NonNullable<ImportSummary['stopped']>, 'interrupted'>;
   error: CardboardError;
 }
@@ -131,15 +131,15 @@ function next(row: Row, e: RowEvent): RowPhase {
   }
 }
 
-function afterPrepare(row: Row, p: Prepared): RowPhase {
-  if (p.kind === 'reject') return finished('rejected', undefined, p.message);
-  row.body = p.body;
-  if (p.kind === 'unchanged') row.unchangedId = p.id;
+function afterPrepare(row: Row, prepared: Prepared): RowPhase {
+  if (prepared.kind === 'reject') return finished('rejected', undefined, prepared.message);
+  row.body = prepared.body;
+  if (prepared.kind === 'unchanged') row.unchangedId = prepared.id;
   else {
-    row.idFromIndex = p.idFromIndex;
-    if (p.key !== undefined) row.key = p.key;
+    row.idFromIndex = prepared.idFromIndex;
+    if (prepared.key !== undefined) row.key = prepared.key;
   }
-  row.digest = rowDigest(p.body, p.kind === 'unchanged' || row.idFromIndex);
+  row.digest = rowDigest(prepared.body, prepared.kind === 'unchanged' || row.idFromIndex);
   return PREPARED;
 }
 

@@ -32,7 +32,7 @@ export type SendResult =
   | { kind: 'stopped' };
 
 /** The row a send is for, as the run's hooks know it: its line, and whether a read of the board decided it. */
-export interface RowRef {
+interface RowRef {
   readonly line: number;
   /** Where it is journalled, and what it sends: a retry is journalled as `sending` again before it leaves. */
   readonly journalLine: number;

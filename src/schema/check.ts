@@ -4,7 +4,7 @@ import type { Field } from '../spec-types.js';
 import { checkKeys, describeUnknownKeys, type UnknownKey } from './match.js';
 
 /** The schema a check used and the keys it did not find there. */
-export interface KeyCheck {
+interface KeyCheck {
   fields: Field[];
   unknown: UnknownKey[];
 }

@@ -27,7 +27,7 @@ export function checkKeys(keys: Iterable<string>, fields: readonly (Field | stri
 }
 
 /** How many unknown keys one message names; the rest are counted. */
-export const UNKNOWN_KEYS_SHOWN = 10;
+const UNKNOWN_KEYS_SHOWN = 10;
 
 /**
  * One line naming each unknown key and its suggestion: `unknown field 'status' (did you mean 'Status'?)`;

@@ -17,7 +17,7 @@ import { mayShowSecret } from './delivery.js';
 // changed, so the card keeps its last value for it.
 
 /** One field's change: `before` is absent for a field not seen before, `after` for one deleted with its card. */
-export interface FieldChange {
+interface FieldChange {
   field: string;
   before?: unknown;
   after?: unknown;
@@ -30,7 +30,7 @@ export interface FieldChange {
  * - `deleted`: a card deleted (`changes` empty); `comment`: a comment on a card;
  * - `other`: not a card (an array, text, an upload…), or too large to read (`unread`).
  */
-export type ChangeEvent = 'new' | 'changed' | 'unchanged' | 'deleted' | 'comment' | 'other';
+type ChangeEvent = 'new' | 'changed' | 'unchanged' | 'deleted' | 'comment' | 'other';
 
 export interface DeliveryChange {
   event: ChangeEvent;
@@ -45,7 +45,7 @@ export interface DeliveryChange {
   unread?: true;
 }
 
-export interface CardStatesOptions {
+interface CardStatesOptions {
   /** Cards remembered at most; the least recently seen is dropped first (default 10,000). */
   maxCards?: number;
   /** Bytes of card bodies remembered at most, counted as their size on the wire (default 16 MiB). */
@@ -59,7 +59,7 @@ export interface CardStatesOptions {
   secrets?: readonly string[];
 }
 
-export const DEFAULT_MAX_CARDS = 10_000;
+const DEFAULT_MAX_CARDS = 10_000;
 const DEFAULT_MAX_BYTES = 16 * 1024 * 1024;
 const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 
@@ -85,14 +85,14 @@ function isObject(v: unknown): v is Json {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-function ownString(o: Json, key: string): string | undefined {
-  const v = Object.hasOwn(o, key) ? o[key] : undefined;
+function ownString(json: Json, key: string): string | undefined {
+  const v = Object.hasOwn(json, key) ? json[key] : undefined;
   return typeof v === 'string' ? v : undefined;
 }
 
-function firstString(o: Json, keys: readonly string[]): string | undefined {
+function firstString(json: Json, keys: readonly string[]): string | undefined {
   for (const k of keys) {
-    const v = ownString(o, k);
+    const v = ownString(json, k);
     if (v !== undefined) return v;
   }
   return undefined;
@@ -120,8 +120,8 @@ export function cardIn(value: unknown): Record<string, unknown> | undefined {
   return ownString(subject, '_id') !== undefined ? subject : value;
 }
 
-function isCommentShape(o: Json): boolean {
-  return ownString(o, 'content') !== undefined && (ownString(o, 'userId') !== undefined || ownString(o, 'userName') !== undefined);
+function isCommentShape(json: Json): boolean {
+  return ownString(json, 'content') !== undefined && (ownString(json, 'userId') !== undefined || ownString(json, 'userName') !== undefined);
 }
 
 /**

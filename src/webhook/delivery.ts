@@ -1,6 +1,7 @@
 import { MASK, maskBytes, MIN_SUBSTRING_SECRET, redactSecrets, redactValue, scrubSecret } from '../redact.js';
 import { emptyRecord } from '../own-keys.js';
-import { isJsonText, LARGE_BODY, type Piece, recordPieces, viewPieces } from './pieces.js';
+import { isJsonText } from './json-bytes.js';
+import { LARGE_BODY, type Piece, recordPieces, viewPieces } from './large-lines.js';
 import type { Delivery } from './types.js';
 
 /** The header that carries the webhook signing key (spec 6), spelled as the service sends it. */
@@ -77,7 +78,7 @@ export interface DeliveryView {
 }
 
 /** One line of a record file: the `--json` shape plus the exact body bytes. */
-export interface RecordLine extends DeliveryView {
+interface RecordLine extends DeliveryView {
   bodyBase64: string;
 }
 
@@ -160,9 +161,9 @@ function jsonString(s: string): string {
 /**
  * The `--json` object of a delivery up to `"body":`, as JSON.stringify would write it (same keys, same
  * order). Written out here because the headers have no prototype, which puts JSON.stringify of the whole
- * head on V8's slow path: twice the cost of stringifying each string on its own.
+ * head on V8's slow path, which costs more than stringifying each string on its own.
  */
-export function viewHead(d: Delivery): string {
+function viewHead(d: Delivery): string {
   let out = `{"seq":${JSON.stringify(d.seq)},"receivedAt":${jsonString(d.receivedAt)},"method":${jsonString(d.method)},"path":${jsonString(d.path)},"headers":{`;
   let first = true;
   for (const name of Object.keys(d.headers)) {
@@ -203,7 +204,7 @@ export function viewLinePieces(d: Delivery, tail = ''): Iterable<Piece> {
 }
 
 /** A delivery's record line in pieces, with its `--json` line when that was made on the way (a small body). */
-export interface RecordLinePieces {
+interface RecordLinePieces {
   pieces: Iterable<Piece>;
   view: string | undefined;
 }

@@ -4,7 +4,7 @@ import type { Delivery } from './delivery.js';
 import { readDeliveries } from './record-file.js';
 
 /** How much of the end of a record file is read to learn the cards' last states (and the inspector's history). */
-export const HISTORY_BYTES = 32 * 1024 * 1024;
+const HISTORY_BYTES = 32 * 1024 * 1024;
 
 /**
  * The offset of the first line that starts at or after `at` (the file's size when none does). Scanned for

@@ -6,7 +6,7 @@ import { type Clock, realClock } from '../clock.js';
 import { keyMatcher } from './compare.js';
 import { type Delivery, headersFromRaw, rawHeader, scrubBody, scrubHeaders, secretNeedles } from './delivery.js';
 import { type ForwardEvent, Forwarder } from './forwarder.js';
-import { LARGE_BODY } from './pieces.js';
+import { LARGE_BODY } from './large-lines.js';
 import { type ConnectionLimits, DEFAULT_LIMITS, FORWARDED_HEADER, hasForwarded, reachesListener } from './limits.js';
 import type { Recorded, RecordFile } from './record-file.js';
 import type { Duration } from '../units.js';
@@ -267,7 +267,7 @@ export class Listener {
     let size = 0;
     let over = false;
     // A large body with its length announced is copied into one Buffer as it arrives: collecting the
-    // chunks and joining them at the end held it twice.
+    // chunks and joining them at the end would hold it twice.
     const declared = Number(rawHeader(req.rawHeaders, 'content-length'));
     let whole = declared >= LARGE_BODY && declared <= maxBody ? Buffer.allocUnsafe(declared) : undefined;
     req.on('data', (chunk: Buffer) => {

@@ -3,7 +3,7 @@ import { type Clock, realClock } from '../clock.js';
 import { UsageError } from '../errors.js';
 import { openPrivate } from '../private-file.js';
 import { type Delivery, parseRecordLine, recordLinePieces } from './delivery.js';
-import { LARGE_BODY, parseLargeRecordLine, type Piece } from './pieces.js';
+import { LARGE_BODY, parseLargeRecordLine, type Piece } from './large-lines.js';
 
 const CHUNK = 64 * 1024;
 /** Text of record lines is gathered up to this many bytes per write. */
@@ -22,7 +22,7 @@ export function readLinesSync(path: string, from: number, visit: (line: Buffer, 
     let pos = from;
     let consumed = from;
     // The start of a line longer than what was read so far, in chunks joined once its end is found: joining
-    // at every read made reading one 230 MB line (a 100 MB body) quadratic, minutes of copying.
+    // at every read would copy a long line (a 100 MB body's) over and over, quadratic in its length.
     let carry: Buffer[] = [];
     let carryBytes = 0;
     for (;;) {
@@ -51,13 +51,13 @@ export function readLinesSync(path: string, from: number, visit: (line: Buffer, 
 }
 
 /** The sequence number of a record line, read without parsing it whole (it is written first); NaN if none. */
-export function lineSeq(line: Buffer): number {
+function lineSeq(line: Buffer): number {
   const m = /^\{"seq":(\d+),/.exec(line.subarray(0, 32).toString('latin1'));
   return m ? Number(m[1]) : Number.NaN;
 }
 
 /** Deliveries read from a record file, with where the reading stopped. */
-export interface ReadBatch {
+interface ReadBatch {
   deliveries: Delivery[];
   /** Offset of the first line not read; equal to the file size when everything was read. */
   next: number;
@@ -148,7 +148,7 @@ export interface Recorded {
 }
 
 /** Options of a RecordFile; the defaults are the listener's. */
-export interface RecordFileOptions {
+interface RecordFileOptions {
   /** The least time between the starts of two fdatasyncs, in ms (default SYNC_INTERVAL_MS); 0: one right after another. */
   syncIntervalMs?: number;
   /** Time and its waits; simulated in tests. */
@@ -157,12 +157,11 @@ export interface RecordFileOptions {
 
 /**
  * The least time between two fdatasyncs of a record file. Each one costs a journal commit and a disk write
- * whatever it covers: syncing as often as the disk allowed (one right after the other: ~190 a second at 7,500
- * deliveries a second, measured in-process) cost ~0.5 ms of CPU a sync, 12-20 µs a delivery, as much as the
- * rest of recording. With 20 ms or more between syncs that cost was lost in the noise of the measurement;
- * 50 ms leaves at most 20 syncs a second, each small enough not to hold up the writes that go on beside it.
+ * whatever it covers: syncing as often as the disk allows, one right after the other, costs as much CPU as
+ * the rest of recording (docs/benchmarks.md). 50 ms leaves at most 20 syncs a second, each small enough not
+ * to hold up the writes that go on beside it, and bounds what an OS crash can take to the last 50 ms.
  */
-export const SYNC_INTERVAL_MS = 50;
+const SYNC_INTERVAL_MS = 50;
 
 /**
  * An append-only record file. The deliveries of one event-loop turn are written with one

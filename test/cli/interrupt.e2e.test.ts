@@ -11,6 +11,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { BIN, childEnv, tempDir } from '../helpers/cli.js';
 import { hostileEnv, type HostileServer, useHostileServer } from '../helpers/hostile-server.js';
 import { startOnPty } from '../helpers/pty.js';
+import { waitFor } from '../helpers/wait.js';
 
 const hostile = useHostileServer(afterEach);
 
@@ -45,12 +46,7 @@ function start(args: string[], env: Record<string, string>): Started {
   return {
     stdout: () => out,
     stderr: () => err,
-    async until(check, what) {
-      while (!check()) {
-        if (done) throw new Error(`exited before ${what}; stderr:\n${err}`);
-        await new Promise((r) => setTimeout(r, 25));
-      }
-    },
+    until: (check, what) => waitFor(check, { what, intervalMs: 25, failWhen: () => done && `exited (stderr:\n${err})` }),
     async interrupt() {
       const at = performance.now();
       child.kill('SIGINT');

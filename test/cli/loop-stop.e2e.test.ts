@@ -53,8 +53,11 @@ function waitingOn(emu: RunningEmulator): string | undefined {
 const wentOn = (emu: RunningEmulator, name: string) => postedNames(emu).some((n) => NAMES.indexOf(n) > NAMES.indexOf(name));
 
 /** Resolves with how `child` ended, or with 'went on' as soon as a later iteration posted (the old bug, no 60 s wait). */
-function endOrNext(ended: Promise<unknown>, emu: RunningEmulator, name: string): Promise<unknown> {
-  return Promise.race([ended, until(() => wentOn(emu, name)).then(() => 'went on')]);
+async function endOrNext(ended: Promise<unknown>, emu: RunningEmulator, name: string): Promise<unknown> {
+  let end: { value: unknown } | undefined;
+  void ended.then((value) => (end = { value }));
+  await until(() => end !== undefined || wentOn(emu, name), `the run to end or an iteration after ${name} to post`);
+  return end ? end.value : 'went on';
 }
 
 /** `bash -c script` with the built binary as "$0" "$1" (`"$0" "$1" card put …` runs cardboard), its own process group. */

@@ -2,6 +2,7 @@ import http from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BOARD_ID, type RunningEmulator, SIGNING_KEY, startTestEmulator, TEST_BOARDS, TOKEN } from '../helpers/emulator.js';
 import { call } from './http.js';
+import { waitFor } from '../helpers/wait.js';
 
 interface Delivery {
   method: string;
@@ -30,11 +31,6 @@ async function receiver(statuses: number[]) {
   return { got, url, close };
 }
 
-/** Wait until cond() holds (polling); the test's own timeout bounds it. */
-async function until(cond: () => boolean): Promise<void> {
-  while (!cond()) await new Promise((r) => setTimeout(r, 5));
-}
-
 let cleanup: (() => Promise<void>)[] = [];
 afterEach(async () => {
   for (const c of cleanup.reverse()) await c();
@@ -58,7 +54,7 @@ describe('webhooks (spec 6)', () => {
     const emu = await emulatorWithHook(hook.url);
     const card = (await put(emu, { Name: 'A' })).json as { _id: string };
     await put(emu, { _id: card._id, Status: 'Done' });
-    await until(() => hook.got.length === 2);
+    await waitFor(() => hook.got.length === 2);
     expect(hook.got.map((d) => d.method)).toEqual(['POST', 'POST']);
     for (const d of hook.got) {
       expect(d.headers['x-signingkey']).toBe(SIGNING_KEY);
@@ -68,7 +64,7 @@ describe('webhooks (spec 6)', () => {
       { _id: card._id, Name: 'A' },
       { _id: card._id, Name: 'A', Status: 'Done' },
     ]);
-    await until(() => emu.state()[BOARD_ID]!.webhooks.delivered === 2);
+    await waitFor(() => emu.state()[BOARD_ID]!.webhooks.delivered === 2);
     expect(emu.state()[BOARD_ID]!.webhooks).toEqual({ pending: 0, delivered: 2, attempts: 2 });
   });
 
@@ -78,9 +74,9 @@ describe('webhooks (spec 6)', () => {
     const emu = await emulatorWithHook(hook.url);
     await put(emu, { Name: 'first' });
     await put(emu, { Name: 'second' });
-    await until(() => hook.got.length === 4);
+    await waitFor(() => hook.got.length === 4);
     expect(hook.got.map((d) => (d.body as { Name: string }).Name)).toEqual(['first', 'first', 'first', 'second']);
-    await until(() => emu.state()[BOARD_ID]!.webhooks.delivered === 2);
+    await waitFor(() => emu.state()[BOARD_ID]!.webhooks.delivered === 2);
     expect(emu.state()[BOARD_ID]!.webhooks).toEqual({ pending: 0, delivered: 2, attempts: 4 });
   });
 
@@ -92,7 +88,7 @@ describe('webhooks (spec 6)', () => {
     // The API answered while the first delivery still waits for the silent receiver.
     expect(r.status).toBe(200);
     expect(emu.state()[BOARD_ID]!.webhooks.delivered).toBe(0);
-    await until(() => emu.state()[BOARD_ID]!.webhooks.delivered === 1);
+    await waitFor(() => emu.state()[BOARD_ID]!.webhooks.delivered === 1);
     // The silent first try, then one answered 200. On a loaded machine an answer can itself come later than
     // 100 ms and be tried again: every try reached the receiver, and the card was delivered once.
     expect(hook.got.length).toBeGreaterThanOrEqual(2);
@@ -105,7 +101,7 @@ describe('webhooks (spec 6)', () => {
     cleanup.push(hook.close);
     const emu = await emulatorWithHook(hook.url);
     await put(emu, { Name: 'A' });
-    await until(() => hook.got.length >= 2);
+    await waitFor(() => hook.got.length >= 2);
     await emu.close();
     const seen = hook.got.length;
     await new Promise((r) => setTimeout(r, 200));

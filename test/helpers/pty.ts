@@ -2,6 +2,7 @@
 // the terminal shows: runOnPty for commands that need no typing, startOnPty to watch and type.
 import { execFileSync, spawn } from 'node:child_process';
 import { BIN, CHILD_KILL_MS, childEnv, tempDir } from './cli.js';
+import { within } from './wait.js';
 
 let interpreter: string | undefined;
 
@@ -150,16 +151,19 @@ export function startCommandOnPty(argv: string[], env: Record<string, string | u
     exit: ended.then((e) => e.code),
     ended,
     waitFor: (re) =>
-      new Promise((resolve, reject) => {
-        const check = () => {
-          const m = re.exec(screen);
-          if (!m && !exited) return;
-          waiters.delete(check);
-          if (m) resolve(m);
-          else reject(new Error(`exited before showing ${String(re)}; the terminal showed:\n${screen}`));
-        };
-        waiters.add(check);
-        check();
-      }),
+      within(
+        new Promise<RegExpExecArray>((resolve, reject) => {
+          const check = () => {
+            const m = re.exec(screen);
+            if (!m && !exited) return;
+            waiters.delete(check);
+            if (m) resolve(m);
+            else reject(new Error(`exited before showing ${String(re)}; the terminal showed:\n${screen}`));
+          };
+          waiters.add(check);
+          check();
+        }),
+        { what: () => `the terminal to show ${String(re)}; it showed:\n${screen}` },
+      ),
   };
 }

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { Agent, Pool } from 'undici';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { AbortWatch, Deadlines, dispatchRequest, type RawRequest } from '../../src/http/dispatch.js';
+import { waitFor } from '../helpers/wait.js';
 
 const servers: Server[] = [];
 const dispatchers: Array<Agent | Pool> = [];
@@ -87,13 +88,13 @@ describe('dispatchRequest (undici controller handler)', () => {
     const pool = new Pool(srv.origin, { connections: 1, pipelining: 1 });
     dispatchers.push(pool);
     const first = dispatchRequest(pool, request(srv.origin, { path: '/hold' }));
-    while (!release) await new Promise((r) => setTimeout(r, 5));
+    await waitFor(() => release, { what: 'the server to hold /hold' });
     const ac = new AbortController();
     const queued = dispatchRequest(pool, request(srv.origin, { path: '/queued', signal: ac.signal }));
     const reason = new Error('stopped while queued');
     ac.abort(reason);
     await expect(queued).rejects.toBe(reason);
-    release();
+    release!();
     expect((await first).body.toString()).toBe('held');
     await dispatchRequest(pool, request(srv.origin, { path: '/after' }));
     expect(srv.seen).toEqual(['GET /hold', 'GET /after']);
@@ -112,7 +113,7 @@ describe('dispatchRequest (undici controller handler)', () => {
     expect(quick.body.toString()).toBe('ok');
     const paths = ['/s0', '/s1', '/s2', '/s3', '/s4'];
     const slow = paths.map((path) => dispatchRequest(d, request(srv.origin, { path, signal: ac.signal, watch })));
-    while (held.size < paths.length) await new Promise((r) => setTimeout(r, 5));
+    await waitFor(() => held.size === paths.length, { what: `the server to hold ${paths.length} requests` });
     expect(getEventListeners(ac.signal, 'abort')).toHaveLength(1);
     // Two end before the abort, the newest and one in the middle: the others must still be reached by it.
     held.get('/s4')!.end('four');
@@ -188,9 +189,9 @@ describe('dispatchRequest (undici controller handler)', () => {
     const pool = new Pool(srv.origin, { connections: 1, pipelining: 1 });
     dispatchers.push(pool);
     const first = dispatchRequest(pool, request(srv.origin, { path: '/hold' }));
-    while (!release) await new Promise((r) => setTimeout(r, 5));
+    await waitFor(() => release, { what: 'the server to hold /hold' });
     await expect(dispatchRequest(pool, request(srv.origin, { path: '/queued', deadlineMs: 30, deadlines: deadlines() }))).rejects.toMatchObject({ code: 'UND_ERR_CONNECT_TIMEOUT' });
-    release();
+    release!();
     expect((await first).body.toString()).toBe('held');
     await dispatchRequest(pool, request(srv.origin, { path: '/after' }));
     expect(srv.seen).toEqual(['GET /hold', 'GET /after']);

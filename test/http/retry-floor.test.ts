@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { classify, RETRY_FLOOR_MS, retryWaitMs } from '../../src/http/failure.js';
 import { DEFAULT_RETRY, retryDelay, waitLine } from '../../src/http/command-policy.js';
 import { ApiError } from '../../src/errors.js';
+import { type Clock, realClock } from '../../src/clock.js';
 import { runEngine } from '../../src/import/engine.js';
 import type { ColumnMapping, CsvItem } from '../../src/import/types.js';
 import { runMain, tempDir } from '../helpers/cli.js';
@@ -96,16 +97,30 @@ describe('the one wait of a declined request (retryWaitMs)', () => {
 describe('over HTTP: a server answering 429 with Retry-After: <a date in the past>', () => {
   const hostile = useHostileServer(afterEach);
 
-  it('card put sends a handful of requests in 3 s, not a storm', async () => {
+  it('card put sends a handful of requests in 3 s, not a storm, waiting at least the floor before each retry (time skipped, not slept)', async () => {
     const s = await hostile('past-retry-after');
-    const run = runMain(['card', 'put', 'Title=x'], { env: hostileEnv(s) });
-    await new Promise((r) => setTimeout(r, 3000));
-    const seen = s.requests.length;
-    // Let the command finish: the next try gets through.
-    s.setMode('plain');
-    const r = await run;
-    // At least the floor between tries: about 3 in 3 s (50 without a floor). An upper bound only: a busy machine sends fewer.
-    expect(seen).toBeLessThanOrEqual(6);
+    // The command's clock: each sleep moves its time on at once. Once 3 s have passed, the server lets the next try through.
+    const waited: number[] = [];
+    let skipped = 0;
+    let seenIn3s: number | undefined;
+    const clock: Clock = {
+      ...realClock,
+      now: () => Date.now() + skipped,
+      sleep: async (ms) => {
+        waited.push(ms);
+        skipped += ms;
+        if (skipped >= 3000 && seenIn3s === undefined) {
+          seenIn3s = s.requests.length;
+          s.setMode('plain');
+        }
+      },
+    };
+    const r = await runMain(['card', 'put', 'Title=x'], { env: hostileEnv(s), context: () => ({ clock }) });
+    expect(r.code, r.stderr).toBe(0);
+    // At least the floor between tries: 3 declined tries in 3 s (with no floor, the try cap's worth at once).
+    expect(seenIn3s).toBeLessThanOrEqual(3);
+    // Each declined try was followed by a wait of at least the floor.
+    expect(waited.filter((ms) => ms >= FLOOR_MS)).toHaveLength(seenIn3s!);
     expect(r.stderr).toMatch(/Rate limited \(429\); waiting \d(\.\d)?s \(Retry-After: 0s; cardboard waits at least 1s/);
   });
 

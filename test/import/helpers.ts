@@ -5,6 +5,7 @@ import { parse } from 'csv-parse/sync';
 import { BIN, childEnv, tempDir } from '../helpers/cli.js';
 import { onTestFinished } from 'vitest';
 import { BOARD_ID, type RunningEmulator, startTestEmulator } from '../helpers/emulator.js';
+import { waitFor } from '../helpers/wait.js';
 
 /** Start a test emulator for this test; it is closed when the test finishes. */
 export async function start(opts: Parameters<typeof startTestEmulator>[0] = {}): Promise<RunningEmulator> {
@@ -67,7 +68,7 @@ export function spawnCli(
   return { child, output: () => ({ stdout, stderr }), exit: ended.then((e) => e.code), ended };
 }
 
-/** Resolve once `check` holds, polling every 20 ms (not a timed assertion: the test timeout bounds it). */
-export async function until(check: () => boolean): Promise<void> {
-  while (!check()) await new Promise((r) => setTimeout(r, 20));
+/** Resolve once `check` holds, looking every 20 ms; fails at waitFor's deadline naming `what` (default: the check's source). */
+export function until(check: () => boolean, what?: string): Promise<void> {
+  return waitFor(check, { what, intervalMs: 20 });
 }

@@ -6,7 +6,7 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { cli } from '../commands/helpers.js';
 import { runMain, tempDir } from '../helpers/cli.js';
 import { BOARD_ID } from '../helpers/emulator.js';
-import { nameCounts, spawnCli, start, writeCards } from './helpers.js';
+import { nameCounts, spawnCli, start, until, writeCards } from './helpers.js';
 
 describe('cardboard import: one run per board, outputs that cannot hurt', () => {
   it('one import per board: the same file, a symlink to it, another --journal and stdin are refused while one runs (exit 1, pid and input named)', async () => {
@@ -18,7 +18,7 @@ describe('cardboard import: one run per board, outputs that cannot hurt', () => 
     // start): the first run is stopped (SIGSTOP) once its first card is sent, so it holds the lock while
     // the others start, and continued once they have exited.
     const winner = spawnCli(e, ['import', file, '--concurrency', '4']);
-    while (!e.requests().some((q) => q.method === 'POST')) await new Promise((r) => setTimeout(r, 5));
+    await until(() => e.requests().some((q) => q.method === 'POST'), "the first run's first POST");
     winner.child.kill('SIGSTOP');
     try {
       const attempts: string[][] = [
@@ -50,7 +50,7 @@ describe('cardboard import: one run per board, outputs that cannot hurt', () => 
     const e = await start({ faults: 'delay:20ms' });
     const file = writeCards(20, 'dl');
     const winner = spawnCli(e, ['import', file, '--concurrency', '2']);
-    while (!e.requests().some((q) => q.method === 'POST')) await new Promise((r) => setTimeout(r, 5));
+    await until(() => e.requests().some((q) => q.method === 'POST'), "the import's first POST");
     winner.child.kill('SIGSTOP');
     try {
       const dry = await cli(e, ['import', file, '--dry-run', '--json']);

@@ -17,6 +17,7 @@ import type { StopSignal } from '../../src/interrupt.js';
 import { startAltServer, type AltServer } from '../conformance/alt-server.js';
 import { type CliResult, runMain, tempDir } from '../helpers/cli.js';
 import { type RunningEmulator, startTestEmulator } from '../helpers/emulator.js';
+import { waitFor } from '../helpers/wait.js';
 
 /** The seven names, in the board's field order. */
 const NAMES = ['toString', 'valueOf', 'hasOwnProperty', 'constructor', '__proto__', '__defineGetter__', 'isPrototypeOf'] as const;
@@ -365,11 +366,6 @@ function mapFile(text: string): string {
   return file;
 }
 
-/** Resolve once `check` holds, polling every 20 ms (the test's timeout bounds it). */
-async function until(check: () => boolean): Promise<void> {
-  while (!check()) await new Promise((r) => setTimeout(r, 20));
-}
-
 /**
  * `webhook listen` run in-process with the emulator's board pointed at it (stdout a terminal unless --json):
  * `act` runs once it listens, then a stop signal ends it. Returns the run's result.
@@ -386,7 +382,7 @@ async function listen(args: string[], act: (out: () => string) => Promise<void>)
     },
   });
   const text = (s: 'stdout' | 'stderr') => (ctx?.[s] as unknown as { text: string } | undefined)?.text ?? '';
-  await until(() => /Listening on (\S+)/.test(text('stderr')));
+  await waitFor(() => /Listening on (\S+)/.test(text('stderr')));
   emu.boards[BOARD]!.webhookUrl = /Listening on (\S+)/.exec(text('stderr'))![1]!;
   try {
     await act(() => text('stdout'));
@@ -401,7 +397,7 @@ describe('webhook listen and replay', () => {
   it('a line per delivery shows the names and their values', async () => {
     const r = await listen([], async (out) => {
       const id = await putPairs('hook-line');
-      await until(() => out().includes(id));
+      await waitFor(() => out().includes(id));
     });
     stopped(r);
     expect(r.stdout).toMatch(new RegExp(`card \\S+  new card  Name=hook-line  toString=hook-line:toString  valueOf=hook-line:valueOf  hasOwnProperty=hook-line:hasOwnProperty  \\+4 more  \\d+ B`));
@@ -411,7 +407,7 @@ describe('webhook listen and replay', () => {
     const record = join(tempDir(), 'hooks.jsonl');
     const r = await listen(['--json', '--record', record], async (out) => {
       await putPairs('hook-json');
-      await until(() => out().includes('hook-json'));
+      await waitFor(() => out().includes('hook-json'));
     });
     stopped(r);
     const body = (JSON.parse(r.stdout.trim()) as { body: Record<string, unknown> }).body;
@@ -428,7 +424,7 @@ describe('webhook listen and replay', () => {
       const res = await request(url, { method: 'POST', body: '{"_id":"h1"}', headers: ['content-type', 'application/json', 'x-signingKey', KEY, '__proto__', 'hp', 'constructor', 'hc', 'toString', 'ht'] });
       await res.body.dump();
       expect(res.statusCode).toBe(200);
-      await until(() => out().includes('h1'));
+      await waitFor(() => out().includes('h1'));
     });
     stopped(r);
     const shown = (JSON.parse(r.stdout.trim()) as { headers: Record<string, string> }).headers;
@@ -454,7 +450,7 @@ describe('webhook listen and replay', () => {
       for (const tag of tags) await putPairs(tag);
       // And a card without the field: `--filter` must not match what it inherits.
       ok(await run(['card', 'put', 'Name=r4']));
-      await until(() => out().split('\n').filter((l) => l.includes('  card ')).length === 4);
+      await waitFor(() => out().split('\n').filter((l) => l.includes('  card ')).length === 4);
     });
     stopped(r);
     const got: string[] = [];

@@ -3,7 +3,7 @@ import { CardStates, type DeliveryChange } from '../../src/webhook/changes.js';
 import { changeJsonTail, deliveryLine } from '../../src/commands/webhook/render.js';
 import type { Delivery } from '../../src/webhook/delivery.js';
 import { viewJson, withTail } from '../../src/webhook/delivery.js';
-import { LARGE_BODY } from '../../src/webhook/pieces.js';
+import { LARGE_BODY } from '../../src/webhook/large-lines.js';
 
 const body = (v: unknown) => Buffer.from(typeof v === 'string' ? v : JSON.stringify(v));
 

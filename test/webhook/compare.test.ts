@@ -1,5 +1,7 @@
+import crypto, { createHash } from 'node:crypto';
+import { syncBuiltinESMExports } from 'node:module';
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { keyMatcher } from '../../src/webhook/compare.js';
 
 /** The check as a listener applies it: the key as the user typed it, the header as Node hands it over. */
@@ -61,5 +63,44 @@ describe('keyMatcher', () => {
         }
       }),
     );
+  });
+});
+
+describe('what decides', () => {
+  /** Watch crypto.timingSafeEqual for this test (the ESM binding src/ imports follows the spy). */
+  function watchTimingSafeEqual() {
+    const spy = vi.spyOn(crypto, 'timingSafeEqual');
+    syncBuiltinESMExports();
+    onTestFinished(() => {
+      spy.mockRestore();
+      syncBuiltinESMExports();
+    });
+    return spy;
+  }
+  const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest();
+  const KEY = 'sk-0123456789';
+
+  it('crypto.timingSafeEqual over two 32-byte digests, the received one of the whole value, whatever its length or first difference', () => {
+    const spy = watchTimingSafeEqual();
+    const matches = keyMatcher(KEY);
+    for (const sent of [KEY, `X${KEY.slice(1)}`, `${KEY.slice(0, -1)}X`, 'sk', '', `${KEY}-and-more`, 'x'.repeat(10_000)]) {
+      spy.mockClear();
+      const answer = matches(sent);
+      expect(spy, sent).toHaveBeenCalledTimes(1);
+      const [got, want] = spy.mock.calls[0]!;
+      expect(Buffer.from(got as Uint8Array), sent).toEqual(sha256(sent));
+      expect(Buffer.from(want as Uint8Array)).toEqual(sha256(KEY));
+      expect(answer, sent).toBe(spy.mock.results[0]!.value);
+    }
+  });
+
+  it("the answer is timingSafeEqual's: nothing before it decides", () => {
+    const spy = watchTimingSafeEqual();
+    const matches = keyMatcher(KEY);
+    spy.mockReturnValue(true);
+    expect(matches('s')).toBe(true);
+    expect(matches('')).toBe(true);
+    spy.mockReturnValue(false);
+    expect(matches(KEY)).toBe(false);
   });
 });

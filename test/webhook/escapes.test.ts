@@ -11,6 +11,7 @@ import { Secrets } from '../../src/redact.js';
 import type { Delivery } from '../../src/webhook/delivery.js';
 import { cursorPath } from '../../src/webhook/forwarder.js';
 import { HOSTILE } from '../helpers/hostile-server.js';
+import { waitFor } from '../helpers/wait.js';
 import { testContext } from '../io/buffers.js';
 
 /** Anything a terminal would act on: C0 (LF included), DEL, C1, the separators, bidi and other format characters but ZWJ. */
@@ -79,14 +80,11 @@ describe('webhook listen on a terminal (in process)', () => {
     };
     const { ctx, stdout, stderr } = testContext({ tty: true, signals });
     const run = runWebhookListen(ctx, { port: 0, host: '127.0.0.1', path: '/', signingKeyStdin: false, forwardTo: targetUrl, forwardTimeout: { ms: 2000, text: '2s' }, json: false, maxBody: 1 << 20, verify: false, maxConnections: 128 }, new Secrets());
-    const until = async (check: () => boolean) => {
-      while (!check()) await new Promise((r) => setTimeout(r, 10));
-    };
-    await until(() => /Listening on (\S+) /.test(stderr.text));
+    await waitFor(() => /Listening on (\S+) /.test(stderr.text), { what: 'the Listening line' });
     const url = /Listening on (\S+) /.exec(stderr.text)![1]!;
     const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(hostileCard) });
     expect(res.status).toBe(200);
-    await until(() => stdout.text.includes('retry in'));
+    await waitFor(() => stdout.text.includes('retry in'), { what: 'a forward to be retried' });
     fire('SIGINT');
     await run;
     const spool = /kept in (\S+)\./.exec(stderr.text)?.[1];

@@ -4,6 +4,7 @@ import { Pool } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runMain, tempDir } from '../helpers/cli.js';
 import { BOARD_ID, type RunningEmulator, SIGNING_KEY, startTestEmulator, TEST_BOARDS, TOKEN } from '../helpers/emulator.js';
+import { waitFor } from '../helpers/wait.js';
 import { post, type RunningListener, startListener, TestApp } from './helpers.js';
 
 let cleanup: Array<() => Promise<unknown>> = [];
@@ -33,11 +34,6 @@ async function emulatorPointingAt(url: string): Promise<RunningEmulator> {
   const emu = await startTestEmulator({ boards });
   cleanup.push(() => emu.close());
   return emu;
-}
-
-/** Wait until cond() holds; the test timeout bounds it (no timed assertion). */
-async function until(cond: () => boolean): Promise<void> {
-  while (!cond()) await new Promise((r) => setTimeout(r, 10));
 }
 
 function recorded(path: string): Array<{ seq: number; body: unknown; bodyBase64: string }> {
@@ -70,7 +66,7 @@ describe('emulator → listener → app', () => {
       expect(got.method).toBe('POST');
     }
     expect(emu.state()[BOARD_ID]!.webhooks).toMatchObject({ delivered: 2, pending: 0 });
-    await until(() => (listener.stderr().match(/forward: 200 OK/g) ?? []).length === 2);
+    await waitFor(() => (listener.stderr().match(/forward: 200 OK/g) ?? []).length === 2, { what: 'two "forward: 200 OK" lines' });
     const r = await listener.stop();
     expect(r.signal).toBe('SIGTERM');
     expect(r.stderr).toMatch(/↳ #1 forward: 200 OK in [\d.]+ ms {2}\{"got":1\}/);
@@ -85,7 +81,7 @@ describe('emulator → listener → app', () => {
     const emu = await emulatorPointingAt(listener.url);
     const ids: string[] = [];
     for (let i = 0; i < 5; i++) ids.push((await cli(emu, ['card', 'put', `Name=Card ${i}`])).stdout.trim());
-    await until(() => emu.state()[BOARD_ID]!.webhooks.delivered === 5);
+    await waitFor(() => emu.state()[BOARD_ID]!.webhooks.delivered === 5, { what: 'the emulator to count 5 deliveries done' });
     await listener.waitFor(/#1 forward: no answer \(ECONNREFUSED\)/);
     await target.up();
     await target.waitForCompleted(5);

@@ -9,6 +9,7 @@ import { type ConnectionLimits, DEFAULT_LIMITS, reachesListener, timeoutsFromEnv
 import { Listener, type ListenerEvent } from '../../src/webhook/listener.js';
 import { RecordFile } from '../../src/webhook/record-file.js';
 import { tempDir } from '../helpers/cli.js';
+import { waitFor, within } from '../helpers/wait.js';
 import { post, TestApp } from './helpers.js';
 
 const KEY = 'sk-hardening-0123456789';
@@ -67,10 +68,6 @@ async function rawSocket(port: number): Promise<{ socket: Socket; closed: Promis
   return { socket, closed };
 }
 
-async function until(cond: () => boolean): Promise<void> {
-  while (!cond()) await new Promise((r) => setTimeout(r, 5));
-}
-
 describe('only POST is a delivery', () => {
   it('answers 405 with Allow: POST to GET, HEAD, PUT, DELETE, OPTIONS and PATCH, even with the right key; nothing is recorded or forwarded', async () => {
     const app = new TestApp();
@@ -105,14 +102,28 @@ describe('connection cap and timeouts', () => {
   });
 
   it('when every connection is busy, a new one is closed at once, not left hanging', async () => {
-    const s = await start({ limits: { maxConnections: 2 } });
+    // Timeouts past the wait below: only the cap can close a connection here.
+    const s = await start({ limits: { maxConnections: 2, idleMs: 100_000, headersMs: 100_000, requestMs: 100_000 } });
     const busy = [await rawSocket(s.port), await rawSocket(s.port)];
-    // Each holds a request in progress: headers in, body still to come.
-    for (const b of busy) b.socket.write(`POST / HTTP/1.1\r\nHost: x\r\nx-signingKey: ${KEY}\r\nContent-Length: 10\r\n\r\n{`);
-    await until(() => s.listener['sockets'].size === 2 && [...s.listener['sockets'].values()].every((n) => n === 1));
+    const answers = busy.map(({ socket }) => {
+      let text = '';
+      socket.on('data', (b: Buffer) => (text += b.toString('latin1')));
+      return () => text;
+    });
+    // Each holds a request in progress, its body still to come: the listener's 100 Continue says it has the
+    // request in hand (it invites the body only of a request it is handling).
+    for (const b of busy) b.socket.write(`POST / HTTP/1.1\r\nHost: x\r\nx-signingKey: ${KEY}\r\nExpect: 100-continue\r\nContent-Length: 10\r\n\r\n`);
+    await waitFor(() => answers.every((a) => a().startsWith('HTTP/1.1 100 Continue\r\n\r\n')), { what: '100 Continue on both busy connections' });
     const extra = await rawSocket(s.port);
-    await extra.closed;
-    for (const b of busy) b.socket.end('"a":1}   ');
+    let extraGot = '';
+    extra.socket.on('data', (b: Buffer) => (extraGot += b.toString('latin1')));
+    await within(extra.closed, { what: 'the connection over the cap to be closed' });
+    expect(extraGot).toBe('');
+    // The busy ones were not disturbed: each body completes its delivery.
+    busy.forEach((b, i) => b.socket.write(`{"_id":${i}} `));
+    await waitFor(() => answers.every((a) => /\r\n\r\nHTTP\/1\.1 200 /.test(a())), { what: 'the 200s of the busy connections' });
+    expect(lines(s.recordPath).map((l) => l.body)).toEqual(expect.arrayContaining([{ _id: 0 }, { _id: 1 }]));
+    expect(s.listener.stats.delivered).toBe(2);
   });
 
   it('takes its timeouts to the http server: idle per socket and between requests, headers and request deadlines checked often', async () => {
@@ -213,7 +224,7 @@ describe('forwarding to itself', () => {
     const s = await start({ forward: `http://127.0.0.1:${(proxy.address() as { port: number }).port}/` });
     listenerUrl = s.url;
     expect(await post(s.url, '{"_id":"once"}', KEY)).toBe(200);
-    await until(() => s.events.some((e) => e.type === 'looped') && s.events.some((e) => e.type === 'forward'));
+    await waitFor(() => s.events.some((e) => e.type === 'looped') && s.events.some((e) => e.type === 'forward'), { what: "the 'looped' and 'forward' events" });
     await s.listener.stop();
     expect(proxied).toBe(1);
     expect(lines(s.recordPath).map((l) => l.seq)).toEqual([1]);

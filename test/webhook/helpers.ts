@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
 import { BIN, childEnv, type RunOptions } from '../helpers/cli.js';
+import { within } from '../helpers/wait.js';
 
 /** A spawned `cardboard` child process, its output collected as it comes. */
 export interface RunningCli {
@@ -51,10 +52,13 @@ export function spawnCli(args: string[], opts: RunOptions = {}): RunningCli {
       closed = true;
       poke();
     });
-    while (!re.test(stream === 'stdout' ? out : err)) {
-      if (closed) throw new Error(`cardboard ${args[0] ?? ''} exited before ${re}: ${err}`);
-      await new Promise<void>((resolve) => waiters.push(resolve));
-    }
+    const seen = async () => {
+      while (!re.test(stream === 'stdout' ? out : err)) {
+        if (closed) throw new Error(`cardboard ${args[0] ?? ''} exited before ${re}: ${err}`);
+        await new Promise<void>((resolve) => waiters.push(resolve));
+      }
+    };
+    await within(seen(), { what: () => `${re} on the ${stream} of cardboard ${args.slice(0, 2).join(' ')}; it has:\n${stream === 'stdout' ? out : err}` });
   };
   return {
     child,
@@ -140,12 +144,17 @@ export class TestApp {
   }
 
   /** Resolve once `n` requests were read. */
-  async waitForArrived(n: number): Promise<void> {
-    while (this.arrived < n) await new Promise<void>((resolve) => this.waiters.push(resolve));
+  waitForArrived(n: number): Promise<void> {
+    return within(this.observe(() => this.arrived >= n), { what: () => `${n} requests to arrive at the test app (${this.arrived} did)` });
   }
 
   /** Resolve once `n` answers were completed. */
-  async waitForCompleted(n: number): Promise<void> {
-    while (this.completed < n) await new Promise<void>((resolve) => this.waiters.push(resolve));
+  waitForCompleted(n: number): Promise<void> {
+    return within(this.observe(() => this.completed >= n), { what: () => `${n} answers from the test app (${this.completed} sent)` });
+  }
+
+  /** Resolve once `cond` holds, looking again at each request read and each answer sent. */
+  private async observe(cond: () => boolean): Promise<void> {
+    while (!cond()) await new Promise<void>((resolve) => this.waiters.push(resolve));
   }
 }

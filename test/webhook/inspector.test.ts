@@ -9,6 +9,7 @@ import type { ForwardEvent } from '../../src/webhook/forwarder.js';
 import { Inspector, type InspectorOptions } from '../../src/webhook/inspector/server.js';
 import { emptyRecord } from '../../src/own-keys.js';
 import { durationOf } from '../../src/units.js';
+import { within } from '../helpers/wait.js';
 
 const KEY = 'sk-inspector-0123456789';
 let cleanup: Array<() => Promise<unknown> | void> = [];
@@ -91,7 +92,10 @@ function openEvents(i: Inspector, path = `/${i.token}/events`): { events: Array<
     events,
     status,
     async until(cond) {
-      while (!cond(events.length)) await new Promise<void>((r) => waiters.push(r));
+      const seen = async () => {
+        while (!cond(events.length)) await new Promise<void>((r) => waiters.push(r));
+      };
+      await within(seen(), { what: `the events awaited on the inspector's event stream (${cond.toString()})` });
     },
     close: () => req.destroy(),
   };

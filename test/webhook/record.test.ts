@@ -9,7 +9,8 @@ import { type Delivery, headersFromRaw, outgoingHeaders, parseRecordLine, rawHea
 const toView = (d: Delivery): DeliveryView => ({ seq: d.seq, receivedAt: d.receivedAt, method: d.method, path: d.path, headers: d.headers, body: bodyValue(d.body) });
 import { UsageError } from '../../src/errors.js';
 import { readDeliveries, RecordFile, requireRecordFile } from '../../src/webhook/record-file.js';
-import { isJsonText, parseLargeRecordLine, recordPieces } from '../../src/webhook/pieces.js';
+import { isJsonText } from '../../src/webhook/json-bytes.js';
+import { parseLargeRecordLine, recordPieces } from '../../src/webhook/large-lines.js';
 import { tempDir } from '../helpers/cli.js';
 
 function delivery(seq: number, body: string | Buffer, headers: Record<string, string> = { 'content-type': 'application/json' }): Delivery {

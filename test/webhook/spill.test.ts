@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Listener, type ListenerEvent } from '../../src/webhook/listener.js';
 import { RecordFile } from '../../src/webhook/record-file.js';
 import { tempDir } from '../helpers/cli.js';
+import { waitFor } from '../helpers/wait.js';
 import { post, TestApp } from './helpers.js';
 
 let cleanup: Array<() => Promise<unknown>> = [];
@@ -40,7 +41,7 @@ describe('forward queue', () => {
     await target.waitForCompleted(25);
     expect(target.received.map((r) => r.body.toString())).toEqual(Array.from({ length: 25 }, (_, i) => `{"n":${i + 1}}`));
     const oks = () => events.flatMap((e) => (e.type === 'forward' && e.ok ? [e.seq] : []));
-    while (oks().length < 25) await new Promise((r) => setTimeout(r, 10));
+    await waitFor(() => oks().length >= 25, { what: "25 'forward' events with a 2xx" });
     expect(listener.forwarder!.pending).toBe(0);
     expect(oks()).toEqual(Array.from({ length: 25 }, (_, i) => i + 1));
     // More deliveries after catching up go through memory again.

@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { runMain, tempDir } from '../helpers/cli.js';
 import { BOARD_ID, type RunningEmulator, SIGNING_KEY, startTestEmulator, TOKEN } from '../helpers/emulator.js';
 import { startOnPty } from '../helpers/pty.js';
+import { waitFor } from '../helpers/wait.js';
 import { post, type RunningListener, startListener, TestApp } from './helpers.js';
 
 const TOOLS = fileURLToPath(new URL('../fixtures/tunnel-tools/bin', import.meta.url));
@@ -41,11 +42,6 @@ function alive(pid: number): boolean {
   } catch {
     return false;
   }
-}
-
-/** Wait until cond() holds; the test timeout bounds it (no timed assertion). */
-async function until(cond: () => boolean): Promise<void> {
-  while (!cond()) await new Promise((r) => setTimeout(r, 20));
 }
 
 async function listen(args: string[], env: Record<string, string>): Promise<RunningListener> {
@@ -113,7 +109,7 @@ describe('webhook listen --tunnel', () => {
     await l.waitFor(/reachable through/);
     expect(await post(url, '{"_id":"x"}', 'sk-wrong')).toBe(403);
     expect(await post(url, '{"_id":"c1","Name":"Forwarded"}', SIGNING_KEY)).toBe(200);
-    await until(() => app.completed >= 1);
+    await waitFor(() => app.completed >= 1, { what: 'the app to answer the forwarded delivery' });
     const [tool] = pids(pidDir);
     const r = await l.stop('SIGTERM');
     expect(r.signal, r.stderr).toBe('SIGTERM');
@@ -192,7 +188,8 @@ describe('webhook listen --tunnel', () => {
     const [tool] = pids(pidDir);
     expect(alive(tool!)).toBe(true);
     await l.stop('SIGKILL');
-    await until(() => !alive(tool!));
+    await waitFor(() => !alive(tool!), { what: `the tunnel tool (pid ${tool}) to end after cardboard was killed` });
+    expect(alive(tool!)).toBe(false);
   });
 
   it('a tool that ignores SIGTERM is killed: cardboard still exits 0 and leaves nothing behind', async () => {

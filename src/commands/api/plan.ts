@@ -10,7 +10,7 @@ import { MIN_SUBSTRING_SECRET } from '../../redact.js';
 export const METHODS: readonly HttpMethod[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
 
 /** The method named by `word` (any case), or undefined when `word` names none. */
-export function methodOf(word: string): HttpMethod | undefined {
+function methodOf(word: string): HttpMethod | undefined {
   const upper = word.toUpperCase();
   return METHODS.find((m) => m === upper);
 }

@@ -34,7 +34,7 @@ Examples:
 const ALIAS = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
 /** Check an alias: letters, digits, `.`, `_`, `-`; it must not be mistaken for a flag. */
-export function checkAlias(alias: string): string {
+function checkAlias(alias: string): string {
   if (!ALIAS.test(alias)) throw new UsageError(`Invalid alias "${alias}": use letters, digits, ".", "_" or "-".`);
   return alias;
 }

@@ -12,7 +12,7 @@ export interface BoardListOptions {
 }
 
 /** One stored board as listed: never a secret, only whether a signing key is stored. */
-export interface BoardListEntry {
+interface BoardListEntry {
   alias: string;
   id: string;
   baseUrl: string;

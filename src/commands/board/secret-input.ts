@@ -5,7 +5,7 @@ import { readStdin } from '../../io/input.js';
 import { answer } from '../../io/prompt.js';
 
 /** Drop one trailing newline (CRLF too), as `echo` and `pbpaste` add one; keep everything else. */
-export function trimOneNewline(text: string): string {
+function trimOneNewline(text: string): string {
   return text.replace(/\r?\n$/, '');
 }
 

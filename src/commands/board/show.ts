@@ -12,7 +12,7 @@ export interface BoardShowOptions {
 }
 
 /** Where a part came from, in `board show --json`: `from` is the flag, the variable or the stored board's alias. */
-export interface ShownSource {
+interface ShownSource {
   source: Origin['kind'] | null;
   from: string | null;
 }
@@ -21,7 +21,7 @@ export interface ShownSource {
  * `board show --json` (README, "Boards and credentials"): every key always present with one type, in every
  * state (nothing set, env only, stored). Secrets only as `set`, never their value.
  */
-export interface BoardShowResult {
+interface BoardShowResult {
   /** The stored board in use, or null (an id from flags/env, or nothing). */
   alias: string | null;
   id: { value: string | null } & ShownSource;
@@ -58,10 +58,6 @@ export function boardShowCommand(parent: Command, ctx: ContextRef, run = runBoar
 const shown = (origin: Origin | undefined): ShownSource => ({ source: origin?.kind ?? null, from: origin?.name ?? null });
 
 /** What a command would use, resolved exactly as an API command resolves it, without failing on missing parts. */
-export async function boardShowResult(ctx: Context): Promise<BoardShowResult> {
-  return showResult(ctx, await ctx.config.read());
-}
-
 function showResult(ctx: Context, config: CardboardConfig): BoardShowResult {
   const sel = resolveSelection(ctx, config);
   return {

@@ -19,7 +19,7 @@ export class StoredAliasArgument extends Argument {
 export const ADD_A_BOARD = 'Add one with `cardboard board add <alias> --url <POST URL>`.';
 
 /** The error for an alias that is not stored: the closest stored alias when one is near, else the stored ones. */
-export function unknownAlias(alias: string, config: CardboardConfig): UsageError {
+function unknownAlias(alias: string, config: CardboardConfig): UsageError {
   const { suggestion, stored } = aliasAdvice(alias, config);
   return new UsageError(`No board stored as "${alias}".`, { suggestion, hint: suggestion === undefined ? (stored ?? ADD_A_BOARD) : undefined });
 }

@@ -61,7 +61,7 @@ export function cardPutCommand(parent: Command, ctx: ContextRef, run = runCardPu
 }
 
 /** The request body: --data under the pairs, then --id; `_id` must be a string (spec 2.2). */
-export async function buildCardBody(ctx: Context, opts: CardPutOptions): Promise<Record<string, unknown>> {
+async function buildCardBody(ctx: Context, opts: CardPutOptions): Promise<Record<string, unknown>> {
   const data = opts.data === undefined ? {} : parseDataObject(await readTextArgument(ctx, opts.data, '--data'));
   const body: Record<string, unknown> = { ...data, ...opts.fields };
   if (opts.id !== undefined) body._id = opts.id;

@@ -12,7 +12,7 @@ export interface RecordFlags {
 }
 
 /** What the output flags ask for: the format (undefined: table on a terminal, ndjson piped) and the fields to keep. */
-export interface RecordChoice {
+interface RecordChoice {
   format?: Format;
   fields?: string[];
 }

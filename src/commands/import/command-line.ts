@@ -9,7 +9,7 @@ import { parseDuration } from '../../units.js';
 import { DEFAULT_CONCURRENCY, DEFAULT_GIVE_UP_AFTER } from './plan-from-flags.js';
 
 /** What a hint changes in the user's command; `null` drops an output flag. */
-export interface CommandOverrides {
+interface CommandOverrides {
   file?: string;
   results?: string | null;
   rejects?: string | null;
@@ -48,7 +48,7 @@ function safeUrl(url: string): string {
 }
 
 /** Every word of the command, unquoted: the global options that matter, then the import's own (--restart never). */
-export function importCommandWords(plan: ImportPlan, globals: GlobalOptions, over: CommandOverrides = {}): string[] {
+function importCommandWords(plan: ImportPlan, globals: GlobalOptions, over: CommandOverrides = {}): string[] {
   const { source, mapping, key, outputs, policy } = plan;
   const w: string[] = ['cardboard'];
   if (globals.board !== undefined) w.push('-b', globals.board);

@@ -39,7 +39,7 @@ function parseTypes(values: string[]): Map<string, FieldType> {
 }
 
 /** The input's format: --input-format, else the extension (.ndjson/.jsonl, .json, .tsv; anything else is CSV). */
-export function inputFormatOf(file: string, given: InputFormat | undefined): InputFormat {
+function inputFormatOf(file: string, given: InputFormat | undefined): InputFormat {
   if (given) return given;
   const ext = /\.([^./\\]+)$/.exec(file)?.[1]?.toLowerCase();
   if (ext === 'ndjson' || ext === 'jsonl') return 'ndjson';

@@ -12,7 +12,7 @@ import { groupDigits, plural, terminalText } from '../../io/text.js';
 import type { PlanOutputs } from '../../import/plan.js';
 
 /** Lines of the rows that did not make it, for the summary (the first 20 of each are listed). */
-export interface Problems {
+interface Problems {
   rejected: number[];
   uncertain: number[];
   /** The REASONS_SHOWN rejected rows of the lowest lines, with their reasons, in line order (rejectedText). */
@@ -20,7 +20,7 @@ export interface Problems {
 }
 
 /** Rejected rows whose reasons the end of a run shows on stderr; every one is in --rejects. */
-export const REASONS_SHOWN = 5;
+const REASONS_SHOWN = 5;
 
 /** Keep `line` among the REASONS_SHOWN lowest lines of `reasons` (rows end out of order with concurrency). */
 function keepReason(reasons: Problems['reasons'], line: number, reason: string): void {
@@ -161,33 +161,33 @@ function targetText(c: ColumnMapping): string {
 export async function renderDryRun(
   ctx: Context,
   outputs: Pick<PlanOutputs, 'json'>,
-  p: { columns: ColumnMapping[]; report: DryRunReport; match?: KeyIndex; boardId: string; changes?: RowChanges[]; words: ColumnWords },
+  dryRun: { columns: ColumnMapping[]; report: DryRunReport; match?: KeyIndex; boardId: string; changes?: RowChanges[]; words: ColumnWords },
 ): Promise<void> {
-  const { report } = p;
-  const dropped = p.columns.filter((c) => c.target.kind === 'skip').map((c) => c.header);
-  const added = p.columns.flatMap((c) => (c.target.kind === 'new' ? [c.target.field] : []));
+  const { report } = dryRun;
+  const dropped = dryRun.columns.filter((c) => c.target.kind === 'skip').map((c) => c.header);
+  const added = dryRun.columns.flatMap((c) => (c.target.kind === 'new' ? [c.target.field] : []));
   if (outputs.json) {
     const { rows, created, updated, unchanged, rejected, rejections, sample } = report;
-    const json = { dryRun: true, mapping: mappingToFile(p.columns), newFields: added, rows, created, updated, unchanged, rejected, rejections, sample, changes: p.changes ?? [] };
+    const json = { dryRun: true, mapping: mappingToFile(dryRun.columns), newFields: added, rows, created, updated, unchanged, rejected, rejections, sample, changes: dryRun.changes ?? [] };
     ctx.stdout.write(`${JSON.stringify(json, null, 2)}\n`);
     return;
   }
-  const out: string[] = [`Dry run against board ${p.boardId}: nothing was sent.`, '', 'Mapping:'];
-  for (const c of p.columns) out.push(`  ${c.header} -> ${targetText(c)}   [${c.how}]`);
+  const out: string[] = [`Dry run against board ${dryRun.boardId}: nothing was sent.`, '', 'Mapping:'];
+  for (const c of dryRun.columns) out.push(`  ${c.header} -> ${targetText(c)}   [${c.how}]`);
   out.push('', 'First rows as they would be sent:');
   for (const s of report.sample) out.push(`  line ${s.line}: ${JSON.stringify(s.body)}`);
   if (report.sample.length === 0) out.push('  (none)');
   out.push('', `Would send ${groupDigits(report.rows - report.rejected - report.unchanged)} of ${plural(report.rows, 'row')}; a run would end with:`);
   out.push(`  created ${report.created}`);
-  out.push(`  updated ${report.updated}${p.match ? ` (by ${p.match.field}; ${plural(p.match.cards, 'card')} on the board)` : ' (rows with an _id)'}`);
-  if (p.match) out.push(`  unchanged ${report.unchanged} (equal to their card: not sent)`);
+  out.push(`  updated ${report.updated}${dryRun.match ? ` (by ${dryRun.match.field}; ${plural(dryRun.match.cards, 'card')} on the board)` : ' (rows with an _id)'}`);
+  if (dryRun.match) out.push(`  unchanged ${report.unchanged} (equal to their card: not sent)`);
   out.push(`  rejected ${report.rejected}`);
   for (const r of report.rejections) out.push(`    line ${r.line}: ${r.reason}`);
-  if (p.changes?.length) out.push('', 'What the first updates change:');
-  for (const u of p.changes ?? []) out.push(`  line ${u.line}: ${u.changes.map((c) => `${c.field}: ${c.from} → ${c.to}`).join(', ') || '(no visible change)'}`);
-  const what = p.words.short === 'key' ? 'Keys' : 'Columns';
+  if (dryRun.changes?.length) out.push('', 'What the first updates change:');
+  for (const u of dryRun.changes ?? []) out.push(`  line ${u.line}: ${u.changes.map((c) => `${c.field}: ${c.from} → ${c.to}`).join(', ') || '(no visible change)'}`);
+  const what = dryRun.words.short === 'key' ? 'Keys' : 'Columns';
   if (dropped.length) out.push(`${what} dropped: ${dropped.join(', ')}`);
-  if (added.length) out.push(`${what} sent as new fields: ${p.columns.filter((c) => c.target.kind === 'new').map((c) => c.header).join(', ')}`);
+  if (added.length) out.push(`${what} sent as new fields: ${dryRun.columns.filter((c) => c.target.kind === 'new').map((c) => c.header).join(', ')}`);
   // A report for people even when piped (--json is the machine form): headers and values are escaped.
   ctx.stdout.write(`${out.map((line) => terminalText(line)).join('\n')}\n`);
 }

@@ -39,7 +39,7 @@ export function schemaCommand(parent: Command, ctx: ContextRef, run = runSchema)
  * name, uuid, then every other property in order of first appearance. Spec 2.3 says a field carries
  * a UUID but not under which key, so `uuid` is a column only when the server uses that key.
  */
-export function schemaColumns(fields: readonly Field[]): string[] {
+function schemaColumns(fields: readonly Field[]): string[] {
   const columns = ['name'];
   if (fields.some((f) => Object.hasOwn(f, 'uuid'))) columns.push('uuid');
   for (const field of fields) for (const key of Object.keys(field)) if (!columns.includes(key)) columns.push(key);

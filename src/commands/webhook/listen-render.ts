@@ -8,7 +8,7 @@ import { type Duration, formatDuration } from '../../units.js';
 import { shownDelivery, viewJson, viewLinePieces, withTail } from '../../webhook/delivery.js';
 import type { ListenEvent, ListenReady, ListenView } from '../../webhook/listen-engine.js';
 import { refusedTotal } from '../../webhook/listener.js';
-import { LARGE_BODY } from '../../webhook/pieces.js';
+import { LARGE_BODY } from '../../webhook/large-lines.js';
 import { batchedOutput } from './batched-output.js';
 import { inspectorLine } from './inspect.js';
 import { outageLive, outageOutput } from './outage-render.js';

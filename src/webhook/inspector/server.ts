@@ -271,9 +271,9 @@ export class Inspector {
   }
 
   private async replay(input: unknown, res: ServerResponse): Promise<void> {
-    const o = typeof input === 'object' && input !== null && !Array.isArray(input) ? (input as Record<string, unknown>) : undefined;
-    const seq = o && Object.hasOwn(o, 'seq') ? o.seq : undefined;
-    const given = o && Object.hasOwn(o, 'url') ? o.url : undefined;
+    const fields = typeof input === 'object' && input !== null && !Array.isArray(input) ? (input as Record<string, unknown>) : undefined;
+    const seq = fields && Object.hasOwn(fields, 'seq') ? fields.seq : undefined;
+    const given = fields && Object.hasOwn(fields, 'url') ? fields.url : undefined;
     if (typeof seq !== 'number' || (given !== undefined && given !== null && typeof given !== 'string')) throw new HttpError(400, 'expected {"seq": <number>, "url"?: "<http(s) URL>"}');
     const d = this.found(seq);
     const url = typeof given === 'string' && given !== '' ? given : this.opts.forwardTo;

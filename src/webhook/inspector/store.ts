@@ -6,12 +6,12 @@ import type { ForwardEvent } from '../forwarder.js';
 export const DEFAULT_MAX_ENTRIES = 1000;
 export const DEFAULT_MAX_BYTES = 32 * 1024 * 1024;
 /** Characters of a body's text sent with each entry of the list. */
-export const PREVIEW_CHARS = 4096;
+const PREVIEW_CHARS = 4096;
 /** Bytes of a body sent with its detail; the rest is cut (`bodyTruncated`). */
-export const DETAIL_BODY_BYTES = 1024 * 1024;
+const DETAIL_BODY_BYTES = 1024 * 1024;
 
 /** The last try to forward a delivery, as the page shows it. */
-export interface ForwardView {
+interface ForwardView {
   attempt: number;
   ok: boolean;
   status: number | null;
@@ -20,7 +20,7 @@ export interface ForwardView {
 }
 
 /** One delivery as the list receives it (event `entry`). */
-export interface EntryView {
+interface EntryView {
   seq: number;
   receivedAt: string;
   method: string;
@@ -35,7 +35,7 @@ export interface EntryView {
 }
 
 /** One delivery with its headers and body (GET deliveries/<seq>). */
-export interface DetailView extends DeliveryView {
+interface DetailView extends DeliveryView {
   bodyTruncated?: true;
   size: number;
   change: DeliveryChange;
@@ -60,7 +60,7 @@ export function forwardView(e: ForwardEvent): ForwardView {
 }
 
 /** What a lookup by seq found: the delivery, one dropped to stay in bounds, or none ever kept. */
-export type Lookup = { kind: 'kept'; delivery: Delivery } | { kind: 'dropped' } | { kind: 'unknown' };
+type Lookup = { kind: 'kept'; delivery: Delivery } | { kind: 'dropped' } | { kind: 'unknown' };
 
 /**
  * The deliveries the inspector shows, in arrival order, in bounded memory: at most `maxEntries` and

@@ -1,0 +1,102 @@
+// Whether bytes are one JSON text, found by a scan of the bytes themselves: no string or value is made of
+// them, so a large body can be checked and then written as it came (large-lines.ts).
+
+const WS = new Set([0x20, 0x09, 0x0a, 0x0d]);
+/** The characters after a backslash in a JSON string: " \ / b f n r t (u is checked on its own). */
+const ESCAPES = new Set([0x22, 0x5c, 0x2f, 0x62, 0x66, 0x6e, 0x72, 0x74]);
+/** Bytes a JSON number is made of. */
+const NUMBER_BYTES = new Set([0x2d, 0x2b, 0x2e, 0x45, 0x65, 0x30, 0x31, 0x32, 0x33, 0x34, 0x35, 0x36, 0x37, 0x38, 0x39]);
+
+const isHex = (c: number | undefined) => c !== undefined && ((c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x46) || (c >= 0x61 && c <= 0x66));
+
+/** The end of the JSON string starting at b[i] (`"`), just past its closing quote; -1 if it is not one. */
+function stringEnd(b: Buffer, i: number): number {
+  if (b[i] !== 0x22) return -1;
+  for (i++; i < b.length; ) {
+    const c = b[i]!;
+    if (c === 0x22) return i + 1;
+    if (c < 0x20) return -1;
+    if (c !== 0x5c) {
+      i++;
+      continue;
+    }
+    const e = b[i + 1];
+    if (e === 0x75) {
+      for (let k = 2; k < 6; k++) if (!isHex(b[i + k])) return -1;
+      i += 6;
+    } else if (e !== undefined && ESCAPES.has(e)) i += 2;
+    else return -1;
+  }
+  return -1;
+}
+
+const NUMBER = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
+
+/** The end of the number starting at b[i]; -1 if there is none. */
+function numberEnd(b: Buffer, i: number): number {
+  let j = i;
+  while (j < b.length && NUMBER_BYTES.has(b[j]!)) j++;
+  NUMBER.lastIndex = 0;
+  const text = b.toString('latin1', i, j);
+  const m = NUMBER.exec(text);
+  return m && m[0].length === text.length ? j : -1;
+}
+
+/**
+ * Whether `b` is one JSON text (RFC 8259) as JSON.parse accepts it, checked without making a string or a
+ * value of it. Iterative, so a deeply nested body cannot overflow the stack.
+ */
+export function isJsonText(b: Buffer): boolean {
+  const n = b.length;
+  let i = 0;
+  const skip = () => {
+    while (i < n && WS.has(b[i]!)) i++;
+  };
+  /** A member's `"name" :`, then the value is expected. */
+  const member = (): boolean => {
+    i = stringEnd(b, i);
+    if (i === -1) return false;
+    skip();
+    if (b[i] !== 0x3a) return false;
+    i++;
+    return true;
+  };
+  const stack: number[] = [];
+  skip();
+  for (;;) {
+    skip();
+    const c = b[i];
+    if (c === 0x7b || c === 0x5b) {
+      i++;
+      skip();
+      if (b[i] !== (c === 0x7b ? 0x7d : 0x5d)) {
+        stack.push(c);
+        if (c === 0x7b && !member()) return false;
+        continue;
+      }
+      i++;
+    } else if (c === 0x22) {
+      i = stringEnd(b, i);
+    } else if (c === 0x2d || (c !== undefined && c >= 0x30 && c <= 0x39)) {
+      i = numberEnd(b, i);
+    } else {
+      const word = ['true', 'false', 'null'].find((w) => b.toString('latin1', i, i + w.length) === w);
+      i = word ? i + word.length : -1;
+    }
+    if (i === -1) return false;
+    // After a value: close containers, or a comma and the next value.
+    for (;;) {
+      skip();
+      const top = stack.at(-1);
+      if (top === undefined) return i === n;
+      const d = b[i++];
+      if (d === 0x2c) {
+        skip();
+        if (top === 0x7b && !member()) return false;
+        break;
+      }
+      if (d !== (top === 0x7b ? 0x7d : 0x5d)) return false;
+      stack.pop();
+    }
+  }
+}

@@ -1,0 +1,185 @@
+// The order the listener promises (spec 6: anything but a 200 is sent again): a verified delivery's line is
+// in the record file before its 200 is written, so an acknowledged delivery is never only in memory; and
+// the 200 waits for nothing after that: not for onEvent (the renderer may block or throw), not for the
+// forwarder (the app may never answer). Driven through Listener's own API over real HTTP; each 200 has a
+// deadline, so a listener that withholds it fails the test by name rather than by the test timeout.
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import { readFileSync } from 'node:fs';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import type { Delivery } from '../../src/webhook/delivery.js';
+import { Listener, type ListenerEvent, type ListenerOptions } from '../../src/webhook/listener.js';
+import { type Recorded, RecordFile } from '../../src/webhook/record-file.js';
+import { tempDir } from '../helpers/cli.js';
+import { within } from '../helpers/wait.js';
+import { post } from './helpers.js';
+
+const KEY = 'sk-order-0123456789';
+/** Names each test delivery, so the record and the server's responses can be matched up. */
+const ID = 'x-test-id';
+
+/** The server side of every HTTP request in this process, by its x-test-id (node:http's own diagnostics channel). */
+function watchResponses(): Map<string, ServerResponse> {
+  const responses = new Map<string, ServerResponse>();
+  const onStart = (message: unknown) => {
+    const { request, response } = message as { request: IncomingMessage; response: ServerResponse };
+    const id = request.headers[ID];
+    if (typeof id === 'string') responses.set(id, response);
+  };
+  subscribe('http.server.request.start', onStart);
+  onTestFinished(() => void unsubscribe('http.server.request.start', onStart));
+  return responses;
+}
+
+/** A record file that notes, as each delivery is appended, whether its response had already been written. */
+class WatchedRecord extends RecordFile {
+  /** x-test-id → whether the 200's head was already written when the line was appended. */
+  readonly answeredFirst = new Map<string, boolean>();
+
+  constructor(
+    path: string,
+    private readonly responses: Map<string, ServerResponse>,
+  ) {
+    super(path);
+  }
+
+  override appendAll(batch: readonly Omit<Delivery, 'seq'>[]): Recorded[] {
+    for (const d of batch) {
+      const id = d.headers[ID] ?? '';
+      this.answeredFirst.set(id, this.responses.get(id)?.headersSent ?? false);
+    }
+    return super.appendAll(batch);
+  }
+}
+
+/** A record file whose every append fails, as a full disk would. */
+class FullDisk extends RecordFile {
+  override appendAll(): Recorded[] {
+    throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+  }
+}
+
+async function startListener(opts: Partial<ListenerOptions> & Pick<ListenerOptions, 'onEvent'>): Promise<{ listener: Listener; url: string }> {
+  const listener = new Listener({ host: '127.0.0.1', port: 0, path: '/', key: KEY, maxBody: 1024 * 1024, ...opts });
+  const url = await listener.start();
+  onTestFinished(() => listener.stop());
+  return { listener, url };
+}
+
+/**
+ * POST delivery `id`; resolves with its status, failing by name if no answer comes within 10 s: on loopback
+ * the answer takes milliseconds, and the listener's own request deadline (30 s) would end it less clearly.
+ */
+const deliver = (url: string, id: string) => within(post(url, `{"_id":"${id}"}`, KEY, { [ID]: id }), { what: `the answer to delivery ${id}`, timeoutMs: 10_000 });
+
+const recordedIds = (path: string) =>
+  readFileSync(path, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => (JSON.parse(l) as { body: { _id: string } }).body._id);
+
+describe('the record file is written before the 200', () => {
+  it('each line is appended while its response is still unwritten, and a client holding its 200 finds it in the file', async () => {
+    const responses = watchResponses();
+    const record = new WatchedRecord(join(tempDir(), 'r.jsonl'), responses);
+    const { url } = await startListener({ record, onEvent: () => {} });
+    // One at a time, then a burst that arrives in one turn and is written as one batch.
+    const ids = ['one', 'two', ...Array.from({ length: 8 }, (_, i) => `burst-${i}`)];
+    const foundOnAnswer = new Map<string, boolean>();
+    const send = async (id: string) => {
+      expect(await deliver(url, id)).toBe(200);
+      foundOnAnswer.set(id, recordedIds(record.path).includes(id));
+    };
+    await send('one');
+    await send('two');
+    await Promise.all(ids.slice(2).map(send));
+    // Every response was seen (else the check below would pass for want of one), and every line appended.
+    expect([...responses.keys()].sort()).toEqual([...ids].sort());
+    expect([...record.answeredFirst.keys()].sort()).toEqual([...ids].sort());
+    expect([...record.answeredFirst].filter(([, answered]) => answered)).toEqual([]);
+    expect([...foundOnAnswer].filter(([, found]) => !found)).toEqual([]);
+  });
+
+  it('a line that cannot be written is answered 500, never 200: the service sends it again', async () => {
+    const events: ListenerEvent[] = [];
+    const { listener } = await startListener({ record: new FullDisk(join(tempDir(), 'r.jsonl')), onEvent: (e) => events.push(e) });
+    const url = `http://127.0.0.1:${listener.port}/`;
+    expect(await deliver(url, 'lost')).toBe(500);
+    expect(listener.stats).toMatchObject({ delivered: 0, rejected: { 500: 1 } });
+    expect(events.filter((e) => e.type === 'delivery')).toEqual([]);
+    expect(events).toContainEqual({ type: 'error', message: expect.stringMatching(/^cannot write the record file: ENOSPC/) as unknown });
+  });
+});
+
+describe('the 200 waits for nothing after the record', () => {
+  it('an onEvent that never settles: every delivery is still answered 200 and recorded', async () => {
+    const record = new RecordFile(join(tempDir(), 'r.jsonl'));
+    const seen: string[] = [];
+    const { url } = await startListener({
+      record,
+      // A renderer stuck on a promise that never settles (a terminal that never drains, say).
+      onEvent: (e) => {
+        seen.push(e.type);
+        return e.type === 'listening' ? undefined : new Promise<never>(() => {});
+      },
+    });
+    for (const id of ['a', 'b', 'c']) expect(await deliver(url, id)).toBe(200);
+    expect(recordedIds(record.path)).toEqual(['a', 'b', 'c']);
+    expect(seen.filter((t) => t === 'delivery')).toHaveLength(3);
+  });
+
+  it('an onEvent that throws: every delivery is still answered 200 and recorded', async () => {
+    // The renderer's error leaves the listener's turn uncaught; caught here (vitest leaves an error to a
+    // listener of the test's own) so the test can see it.
+    const uncaught: unknown[] = [];
+    const catcher = (err: unknown) => uncaught.push(err);
+    for (const event of ['uncaughtException', 'unhandledRejection'] as const) {
+      process.on(event, catcher);
+      onTestFinished(() => void process.off(event, catcher));
+    }
+    const boom = new Error('a renderer bug');
+    const record = new RecordFile(join(tempDir(), 'r.jsonl'));
+    const { url } = await startListener({
+      record,
+      onEvent: (e) => {
+        if (e.type !== 'listening') throw boom;
+      },
+    });
+    for (const id of ['a', 'b']) expect(await deliver(url, id)).toBe(200);
+    expect(recordedIds(record.path)).toEqual(['a', 'b']);
+    // Whether the listener lets the error escape or keeps it, it is that error and no other.
+    expect(uncaught.filter((err) => err !== boom)).toEqual([]);
+  });
+
+  it('a forward queue that never drains (an app that never answers): every delivery is still answered 200', async () => {
+    let arrived = 0;
+    const held: ServerResponse[] = [];
+    const app = createServer((req, res) => {
+      arrived++;
+      req.resume();
+      held.push(res);
+    });
+    await new Promise<void>((resolve) => app.listen(0, '127.0.0.1', resolve));
+    onTestFinished(
+      () =>
+        new Promise<void>((resolve) => {
+          app.closeAllConnections();
+          app.close(() => resolve());
+        }),
+    );
+    const record = new RecordFile(join(tempDir(), 'r.jsonl'));
+    const { listener, url } = await startListener({
+      record,
+      forward: { url: `http://127.0.0.1:${(app.address() as AddressInfo).port}/hooks`, timeout: { ms: 600_000, text: '10m' } },
+      onEvent: () => {},
+    });
+    for (const id of ['a', 'b', 'c', 'd']) expect(await deliver(url, id)).toBe(200);
+    expect(recordedIds(record.path)).toEqual(['a', 'b', 'c', 'd']);
+    // The first forward is still waiting for its answer, the other three behind it.
+    expect(arrived).toBeLessThanOrEqual(1);
+    expect(held.every((res) => !res.headersSent)).toBe(true);
+    expect(listener.forwarder!.pending).toBe(4);
+  });
+});
