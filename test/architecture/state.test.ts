@@ -1,4 +1,4 @@
-// What a module of src/ may hold besides what it is passed.
+// What a module of src/ may hold and read besides what it is passed.
 //
 // No module keeps state of its own: what a run needs is passed by its owner (the run's context, the object
 // that uses it) or held by the object it describes. vitest.config.ts relies on this to let test files share a
@@ -11,7 +11,12 @@
 //   - a global or sticky regular expression at the top level used with exec/test or lastIndex (lastIndex
 //     is state);
 //   - a function called as the top level is evaluated (an IIFE, the usual way to hide a cache in a closure);
-//   - a static class field that is not readonly.
+//   - a static class field that is not readonly;
+// but where STATE_EXCEPTIONS says why.
+//
+// One clock: time is read and waited for through the Clock a module is given (src/clock.ts), so a test runs
+// it in simulated time; no Date.now(), new Date() for "now", performance.now(), process.hrtime, setTimeout
+// or setInterval beside it, but where CLOCK_EXCEPTIONS says why.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import ts from 'typescript';
@@ -49,11 +54,23 @@ function isFunctionLike(node: ts.Expression): boolean {
   return ts.isArrowFunction(n) || ts.isFunctionExpression(n);
 }
 
-/** Everything in `text` (one module's source) that is module-level mutable state, one line each. */
-function moduleState(file: string, text: string): string[] {
+/**
+ * Module state kept on purpose, by module and binding, and why. The shorter, the better: each entry is state
+ * that test files sharing a worker also share.
+ */
+const STATE_EXCEPTIONS: { path: string; name: string; why: string }[] = [
+  {
+    path: 'src/file-lock.ts',
+    name: 'held',
+    why: "the locks this process holds, for the one 'exit' hook that releases them (process.exit runs no finally): process-wide, as that exit is; empty whenever no lock is held",
+  },
+];
+
+/** Everything in `text` (one module's source) that is module-level mutable state: where, what, and the binding. */
+function moduleState(file: string, text: string): { line: string; name: string }[] {
   const sf = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
-  const found: string[] = [];
-  const at = (node: ts.Node, what: string) => found.push(`${file}:${sf.getLineAndCharacterOfPosition(node.getStart(sf)).line + 1}: ${what}`);
+  const found: { line: string; name: string }[] = [];
+  const at = (node: ts.Node, what: string, name: string) => found.push({ line: `${file}:${sf.getLineAndCharacterOfPosition(node.getStart(sf)).line + 1}: ${what}`, name });
   /** Top-level bindings whose contents must not change: collections, literals, and what is imported. */
   const watched = new Set<string>();
   /** Top-level global or sticky regular expressions. */
@@ -70,7 +87,7 @@ function moduleState(file: string, text: string): string[] {
       for (const decl of stmt.declarationList.declarations) {
         const name = decl.name.getText(sf);
         if (!isConst) {
-          at(decl, `top-level ${stmt.declarationList.flags & ts.NodeFlags.Let ? 'let' : 'var'} ${name}`);
+          at(decl, `top-level ${stmt.declarationList.flags & ts.NodeFlags.Let ? 'let' : 'var'} ${name}`, name);
           continue;
         }
         let init = decl.initializer;
@@ -78,7 +95,7 @@ function moduleState(file: string, text: string): string[] {
         if (init === undefined) continue;
         if (ts.isNewExpression(init)) {
           const cls = init.expression.getText(sf);
-          if (!INERT.has(cls)) at(decl, `top-level ${name} = new ${cls}(…)`);
+          if (!INERT.has(cls)) at(decl, `top-level ${name} = new ${cls}(…)`, name);
           if (cls === 'RegExp' && /[gy]/.test(init.arguments?.[1]?.getText(sf) ?? '')) stateful.add(name);
           watched.add(name);
         } else if (ts.isArrayLiteralExpression(init) || ts.isObjectLiteralExpression(init)) {
@@ -86,17 +103,17 @@ function moduleState(file: string, text: string): string[] {
         } else if (ts.isRegularExpressionLiteral(init)) {
           if (/\/[a-z]*[gy][a-z]*$/.test(init.text)) stateful.add(name);
         } else if (ts.isCallExpression(init) && isFunctionLike(init.expression)) {
-          at(decl, `top-level ${name} = the result of a function run at load (an IIFE)`);
+          at(decl, `top-level ${name} = the result of a function run at load (an IIFE)`, name);
         }
       }
     } else if (ts.isExpressionStatement(stmt) && ts.isCallExpression(stmt.expression) && isFunctionLike(stmt.expression.expression)) {
-      at(stmt, 'a function run at load (an IIFE)');
+      at(stmt, 'a function run at load (an IIFE)', '');
     } else if (ts.isClassDeclaration(stmt)) {
       for (const member of stmt.members) {
         const mods = ts.canHaveModifiers(member) ? (ts.getModifiers(member) ?? []) : [];
         const isStatic = mods.some((m) => m.kind === ts.SyntaxKind.StaticKeyword);
         const isReadonly = mods.some((m) => m.kind === ts.SyntaxKind.ReadonlyKeyword);
-        if (ts.isPropertyDeclaration(member) && isStatic && !isReadonly) at(member, `static field ${member.name.getText(sf)} of ${stmt.name?.text ?? 'a class'}`);
+        if (ts.isPropertyDeclaration(member) && isStatic && !isReadonly) at(member, `static field ${member.name.getText(sf)} of ${stmt.name?.text ?? 'a class'}`, `${stmt.name?.text ?? ''}.${member.name.getText(sf)}`);
       }
     }
   }
@@ -104,19 +121,59 @@ function moduleState(file: string, text: string): string[] {
     if (ts.isCallExpression(node) && ts.isPropertyAccessExpression(node.expression)) {
       const target = node.expression.expression;
       const method = node.expression.name.text;
-      if (ts.isIdentifier(target) && watched.has(target.text) && MUTATORS.has(method)) at(node, `${target.text}.${method}(…) changes a module-level binding`);
-      if (ts.isIdentifier(target) && stateful.has(target.text) && (method === 'exec' || method === 'test')) at(node, `${target.text}.${method}(…) moves the lastIndex of a module-level regular expression`);
-      if (target.getText(sf) === 'Object' && method === 'assign' && node.arguments[0] && watched.has(rootName(node.arguments[0]) ?? '')) at(node, `Object.assign changes ${node.arguments[0].getText(sf)}`);
+      if (ts.isIdentifier(target) && watched.has(target.text) && MUTATORS.has(method)) at(node, `${target.text}.${method}(…) changes a module-level binding`, target.text);
+      if (ts.isIdentifier(target) && stateful.has(target.text) && (method === 'exec' || method === 'test')) at(node, `${target.text}.${method}(…) moves the lastIndex of a module-level regular expression`, target.text);
+      const assigned = node.arguments[0] && rootName(node.arguments[0]);
+      if (target.getText(sf) === 'Object' && method === 'assign' && assigned !== undefined && watched.has(assigned)) at(node, `Object.assign changes ${node.arguments[0]!.getText(sf)}`, assigned);
     }
     if (ts.isBinaryExpression(node) && isAssignment(node.operatorToken.kind) && !ts.isIdentifier(node.left)) {
       const name = rootName(node.left);
-      if (name !== undefined && (watched.has(name) || stateful.has(name))) at(node, `${node.left.getText(sf)} = … changes a module-level binding`);
+      if (name !== undefined && (watched.has(name) || stateful.has(name))) at(node, `${node.left.getText(sf)} = … changes a module-level binding`, name);
     }
     if ((ts.isPrefixUnaryExpression(node) || ts.isPostfixUnaryExpression(node)) && (node.operator === ts.SyntaxKind.PlusPlusToken || node.operator === ts.SyntaxKind.MinusMinusToken)) {
       const name = ts.isIdentifier(node.operand) ? undefined : rootName(node.operand);
-      if (name !== undefined && watched.has(name)) at(node, `${node.getText(sf)} changes a module-level binding`);
+      if (name !== undefined && watched.has(name)) at(node, `${node.getText(sf)} changes a module-level binding`, name);
     }
-    if (ts.isDeleteExpression(node) && watched.has(rootName(node.expression) ?? '')) at(node, `${node.getText(sf)} changes a module-level binding`);
+    const deleted = ts.isDeleteExpression(node) ? rootName(node.expression) : undefined;
+    if (deleted !== undefined && watched.has(deleted)) at(node, `${node.getText(sf)} changes a module-level binding`, deleted);
+    ts.forEachChild(node, visit);
+  };
+  visit(sf);
+  return found;
+}
+
+/**
+ * Where the real clock or real timers are used on purpose, and why. A path ending in `/` is a folder.
+ */
+const CLOCK_EXCEPTIONS: { path: string; reads: string[]; why: string }[] = [
+  { path: 'src/clock.ts', reads: ['Date.now', 'setTimeout'], why: 'realClock, the Clock of a real run' },
+  { path: 'src/emulator/', reads: ['*'], why: 'the emulator is a program of its own (a server), with no Clock passed to it: its times are the service\'s' },
+  {
+    path: 'src/http/dispatch.ts',
+    reads: ['performance.now', 'setTimeout'],
+    why: 'deadlines of sockets in flight: real I/O, timed on the monotonic clock beside undici\'s own timeouts; no simulated run reaches a socket',
+  },
+  { path: 'src/import/board-lock.ts', reads: ['setTimeout'], why: 'the deadline of a DNS lookup: real I/O, like a socket\'s' },
+  { path: 'src/webhook/client.ts', reads: ['performance.now'], why: 'how long a request to the user\'s app took: real I/O, timed on the monotonic clock as the dispatch\'s deadlines are' },
+  { path: 'src/webhook/tunnel/child.ts', reads: ['setTimeout'], why: 'how long a tunnel tool may take to stop after SIGTERM: a real child process' },
+];
+
+/** The real-clock reads and real timers in one module's source, as `file:line: what`. */
+function clockReads(file: string, text: string): { line: string; read: string }[] {
+  const sf = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
+  const found: { line: string; read: string }[] = [];
+  const at = (node: ts.Node, read: string) => found.push({ line: `${file}:${sf.getLineAndCharacterOfPosition(node.getStart(sf)).line + 1}: ${read}`, read });
+  const visit = (node: ts.Node): void => {
+    if (ts.isPropertyAccessExpression(node) && ts.isIdentifier(node.expression)) {
+      const read = `${node.expression.text}.${node.name.text}`;
+      if (read === 'Date.now' || read === 'performance.now' || read === 'process.hrtime') at(node, read);
+    }
+    if (ts.isNewExpression(node) && node.expression.getText(sf) === 'Date' && (node.arguments?.length ?? 0) === 0) at(node, 'new Date()');
+    if (ts.isCallExpression(node) && ts.isIdentifier(node.expression)) {
+      const name = node.expression.text;
+      if (name === 'Date' || name === 'setTimeout' || name === 'setInterval') at(node, name === 'Date' ? 'Date()' : name);
+    }
+    if (ts.isImportDeclaration(node) && /^(node:)?timers(\/promises)?$/.test((node.moduleSpecifier as ts.StringLiteral).text)) at(node, 'node:timers');
     ts.forEachChild(node, visit);
   };
   visit(sf);
@@ -125,7 +182,13 @@ function moduleState(file: string, text: string): string[] {
 
 describe('module state', () => {
   it('no module of src/ keeps mutable state at its top level', () => {
-    const found = sourceFiles(join(ROOT, 'src')).flatMap((path) => moduleState(relative(ROOT, path), readFileSync(path, 'utf8')));
+    const found = sourceFiles(join(ROOT, 'src')).flatMap((path) => {
+      const file = relative(ROOT, path);
+      const kept = new Set(STATE_EXCEPTIONS.filter((e) => e.path === file).map((e) => e.name));
+      return moduleState(file, readFileSync(path, 'utf8'))
+        .filter((f) => !kept.has(f.name))
+        .map((f) => f.line);
+    });
     expect(found).toEqual([]);
   });
 
@@ -144,7 +207,7 @@ describe('module state', () => {
     ['const memo = (() => { const m = new Map(); return (k) => m.get(k); })();', 'IIFE'],
     ['export class A { static count = 0; }', 'static field count'],
   ])('catches %s', (source, what) => {
-    expect(moduleState('x.ts', source).join('\n')).toContain(what);
+    expect(moduleState('x.ts', source).map((f) => f.line).join('\n')).toContain(what);
   });
 
   it('lets constants be: collections read but never changed, regular expressions used by replace, functions', () => {
@@ -158,5 +221,35 @@ describe('module state', () => {
       'export class B { static readonly LIMIT = 3; private n = 0; bump() { this.n++; } }',
     ].join('\n');
     expect(moduleState('x.ts', source)).toEqual([]);
+  });
+});
+
+describe('one clock', () => {
+  it('no module of src/ reads the real clock or sets a real timer beside the Clock it is given, but the exceptions', () => {
+    const found = sourceFiles(join(ROOT, 'src')).flatMap((path) => {
+      const file = relative(ROOT, path);
+      const allowed = CLOCK_EXCEPTIONS.filter((e) => (e.path.endsWith('/') ? file.startsWith(e.path) : file === e.path)).flatMap((e) => e.reads);
+      return clockReads(file, readFileSync(path, 'utf8'))
+        .filter((r) => !allowed.includes('*') && !allowed.includes(r.read))
+        .map((r) => r.line);
+    });
+    expect(found).toEqual([]);
+  });
+
+  it.each([
+    ['const t = Date.now();', 'Date.now'],
+    ['export function f(now = Date.now) { return now(); }', 'Date.now'],
+    ['const t = performance.now();', 'performance.now'],
+    ['const d = new Date();', 'new Date()'],
+    ['const s = Date();', 'Date()'],
+    ['setInterval(() => {}, 200);', 'setInterval'],
+    ['const t = setTimeout(() => {}, 5);', 'setTimeout'],
+    ["import { setTimeout as sleep } from 'node:timers/promises';", 'node:timers'],
+  ])('catches %s', (source, read) => {
+    expect(clockReads('x.ts', source).map((r) => r.read)).toContain(read);
+  });
+
+  it('lets a date be made from a time, and a method of that name be called', () => {
+    expect(clockReads('x.ts', 'const d = new Date(clock.now()); const t = Date.parse("2026"); server.setTimeout(5);')).toEqual([]);
   });
 });
