@@ -4,7 +4,7 @@ import { CancelledError, CardboardError, ExitCode, UsageError } from './errors.j
 import { type Host, hostOf } from './host.js';
 import { Cancellation, isStopSignal, signalExitCode, type StopSignal } from './interrupt.js';
 import { isBrokenPipe, watchBrokenPipe } from './io/write.js';
-import { buildProgram, CommanderError, trackCommand, usageAdvice } from './program.js';
+import { buildProgram, CommanderError, scanArgv, trackCommand, usageAdvice } from './program.js';
 import type { Secrets } from './redact.js';
 
 /** How a run ended: its exit code, and the signal that stopped it, which the process must end by. */
@@ -56,12 +56,13 @@ export async function runToEnd(argv: string[], parts: ContextParts = {}): Promis
     host.stdin.destroy(new CancelledError('Interrupted.', { cause: cancel.drain.reason }));
   };
   cancel.drain.addEventListener('abort', endInput, { once: true });
+  let program: Command | undefined;
   let failing: (() => Command) | undefined;
   let code: number;
   /** A signal the run ends by that it never received itself (CancelledError.signal). */
   let unseen: StopSignal | undefined;
   try {
-    const program = await buildProgram(host, argv, runContext, false, runSecrets);
+    program = await buildProgram(host, argv, runContext, false, runSecrets);
     failing = trackCommand(program, argv);
     program.hook('preAction', async (_root, action) => {
       const [{ createContext }, { Secrets }] = await Promise.all([import('./context.js'), import('./redact.js')]);
@@ -74,7 +75,8 @@ export async function runToEnd(argv: string[], parts: ContextParts = {}): Promis
     // A reader gone is nothing to report; a run the user stopped still ends by the signal below (a `| jq` dies of the same Ctrl-C).
     if (cancel.reason === 'broken-pipe' || isBrokenPipe(err)) code = ExitCode.ok;
     else {
-      code = await report(err, host, secrets, argv.includes('--verbose') || argv.includes('-v'), failing?.());
+      // Read from argv by the tree's options (`-qv` too): the error may come before commander read them.
+      code = await report(err, host, secrets, scanArgv(argv, program).given.has('--verbose'), failing?.());
       if (err instanceof CancelledError) unseen = err.signal;
     }
   } finally {

@@ -7,7 +7,7 @@ import type { Host } from './host.js';
 import { type NounName, NOUNS } from './commands/nouns.js';
 import { UsageError } from './errors.js';
 import { parseRate, readDuration } from './units.js';
-import { VERSION } from './version.js';
+import { VERSION, VERSION_FLAGS } from './version.js';
 
 // commander is CommonJS: required rather than imported, because importing it from an ES module also loads its
 // ES wrapper and scans its source for the names it exports, a few milliseconds of every start-up (`--help`).
@@ -43,44 +43,100 @@ const LOADERS: { [name in NounName]: () => Promise<NounModule> } = {
   completion: () => import('./commands/completion/index.js'),
 };
 
-/** Global options that take a value: needed to find the command word in argv without parsing it. */
-const VALUE_OPTIONS = new Set(['-b', '--board', '--base-url', '--timeout', '--rate']);
+/** What argv says before commander parses it (scanArgv). */
+export interface ArgvWords {
+  /**
+   * The words that are neither an option nor a global option's value, in order (`import`, `f.csv` in
+   * `cardboard -b x import f.csv`). After `--` every word is an operand, and commander still takes the first
+   * one as the command (`cardboard -- schema` runs schema, `cardboard -- crad` is an unknown command).
+   */
+  operands: string[];
+  /**
+   * The command word: the first operand (`import` in `cardboard -b x import f.csv`), or the one after `help`
+   * (`help card put`, `help -b x card`).
+   */
+  noun: string | undefined;
+  /** The global options given, by their long flag (`--verbose` for `-v`, `-qv` or `--verbose`). */
+  given: Set<string>;
+  /** Help was asked for (`-h`, `--help`, or a cluster of global flags ending in `h`: `-qh`). */
+  help: boolean;
+}
 
 /**
- * The words of argv that are not options nor a global option's value, in order (`import`, `f.csv` in
- * `cardboard -b x import f.csv`), found without parsing it. After `--` every word is an operand, and
- * commander still takes the first one as the command (`cardboard -- schema` runs schema, `cardboard -- crad`
- * is an unknown command): found the same way.
+ * argv read as commander's root reads it, by the root's own option definitions (so a global option added to
+ * rootCommand is known here with nothing else to change), without parsing any value: the start-up needs the
+ * command word before the tree is built (only that group's module is loaded), the entry point whether the
+ * run is help, and the error reporter whether it is verbose when commander never got that far. As commander
+ * does: a known option takes its value from the next word or after `=`; a cluster of short flags (`-qv`,
+ * `-qb work`, `-bwork`) is read flag by flag until one takes a value (the rest of the word, else the next
+ * word) or is unknown (the rest is one unknown option, left to the command: `-qh` asks for help). An
+ * unknown option (a command's own, or a typo) is skipped and the words after it are still operands: the
+ * group they name is the one loaded, and the command a usage error names (trackCommand).
  */
-function* operandWords(argv: string[]): Generator<string> {
-  let operands = false;
+export function scanArgv(argv: readonly string[], root: Command = rootCommand()): ArgvWords {
+  const find = (flag: string) => root.options.find((o) => o.short === flag || o.long === flag);
+  // Commander keeps its help option apart from the command's options; its help lists it among them.
+  const help = root.createHelp().visibleOptions(root).find((o) => !root.options.includes(o));
+  const words: ArgvWords = { operands: [], noun: undefined, given: new Set(), help: false };
+  /** Whether the option `option` (just read, at i) takes the next word as its value. */
+  const takesNext = (option: Option, i: number) => option.required || (option.optional && i + 1 < argv.length && !isOptionWord(argv[i + 1]!));
+  const give = (option: Option) => words.given.add(option.long ?? option.short ?? option.name());
+  const unknown = (word: string) => {
+    if (word === help?.short || word === help?.long) words.help = true;
+  };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
-    if (arg === '--' && !operands) {
-      operands = true;
+    if (arg === '--') {
+      words.operands.push(...argv.slice(i + 1));
+      break;
+    }
+    if (!isOptionWord(arg)) {
+      words.operands.push(arg);
       continue;
     }
-    if (arg.startsWith('-') && !operands) {
-      // A cluster of short flags ending in one that takes a value (`-qb work`) takes the next word too.
-      if (VALUE_OPTIONS.has(arg) || /^-[A-Za-z]*b$/.test(arg)) i++;
+    const whole = find(arg);
+    if (whole) {
+      give(whole);
+      if (takesNext(whole, i)) i++;
       continue;
     }
-    yield arg;
+    const eq = arg.indexOf('=');
+    if (arg.startsWith('--')) {
+      const named = eq > 0 ? find(arg.slice(0, eq)) : undefined;
+      if (named && (named.required || named.optional)) give(named);
+      else unknown(arg);
+      continue;
+    }
+    let rest = arg.slice(1);
+    for (;;) {
+      const flag = find(`-${rest[0]}`);
+      if (!flag) {
+        unknown(`-${rest}`);
+        break;
+      }
+      give(flag);
+      rest = rest.slice(1);
+      if (rest === '') {
+        if (takesNext(flag, i)) i++;
+        break;
+      }
+      // A flag that takes a value takes the rest of the word (`-bwork`).
+      if (flag.required || flag.optional) break;
+    }
   }
+  const [first, second] = words.operands;
+  words.noun = first === 'help' ? second : first;
+  return words;
+}
+
+/** A word commander reads as an option: `-` and a character at least (a lone `-` is an operand, stdin). */
+function isOptionWord(word: string): boolean {
+  return word.length > 1 && word.startsWith('-');
 }
 
 /** The command word of argv (`import` in `cardboard -b x import f.csv`), found without parsing it. */
-export function findNoun(argv: string[]): string | undefined {
-  let help = false;
-  for (const word of operandWords(argv)) {
-    // `help card put` (and `help -b x card`): the group is the word after it.
-    if (word === 'help' && !help) {
-      help = true;
-      continue;
-    }
-    return word;
-  }
-  return undefined;
+export function findNoun(argv: readonly string[], root?: Command): string | undefined {
+  return scanArgv(argv, root).noun;
 }
 
 /**
@@ -196,13 +252,11 @@ function addHelpCommands(cmd: Command): void {
 }
 
 /**
- * Build the program with only the running group's module loaded; the others are listed for help.
- * With `all`, every group is loaded (shell completion walks the whole tree). Help and commander's errors
- * go to the host's streams; an action gets the run's context from `ctx`, which main builds once parsed, and
- * a command that learns a secret the run's registry from `secrets` (main's; outside main, none is needed).
+ * The root of the tree: its help settings, description, version and global options, the one definition of
+ * them (scanArgv reads argv by it too), and nothing of a run. buildProgram adds the output and the groups.
  */
-export async function buildProgram(host: Pick<Host, 'stdout' | 'stderr'>, argv: string[], ctx: ContextRef, all = false, secrets: SecretsRef = noSecrets): Promise<Command> {
-  const program = new CardboardCommand('cardboard')
+function rootCommand(): CardboardCommand {
+  return new CardboardCommand('cardboard')
     // Set before any subcommand is made: each copies its parent's help settings when created. Every
     // command's help lists the global options; --version is left to the root's.
     .configureHelp({
@@ -212,7 +266,7 @@ export async function buildProgram(host: Pick<Host, 'stdout' | 'stderr'>, argv: 
       visibleGlobalOptions: (cmd) => commandAncestors(cmd).flatMap((c) => c.options.filter((o) => !o.hidden && o.long !== '--version')),
     })
     .description('Command-line client for the Card Board Service')
-    .version(VERSION, '-V, --version', 'print the version')
+    .version(VERSION, VERSION_FLAGS.join(', '), 'print the version')
     .option('-b, --board <alias-or-id>', 'board alias or id (else CARDBOARD_BOARD, else the default board)')
     .option('--base-url <url>', 'service base URL, or a board\'s POST URL (else CARDBOARD_BASE_URL, else the board\'s stored URL)')
     // Parsed here, so every command refuses a bad value (exit 2) even one that sends nothing.
@@ -230,14 +284,6 @@ export async function buildProgram(host: Pick<Host, 'stdout' | 'stderr'>, argv: 
     // Off: main's reporter says `Did you mean X?` itself (usageAdvice), for commands and flags alike.
     .showSuggestionAfterError(false)
     .exitOverride()
-    .configureOutput({
-      writeOut: (s) => host.stdout.write(s),
-      writeErr: (s) => host.stderr.write(s),
-      // Commander's errors quote the arguments (an unknown option, a bad value): main reports each from the
-      // CommanderError commander throws next, which holds the same message, escaped like ours. So the
-      // escaping (io/text) loads only when there is an error to report, never for help.
-      outputError: () => {},
-    })
     .addHelpText(
       'after',
       `
@@ -254,7 +300,24 @@ CARDBOARD_CONFIG_DIR, CARDBOARD_CACHE_DIR, CARDBOARD_PAGER, PAGER, NO_COLOR, CI 
 A board named by --board or CARDBOARD_BOARD keeps its stored URL, token and key; the variables fill in
 what it lacks and beat the default board (docs/boards-and-credentials.md).`,
     );
-  const wanted = findNoun(argv);
+}
+
+/**
+ * Build the program with only the running group's module loaded; the others are listed for help.
+ * With `all`, every group is loaded (shell completion walks the whole tree). Help and commander's errors
+ * go to the host's streams; an action gets the run's context from `ctx`, which main builds once parsed, and
+ * a command that learns a secret the run's registry from `secrets` (main's; outside main, none is needed).
+ */
+export async function buildProgram(host: Pick<Host, 'stdout' | 'stderr'>, argv: string[], ctx: ContextRef, all = false, secrets: SecretsRef = noSecrets): Promise<Command> {
+  const program = rootCommand().configureOutput({
+    writeOut: (s) => host.stdout.write(s),
+    writeErr: (s) => host.stderr.write(s),
+    // Commander's errors quote the arguments (an unknown option, a bad value): main reports each from the
+    // CommanderError commander throws next, which holds the same message, escaped like ours. So the
+    // escaping (io/text) loads only when there is an error to report, never for help.
+    outputError: () => {},
+  });
+  const wanted = findNoun(argv, program);
   for (const noun of NOUNS) {
     if (all || noun.name === wanted) {
       (await LOADERS[noun.name]()).register(program, ctx, () => buildProgram(host, [], ctx, true, secrets), secrets);
@@ -298,7 +361,7 @@ export function trackCommand(program: Command, argv: string[]): () => Command {
 /** The deepest command the words of argv name (`card get` in `card get x --timeout 30`), or the root. */
 function commandOfWords(program: Command, argv: string[]): Command {
   let cmd = program;
-  for (const word of operandWords(argv)) {
+  for (const word of scanArgv(argv, program).operands) {
     const sub = cmd.commands.find((c) => c.name() === word || c.aliases().includes(word));
     if (!sub) break;
     cmd = sub;

@@ -23,7 +23,8 @@ export interface CoreOptions {
   dispatcher: Dispatcher;
   headersTimeoutMs: number;
   bodyTimeoutMs: number;
-  now?: () => number;
+  /** The run's clock (Clock.now): the time a Retry-After date is read against. */
+  now: () => number;
   /** Hints that replace the generic ones for a refused token, naming where it came from (config/resolve.ts tokenHints). */
   hints?: { 401?: string; 403?: string };
 }
@@ -150,7 +151,7 @@ function scrubHeaders(headers: HttpResponse['headers'], token: string): HttpResp
  * anything else into ApiError carrying the status and the server's message.
  */
 export function createCore(opts: CoreOptions): Send {
-  const now = opts.now ?? Date.now;
+  const { now } = opts;
   // Where each query-less path goes, worked out once: an import posts to one URL tens of thousands of times.
   const targets = new Map<string, { origin: string; path: string; shown: string }>();
   const target = (req: HttpRequest) => {

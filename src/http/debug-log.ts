@@ -1,8 +1,8 @@
 import { ApiError } from '../errors.js';
 import type { Send } from './types.js';
 
-/** Wrap `next` so each try logs one line: method, URL, status (or network code) and milliseconds. */
-export function withDebugLog(next: Send, log: (line: string) => void, now: () => number = Date.now): Send {
+/** Wrap `next` so each try logs one line: method, URL, status (or network code) and milliseconds by `now`, the run's clock. */
+export function withDebugLog(next: Send, log: (line: string) => void, now: () => number): Send {
   return async (req) => {
     const started = now();
     const elapsed = () => `${Math.round(now() - started)} ms`;

@@ -11,6 +11,7 @@ import { createHash, hash } from 'node:crypto';
 import { closeSync, createReadStream, rmSync, statSync, writeSync } from 'node:fs';
 import { basename, dirname, extname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
+import type { Clock } from '../clock.js';
 import { UsageError } from '../errors.js';
 import { redactSecrets } from '../redact.js';
 import { makePrivateDir, openPrivate, requireRegularFile } from '../private-file.js';
@@ -148,6 +149,8 @@ export interface JournalOpen {
   forget?: Forget;
   /** This run's request timeout: a later run waits this long after a kill for requests in flight to land. */
   timeoutMs: number;
+  /** The run's clock: the time of this run's records, and the wait before a batch of them is written. */
+  clock: Clock;
   /**
    * Asked, before anything is written and unless something is forgotten anyway, whether the cards the
    * records remember (rows finished, imported at `at`) are gone from the board: then they are forgotten
@@ -185,11 +188,17 @@ interface Reading {
   ids: Set<string>;
 }
 
+/** How long a record made while no request is about to go out waits before it is written. */
+const FLUSH_MS = 200;
+
 /** An open journal: the rows of earlier runs, and an append-only writer flushed in small batches. */
 export class Journal {
   private pending: string[] = [];
   private fd: number | undefined;
-  private timer: NodeJS.Timeout | undefined;
+  /** A write is scheduled FLUSH_MS after the first record made since the last write (see push). */
+  private flushDue = false;
+  /** Ends the wait of a scheduled write when the journal closes, so no timer outlives it. */
+  private readonly closing = new AbortController();
   private gate: Promise<void> | undefined;
 
   private constructor(
@@ -210,11 +219,9 @@ export class Journal {
     private readonly created: boolean,
     /** This run's input content hash (none for stdin). */
     private readonly sha256: string | undefined,
+    private readonly clock: Clock,
   ) {
     this.fd = fd;
-    // A timer flushes rows that finish while no new request is about to go out.
-    this.timer = setInterval(() => this.flush(), 200);
-    this.timer.unref();
   }
 
   /**
@@ -223,7 +230,7 @@ export class Journal {
    * another board or server. A journal of another version is started afresh only with `forget: 'all'`
    * (--restart). `secrets` (the token, the signing key) are redacted from every line written.
    */
-  static async open(path: string, key: JournalKey, how: JournalOpen, secrets: Iterable<string> = [], now = new Date()): Promise<Journal> {
+  static async open(path: string, key: JournalKey, how: JournalOpen, secrets: Iterable<string> = []): Promise<Journal> {
     // Before reading it back: a FIFO would block the read, and a device cannot hold a journal.
     requireRegularFile(path, '--journal');
     makePrivateDir(dirname(path));
@@ -249,7 +256,7 @@ export class Journal {
       fresh = true;
     }
     const fd = openPrivate(path, r.header === undefined ? 'w' : 'a', { flag: '--journal', reread: true });
-    const header: JournalHeader = { ...key, started: now.toISOString() };
+    const header: JournalHeader = { ...key, started: new Date(how.clock.now()).toISOString() };
     const lines: string[] = [];
     // On append, a newline first: the last line may have been cut short by kill -9.
     if (r.header === undefined) lines.push(JSON.stringify({ [MAGIC]: VERSION, ...header }));
@@ -257,22 +264,22 @@ export class Journal {
     if (forgets !== undefined && r.header !== undefined) lines.push(JSON.stringify({ forget: forgets, at: header.started }));
     lines.push(JSON.stringify({ run: header.started, timeoutMs: how.timeoutMs, sha256: key.sha256 }));
     writeSync(fd, `${redactSecrets(secrets, lines.join('\n'))}\n`);
-    return new Journal(path, fd, earlier, r.header, secrets, lastWritten, r.runs, r.ids, fresh, key.sha256);
+    return new Journal(path, fd, earlier, r.header, secrets, lastWritten, r.runs, r.ids, fresh, key.sha256, how.clock);
   }
 
   /** Record that a row's first try is about to leave; written before it does (see ready()). */
   sending(line: number, digest: string): void {
-    this.pending.push(`${line}\tsending\t\t${digest}\n`);
+    this.push(`${line}\tsending\t\t${digest}\n`);
   }
 
   /** Record that a row's try never left after all (its `sending` record stands for nothing). */
   unsent(line: number, digest: string): void {
-    this.pending.push(`${line}\tunsent\t\t${digest}\n`);
+    this.push(`${line}\tunsent\t\t${digest}\n`);
   }
 
   /** Record that this run read its input to the end: a later run is a re-run, not a resume. */
-  complete(at = new Date()): void {
-    this.pending.push(`${JSON.stringify({ complete: at.toISOString() })}\n`);
+  complete(): void {
+    this.push(`${JSON.stringify({ complete: new Date(this.clock.now()).toISOString() })}\n`);
   }
 
   /** Whether the earlier run `run` read the very content this run reads (both hashed, and equal). */
@@ -287,8 +294,22 @@ export class Journal {
 
   /** Record a finished row; written at the next flush. */
   record(line: number, digest: string, state: RowState, id?: string): void {
-    this.pending.push(`${line}\t${state}\t${id ?? ''}\t${digest}\n`);
+    this.push(`${line}\t${state}\t${id ?? ''}\t${digest}\n`);
     if (this.pending.length >= 1024) this.flush();
+  }
+
+  /**
+   * Queue a record. Rows that finish while no new request is about to go out (the last ones, or during a
+   * wait for a rate limit) are written FLUSH_MS later by the run's clock, with every record made meanwhile.
+   */
+  private push(line: string): void {
+    this.pending.push(line);
+    if (this.flushDue || this.fd === undefined) return;
+    this.flushDue = true;
+    void this.clock.sleep(FLUSH_MS, this.closing.signal).then(() => {
+      this.flushDue = false;
+      this.flush();
+    });
   }
 
   /**
@@ -310,7 +331,7 @@ export class Journal {
     return this.gate;
   }
 
-  /** Write what is pending now (the timer, the end of a run, and ready()). */
+  /** Write what is pending now (the scheduled write, the end of a run, and ready()). */
   flush(): void {
     if (this.pending.length === 0 || this.fd === undefined) return;
     // writeSync: the data is in the OS once this returns, so it survives kill -9 of this process.
@@ -351,7 +372,7 @@ export class Journal {
   /** Flush and close. */
   close(): void {
     this.flush();
-    if (this.timer) clearInterval(this.timer);
+    this.closing.abort();
     if (this.fd !== undefined) closeSync(this.fd);
     this.fd = undefined;
   }

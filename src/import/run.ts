@@ -53,6 +53,9 @@ export type RunNotice =
 /** How many remembered cards are read back before a run trusts its journal's memory of them. */
 const MEMORY_CHECKS = 3;
 
+/** How often the report files (--results, --rejects) are written while rows come. */
+const OUTPUTS_FLUSH_MS = 1000;
+
 /**
  * Whether the cards a journal remembers are gone from the board: up to MEMORY_CHECKS of them (the newest,
  * the oldest and one between) are read by id, and only when every one answers 404. A board emptied or
@@ -115,6 +118,7 @@ async function openJournal(plan: ImportPlan, r: ResolvedImport, server: string, 
     journal = await Journal.open(path, key, {
       forget: restart ? 'all' : again ? 'finished' : undefined,
       timeoutMs: env.timeoutMs,
+      clock: env.clock,
       stale: async (entries, at) => {
         const found = await memoryIsStale(r.api, entries, env.stopNow);
         if (found) stale = { type: 'stale-memory', board: r.api.board.id, rows: entries.filter(holdsCard).length, at, ...found };
@@ -193,7 +197,14 @@ export class ImportRun {
   async send(onEvent: (e: ImportEvent) => void): Promise<EngineResult> {
     const { plan, resolved: r, env, journal, outputs } = this;
     const { policy } = plan;
-    const flushTimer = setInterval(() => outputs.flush(), 1000);
+    // The report files are written every OUTPUTS_FLUSH_MS of the run's clock while rows come, and at close.
+    const sent = new AbortController();
+    const flushing = (async () => {
+      while (!sent.signal.aborted) {
+        await env.clock.sleep(OUTPUTS_FLUSH_MS, sent.signal);
+        if (!sent.signal.aborted) outputs.flush();
+      }
+    })();
     try {
       const wait = inFlightWaitMs(journal, env.clock);
       const result = await runEngine(r.items, {
@@ -220,7 +231,8 @@ export class ImportRun {
       if (result.summary.stopped === undefined) journal?.complete();
       return result;
     } finally {
-      clearInterval(flushTimer);
+      sent.abort();
+      await flushing;
     }
   }
 

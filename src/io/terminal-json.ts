@@ -8,8 +8,6 @@
  * only ASCII, so each of these stands inside a string and may be written there as `\uXXXX`.
  */
 const JSON_UNSAFE = '[\\u007f-\\u009f\\u2028\\u2029]|(?!\\u200d)\\p{Cf}';
-/** Built on first use: a pattern of Unicode properties costs V8 a few milliseconds to build. */
-let unsafe: RegExp | undefined;
 
 /** A character as JSON escapes, one `\uXXXX` a UTF-16 unit (a pair beyond the BMP). */
 function jsonEscape(c: string): string {
@@ -23,8 +21,8 @@ function jsonEscape(c: string): string {
  * control or bidi character of the data reaches the screen and the text still reads back as the same value.
  */
 export function terminalJson(json: string): string {
-  unsafe ??= new RegExp(JSON_UNSAFE, 'gu');
-  return json.replace(unsafe, jsonEscape);
+  // Made at each use, as terminalText's patterns are (text.ts): V8 reuses the compiled pattern.
+  return json.replace(new RegExp(JSON_UNSAFE, 'gu'), jsonEscape);
 }
 
 /** JSON text printed as data on stdout: terminalJson on a terminal, exact on a pipe or in a file (see textFor). */

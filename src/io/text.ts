@@ -49,18 +49,13 @@ const UNSAFE = '[\\u0000-\\u001f\\u007f-\\u009f\\u2028\\u2029\\p{Cs}]|(?!\\u200d
 const UNSAFE_KEEP_LF = '\\r\\n|[\\u0000-\\u0009\\u000b-\\u001f\\u007f-\\u009f\\u2028\\u2029\\p{Cs}]|(?!\\u200d)\\p{Cf}';
 
 /**
- * The patterns as regular expressions, each built the first time it is used: building one of Unicode
- * properties takes V8 a few milliseconds (ICU's sets), which every start-up that loads this module
- * (`--help` does) would pay for text it never escapes.
+ * A pattern as a regular expression, made at each use and never at load: parsing one of Unicode properties
+ * reads ICU's sets, which a start-up that escapes nothing would pay for. V8 caches compiled patterns by source
+ * and flags, so making one again costs well under a microsecond, and nothing is kept here (a global regular
+ * expression's lastIndex is state).
  */
-const built = new Map<string, RegExp>();
 function pattern(source: string): RegExp {
-  let re = built.get(source);
-  if (re === undefined) {
-    re = new RegExp(source, 'gu');
-    built.set(source, re);
-  }
-  return re;
+  return new RegExp(source, 'gu');
 }
 
 const NAMED = new Map([

@@ -5,22 +5,33 @@ import { createRequire } from 'node:module';
 import type { OutStream } from './streams.js';
 
 type StringWidth = typeof import('string-width').default;
+type EastAsianWidth = typeof import('get-east-asian-width').eastAsianWidth;
 
 // string-width and a grapheme Intl.Segmenter cost about 45 ms to load (each builds a segmenter, which loads
-// ICU's break rules): this module is on the path of every error line and `--help`, so both are made the first
-// time text that needs them is measured, and printable ASCII never does. A synchronous require of the ES
-// module (Node >= 20.19, the engines' floor) keeps every function here synchronous.
-let stringWidthOf: StringWidth | undefined;
-let segmenter: Intl.Segmenter | undefined;
+// ICU's break rules): this module is on the path of every error line and `--help`, so both are made when
+// text that needs them is measured, and printable ASCII never does. A synchronous require of the ES module
+// (Node >= 20.19, the engines' floor) keeps every function here synchronous; Node's module cache holds the
+// module after the first require, so this module keeps nothing.
+const load = createRequire(import.meta.url);
 
-function stringWidth(text: string): number {
-  stringWidthOf ??= (createRequire(import.meta.url)('string-width') as { default: StringWidth }).default;
-  return stringWidthOf(text);
+function stringWidthOf(): StringWidth {
+  return (load('string-width') as { default: StringWidth }).default;
 }
 
+/**
+ * The columns of one code point of text without clusters (see isComplex): its East Asian Width, 2 for wide
+ * and fullwidth, else 1, as string-width measures such a code point (the function string-width itself uses).
+ */
+function codePointWidthOf(): EastAsianWidth {
+  return (load('get-east-asian-width') as { eastAsianWidth: EastAsianWidth }).eastAsianWidth;
+}
+
+/**
+ * Grapheme clusters of `text`. A segmenter is made per text: it costs tens of microseconds, once string-width
+ * has loaded ICU's rules, and only text with clusters (see isComplex) is segmented at all.
+ */
 function graphemes(text: string): Intl.Segments {
-  segmenter ??= new Intl.Segmenter(undefined, { granularity: 'grapheme' });
-  return segmenter.segment(text);
+  return new Intl.Segmenter(undefined, { granularity: 'grapheme' }).segment(text);
 }
 
 const ELLIPSIS = '…';
@@ -31,45 +42,33 @@ const ASCII = /^[\u0020-\u007e]*$/;
  * joiners and other invisible characters, emoji (pictographs, modifiers, flags), Hangul jamo, Prepend
  * letters, controls and lone surrogates. Text without any is one cluster per code point.
  */
-let complex: RegExp | undefined;
 function isComplex(text: string): boolean {
-  // Built on first use, as terminalText's patterns are (io/text.ts): a class of Unicode properties takes V8
-  // milliseconds to build, and most runs, `--help` among them, never measure text that is not ASCII.
-  complex ??=
-    /[\p{M}\p{Cc}\p{Cf}\p{Default_Ignorable_Code_Point}\p{Extended_Pictographic}\p{Emoji_Modifier}\p{Regional_Indicator}\p{Surrogate}\u1100-\u11ff\ua960-\ua97f\ud7b0-\ud7ff\uff9e\uff9f\u0d4e\u{111c2}\u{111c3}\u{1193f}\u{11941}\u{11a3a}\u{11a84}-\u{11a89}\u{11d46}\u{11f02}]/u;
-  return complex.test(text);
-}
-// Intl.Segmenter costs ~30 µs a short string on Node 20 (2,000 rows of 30 CJK cells: seconds), so text
-// of one cluster per code point is measured code point by code point, each width asked once.
-const codePointWidths = new Map<number, number>();
-
-function codePointWidth(char: string): number {
-  const cp = char.codePointAt(0)!;
-  if (cp >= 0x20 && cp < 0x7f) return 1;
-  let w = codePointWidths.get(cp);
-  if (w === undefined) {
-    w = stringWidth(char);
-    codePointWidths.set(cp, w);
-  }
-  return w;
+  // A literal inside the function: V8 parses it on the first call, not at load (a class of Unicode properties
+  // reads ICU's sets, and most runs, `--help` among them, never measure text that is not ASCII), then reuses it.
+  return /[\p{M}\p{Cc}\p{Cf}\p{Default_Ignorable_Code_Point}\p{Extended_Pictographic}\p{Emoji_Modifier}\p{Regional_Indicator}\p{Surrogate}\u1100-\u11ff\ua960-\ua97f\ud7b0-\ud7ff\uff9e\uff9f\u0d4e\u{111c2}\u{111c3}\u{1193f}\u{11941}\u{11a3a}\u{11a84}-\u{11a89}\u{11d46}\u{11f02}]/u.test(text);
 }
 
 /** Columns `text` takes on a terminal (text already made safe by terminalText: no escape sequences). */
 export function displayWidth(text: string): number {
   if (ASCII.test(text)) return text.length;
-  if (isComplex(text)) return stringWidth(text);
+  if (isComplex(text)) return stringWidthOf()(text);
+  // Code point by code point: Intl.Segmenter, which string-width runs on every call, costs ~30 µs a short
+  // string on Node 20 (2,000 rows of 30 CJK cells: seconds).
+  const width = codePointWidthOf();
   let w = 0;
-  for (const char of text) w += codePointWidth(char);
+  for (const char of text) w += width(char.codePointAt(0)!);
   return w;
 }
 
 /** The grapheme clusters of `text` with their display widths. */
 function* clusters(text: string): Iterable<{ text: string; width: number }> {
   if (!isComplex(text)) {
-    for (const char of text) yield { text: char, width: codePointWidth(char) };
+    const width = codePointWidthOf();
+    for (const char of text) yield { text: char, width: width(char.codePointAt(0)!) };
     return;
   }
-  for (const { segment } of graphemes(text)) yield { text: segment, width: stringWidth(segment) };
+  const width = stringWidthOf();
+  for (const { segment } of graphemes(text)) yield { text: segment, width: width(segment) };
 }
 
 /** Terminal width when the stream does not say (not a TTY, or a pty reporting 0 columns). */

@@ -43,9 +43,17 @@ export function isBrokenPipe(err: unknown): boolean {
   return (err as NodeJS.ErrnoException | undefined)?.code === 'EPIPE' || (err as NodeJS.ErrnoException | undefined)?.code === 'ERR_STREAM_DESTROYED';
 }
 
-/** Streams whose reader went away, and who wants to hear about it (main.ts, for the run in progress). */
-const broken = new WeakSet<OutStream>();
-const watchers = new WeakMap<OutStream, Set<() => void>>();
+/**
+ * What a watched stream carries about its reader: whether it went away (an EPIPE was seen) and who wants to
+ * hear about it (main.ts, for the run in progress). Held by the stream itself, under a key of this module's
+ * own, so it lives as long as the stream and nowhere else: process.stdout is shared by every run of a process.
+ */
+const PIPE = Symbol('cardboard.pipe');
+interface PipeWatch {
+  broken: boolean;
+  readonly listeners: Set<() => void>;
+}
+type Watched = OutStream & { [PIPE]?: PipeWatch };
 
 /**
  * The one place a closed pipe (`| head -1`, EPIPE) is handled. The first call for a stream adds an
@@ -54,25 +62,27 @@ const watchers = new WeakMap<OutStream, Set<() => void>>();
  * errors are thrown as before. Returns the function that stops telling `onBroken`.
  */
 export function watchBrokenPipe(stream: OutStream, onBroken: () => void): () => void {
-  let set = watchers.get(stream);
-  if (!set) {
-    const listeners = new Set<() => void>();
-    set = listeners;
-    watchers.set(stream, listeners);
+  const watched = stream as Watched;
+  let watch = watched[PIPE];
+  if (!watch) {
+    const state: PipeWatch = { broken: false, listeners: new Set() };
+    watch = state;
+    Object.defineProperty(watched, PIPE, { value: state });
     stream.on('error', (err: unknown) => {
       if (!isBrokenPipe(err)) throw err;
-      if (broken.has(stream)) return;
-      broken.add(stream);
-      for (const listener of [...listeners]) listener();
+      if (state.broken) return;
+      state.broken = true;
+      for (const listener of [...state.listeners]) listener();
     });
   }
-  if (broken.has(stream)) queueMicrotask(onBroken);
+  if (watch.broken) queueMicrotask(onBroken);
   const listener = () => onBroken();
-  set.add(listener);
-  return () => set.delete(listener);
+  const { listeners } = watch;
+  listeners.add(listener);
+  return () => listeners.delete(listener);
 }
 
 /** Whether the stream's reader went away (an EPIPE was seen on it). */
 export function isPipeBroken(stream: OutStream): boolean {
-  return broken.has(stream);
+  return (stream as Watched)[PIPE]?.broken === true;
 }

@@ -30,16 +30,14 @@ function stringEnd(b: Buffer, i: number): number {
   return -1;
 }
 
-const NUMBER = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
+/** A whole JSON number; anchored and not global, so testing it changes nothing (no lastIndex). */
+const NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
 
 /** The end of the number starting at b[i]; -1 if there is none. */
 function numberEnd(b: Buffer, i: number): number {
   let j = i;
   while (j < b.length && NUMBER_BYTES.has(b[j]!)) j++;
-  NUMBER.lastIndex = 0;
-  const text = b.toString('latin1', i, j);
-  const m = NUMBER.exec(text);
-  return m && m[0].length === text.length ? j : -1;
+  return NUMBER.test(b.toString('latin1', i, j)) ? j : -1;
 }
 
 /**

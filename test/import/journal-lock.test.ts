@@ -55,11 +55,11 @@ describe('journal keys', () => {
     expect(defaultJournalPath(input, { ...key, server: 'other:80' })).not.toBe(path);
     expect(defaultJournalPath(join(dir, 'sub', 'w.csv'), key).endsWith(path.slice(path.lastIndexOf('/')))).toBe(false);
     // Nothing sent (an output could not be opened): a journal this run created goes; one it found stays.
-    const j = await Journal.open(path, { ...key, baseUrl: 'http://h', input, plan: 'e'.repeat(64) }, { timeoutMs: 30_000 });
+    const j = await Journal.open(path, { ...key, baseUrl: 'http://h', input, plan: 'e'.repeat(64) }, { timeoutMs: 30_000, clock: realClock });
     j.discard();
     expect(existsSync(path)).toBe(false);
     writeFileSync(path, '');
-    const found = await Journal.open(path, { ...key, baseUrl: 'http://h', input, plan: 'e'.repeat(64) }, { timeoutMs: 30_000 });
+    const found = await Journal.open(path, { ...key, baseUrl: 'http://h', input, plan: 'e'.repeat(64) }, { timeoutMs: 30_000, clock: realClock });
     found.discard();
     expect(existsSync(path)).toBe(true);
   });

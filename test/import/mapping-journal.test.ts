@@ -1,6 +1,7 @@
 import { appendFileSync, chmodSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { type Clock, realClock } from '../../src/clock.js';
 import { Journal } from '../../src/import/journal.js';
 import { resolveMapping, rowBody, unmappedError } from '../../src/import/mapping.js';
 import { tempDir } from '../helpers/cli.js';
@@ -60,7 +61,7 @@ describe('resolveMapping', () => {
 });
 
 const key = { sha256: 'abc', board: 'b1', baseUrl: 'http://h', server: 'h:80', input: '/in.csv', plan: 'p1' };
-const OPEN = { timeoutMs: 30_000 };
+const OPEN = { timeoutMs: 30_000, clock: realClock };
 
 describe('Journal', () => {
   it('reads back each row by line and digest (its last record), ignores a line cut short by kill -9, and appends after it', async () => {
@@ -189,6 +190,42 @@ describe('Journal', () => {
     expect(stale.previous.map((e) => e.state)).toEqual(['uncertain']);
     stale.close();
     expect((await Journal.open(path, key, OPEN)).previous.map((e) => e.state)).toEqual(['uncertain']);
+  });
+});
+
+describe('Journal on the run\'s clock', () => {
+  /** A clock stopped at `at` whose sleeps wait until the test ends them (or the journal aborts them). */
+  function stoppedClock(at: number) {
+    const sleeps: { ms: number; end: () => void }[] = [];
+    const clock: Clock = {
+      now: () => at,
+      random: () => 0.5,
+      sleep: (ms, signal) =>
+        new Promise<void>((resolve) => {
+          sleeps.push({ ms, end: resolve });
+          signal?.addEventListener('abort', () => resolve(), { once: true });
+        }),
+    };
+    return { clock, sleeps };
+  }
+
+  it('dates its run and the end of its input by the clock, and writes a record made between requests when the clock says', async () => {
+    const path = join(tempDir(), 'j.log');
+    const at = Date.parse('2031-02-03T04:05:06.000Z');
+    const { clock, sleeps } = stoppedClock(at);
+    const j = await Journal.open(path, key, { timeoutMs: 30_000, clock });
+    expect(readFileSync(path, 'utf8')).toContain('{"run":"2031-02-03T04:05:06.000Z"');
+    j.record(2, 'a'.repeat(16), 'created', 'id-2');
+    j.record(3, 'b'.repeat(16), 'created', 'id-3');
+    // One write is due, FLUSH_MS later by the clock, for every record made meanwhile.
+    expect(sleeps.map((s) => s.ms)).toEqual([200]);
+    expect(readFileSync(path, 'utf8')).not.toContain('created');
+    sleeps[0]!.end();
+    await new Promise((r) => setImmediate(r));
+    expect(readFileSync(path, 'utf8')).toMatch(/\n2\tcreated\tid-2\t[a]{16}\n3\tcreated\tid-3\t[b]{16}\n$/);
+    j.complete();
+    j.close();
+    expect(readFileSync(path, 'utf8')).toMatch(/\{"complete":"2031-02-03T04:05:06\.000Z"\}\n$/);
   });
 });
 

@@ -3,6 +3,7 @@
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { realClock } from '../../src/clock.js';
 import { Journal } from '../../src/import/journal.js';
 import { runCli, tempDir } from '../helpers/cli.js';
 import { type HostileServer, startHostileServer } from '../helpers/hostile-server.js';
@@ -69,7 +70,7 @@ describe('NDJSON rejects and the journal', () => {
     writeFileSync(path, '', { mode: 0o644 });
     const key = { sha256: 'abc', board: 'b', baseUrl: 'http://h', server: 'h:80', input: '/in.csv', plan: 'p'.repeat(64) };
     for (const file of [created, path]) {
-      const j = await Journal.open(file, key, { forget: 'all', timeoutMs: 30_000 }, [TOKEN]);
+      const j = await Journal.open(file, key, { forget: 'all', timeoutMs: 30_000, clock: realClock }, [TOKEN]);
       j.record(2, 'a'.repeat(16), 'created', `id-${TOKEN}`);
       j.close();
     }

@@ -6,6 +6,7 @@ import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { realClock } from '../../src/clock.js';
 import { configPath, configStore } from '../../src/config/store.js';
 import { schemaCachePath, writeSchemaCache } from '../../src/config/schema-cache.js';
 import { FileLock } from '../../src/file-lock.js';
@@ -114,7 +115,7 @@ describe('every writer creates owner-only files and directories, whatever the um
     const input = join(tempDir(), 'in.csv');
     const key = { board: 'b', server: 'h:80', baseUrl: 'http://h', input, plan: 'e'.repeat(64) };
     const path = defaultJournalPath(input, key);
-    const journal = await withUmask(mask, () => Journal.open(path, key, { timeoutMs: 30_000 }));
+    const journal = await withUmask(mask, () => Journal.open(path, key, { timeoutMs: 30_000, clock: realClock }));
     journal.close();
     expect([mode(path), mode(join(path, '..'))]).toEqual(['600', '700']);
   });
