@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { cli } from '../commands/helpers.js';
 import { tempDir } from '../helpers/cli.js';
 import { BOARD_ID, CREATE_NEW_BOARD_ID, type RunningEmulator } from '../helpers/emulator.js';
-import { nameCounts, readResults, spawnCli, start, until, writeCards } from './helpers.js';
+import { lowJitter, nameCounts, readResults, spawnCli, start, until, writeCards } from './helpers.js';
 
 /** Finished or started rows in a journal (lines after its header). */
 const journalLines = (path: string) => {
@@ -38,7 +38,7 @@ describe('import: exactly once under attack', () => {
     e.setFaults('500-after:0.5');
     // --concurrency 8: the rows in doubt share a read of the board. In file order (the default) each reads it
     // on its own, and with half of every request (GETs too) failing, a page now and then fails all its tries.
-    const r = await cli(e, ['import', file, '--json', '--concurrency', '8']);
+    const r = await cli(e, ['import', file, '--json', '--concurrency', '8'], lowJitter);
     e.setFaults(undefined);
     expect(r.code, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout)).toMatchObject({ rows: 40, created: 40, uncertain: 0 });
@@ -96,18 +96,18 @@ describe('import: exactly once under attack', () => {
     const e = await start({ faults: 'delay:60ms' });
     const file = writeCards(50, 'in');
     const journal = join(tempDir(), 'stdin.journal');
-    const args = ['import', '-', '--journal', journal, '--concurrency', '4'];
+    // --timeout 2s: the resume waits that long (the killed run's timeout) for its requests in flight.
+    const args = ['--timeout', '2s', 'import', '-', '--journal', journal, '--concurrency', '4'];
     const run = spawnCli(e, args, file);
     await until(() => journalLines(journal) >= 20);
     run.child.kill('SIGKILL');
     await run.exit;
     e.setFaults(undefined);
     const [header, ...rows] = readFileSync(file, 'utf8').trim().split('\n');
-    const shifted = join(tempDir(), 'shifted.csv');
-    writeFileSync(shifted, `${[header, 'in-new,Open,"Owner, 0",P0', ...rows].join('\n')}\n`);
-    const again = spawnCli(e, [...args, '--json'], shifted);
-    expect(await again.exit, again.output().stderr).toBe(0);
-    expect(JSON.parse(again.output().stdout)).toMatchObject({ rows: 51, uncertain: 0, rejected: 0 });
+    const shifted = `${[header, 'in-new,Open,"Owner, 0",P0', ...rows].join('\n')}\n`;
+    const again = await cli(e, [...args, '--json'], { input: shifted });
+    expect(again.code, again.stderr).toBe(0);
+    expect(JSON.parse(again.stdout)).toMatchObject({ rows: 51, uncertain: 0, rejected: 0 });
     const counts = nameCounts(e);
     expect(counts.get('in-new')).toBe(1);
     counts.delete('in-new');
@@ -122,8 +122,8 @@ describe('import: exactly once under attack', () => {
     const e = await start({ faults: '500-after:0.1,reset-after:0.1,delay:20ms', faultSeed: 11 });
     const file = writeCards(300, 'soak');
     const journal = join(tempDir(), 'soak.journal');
-    // --timeout 5s: a resume waits that long (the killed run's timeout) before reading for its rows in flight.
-    const args = ['--timeout', '5s', 'import', file, '--journal', journal, '--concurrency', '8'];
+    // --timeout 2s: a resume waits that long (the killed run's timeout) before reading for its rows in flight.
+    const args = ['--timeout', '2s', 'import', file, '--journal', journal, '--concurrency', '8'];
     for (let kill = 1; kill <= 3; kill++) {
       const run = spawnCli(e, args, undefined, board);
       const target = journalLines(journal) + 60;
@@ -132,7 +132,7 @@ describe('import: exactly once under attack', () => {
       await run.exit;
     }
     const results = join(tempDir(), 'results.csv');
-    const last = await cli(e, [...args, '--results', results, '--json'], { board });
+    const last = await cli(e, [...args, '--results', results, '--json'], { ...lowJitter, board });
     expect(last.code, last.stderr).toBe(0);
     const summary = JSON.parse(last.stdout);
     expect(summary).toMatchObject({ rows: 300, rejected: 0, uncertain: 0 });

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { cli } from '../commands/helpers.js';
 import { tempDir } from '../helpers/cli.js';
 import { BOARD_ID, type RunningEmulator } from '../helpers/emulator.js';
-import { nameCounts, readResults, start, writeCards } from './helpers.js';
+import { lowJitter, nameCounts, readResults, start, writeCards } from './helpers.js';
 
 const ROWS = 60;
 
@@ -46,7 +46,7 @@ describe('cardboard import under faults: every row exactly once, or reported', (
     const e = await start({ faults });
     const file = writeCards(ROWS, 'f');
     const results = join(tempDir(), 'results.csv');
-    const r = await cli(e, ['import', file, '--results', results, '--concurrency', '8'], { timeoutMs: 60_000 });
+    const r = await cli(e, ['import', file, '--results', results, '--concurrency', '8'], { ...lowJitter, timeoutMs: 60_000 });
     expect(e.requests().some((q) => q.status === status)).toBe(true);
     const res = checkAccounted(e, results, 'f');
     // Rows whose try may have been applied are settled by reading the board: none is left in doubt.
@@ -59,7 +59,7 @@ describe('cardboard import under faults: every row exactly once, or reported', (
     const e = await start({ faults: '500-after:0.1,reset-after:0.1,reset:0.05', pageSize: 7, faultSeed: 11 });
     const file = writeCards(24, 'm');
     const results = join(tempDir(), 'results.csv');
-    const r = await cli(e, ['import', file, '--match-on', 'Name', '--results', results], { timeoutMs: 60_000 });
+    const r = await cli(e, ['import', file, '--match-on', 'Name', '--results', results], { ...lowJitter, timeoutMs: 60_000 });
     expect(r.stderr).not.toContain('error:');
     expect(r.code).toBe(0);
     const res = checkAccounted(e, results, 'm', 24);
@@ -78,7 +78,7 @@ describe('cardboard import under faults: every row exactly once, or reported', (
     // Six failed tries in a row leave a row uncertain: at 20 % that is 1 in 15,000 rows, never a flaky test.
     e.setFaults('500-after:0.2');
     const results = join(tempDir(), 'results.csv');
-    const r = await cli(e, ['import', update, '--results', results], { timeoutMs: 60_000 });
+    const r = await cli(e, ['import', update, '--results', results], { ...lowJitter, timeoutMs: 60_000 });
     expect(r.code, r.stderr).toBe(0);
     expect(readResults(results).every((x) => x.state === 'updated')).toBe(true);
     const cards = e.state()[BOARD_ID]!.cards;
@@ -94,7 +94,7 @@ describe('cardboard import: may-have-been-applied rows settled by reading the bo
     const e = await start({ faults: 'reset-after:0.3', faultSeed: 7 });
     const file = writeCards(ROWS, 'rt');
     const results = join(tempDir(), 'results.csv');
-    const r = await cli(e, ['import', file, '--results', results, '--json'], { timeoutMs: 60_000 });
+    const r = await cli(e, ['import', file, '--results', results, '--json'], { ...lowJitter, timeoutMs: 60_000 });
     expect(r.code, r.stderr).toBe(0);
     const summary = JSON.parse(r.stdout);
     expect(summary).toMatchObject({ rows: ROWS, created: ROWS, uncertain: 0 });

@@ -2,7 +2,8 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { openSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
-import { BIN, childEnv, tempDir } from '../helpers/cli.js';
+import { realClock } from '../../src/clock.js';
+import { BIN, childEnv, type RunOptions, tempDir } from '../helpers/cli.js';
 import { onTestFinished } from 'vitest';
 import { BOARD_ID, type RunningEmulator, startTestEmulator } from '../helpers/emulator.js';
 import { waitFor } from '../helpers/wait.js';
@@ -13,6 +14,13 @@ export async function start(opts: Parameters<typeof startTestEmulator>[0] = {}):
   onTestFinished(() => emu.close());
   return emu;
 }
+
+/**
+ * For an in-process run under faults whose checks do not depend on how long it waits between tries: the
+ * clock's jitter draws from the lowest tenth of its range, so each backoff is at most a tenth of its ceiling.
+ * The floor of a 429 or 503 (a second) and every Retry-After are kept; times and sleeps are the real ones.
+ */
+export const lowJitter: RunOptions = { context: () => ({ clock: { ...realClock, random: () => realClock.random() / 10 } }) };
 
 /** A CSV of `n` cards named `<prefix>-<i>` (header Name,Status,Owner,Priority), written to a fresh temp dir. */
 export function writeCards(n: number, prefix: string, eol = '\n'): string {

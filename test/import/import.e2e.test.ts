@@ -170,8 +170,10 @@ describe('cardboard import: malformed lines', () => {
 
 describe('cardboard import: rate limit', () => {
   it('waits out 429s (Retry-After from the real header) and imports every row once', async () => {
-    // Pacing under a limit is simulated at length in engine.test.ts; this is the real-socket check.
-    const e = await start({ rateLimit: { perMinute: 600, burst: 2 } });
+    // Pacing under a limit is simulated at length in engine.test.ts; this is the real-socket check. Five a
+    // second with a burst of six: the rows come faster than that, so the seventh or so meets a 429, and after
+    // the pause the pacer's rate (from the six accepted) lets the rest through in a second or two.
+    const e = await start({ rateLimit: { perMinute: 300, burst: 6 } });
     const file = writeCards(12, 'rl');
     const r = await cli(e, ['import', file, '--json']);
     expect(r.code).toBe(0);
@@ -183,7 +185,9 @@ describe('cardboard import: rate limit', () => {
   });
 
   it('16 workers waiting on the rate gate at once: every row once, and no listener-leak warning from Node', async () => {
-    const e = await start({ rateLimit: { perMinute: 1200, burst: 2 } });
+    // A burst of 12 for the 16 first requests: some meet a 429, the pacer pauses and slows, and all 16
+    // workers then wait on the gate at once; the rate it learns from the 12 accepted ends the run in seconds.
+    const e = await start({ rateLimit: { perMinute: 3000, burst: 12 } });
     const file = writeCards(32, 'sixteen');
     const r = await cli(e, ['import', file, '--concurrency', '16', '--json'], { spawn: true, timeoutMs: 100_000 });
     expect(r.code, r.stderr).toBe(0);

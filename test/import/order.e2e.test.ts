@@ -8,7 +8,7 @@ import { cli } from '../commands/helpers.js';
 import { tempDir } from '../helpers/cli.js';
 import type { RunningEmulator } from '../helpers/emulator.js';
 import { run as altRun, seen, start as startAlt } from '../conformance/helpers.js';
-import { nameCounts, posts, spawnCli, start, until, writeCards } from './helpers.js';
+import { lowJitter, nameCounts, posts, spawnCli, start, until, writeCards } from './helpers.js';
 
 /** `<prefix>-1` … `<prefix>-n`: the names writeCards puts in the file, in its order. */
 const names = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}-${i + 1}`);
@@ -40,7 +40,7 @@ describe('cardboard import keeps the file order by default', () => {
   it('under resets and 500s (before and after the card is stored): every row once, in file order', async () => {
     const e = await start({ faults: 'reset:0.1,500-after:0.1,reset-after:0.1', faultSeed: 5, pageSize: 7 });
     const file = writeCards(30, 'f');
-    const r = await cli(e, ['import', file, '--json'], { timeoutMs: 60_000 });
+    const r = await cli(e, ['import', file, '--json'], { ...lowJitter, timeoutMs: 60_000 });
     expect(r.code, r.stderr).toBe(0);
     // Each kind of fault met at least once: tries that may have been applied were settled by reading the board.
     for (const status of [0, 500]) expect(e.requests().some((q) => q.method === 'POST' && q.status === status)).toBe(true);

@@ -31,7 +31,8 @@ describe('cardboard import: resume', () => {
     const e = await start({ faults: 'delay:500ms' });
     const file = writeCards(ROWS, 'k');
     const journal = join(tempDir(), 'import.journal');
-    const args = ['import', file, '--journal', journal, '--concurrency', String(CONCURRENCY)];
+    // --timeout 3s: longer than a request is held; the re-run waits that long (the killed run's timeout) for the rows in flight.
+    const args = ['--timeout', '3s', 'import', file, '--journal', journal, '--concurrency', String(CONCURRENCY)];
     const run = spawnCli(e, args);
     await until(() => journalRows(journal) >= 12);
     run.child.kill('SIGKILL');

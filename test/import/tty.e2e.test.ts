@@ -4,7 +4,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { BIN, CHILD_KILL_MS, childEnv, runCli, tempDir } from '../helpers/cli.js';
+import { BIN, CHILD_KILL_MS, childEnv, runCli, runMain, tempDir } from '../helpers/cli.js';
 import { BOARD_ID, type RunningEmulator, startTestEmulator } from '../helpers/emulator.js';
 import { PTY_RELAY, python } from '../helpers/pty.js';
 
@@ -212,15 +212,16 @@ describe('import on a terminal: interactive mapping with @inquirer/prompts', () 
     expect(existsSync(mapPath)).toBe(true);
     expect(JSON.parse(readFileSync(mapPath, 'utf8'))).toEqual({ Name: 'Name', status: 'Status', Assignee: 'Owner', Notes: null });
 
-    // Next run, not interactive (CI set, pipes): without the file it refuses (exit 2, nothing sent)...
+    // Next run, not interactive (CI set, no terminal; run in this process): without the file it refuses
+    // (exit 2, nothing sent)...
     const second = await startTestEmulator();
     try {
       const env2 = boardEnv(second);
-      const refused = await runCli(['import', file, '--restart'], { env: env2, configDir: env2.CARDBOARD_CONFIG_DIR });
+      const refused = await runMain(['import', file, '--restart'], { env: env2, configDir: env2.CARDBOARD_CONFIG_DIR });
       expect(refused.code, refused.stderr).toBe(2);
       expect(second.requests().filter((r) => r.method === 'POST')).toEqual([]);
       // ...and with it, maps the same way without asking anything.
-      const again = await runCli(['import', file, '--map-file', mapPath, '--restart'], { env: env2, configDir: env2.CARDBOARD_CONFIG_DIR });
+      const again = await runMain(['import', file, '--map-file', mapPath, '--restart'], { env: env2, configDir: env2.CARDBOARD_CONFIG_DIR });
       expect(again.code, again.stderr).toBe(0);
       expect(again.stderr).not.toMatch(/goes to which field|Create Fields on|Start the import/);
       expect(cardsOf(second)).toEqual(EXPECTED_CARDS);
@@ -282,12 +283,14 @@ const CURSOR_CODES = /\x1b\[\?25l|\x1b\[2K|\x1b\[\d*G/;
 
 describe('import progress on a terminal', () => {
   const N = 300;
-  // One request at a time, each delayed 5 ms by the emulator: the run lasts at least 1.5 s.
+  // One request at a time, each delayed 5 ms by the emulator: the run lasts at least 1.5 s, long enough to
+  // type Ctrl-C while it runs. A run watched to its end has 100 rows delayed 10 ms each (at least 1 s).
+  const FULL = 100;
   const args = (file: string) => ['import', file, '--concurrency', '1'];
 
   it('on a terminal: a live ora line with rows done and rows/s, then the final line and the summary table', async () => {
-    emu = await startTestEmulator({ faults: 'delay:5ms' });
-    const t = onTerminal(args(writeRows(N)), boardEnv(emu));
+    emu = await startTestEmulator({ faults: 'delay:10ms' });
+    const t = onTerminal(args(writeRows(FULL)), boardEnv(emu));
     const code = await t.exit;
     const raw = t.raw();
     const screen = plain(raw);
@@ -295,12 +298,12 @@ describe('import progress on a terminal', () => {
     expect(raw).toMatch(SPINNER);
     expect(raw).toMatch(CURSOR_CODES);
     // Every count the line showed: it starts at 0, moves while rows go out, and ends at the total.
-    const counts = [...screen.matchAll(/Importing: (\d+) \/ 300 rows · \d+\.\d rows\/s/g)].map((m) => Number(m[1]));
+    const counts = [...screen.matchAll(/Importing: (\d+) \/ 100 rows · \d+\.\d rows\/s/g)].map((m) => Number(m[1]));
     expect(counts[0]).toBe(0);
-    expect(counts.some((c) => c > 0 && c < N), `counts shown: ${counts.join(',')}`).toBe(true);
-    expect(screen).toMatch(/✔ Importing: 300 \/ 300 rows · \d+\.\d rows\/s · 0 retries · 0 waits \(429\)/);
-    expect(screen).toMatch(/created {2,}300\b/);
-    expect(emu.state()[BOARD_ID]!.cards).toHaveLength(N);
+    expect(counts.some((c) => c > 0 && c < FULL), `counts shown: ${counts.join(',')}`).toBe(true);
+    expect(screen).toMatch(/✔ Importing: 100 \/ 100 rows · \d+\.\d rows\/s · 0 retries · 0 waits \(429\)/);
+    expect(screen).toMatch(/created {2,}100\b/);
+    expect(emu.state()[BOARD_ID]!.cards).toHaveLength(FULL);
   });
 
   // With ora's live line running, one Ctrl-C typed on the terminal used to end the process
@@ -320,8 +323,9 @@ describe('import progress on a terminal', () => {
     expect(done, screen).toBeGreaterThan(0);
     expect(done).toBeLessThan(N);
     expect(emu.state()[BOARD_ID]!.cards).toHaveLength(done);
-    // The same command, piped this time, resumes from the journal the interrupted run wrote.
-    const again = await runCli(args(file), { env, configDir: env.CARDBOARD_CONFIG_DIR });
+    // The same command, not on a terminal this time, resumes from the journal the interrupted run wrote (run in
+    // this process: the built binary piped is the next test's).
+    const again = await runMain(args(file), { env, configDir: env.CARDBOARD_CONFIG_DIR });
     expect(again.code, again.stderr).toBe(0);
     expect(again.stderr).toContain(`Resuming: ${done} row${done === 1 ? '' : 's'} already finished`);
     // Its progress starts at the rows already done, and says so.
@@ -332,17 +336,17 @@ describe('import progress on a terminal', () => {
   });
 
   it('piped: the same run prints plain lines, no spinner frames and no cursor codes on stderr', async () => {
-    emu = await startTestEmulator({ faults: 'delay:5ms' });
+    emu = await startTestEmulator({ faults: 'delay:10ms' });
     const env = boardEnv(emu);
     // Everything as on the terminal (CI unset, TERM=xterm) except that stderr is a pipe.
-    const r = await runCli(args(writeRows(N)), { env: { ...env, CI: undefined, TERM: 'xterm' }, configDir: env.CARDBOARD_CONFIG_DIR });
+    const r = await runCli(args(writeRows(FULL)), { env: { ...env, CI: undefined, TERM: 'xterm' }, configDir: env.CARDBOARD_CONFIG_DIR });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).not.toMatch(SPINNER);
     expect(r.stderr).not.toMatch(/\x1b/);
-    expect(r.stderr).toMatch(/^Importing: 0 \/ 300 rows/m);
-    expect(r.stderr).toMatch(/^✔ Importing: 300 \/ 300 rows · \d+\.\d rows\/s/m);
-    expect(r.stderr).toMatch(/^created\s+300$/m);
+    expect(r.stderr).toMatch(/^Importing: 0 \/ 100 rows/m);
+    expect(r.stderr).toMatch(/^✔ Importing: 100 \/ 100 rows · \d+\.\d rows\/s/m);
+    expect(r.stderr).toMatch(/^created\s+100$/m);
     expect(r.stdout).toBe('');
-    expect(emu.state()[BOARD_ID]!.cards).toHaveLength(N);
+    expect(emu.state()[BOARD_ID]!.cards).toHaveLength(FULL);
   });
 });
