@@ -159,7 +159,7 @@ export const UNMAPPED_SHOWN = 10;
 /**
  * The non-interactive refusal (exit 2, nothing sent): one line per unmapped header with the closest
  * field, and the user's own command with the flags to add (`commandWith` rebuilds it, options kept).
- * Past UNMAPPED_SHOWN columns (a file of 5,000 unknown columns made a 525 KB message) the first ones are
+ * Past UNMAPPED_SHOWN columns (a file of thousands of unknown columns would fill screens) the first ones are
  * listed and counted, and the hint points at --map-file; `all` (--verbose) lists every one.
  */
 export function unmappedError(unmapped: Unmapped[], commandWith: (flags: string[]) => string, all = false, words: ColumnWords = columnWords('csv')): UsageError {

@@ -14,7 +14,7 @@ export type Format = (typeof FORMATS)[number];
 
 /**
  * A sink for a stream of records. Streaming formats collect lines and write them in chunks of up to
- * 64 KB (one write per card cost more than the page fetch); flush() writes what is collected (after
+ * 64 KB (a write per card would cost more than fetching the page); flush() writes what is collected (after
  * each page, so output keeps pace with the pages), end() flushes and finishes the document. Every
  * write waits for the stream to drain, so memory stays bounded.
  */

@@ -1,8 +1,8 @@
 import { shorten } from './width.js';
 
 /**
- * `1234567` → `1,234,567`, by hand: toLocaleString's first call sets up ICU's number formatting, ~6 MB of
- * RSS measured in a 1,000,000-card --match-on run.
+ * `1234567` → `1,234,567`, by hand: toLocaleString's first call sets up ICU's number formatting, whose
+ * memory a run then keeps to its end, for a count that needs only a comma every three digits.
  */
 export function groupDigits(x: number): string {
   return String(x).replace(/\B(?=(\d{3})+$)/g, ',');

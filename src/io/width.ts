@@ -7,7 +7,7 @@ import type { OutStream } from './streams.js';
 type StringWidth = typeof import('string-width').default;
 type EastAsianWidth = typeof import('get-east-asian-width').eastAsianWidth;
 
-// string-width and a grapheme Intl.Segmenter cost about 45 ms to load (each builds a segmenter, which loads
+// string-width and a grapheme Intl.Segmenter are slow to load (each builds a segmenter, which loads
 // ICU's break rules): this module is on the path of every error line and `--help`, so both are made when
 // text that needs them is measured, and printable ASCII never does. A synchronous require of the ES module
 // (Node >= 20.19, the engines' floor) keeps every function here synchronous; Node's module cache holds the
@@ -52,8 +52,8 @@ function isComplex(text: string): boolean {
 export function displayWidth(text: string): number {
   if (ASCII.test(text)) return text.length;
   if (isComplex(text)) return stringWidthOf()(text);
-  // Code point by code point: Intl.Segmenter, which string-width runs on every call, costs ~30 µs a short
-  // string on Node 20 (2,000 rows of 30 CJK cells: seconds).
+  // Code point by code point: string-width runs Intl.Segmenter on every call, which costs far more than the
+  // lookup of each code point's width, and a table of CJK text measures every cell.
   const width = codePointWidthOf();
   let w = 0;
   for (const char of text) w += width(char.codePointAt(0)!);

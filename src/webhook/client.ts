@@ -81,7 +81,7 @@ export class DeliveryClient {
     let written: number | undefined;
     const since = () => this.now() - (written ?? called);
     try {
-      // undici is loaded on first use, keeping its ~120 ms import off the --help path.
+      // undici is loaded on first use, keeping its import off the --help path.
       this.agent ??= new (await this.load()).Agent({ connections: this.connections });
       const url = new URL(req.url);
       const res = await dispatchRequest(this.agent, {
