@@ -138,14 +138,14 @@ export function apiOver(http: Http, board: ResolvedBoard, ctx: ApiContext, token
       }
     },
     async postComment(cardId, content, opts = {}) {
-      const p = path`/api/card/${cardId}/comment`;
+      const commentPath = path`/api/card/${cardId}/comment`;
       let body: unknown;
       try {
-        body = await http.post(p, { content }, opts);
+        body = await http.post(commentPath, { content }, opts);
       } catch (err) {
         throw namingBodySize(err, 'comment');
       }
-      if (!isObject(body)) throw unexpected('a comment that is not an object', url(p));
+      if (!isObject(body)) throw unexpected('a comment that is not an object', url(commentPath));
       return body as unknown as Comment;
     },
   };

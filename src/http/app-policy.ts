@@ -27,13 +27,13 @@ export interface AppPolicyOptions<Req> {
 }
 
 /** The policy of forwards to the app: every failure repeated after failure.ts's wait, until `stop`. */
-export function appPolicy<Req>(o: AppPolicyOptions<Req>): RetryPolicy<Req> {
-  const backoff = o.backoff ?? APP_BACKOFF;
+export function appPolicy<Req>(opts: AppPolicyOptions<Req>): RetryPolicy<Req> {
+  const backoff = opts.backoff ?? APP_BACKOFF;
   return {
-    onRetry: o.onRetry,
+    onRetry: opts.onRetry,
     decide(err, tries) {
-      if (o.stop.aborted || !(err instanceof ApiError)) return { stop: err };
-      return { wait: retryWaitMs(classify(err), backoffMs(tries.made, backoff, o.clock.random), o.clock.random) };
+      if (opts.stop.aborted || !(err instanceof ApiError)) return { stop: err };
+      return { wait: retryWaitMs(classify(err), backoffMs(tries.made, backoff, opts.clock.random), opts.clock.random) };
     },
   };
 }

@@ -29,10 +29,10 @@ export function joinUrl(baseUrl: string, encodedPath: string, query?: Record<str
 /** The URL as shown to a user: without any user:password part. */
 export function displayUrl(url: string): string {
   try {
-    const u = new URL(url);
-    u.username = '';
-    u.password = '';
-    return u.toString();
+    const parsed = new URL(url);
+    parsed.username = '';
+    parsed.password = '';
+    return parsed.toString();
   } catch {
     return url;
   }

@@ -49,17 +49,17 @@ export function detectDelimiter(headerLine: string): string {
   return best;
 }
 
-function validDelimiter(d: string | undefined): string | undefined {
-  if (d === undefined) return undefined;
+function validDelimiter(delimiter: string | undefined): string | undefined {
+  if (delimiter === undefined) return undefined;
   const named = new Map([
     ['tab', '\t'],
     ['\\t', '\t'],
     ['comma', ','],
     ['semicolon', ';'],
   ]);
-  const value = named.get(d) ?? d;
+  const value = named.get(delimiter) ?? delimiter;
   if (value.length !== 1 || value === '"' || value === '\n' || value === '\r') {
-    throw new UsageError(`Invalid --delimiter '${d}'.`, { hint: 'Use one character, e.g. , ; or tab.' });
+    throw new UsageError(`Invalid --delimiter '${delimiter}'.`, { hint: 'Use one character, e.g. , ; or tab.' });
   }
   return value;
 }

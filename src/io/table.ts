@@ -122,31 +122,31 @@ export function layoutTable(ctx: Pick<IoContext, 'stdout' | 'stderr' | 'env'>, h
   const raws = rows.map((row) => heads.map((_, i) => valueText(row[i])));
   const cells = raws.map((row) => row.map((raw) => terminalText(raw)));
   const keep = new Set(opts.keep ?? []);
-  const needs = heads.map((h, i): ColumnNeed => {
-    let natural = displayWidth(h);
+  const needs = heads.map((shownHead, i): ColumnNeed => {
+    let natural = displayWidth(shownHead);
     for (const row of cells) natural = Math.max(natural, displayWidth(row[i]!));
     natural = Math.max(1, natural);
-    const floor = keep.has(head[i]!) ? natural : Math.min(natural, Math.max(MIN_COLUMN, Math.min(displayWidth(h), HEADER_FLOOR)));
+    const floor = keep.has(head[i]!) ? natural : Math.min(natural, Math.max(MIN_COLUMN, Math.min(displayWidth(shownHead), HEADER_FLOOR)));
     const least = Math.min(natural, Math.max(floor, opts.minWidths?.[i] ?? 0));
     return { natural, floor: least, want: Math.max(least, Math.min(natural, WANT)) };
   });
   const widths = fitWidths(needs, terminalColumns(stream), !wrap);
   const shown = heads.map((_, i) => i).filter((i) => widths[i] !== undefined);
   const fit = (text: string, raw: string, i: number): string[] => {
-    const w = widths[i]!;
-    if (wrap) return wrapText(text, w).flatMap((line) => breakText(line, w));
-    if (keep.has(head[i]!)) return breakText(text, w);
+    const width = widths[i]!;
+    if (wrap) return wrapText(text, width).flatMap((line) => breakText(line, width));
+    if (keep.has(head[i]!)) return breakText(text, width);
     // A cell holding escapes is cut from its raw text, so no escape is cut in half (`\e[2K`, never `\e[…`).
-    return [text === raw ? shorten(text, w) : terminalText(raw, { maxColumns: w })];
+    return [text === raw ? shorten(text, width) : terminalText(raw, { maxColumns: width })];
   };
   const bold = useColor(ctx, stream);
   const rowLines = (texts: readonly string[], raw: readonly string[], strong = false): string[] => {
     const blocks = shown.map((i) => fit(texts[i]!, raw[i]!, i));
     const height = Math.max(1, ...blocks.map((b) => b.length));
     const out: string[] = [];
-    for (let r = 0; r < height; r++) {
-      const parts = blocks.map((b, k) => {
-        const text = b[r] ?? '';
+    for (let line = 0; line < height; line++) {
+      const parts = blocks.map((block, k) => {
+        const text = block[line] ?? '';
         const last = k === blocks.length - 1;
         const pad = last ? '' : ' '.repeat(Math.max(0, widths[shown[k]!]! - displayWidth(text)));
         // Bold goes on text already cut to its column: nothing measures or cuts it after this.

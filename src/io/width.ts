@@ -97,13 +97,13 @@ export function shorten(text: string, maxColumns: number, show?: (cluster: strin
   // Where the longest printed part that leaves a column for the ellipsis ends.
   let fits = -1;
   let used = 0;
-  for (const c of clusters(text)) {
-    const shown = show === undefined ? c.text : show(c.text);
-    used += shown === c.text ? c.width : displayWidth(shown);
+  for (const cluster of clusters(text)) {
+    const shown = show === undefined ? cluster.text : show(cluster.text);
+    used += shown === cluster.text ? cluster.width : displayWidth(shown);
     if (fits < 0 && used > maxColumns - 1) fits = out === undefined ? end : out.length;
     if (used > maxColumns) return maxColumns <= 0 ? '' : (out ?? text).slice(0, fits).trimEnd() + ELLIPSIS;
     if (out !== undefined) out += shown;
-    end += c.text.length;
+    end += cluster.text.length;
   }
   return out ?? text;
 }
@@ -132,14 +132,14 @@ export function breakText(text: string, width: number): string[] {
   const lines: string[] = [];
   let line = '';
   let used = 0;
-  for (const c of clusters(text)) {
-    if (used + c.width > width && line !== '') {
+  for (const cluster of clusters(text)) {
+    if (used + cluster.width > width && line !== '') {
       lines.push(line);
       line = '';
       used = 0;
     }
-    line += c.text;
-    used += c.width;
+    line += cluster.text;
+    used += cluster.width;
   }
   lines.push(line);
   return lines;
@@ -161,29 +161,29 @@ export function wrapText(text: string, width: number): string[] {
       used = 0;
     };
     for (const token of source.match(/ +|[^ ]+/g) ?? ['']) {
-      const w = displayWidth(token);
+      const tokenWidth = displayWidth(token);
       if (token.startsWith(' ')) {
-        if (used + w <= width) {
+        if (used + tokenWidth <= width) {
           line += token;
-          used += w;
+          used += tokenWidth;
         } else if (used > 0) flush();
         continue;
       }
-      if (used + w <= width) {
+      if (used + tokenWidth <= width) {
         line += token;
-        used += w;
+        used += tokenWidth;
         continue;
       }
-      if (w <= width) {
+      if (tokenWidth <= width) {
         flush();
         line = token;
-        used = w;
+        used = tokenWidth;
         continue;
       }
-      for (const c of clusters(token)) {
-        if (used + c.width > width && used > 0) flush();
-        line += c.text;
-        used += c.width;
+      for (const cluster of clusters(token)) {
+        if (used + cluster.width > width && used > 0) flush();
+        line += cluster.text;
+        used += cluster.width;
       }
     }
     out.push(line.trimEnd());

@@ -225,9 +225,9 @@ export class Listener {
   private admit(socket: Socket): void {
     if (this.sockets.size >= this.limits.maxConnections) {
       let idle: Socket | undefined;
-      for (const [s, busy] of this.sockets) {
+      for (const [open, busy] of this.sockets) {
         if (busy === 0) {
-          idle = s;
+          idle = open;
           break;
         }
       }

@@ -88,20 +88,20 @@ export interface TunnelRun {
  * Run the tunnel (or only check --public-url) until `signal`. Rejects with a CardboardError (exit 1) when
  * the tunnel never came up.
  */
-export async function runTunnel(plan: PublicPlan, r: TunnelRun): Promise<void> {
+export async function runTunnel(plan: PublicPlan, run: TunnelRun): Promise<void> {
   const name = plan.found?.name ?? 'your tunnel';
   const client = new DeliveryClient(1);
   const tunnel = new Tunnel({
-    tool: plan.found && plan.choice ? tunnelTool(plan.choice, plan.found, r.host, r.listener.port) : undefined,
+    tool: plan.found && plan.choice ? tunnelTool(plan.choice, plan.found, run.host, run.listener.port) : undefined,
     file: plan.found?.file,
-    path: r.path,
+    path: run.path,
     publicUrl: plan.publicUrl,
-    check: publicUrlCheck(r.listener, r.key, client),
+    check: publicUrlCheck(run.listener, run.key, client),
     start: (file, args, onLine) => startTool(file, args, onLine, toolEnv(plan.env)),
-    clock: r.clock,
+    clock: run.clock,
     timing: plan.timing,
-    signal: r.signal,
-    onEvent: r.onEvent,
+    signal: run.signal,
+    onEvent: run.onEvent,
   });
   try {
     await tunnel.run();
