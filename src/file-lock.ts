@@ -10,7 +10,7 @@ import { CardboardError } from './errors.js';
 import { createPrivateFile, makePrivateDir } from './private-file.js';
 
 /** What a lock file says about its owner. */
-export interface LockOwner {
+interface LockOwner {
   pid: number;
   host: string;
   started: string;
@@ -54,7 +54,7 @@ function busy(path: string, owner: LockOwner | undefined, refuse: LockRefusal): 
 }
 
 /** How a lock is taken: the refusal when a live process holds it, and what the owner says it does. */
-export interface LockRequest {
+interface LockRequest {
   /** The error for a held lock (default: a CardboardError naming the lock and its owner, exit 1). */
   refuse?: LockRefusal;
   /** What this process does, shown to the next one refused. */

@@ -25,7 +25,7 @@ export interface Origin {
 }
 
 /** One resolved part: its value, the coarse source and the exact origin. */
-export interface Resolved {
+interface Resolved {
   value: string;
   source: Source;
   origin: Origin;

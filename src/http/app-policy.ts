@@ -17,7 +17,7 @@ import { displayUrl } from './url.js';
 export const APP_BACKOFF: Backoff = { baseMs: 100, maxMs: 5000 };
 
 /** What the app policy needs: chance for the jitter, the backoff, when to stop, and the caller's hook. */
-export interface AppPolicyOptions<Req> {
+interface AppPolicyOptions<Req> {
   clock: Pick<Clock, 'random'>;
   backoff?: Backoff;
   /** Once aborted, a failed try is not repeated (the forwarder is stopping; the forward is sent again on resume). */
@@ -39,7 +39,7 @@ export function appPolicy<Req>(opts: AppPolicyOptions<Req>): RetryPolicy<Req> {
 }
 
 /** What the app answered one try, as far as the policy reads it. */
-export interface AppAnswer {
+interface AppAnswer {
   /** HTTP status; undefined when no answer came. */
   status?: number;
   /** The network error when no answer came (ECONNREFUSED…). */

@@ -5,7 +5,7 @@ import type { ApiError } from '../errors.js';
 import { formatDuration } from '../units.js';
 
 /** What a failed request means for repeating it. */
-export type FailureKind =
+type FailureKind =
   /** Never reached the server (refused, DNS, connect timeout, TLS handshake): repeating cannot duplicate. */
   | 'not-sent'
   /** The server said it did nothing and to come back (429, 503): repeat after Retry-After. */
@@ -16,7 +16,7 @@ export type FailureKind =
   | 'refused';
 
 /** A classified failure; `heals` is false when trying again within seconds cannot help (DNS, TLS, oversize). */
-export type Failure =
+type Failure =
   | { kind: Exclude<FailureKind, 'retryable'>; heals: boolean; retryAfterMs?: undefined }
   | {
       kind: 'retryable';

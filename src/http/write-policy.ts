@@ -52,7 +52,7 @@ export interface WritePolicyOptions {
 }
 
 /** Backoff between tries of a write: 200 ms, doubling, at most 8 s (full jitter, failure.ts). */
-export const WRITE_BACKOFF: Backoff = { baseMs: 200, maxMs: 8000 };
+const WRITE_BACKOFF: Backoff = { baseMs: 200, maxMs: 8000 };
 
 const stop = (why: WriteStop): RetryDecision => ({ stop: new WriteStopped(why) });
 

@@ -36,7 +36,7 @@ export interface JournalKey {
 }
 
 /** The header of a journal found on open: who wrote it first, and when (a journal of an older version names no server). */
-export interface JournalHeader extends Omit<JournalKey, 'server'> {
+interface JournalHeader extends Omit<JournalKey, 'server'> {
   server?: string;
   started: string;
 }
@@ -131,7 +131,7 @@ export interface JournalEntry {
 }
 
 /** One run that opened the journal: when, and how long its requests could take (--timeout). */
-export interface JournalRun {
+interface JournalRun {
   at: string;
   /** The content hash of the input it read (a file; none for stdin). */
   sha256?: string;
@@ -141,10 +141,10 @@ export interface JournalRun {
 }
 
 /** What a run makes later runs forget: rows finished (--again, a board found emptied) or every record (--restart). */
-export type Forget = 'finished' | 'all';
+type Forget = 'finished' | 'all';
 
 /** How a run opens its journal. */
-export interface JournalOpen {
+interface JournalOpen {
   /** Forget records of earlier runs: written to the journal, so later runs forget them too. */
   forget?: Forget;
   /** This run's request timeout: a later run waits this long after a kill for requests in flight to land. */

@@ -31,7 +31,7 @@ export interface ResolvedImport {
 }
 
 /** What a run takes from the process: time, the two stops, the secrets kept out of its files, its --timeout. */
-export interface RunEnvironment {
+interface RunEnvironment {
   clock: Clock;
   /** Stop now: requests in flight are cut off (their rows left uncertain). */
   stopNow: AbortSignal;

@@ -13,7 +13,7 @@ import type { CsvItem } from './types.js';
 import { plural } from '../io/text.js';
 
 /** How to read the input. */
-export interface ReadOptions {
+interface ReadOptions {
   /** One character; detected from the header line among `,` `;` tab when absent. */
   delimiter?: string;
   /** Any label Node's TextDecoder knows (utf-8, latin1, utf-16le, ...); default utf-8. */

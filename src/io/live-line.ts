@@ -101,7 +101,7 @@ export function fitLive(parts: readonly LivePart[], columns: number): string {
  * again after. Only on a terminal. Its text is escaped (terminalText, a no-op on text escaped already) and
  * cut to the width, since a wrapped line could not be erased with one `\r`.
  */
-export interface LiveLine {
+interface LiveLine {
   /** Show `text` (cut at its end when too wide) or `parts` (fitted by fitLive) in place of the current live line. */
   show(text: string | readonly LivePart[]): void;
   /** Erase the live line (it is drawn no more until the next show). */

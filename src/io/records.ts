@@ -18,7 +18,7 @@ export type Format = (typeof FORMATS)[number];
  * each page, so output keeps pace with the pages), end() flushes and finishes the document. Every
  * write waits for the stream to drain, so memory stays bounded.
  */
-export interface RecordWriter {
+interface RecordWriter {
   write(record: Record<string, unknown>): Promise<void>;
   flush(): Promise<void>;
   /** Finish; `footer` is a line for the person after a terminal table (machine formats never print it). */
@@ -44,7 +44,7 @@ function chunked(out: IoContext['stdout']) {
 }
 
 /** What a listing is written as. */
-export interface RecordWriterOptions {
+interface RecordWriterOptions {
   format: Format;
   /** Columns of table/csv output, in order; also the keys json/ndjson keep when `project` is set. */
   columns: string[];

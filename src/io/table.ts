@@ -5,7 +5,7 @@ import { type IoContext, type OutStream, useColor } from './streams.js';
 import { breakText, displayWidth, shorten, terminalColumns, wrapText } from './width.js';
 
 /** How a table fits the terminal. */
-export interface TableOptions {
+interface TableOptions {
   /**
    * A single record (`card get`): every cell is wrapped at word boundaries to its column, nothing is cut and
    * no column is dropped. Otherwise (a list) each row is one line and cells are cut with `…`.
@@ -20,7 +20,7 @@ export interface TableOptions {
 }
 
 /** A table laid out for the terminal, and the headers of the columns left out to make it fit. */
-export interface TableLayout {
+interface TableLayout {
   text: string;
   omitted: string[];
 }
@@ -32,7 +32,7 @@ const MIN_COLUMN = 6;
 const WANT = 20;
 
 /** A column to fit: its widest cell (header included), the width it should not go below, the width it is worth showing at. */
-export interface ColumnNeed {
+interface ColumnNeed {
   natural: number;
   floor: number;
   /** Columns are left out until the rest get this much (readable values rather than every cell cut); default `floor`. */
@@ -40,7 +40,7 @@ export interface ColumnNeed {
 }
 
 /** Two spaces between columns, as gh's tables: no frame, so every column of the terminal goes to content. */
-export const GAP = '  ';
+const GAP = '  ';
 
 /** Columns a table of `n` columns spends on the spaces between them. */
 export function gapsWidth(n: number): number {
@@ -167,7 +167,7 @@ export async function renderTable(ctx: Pick<IoContext, 'stdout' | 'stderr' | 'en
 }
 
 /** What printTable adds around the table. */
-export interface PrintTableOptions extends TableOptions {
+interface PrintTableOptions extends TableOptions {
   /** A line after the table, on stdout and in the pager with it (`card list`'s next page). */
   footer?: string;
   /** How to see columns left out to fit the terminal, for the note on stderr (e.g. `--fields`, `--format`). */

@@ -79,7 +79,7 @@ function escapeOne(char: string): string {
   return `\\u{${cp.toString(16)}}`;
 }
 
-export interface TerminalTextOptions {
+interface TerminalTextOptions {
   /** Keep line feeds (a multi-line error, a wrapped table cell; CR LF becomes LF); by default LF is shown as `\n`. */
   keepNewlines?: boolean;
   /**

@@ -72,7 +72,7 @@ function* clusters(text: string): Iterable<{ text: string; width: number }> {
 }
 
 /** Terminal width when the stream does not say (not a TTY, or a pty reporting 0 columns). */
-export const DEFAULT_COLUMNS = 80;
+const DEFAULT_COLUMNS = 80;
 
 /** The terminal width of `stream`, or DEFAULT_COLUMNS when it does not say. */
 export function terminalColumns(stream: OutStream): number {

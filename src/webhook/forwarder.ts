@@ -24,7 +24,7 @@ export interface ForwardEvent {
   pending: number;
 }
 
-export interface ForwarderOptions {
+interface ForwarderOptions {
   url: string;
   timeout: Duration;
   /** The key in use: sent as x-signingKey so the app's own check passes (spec 6). */

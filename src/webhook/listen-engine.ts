@@ -81,7 +81,7 @@ export interface ListenReady {
   skipped: number;
 }
 
-export interface ListenEngineOptions {
+interface ListenEngineOptions {
   clock: Clock;
   /** Each event, with the engine's view for whatever the renderer redraws. */
   onEvent(e: ListenEvent, view: ListenView): void;

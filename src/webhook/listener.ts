@@ -12,7 +12,7 @@ import type { Recorded, RecordFile } from './record-file.js';
 import type { Duration } from '../units.js';
 
 /** Why a request got no 200: not our path, not a POST, no/wrong key, too big, or the record file could not be written. */
-export type RejectStatus = 404 | 405 | 403 | 413 | 500;
+type RejectStatus = 404 | 405 | 403 | 413 | 500;
 
 /** What the listener reports; it never prints: the command renders these events. */
 export type ListenerEvent =

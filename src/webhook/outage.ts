@@ -7,7 +7,7 @@ import type { ForwardEvent } from './forwarder.js';
  * When piped output repeats that the target is still down: after 1 minute, then each time the outage has
  * doubled (2, 4, … 64 minutes), then every hour. A day's outage is about 30 lines, not 17,000.
  */
-export const REMINDERS = { firstMs: 60_000, everyMaxMs: 3_600_000 };
+const REMINDERS = { firstMs: 60_000, everyMaxMs: 3_600_000 };
 
 /** An outage as it stands: what failed last, for how long, how often, and what waits. */
 export interface OutageState {

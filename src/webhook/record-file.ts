@@ -16,7 +16,7 @@ const NEWLINE = 0x0a;
  * newline (cut short by a crash) is never visited. Synchronous on purpose: the writer appends with
  * writeSync on the same thread, so a reader can never see half a line that is still being written.
  */
-export function readLinesSync(path: string, from: number, visit: (line: Buffer, offset: number) => boolean): number {
+function readLinesSync(path: string, from: number, visit: (line: Buffer, offset: number) => boolean): number {
   const fd = openSync(path, 'r');
   try {
     let pos = from;

@@ -11,7 +11,7 @@ import { bodyValue, type Delivery, outgoingHeaders } from './delivery.js';
 import { readDeliveries, sniffRecordFile } from './record-file.js';
 
 /** What to replay, and where. */
-export interface ReplayPlan {
+interface ReplayPlan {
   file: string;
   to: string;
   /** First sequence number to send. */

@@ -46,10 +46,10 @@ export async function runImport(ctx: Context, plan: ImportPlan, deps: ImportDeps
  * After the first Ctrl-C, how long requests in flight may take to be answered; then they are cut off and
  * their rows left uncertain (the next run reads the board for them before sending anything again).
  */
-export const IN_FLIGHT_GRACE_MS = 2000;
+const IN_FLIGHT_GRACE_MS = 2000;
 
 /** Send every row through the engine, write the reports, and end with the exit the summary calls for. */
-export async function executeImport(ctx: Context, plan: ImportPlan, resolved: ResolvedImport): Promise<void> {
+async function executeImport(ctx: Context, plan: ImportPlan, resolved: ResolvedImport): Promise<void> {
   const { outputs: paths, policy } = plan;
   const status = createStatus(ctx);
   const env = { clock: ctx.clock, stopNow: ctx.signal, drain: ctx.drain.signal, secrets: ctx.secrets, timeoutMs: ctx.globals.timeout?.ms ?? DEFAULT_TIMEOUT_MS };

@@ -16,7 +16,7 @@ import { changeJsonTail, deliveryLine, notForwardedText, rejectLine, resumedForw
 import { tunnelRenderer } from './tunnel-render.js';
 
 /** What the screen shows besides the engine's events. */
-export interface ScreenOptions {
+interface ScreenOptions {
   json: boolean;
   /** The tunnel tool that runs, if any, and the user's public URL. */
   toolName?: string;
@@ -34,7 +34,7 @@ export interface ScreenOptions {
 }
 
 /** The screen of one listen run. */
-export interface ListenScreen {
+interface ListenScreen {
   /** Whether a live line is drawn (it wants the outage's clock every second). */
   readonly live: boolean;
   ready(r: ListenReady): void;

@@ -8,7 +8,7 @@ import { type OutageState, type OutageStep, OutageTracker } from '../../webhook/
 import { forwardLine } from './render.js';
 
 /** What one forward try changes on screen. */
-export interface OutageOutput {
+interface OutageOutput {
   /** A line to print for good (a forward that worked, the first failure, a new kind of failure, back up). */
   line?: string;
   /** The state of an outage: a terminal shows it in place (fitted to its width), updated at every try. */

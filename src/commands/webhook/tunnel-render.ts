@@ -6,7 +6,7 @@ import { formatDuration } from '../../units.js';
 import type { TunnelEvent } from '../../webhook/tunnel/tunnel.js';
 
 /** Where the tunnel's lines go. */
-export interface TunnelOutput {
+interface TunnelOutput {
   status: Status;
   /** Raw stderr: lines that must show even under --quiet (the URL to paste). */
   stderr: (line: string) => void;

@@ -32,9 +32,9 @@ import { HttpError, readJson, SECURITY_HEADERS, send, sse } from './respond.js';
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_ENTRIES, EntryStore, forwardView } from './store.js';
 
 /** The address the inspector binds, whatever the listener's --host: the page is for this machine only. */
-export const INSPECTOR_HOST = '127.0.0.1';
+const INSPECTOR_HOST = '127.0.0.1';
 /** The header an action must carry, with the token as its value. */
-export const TOKEN_HEADER = 'x-cardboard-token';
+const TOKEN_HEADER = 'x-cardboard-token';
 
 const STATIC_FILES: ReadonlyArray<[string, string]> = [
   ['index.html', 'text/html; charset=utf-8'],

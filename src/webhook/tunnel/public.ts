@@ -13,7 +13,7 @@ import { Tunnel, type TunnelEvent, TunnelStartError, type TunnelTiming } from '.
 export type TunnelChoice = { tool: 'auto' } | { tool: 'cloudflared' | 'ngrok' } | { tool: 'ssh'; destination: string; remotePort?: number };
 
 /** A tunnel tool found on PATH: its name and the executable that will run. */
-export interface FoundTool {
+interface FoundTool {
   name: ToolName;
   file: string;
 }
@@ -38,7 +38,7 @@ export async function findTool(choice: TunnelChoice, env: NodeJS.ProcessEnv): Pr
 }
 
 /** The tool's arguments for the listener at host:port. */
-export function tunnelTool(choice: TunnelChoice, found: FoundTool, host: string, port: number): TunnelTool {
+function tunnelTool(choice: TunnelChoice, found: FoundTool, host: string, port: number): TunnelTool {
   if (choice.tool === 'ssh') return ssh(choice.destination, choice.remotePort ?? port, host, port);
   return found.name === 'ngrok' ? ngrok(host, port) : cloudflared(host, port);
 }
@@ -71,7 +71,7 @@ export interface PublicPlan {
 }
 
 /** What runTunnel needs besides the plan. */
-export interface TunnelRun {
+interface TunnelRun {
   host: string;
   path: string;
   /** The listener, started: its port, and the test deliveries it recognises. */

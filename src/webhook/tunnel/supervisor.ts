@@ -4,7 +4,7 @@
 import type { Clock } from '../../clock.js';
 
 /** When a child is started again. */
-export interface RestartPolicy {
+interface RestartPolicy {
   /** The first restart waits this long; each short life in a row doubles it, up to restartMaxMs. */
   restartMs: number;
   restartMaxMs: number;
@@ -18,7 +18,7 @@ export interface RestartPolicy {
  */
 export type Life = { stopped: true } | { stopped: false; reason: string; upMs?: number };
 
-export interface SupervisorOptions {
+interface SupervisorOptions {
   /** One life of the child, from its start to its end (or ours); `attempt` counts from 1. */
   life(attempt: number): Promise<Life>;
   policy: RestartPolicy;

@@ -11,7 +11,7 @@ export interface ToolLine {
 }
 
 /** Reads a tool's output line by line; keeps what it needs across lines (cloudflared's framed block). */
-export type ToolReader = (line: string, stream: 'stdout' | 'stderr') => ToolLine | undefined;
+type ToolReader = (line: string, stream: 'stdout' | 'stderr') => ToolLine | undefined;
 
 /** A tunnel tool: its name, its arguments to reach the listener, and how its output is read. */
 export interface TunnelTool {
