@@ -1,13 +1,14 @@
 // The interactive mapping: one question per unmapped header, a preview of the first
 // rows as they will be sent, and an offer to save the mapping for `--map-file` next time.
-import { writeFileSync } from 'node:fs';
 import type { Context } from '../../context.js';
 import { CancelledError } from '../../errors.js';
+import { fileError } from '../../fs-errors.js';
 import { checkTargets, mappingToFile, rowBody, shellQuote, type Unmapped } from '../../import/mapping.js';
 import { type ColumnMapping, type ColumnTarget, type ColumnWords, columnWords } from '../../import/types.js';
 import { answer } from '../../io/prompt.js';
 import { plural, quoted, terminalText } from '../../io/text.js';
 import { editDistance } from '../../did-you-mean.js';
+import { writePrivateFile } from '../../private-file.js';
 
 /** One option of a select prompt. */
 export interface Choice<T> {
@@ -136,6 +137,12 @@ export async function previewAndSave(
   if (!(await prompter.confirm('Save this mapping for the next run (--map-file)?', true))) return;
   const base = file === '-' ? 'stdin' : file.replace(/\.[^./\\]+$/, '');
   const path = await prompter.input('Save the mapping as', `${base}.map.json`);
-  writeFileSync(path, `${JSON.stringify(mappingToFile(columns), null, 2)}\n`);
+  // Owner-only like every file cardboard creates (a file that exists keeps its mode); git keeps no mode
+  // but the executable bit, so the mapping commits and shares as any other file.
+  try {
+    writePrivateFile(path, `${JSON.stringify(mappingToFile(columns), null, 2)}\n`, { flag: 'the mapping file' });
+  } catch (err) {
+    throw fileError(err, { action: 'save the mapping to', path, hint: 'Run again and give a path in a writable directory when asked where to save the mapping; nothing was sent.' });
+  }
   ctx.stderr.write(`${terminalText(`Saved. Next time: cardboard import ${shellQuote(file)} --map-file ${shellQuote(path)}`)}\n`);
 }
