@@ -6,7 +6,7 @@ import module from 'node:module';
 
 const argv = process.argv.slice(2);
 // The one look at argv before commander loads: a version flag alone (VERSION_FLAGS, which the root's
-// --version option is made of) needs neither commander (~20 ms to load) nor any command module. Anything
+// --version option is made of) needs neither commander (slow to load) nor any command module. Anything
 // else, `-qV` included, is read by the tree (src/program.ts scanArgv, then commander).
 const { VERSION, VERSION_FLAGS } = await import('../dist/version.js');
 if (argv.length === 1 && VERSION_FLAGS.includes(argv[0])) {

@@ -10,7 +10,7 @@ import { CardboardError } from './errors.js';
 import { createPrivateFile, makePrivateDir } from './private-file.js';
 
 /** What a lock file says about its owner. */
-export interface LockOwner {
+interface LockOwner {
   pid: number;
   host: string;
   started: string;
@@ -54,7 +54,7 @@ function busy(path: string, owner: LockOwner | undefined, refuse: LockRefusal): 
 }
 
 /** How a lock is taken: the refusal when a live process holds it, and what the owner says it does. */
-export interface LockRequest {
+interface LockRequest {
   /** The error for a held lock (default: a CardboardError naming the lock and its owner, exit 1). */
   refuse?: LockRefusal;
   /** What this process does, shown to the next one refused. */
@@ -73,10 +73,10 @@ const LOOKS = 5;
  * dead. Process-wide state on purpose, as the exit it answers is the process's: one hook, added with the
  * first lock held and removed with the last, never one per lock. Empty whenever no lock is held.
  */
-const held = new Set<FileLock>();
+const heldLocks = new Set<FileLock>();
 
 function releaseAll(): void {
-  for (const lock of held) lock.release();
+  for (const lock of heldLocks) lock.release();
 }
 
 /** A held lock; release() is idempotent and also runs on process exit (a second Ctrl-C exits at once). */
@@ -85,8 +85,8 @@ export class FileLock {
     readonly path: string,
     private readonly owner: LockOwner,
   ) {
-    if (held.size === 0) process.on('exit', releaseAll);
-    held.add(this);
+    if (heldLocks.size === 0) process.on('exit', releaseAll);
+    heldLocks.add(this);
   }
 
   /**
@@ -128,8 +128,8 @@ export class FileLock {
 
   /** Delete the lock if it is still ours. */
   release(): void {
-    if (!held.delete(this)) return;
-    if (held.size === 0) process.off('exit', releaseAll);
+    if (!heldLocks.delete(this)) return;
+    if (heldLocks.size === 0) process.off('exit', releaseAll);
     const current = readOwner(this.path);
     if (current?.pid === this.owner.pid && current.host === this.owner.host) rmSync(this.path, { force: true });
   }

@@ -22,7 +22,7 @@ export interface Host {
 export function processHost(): Host {
   return {
     // Made when first read: Node builds process.stdin on first use (a pipe's or a terminal's stream loads
-    // several modules, ~5 ms), and most runs never read it.
+    // several modules), and most runs never read it.
     get stdin() {
       return process.stdin;
     },

@@ -13,10 +13,10 @@ import { ExitCode } from './errors.js';
 export type StopSignal = 'SIGINT' | 'SIGTERM';
 
 /** Why a run was stopped: a signal, or the reader of stdout went away (`| head -1`), which is no failure. */
-export type StopReason = StopSignal | 'broken-pipe';
+type StopReason = StopSignal | 'broken-pipe';
 
 /** The stop signals, as a value. */
-export const STOP_SIGNALS: readonly StopSignal[] = ['SIGINT', 'SIGTERM'];
+const STOP_SIGNALS: readonly StopSignal[] = ['SIGINT', 'SIGTERM'];
 
 /** Whether `reason` is a stop signal (a run stopped by a broken pipe, or not stopped, is not). */
 export function isStopSignal(reason: unknown): reason is StopSignal {
@@ -135,7 +135,7 @@ export function childStop(parent?: AbortSignal): Stopper {
 }
 
 /** How a long run drains: what to say on the first signal, and how long work in flight may go on after it. */
-export interface DrainOptions {
+interface DrainOptions {
   /** Said on the first signal (what happens next). */
   onFirst?(signal: StopSignal): void;
   /** After the first Ctrl-C, `signal` aborts this much later (requests in flight are cut off). Default: never. */

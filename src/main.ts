@@ -8,7 +8,7 @@ import { buildProgram, CommanderError, scanArgv, trackCommand, usageAdvice } fro
 import type { Secrets } from './redact.js';
 
 /** How a run ended: its exit code, and the signal that stopped it, which the process must end by. */
-export interface RunEnd {
+interface RunEnd {
   code: number;
   /** SIGINT or SIGTERM stopped the run (`code` is then 130 or 143): bin/cardboard.js ends by it. */
   signal?: StopSignal;

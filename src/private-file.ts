@@ -62,7 +62,7 @@ export function requireRegularFile(path: string, flag: string): void {
 }
 
 /** What a file is for: `flag` names it in errors; `reread`: it is read back and appended, so only a regular file will do. */
-export interface PrivateUse {
+interface PrivateUse {
   flag: string;
   reread?: boolean;
 }

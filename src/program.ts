@@ -44,7 +44,7 @@ const LOADERS: { [name in NounName]: () => Promise<NounModule> } = {
 };
 
 /** What argv says before commander parses it (scanArgv). */
-export interface ArgvWords {
+interface ArgvWords {
   /**
    * The words that are neither an option nor a global option's value, in order (`import`, `f.csv` in
    * `cardboard -b x import f.csv`). After `--` every word is an operand, and commander still takes the first

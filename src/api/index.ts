@@ -17,7 +17,7 @@ function isObject(value: unknown): value is Record<string, unknown> {
 }
 
 /** Validate a schema answer (spec 4.2, 2.3): an array of field objects with a string name, or `{"fields": [...]}`. */
-export function toFields(body: unknown, url: string): Field[] {
+function toFields(body: unknown, url: string): Field[] {
   const list = isObject(body) && Array.isArray(body.fields) ? body.fields : body;
   if (!Array.isArray(list) || !list.every((f) => isObject(f) && typeof f.name === 'string')) {
     throw unexpected('a schema that is not a list of named fields', url);
@@ -138,14 +138,14 @@ export function apiOver(http: Http, board: ResolvedBoard, ctx: ApiContext, token
       }
     },
     async postComment(cardId, content, opts = {}) {
-      const p = path`/api/card/${cardId}/comment`;
+      const commentPath = path`/api/card/${cardId}/comment`;
       let body: unknown;
       try {
-        body = await http.post(p, { content }, opts);
+        body = await http.post(commentPath, { content }, opts);
       } catch (err) {
         throw namingBodySize(err, 'comment');
       }
-      if (!isObject(body)) throw unexpected('a comment that is not an object', url(p));
+      if (!isObject(body)) throw unexpected('a comment that is not an object', url(commentPath));
       return body as unknown as Comment;
     },
   };

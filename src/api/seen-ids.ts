@@ -38,16 +38,16 @@ export class SeenIds {
   private fingerprint(id: string): void {
     // Two independent 32-bit hashes of the UTF-16 units (FNV-1a and a multiply-xorshift), each finalised
     // with murmur3's mixer: fast in JS, no Buffer or string made per id.
-    let a = 0x811c9dc5;
-    let b = 0x9747b28c ^ id.length;
+    let fnv = 0x811c9dc5;
+    let mulXor = 0x9747b28c ^ id.length;
     for (let i = 0; i < id.length; i++) {
-      const c = id.charCodeAt(i);
-      a = Math.imul(a ^ c, 0x01000193);
-      b = Math.imul(b ^ c, 0x5bd1e995);
-      b ^= b >>> 13;
+      const unit = id.charCodeAt(i);
+      fnv = Math.imul(fnv ^ unit, 0x01000193);
+      mulXor = Math.imul(mulXor ^ unit, 0x5bd1e995);
+      mulXor ^= mulXor >>> 13;
     }
-    this.fa = SeenIds.mix(a) >>> 0;
-    this.fb = (SeenIds.mix(b) | 1) >>> 0;
+    this.fa = SeenIds.mix(fnv) >>> 0;
+    this.fb = (SeenIds.mix(mulXor) | 1) >>> 0;
   }
 
   private static mix(h: number): number {
@@ -58,23 +58,23 @@ export class SeenIds {
     return h ^ (h >>> 16);
   }
 
-  /** True when (a, b) is there; else adds it when `add` and returns false. */
-  private insert(a: number, b: number, add: boolean): boolean {
-    const shard = b >>> 26; // the top bits pick the shard, the low bits of `a` the slot: independent
+  /** True when (first, second) is there; else adds it when `add` and returns false. */
+  private insert(first: number, second: number, add: boolean): boolean {
+    const shard = second >>> 26; // the top bits pick the shard, the low bits of `first` the slot: independent
     const slots = this.shards[shard]!;
     const mask = slots.length / 2 - 1;
-    for (let s = a & mask; ; s = (s + 1) & mask) {
-      const x = slots[2 * s]!;
-      const y = slots[2 * s + 1]!;
-      if (y === 0) {
+    for (let slot = first & mask; ; slot = (slot + 1) & mask) {
+      const slotFirst = slots[2 * slot]!;
+      const slotSecond = slots[2 * slot + 1]!;
+      if (slotSecond === 0) {
         if (!add) return false;
-        slots[2 * s] = a;
-        slots[2 * s + 1] = b;
+        slots[2 * slot] = first;
+        slots[2 * slot + 1] = second;
         this.size++;
         if (++this.counts[shard]! > (slots.length / 2) * LOAD) this.grow(shard);
         return false;
       }
-      if (x === a && y === b) return true;
+      if (slotFirst === first && slotSecond === second) return true;
     }
   }
 
@@ -84,10 +84,10 @@ export class SeenIds {
     const mask = slots.length / 2 - 1;
     for (let i = 0; i < old.length; i += 2) {
       if (old[i + 1] === 0) continue;
-      let s = old[i]! & mask;
-      while (slots[2 * s + 1] !== 0) s = (s + 1) & mask;
-      slots[2 * s] = old[i]!;
-      slots[2 * s + 1] = old[i + 1]!;
+      let slot = old[i]! & mask;
+      while (slots[2 * slot + 1] !== 0) slot = (slot + 1) & mask;
+      slots[2 * slot] = old[i]!;
+      slots[2 * slot + 1] = old[i + 1]!;
     }
     this.shards[shard] = slots;
   }

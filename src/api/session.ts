@@ -30,19 +30,19 @@ export function rateLimitNotice(ctx: ApiContext): ((line: string) => void) | und
  * The credentials of each client it builds are added to `secrets`, the run's registry, before any request.
  */
 export function openSession(ctx: ApiContext, secrets: SecretKeeper): ApiSession {
-  const g = ctx.globals;
-  const timeoutMs = g.timeout?.ms;
-  const pacer = new Pacer({ fixedRate: g.rate, clock: ctx.clock });
+  const globals = ctx.globals;
+  const timeoutMs = globals.timeout?.ms;
+  const pacer = new Pacer({ fixedRate: globals.rate, clock: ctx.clock });
   // Created with the first client: a missing board or a refused base URL fails before undici loads.
   let dispatcher: Promise<Dispatcher> | undefined;
   const waitNotice = rateLimitNotice(ctx);
   // Asked for with --verbose: said under --quiet too.
-  const log = g.verbose ? (line: string) => notice(ctx, `[http] ${line}`, { always: true }) : undefined;
+  const log = globals.verbose ? (line: string) => notice(ctx, `[http] ${line}`, { always: true }) : undefined;
   const client = async (target: ApiTarget, board: Parameters<typeof apiOver>[1], cacheToken?: string): Promise<ApiClient> => {
     secrets.add(target.token);
-    checkBaseUrl(target.baseUrl, g.insecure);
+    checkBaseUrl(target.baseUrl, globals.insecure);
     dispatcher ??= createDispatcher(timeoutMs);
-    const http = createHttp({ baseUrl: target.baseUrl, token: target.token, dispatcher: await dispatcher, pacer, insecure: Boolean(g.insecure), timeoutMs, clock: ctx.clock, log, hints: tokenHints(board), notice: waitNotice, signal: ctx.signal });
+    const http = createHttp({ baseUrl: target.baseUrl, token: target.token, dispatcher: await dispatcher, pacer, insecure: Boolean(globals.insecure), timeoutMs, clock: ctx.clock, log, hints: tokenHints(board), notice: waitNotice, signal: ctx.signal });
     return apiOver(http, { ...board, baseUrl: http.baseUrl }, ctx, cacheToken);
   };
   return {

@@ -35,7 +35,7 @@ interface WriteOptions {
   waitSignal?: AbortSignal;
 }
 
-export interface ReadOptions {
+interface ReadOptions {
   /** How the read is repeated, when not as a command's (NO_RETRY: an optional read fails at once). */
   retry?: RetryPolicy;
   /** Tries in all, when a read needs more patience than the client's default (a whole-board scan). */

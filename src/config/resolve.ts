@@ -25,7 +25,7 @@ export interface Origin {
 }
 
 /** One resolved part: its value, the coarse source and the exact origin. */
-export interface Resolved {
+interface Resolved {
   value: string;
   source: Source;
   origin: Origin;
@@ -180,16 +180,16 @@ export function describeOrigin(origin: Origin): string {
  * and the base URL's source when the two came from different places (a stored token sent to another URL).
  */
 export function tokenHints(board: ResolvedBoard): { 401: string; 403: string } | undefined {
-  const o = board.origins;
-  if (!o) return undefined;
+  const origins = board.origins;
+  if (!origins) return undefined;
   const fix =
-    o.token.kind === 'env'
-      ? `check ${o.token.name} (it must be the API Key of board ${board.id})`
-      : `store the current one with \`cardboard board add ${o.token.name} --url <POST URL>\``;
-  const where = `the token from ${describeOrigin(o.token)}`;
+    origins.token.kind === 'env'
+      ? `check ${origins.token.name} (it must be the API Key of board ${board.id})`
+      : `store the current one with \`cardboard board add ${origins.token.name} --url <POST URL>\``;
+  const where = `the token from ${describeOrigin(origins.token)}`;
   // Both from the environment, or both from one stored board, belong together; anything else may be a mix-up.
-  const together = o.baseUrl.kind === o.token.kind && (o.token.kind === 'env' || o.baseUrl.name === o.token.name);
-  const mixed = together ? '' : ` The base URL came from ${describeOrigin(o.baseUrl)}: is it the right service?`;
+  const together = origins.baseUrl.kind === origins.token.kind && (origins.token.kind === 'env' || origins.baseUrl.name === origins.token.name);
+  const mixed = together ? '' : ` The base URL came from ${describeOrigin(origins.baseUrl)}: is it the right service?`;
   return {
     401: `The service refused ${where}: ${fix}.${mixed}`,
     403: `The service does not allow ${where} here: ${fix}, and check that the REST API is switched on in Card Sources.${mixed}`,

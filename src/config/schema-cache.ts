@@ -22,7 +22,7 @@ interface CachedSchema {
  * A tag of the token that fetched a cached schema: 16 hex digits of a salted sha256, never the token.
  * A cache hit must not answer for a token the server would refuse (a rotated or mistyped one).
  */
-export function tokenTag(token: string): string {
+function tokenTag(token: string): string {
   return createHash('sha256').update(`cardboard schema cache\n${token}`).digest('hex').slice(0, 16);
 }
 

@@ -98,7 +98,7 @@ async function openConf(dir: string, file: string): Promise<ConfInstance> {
 /**
  * The one place that reads and writes the config file (board aliases and their secrets), through conf with
  * its schema and file mode. Reading never creates anything: a CI job with only CARDBOARD_* variables has no
- * file and must not get one (conf would create its directory), and loading conf (~100 ms, its validator) is
+ * file and must not get one (conf would create its directory), and loading conf (its schema validator is slow to load) is
  * left to runs that have a file to read or something to store.
  */
 export interface ConfigStore {

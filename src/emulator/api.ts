@@ -40,15 +40,15 @@ type Route =
 
 /** Match a path to an endpoint of spec 4 and the method it takes; undefined when no endpoint has it. */
 function match(segments: string[]): { route: Route; methods: string[] } | undefined {
-  const [root, api, a, b, c, d, ...rest] = segments;
-  if (root !== '' || api !== 'api' || rest.length > 0 || b === undefined || b === '') return undefined;
-  if (a === 'aptlet') {
-    if (c === undefined) return { route: { kind: 'list', boardId: b }, methods: GET_POST };
-    if (c === 'schema' && d === undefined) return { route: { kind: 'schema', boardId: b }, methods: GET };
-    if (c === 'card' && d) return { route: { kind: 'card', boardId: b, cardId: d }, methods: GET };
+  const [root, api, resource, id, sub, subId, ...rest] = segments;
+  if (root !== '' || api !== 'api' || rest.length > 0 || id === undefined || id === '') return undefined;
+  if (resource === 'aptlet') {
+    if (sub === undefined) return { route: { kind: 'list', boardId: id }, methods: GET_POST };
+    if (sub === 'schema' && subId === undefined) return { route: { kind: 'schema', boardId: id }, methods: GET };
+    if (sub === 'card' && subId) return { route: { kind: 'card', boardId: id, cardId: subId }, methods: GET };
   }
-  if (a === 'schema' && c === undefined) return { route: { kind: 'schema', boardId: b }, methods: GET };
-  if (a === 'card' && c === 'comment' && d === undefined) return { route: { kind: 'comment', cardId: b }, methods: POST };
+  if (resource === 'schema' && sub === undefined) return { route: { kind: 'schema', boardId: id }, methods: GET };
+  if (resource === 'card' && sub === 'comment' && subId === undefined) return { route: { kind: 'comment', cardId: id }, methods: POST };
   return undefined;
 }
 

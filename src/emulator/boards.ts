@@ -44,35 +44,35 @@ export function normalizeBoards(file: unknown): Record<string, BoardSettings> {
     const where = `board "${id}"`;
     if (id === '') throw new BoardsFileError('a board id is empty');
     if (typeof raw !== 'object' || raw === null) throw new BoardsFileError(`${where}: settings must be an object`);
-    const b = raw as Record<string, unknown>;
-    if (typeof b.token !== 'string' || b.token === '') throw new BoardsFileError(`${where}: "token" must be a non-empty string`);
-    if (!Array.isArray(b.fields) || !b.fields.every((f) => typeof f === 'string' && f !== '')) {
+    const settings = raw as Record<string, unknown>;
+    if (typeof settings.token !== 'string' || settings.token === '') throw new BoardsFileError(`${where}: "token" must be a non-empty string`);
+    if (!Array.isArray(settings.fields) || !settings.fields.every((f) => typeof f === 'string' && f !== '')) {
       throw new BoardsFileError(`${where}: "fields" must be an array of non-empty strings`);
     }
-    if (new Set(b.fields).size !== b.fields.length) throw new BoardsFileError(`${where}: "fields" has a duplicate name`);
+    if (new Set(settings.fields).size !== settings.fields.length) throw new BoardsFileError(`${where}: "fields" has a duplicate name`);
     // `_id` is the card's identifier (spec 2.2), never a field.
-    if (b.fields.includes('_id')) throw new BoardsFileError(`${where}: "_id" cannot be a field name`);
-    const updateMode = b.updateMode ?? 'Update if exists';
+    if (settings.fields.includes('_id')) throw new BoardsFileError(`${where}: "_id" cannot be a field name`);
+    const updateMode = settings.updateMode ?? 'Update if exists';
     if (!UPDATE_MODES.includes(updateMode as UpdateMode)) {
       throw new BoardsFileError(`${where}: "updateMode" must be "Update if exists" or "Always Create New"`);
     }
-    if (b.createFields !== undefined && typeof b.createFields !== 'boolean') {
+    if (settings.createFields !== undefined && typeof settings.createFields !== 'boolean') {
       throw new BoardsFileError(`${where}: "createFields" must be true or false`);
     }
-    const webhookUrl = b.webhookUrl ?? null;
+    const webhookUrl = settings.webhookUrl ?? null;
     if (webhookUrl !== null && (typeof webhookUrl !== 'string' || !/^https?:\/\/./.test(webhookUrl))) {
       throw new BoardsFileError(`${where}: "webhookUrl" must be an http(s) URL or null`);
     }
-    if (b.signingKey !== undefined && (typeof b.signingKey !== 'string' || b.signingKey === '')) {
+    if (settings.signingKey !== undefined && (typeof settings.signingKey !== 'string' || settings.signingKey === '')) {
       throw new BoardsFileError(`${where}: "signingKey" must be a non-empty string`);
     }
     out[id] = {
-      token: b.token,
-      fields: [...(b.fields as string[])],
+      token: settings.token,
+      fields: [...(settings.fields as string[])],
       updateMode: updateMode as UpdateMode,
-      createFields: b.createFields === true,
+      createFields: settings.createFields === true,
       webhookUrl: webhookUrl as string | null,
-      signingKey: (b.signingKey as string | undefined) ?? randomId(32),
+      signingKey: (settings.signingKey as string | undefined) ?? randomId(32),
     };
   }
   if (Object.keys(out).length === 0) throw new BoardsFileError('the boards file defines no board');

@@ -29,13 +29,13 @@ function draw(bytes: Bytes, length: number): string {
 function cryptoBytes(): Bytes {
   let pool = Buffer.alloc(0);
   let at = 0;
-  return (n) => {
-    if (at + n > pool.length) {
-      pool = randomBytes(Math.max(4096, n));
+  return (count) => {
+    if (at + count > pool.length) {
+      pool = randomBytes(Math.max(4096, count));
       at = 0;
     }
-    at += n;
-    return pool.subarray(at - n, at);
+    at += count;
+    return pool.subarray(at - count, at);
   };
 }
 
@@ -43,13 +43,13 @@ function cryptoBytes(): Bytes {
 function seededBytes(seed: string, label: string): Bytes {
   let block = 0;
   let buf = Buffer.alloc(0);
-  return (n) => {
-    while (buf.length < n) {
+  return (count) => {
+    while (buf.length < count) {
       const next = createHash('sha256').update(`cardboard-emulator\0${label}\0${seed}\0${block++}`).digest();
       buf = Buffer.concat([buf, next]);
     }
-    const out = buf.subarray(0, n);
-    buf = buf.subarray(n);
+    const out = buf.subarray(0, count);
+    buf = buf.subarray(count);
     return out;
   };
 }

@@ -12,18 +12,18 @@ export class RateLimiter {
 
   /** Take one token for `key`: 0 when allowed, else the whole seconds (≥ 1) to wait for Retry-After. */
   take(key: string, now = Date.now()): number {
-    let b = this.buckets.get(key);
-    if (!b) {
-      b = { tokens: this.burst, at: now };
-      this.buckets.set(key, b);
+    let bucket = this.buckets.get(key);
+    if (!bucket) {
+      bucket = { tokens: this.burst, at: now };
+      this.buckets.set(key, bucket);
     } else {
-      b.tokens = Math.min(this.burst, b.tokens + (now - b.at) * this.perMs);
-      b.at = now;
+      bucket.tokens = Math.min(this.burst, bucket.tokens + (now - bucket.at) * this.perMs);
+      bucket.at = now;
     }
-    if (b.tokens >= 1) {
-      b.tokens -= 1;
+    if (bucket.tokens >= 1) {
+      bucket.tokens -= 1;
       return 0;
     }
-    return Math.max(1, Math.ceil((1 - b.tokens) / this.perMs / 1000));
+    return Math.max(1, Math.ceil((1 - bucket.tokens) / this.perMs / 1000));
   }
 }

@@ -45,7 +45,7 @@ function send(res: http.ServerResponse, reply: Reply): void {
 export async function startEmulator(opts: EmulatorOptions = {}): Promise<RunningEmulator> {
   const settings = normalizeBoards(opts.boards ?? demoBoards(opts.demoSeed));
   const newId = idSource(opts.idSeed);
-  const stores = new Map(Object.entries(settings).map(([id, s]) => [id, new BoardStore(id, s, newId)]));
+  const stores = new Map(Object.entries(settings).map(([id, boardSettings]) => [id, new BoardStore(id, boardSettings, newId)]));
   const webhooks = new WebhookSender(
     (boardId) => ({ url: settings[boardId]!.webhookUrl, signingKey: settings[boardId]!.signingKey }),
     opts.webhookRetryCapMs ?? 30_000,
@@ -91,22 +91,22 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
 
   function dispatch(req: http.IncomingMessage, res: http.ServerResponse, rec: RecordedRequest, body: unknown) {
     const target = rec.path;
-    const q = target.indexOf('?');
+    const queryAt = target.indexOf('?');
     const token = req.headers['x-token'];
     const apiReq: ApiRequest = {
       method: rec.method,
-      path: q === -1 ? target : target.slice(0, q),
-      query: q === -1 ? '' : target.slice(q + 1),
+      path: queryAt === -1 ? target : target.slice(0, queryAt),
+      query: queryAt === -1 ? '' : target.slice(queryAt + 1),
       token: typeof token === 'string' ? token : undefined,
       body,
     };
     const delay = faults.delayMs;
     if (delay <= 0) return answer(req, res, rec, apiReq);
-    const t = setTimeout(() => {
-      delays.delete(t);
+    const timer = setTimeout(() => {
+      delays.delete(timer);
       answer(req, res, rec, apiReq);
     }, delay);
-    delays.add(t);
+    delays.add(timer);
   }
 
   function onApiRequest(req: http.IncomingMessage, res: http.ServerResponse) {

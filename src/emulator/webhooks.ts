@@ -59,23 +59,23 @@ export class WebhookSender {
   }
 
   private queue(boardId: string): BoardQueue {
-    let q = this.queues.get(boardId);
-    if (!q) {
-      q = { payloads: [], running: false, stats: { pending: 0, delivered: 0, attempts: 0 } };
-      this.queues.set(boardId, q);
+    let queue = this.queues.get(boardId);
+    if (!queue) {
+      queue = { payloads: [], running: false, stats: { pending: 0, delivered: 0, attempts: 0 } };
+      this.queues.set(boardId, queue);
     }
-    return q;
+    return queue;
   }
 
-  private async drain(q: BoardQueue, boardId: string): Promise<void> {
-    q.running = true;
-    while (!this.closed && q.payloads.length > 0) {
-      const payload = q.payloads[0]!;
+  private async drain(queue: BoardQueue, boardId: string): Promise<void> {
+    queue.running = true;
+    while (!this.closed && queue.payloads.length > 0) {
+      const payload = queue.payloads[0]!;
       let backoff = Math.min(FIRST_BACKOFF_MS, this.retryCapMs);
       for (;;) {
         const { url, signingKey } = this.target(boardId);
         if (url === null || this.closed) break;
-        q.stats.attempts++;
+        queue.stats.attempts++;
         // Spec 6: only a 200 counts as delivered; anything else (or no answer in time) is retried.
         if ((await this.send(url, signingKey, payload)) === 200) break;
         if (this.closed) break;
@@ -83,20 +83,20 @@ export class WebhookSender {
         backoff = Math.min(backoff * 2, this.retryCapMs);
       }
       if (this.closed) break;
-      q.payloads.shift();
-      q.stats.pending--;
-      if (this.target(boardId).url !== null) q.stats.delivered++;
+      queue.payloads.shift();
+      queue.stats.pending--;
+      if (this.target(boardId).url !== null) queue.stats.delivered++;
     }
-    q.running = false;
+    queue.running = false;
   }
 
   private sleep(ms: number): Promise<void> {
     return new Promise((resolve) => {
-      const t = setTimeout(() => {
-        this.timers.delete(t);
+      const timer = setTimeout(() => {
+        this.timers.delete(timer);
         resolve();
       }, ms);
-      this.timers.add(t);
+      this.timers.add(timer);
     });
   }
 

@@ -17,7 +17,7 @@ import { displayUrl } from './url.js';
 export const APP_BACKOFF: Backoff = { baseMs: 100, maxMs: 5000 };
 
 /** What the app policy needs: chance for the jitter, the backoff, when to stop, and the caller's hook. */
-export interface AppPolicyOptions<Req> {
+interface AppPolicyOptions<Req> {
   clock: Pick<Clock, 'random'>;
   backoff?: Backoff;
   /** Once aborted, a failed try is not repeated (the forwarder is stopping; the forward is sent again on resume). */
@@ -27,19 +27,19 @@ export interface AppPolicyOptions<Req> {
 }
 
 /** The policy of forwards to the app: every failure repeated after failure.ts's wait, until `stop`. */
-export function appPolicy<Req>(o: AppPolicyOptions<Req>): RetryPolicy<Req> {
-  const backoff = o.backoff ?? APP_BACKOFF;
+export function appPolicy<Req>(opts: AppPolicyOptions<Req>): RetryPolicy<Req> {
+  const backoff = opts.backoff ?? APP_BACKOFF;
   return {
-    onRetry: o.onRetry,
+    onRetry: opts.onRetry,
     decide(err, tries) {
-      if (o.stop.aborted || !(err instanceof ApiError)) return { stop: err };
-      return { wait: retryWaitMs(classify(err), backoffMs(tries.made, backoff, o.clock.random), o.clock.random) };
+      if (opts.stop.aborted || !(err instanceof ApiError)) return { stop: err };
+      return { wait: retryWaitMs(classify(err), backoffMs(tries.made, backoff, opts.clock.random), opts.clock.random) };
     },
   };
 }
 
 /** What the app answered one try, as far as the policy reads it. */
-export interface AppAnswer {
+interface AppAnswer {
   /** HTTP status; undefined when no answer came. */
   status?: number;
   /** The network error when no answer came (ECONNREFUSED…). */

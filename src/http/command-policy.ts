@@ -28,13 +28,13 @@ export interface RetryLimits {
 export const DEFAULT_RETRY: RetryLimits = { maxTries: 4, baseDelayMs: 500, maxDelayMs: 8000, maxWaitMs: 60_000, maxThrottledTries: 50 };
 
 /** What the command policy decides from: rate-limited tries of this request, and the client's wait since its last success. */
-export interface RetryState {
+interface RetryState {
   throttledTries: number;
   waitedMs: number;
 }
 
 /** A rate limit: the service said it did nothing because of load (429 always; 503 when it names a Retry-After). */
-export function isRateLimit(err: unknown): err is ApiError {
+function isRateLimit(err: unknown): err is ApiError {
   return err instanceof ApiError && (err.status === 429 || (err.status === 503 && err.retryAfter !== undefined));
 }
 

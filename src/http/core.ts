@@ -30,7 +30,7 @@ export interface CoreOptions {
 }
 
 /** `cardboard/0.1.0 node/20.20.2`: names the client in the server's logs. */
-export const USER_AGENT = `cardboard/${VERSION} node/${process.versions.node}`;
+const USER_AGENT = `cardboard/${VERSION} node/${process.versions.node}`;
 
 const HINTS: Record<number, string> = {
   401: 'The token was refused: check it, or store it again with `cardboard board add <alias> --url <POST URL>`.',
@@ -58,12 +58,12 @@ const NETWORK_TEXT: Record<string, string> = {
 };
 
 /** Network error code of an undici/net failure, looking through AggregateError and causes. */
-export function networkCode(err: unknown): string | undefined {
-  const e = err as { code?: unknown; errors?: unknown[]; cause?: unknown } | undefined;
-  if (!e || typeof e !== 'object') return undefined;
-  if (typeof e.code === 'string') return e.code;
-  if (Array.isArray(e.errors) && e.errors.length > 0) return networkCode(e.errors[0]);
-  return e.cause ? networkCode(e.cause) : undefined;
+function networkCode(err: unknown): string | undefined {
+  const failure = err as { code?: unknown; errors?: unknown[]; cause?: unknown } | undefined;
+  if (!failure || typeof failure !== 'object') return undefined;
+  if (typeof failure.code === 'string') return failure.code;
+  if (Array.isArray(failure.errors) && failure.errors.length > 0) return networkCode(failure.errors[0]);
+  return failure.cause ? networkCode(failure.cause) : undefined;
 }
 
 function statusError(method: string, url: string, status: number, text: string, headers: HttpResponse['headers'], nowMs: number, hints: CoreOptions['hints'], body: string | Buffer | undefined, response?: ApiResponse): ApiError {

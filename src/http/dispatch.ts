@@ -81,8 +81,8 @@ interface Watched {
 export class AbortWatch {
   private readonly watched = new WeakMap<AbortSignal, Watched>();
 
-  /** Call `x.aborted()` when `signal` aborts (it has not yet). */
-  add(signal: AbortSignal, x: Abortable): void {
+  /** Call `item.aborted()` when `signal` aborts (it has not yet). */
+  add(signal: AbortSignal, item: Abortable): void {
     let list = this.watched.get(signal);
     if (list === undefined) {
       const fresh: Watched = { head: undefined, tail: undefined };
@@ -102,21 +102,21 @@ export class AbortWatch {
       );
     }
     // Appended, so an abort reaches requests in the order they started (rows are cut off in file order).
-    x.prev = list.tail;
-    if (list.tail) list.tail.next = x;
-    else list.head = x;
-    list.tail = x;
+    item.prev = list.tail;
+    if (list.tail) list.tail.next = item;
+    else list.head = item;
+    list.tail = item;
   }
 
-  delete(signal: AbortSignal, x: Abortable): void {
+  delete(signal: AbortSignal, item: Abortable): void {
     const list = this.watched.get(signal);
     if (list === undefined) return;
-    if (x.prev) x.prev.next = x.next;
-    else if (list.head === x) list.head = x.next;
-    if (x.next) x.next.prev = x.prev;
-    else if (list.tail === x) list.tail = x.prev;
-    x.prev = undefined;
-    x.next = undefined;
+    if (item.prev) item.prev.next = item.next;
+    else if (list.head === item) list.head = item.next;
+    if (item.next) item.next.prev = item.prev;
+    else if (list.tail === item) list.tail = item.prev;
+    item.prev = undefined;
+    item.next = undefined;
   }
 }
 
@@ -153,28 +153,28 @@ export class Deadlines {
     this.arm();
   };
 
-  /** Call `x.expired()` at `x.at` unless deleted first. */
-  add(x: Timed): void {
+  /** Call `item.expired()` at `item.at` unless deleted first. */
+  add(item: Timed): void {
     let before = this.last;
-    while (before !== undefined && before.at > x.at) before = before.earlier;
-    x.earlier = before;
-    x.later = before === undefined ? this.first : before.later;
-    if (x.later) x.later.earlier = x;
-    else this.last = x;
-    if (before) before.later = x;
-    else this.first = x;
-    if (x.at < this.armedFor) this.arm();
+    while (before !== undefined && before.at > item.at) before = before.earlier;
+    item.earlier = before;
+    item.later = before === undefined ? this.first : before.later;
+    if (item.later) item.later.earlier = item;
+    else this.last = item;
+    if (before) before.later = item;
+    else this.first = item;
+    if (item.at < this.armedFor) this.arm();
   }
 
-  /** Forget `x` (answered, or expired); nothing if it is not in the list. */
-  delete(x: Timed): void {
-    if (x.earlier === undefined && this.first !== x) return;
-    if (x.earlier) x.earlier.later = x.later;
-    else this.first = x.later;
-    if (x.later) x.later.earlier = x.earlier;
-    else this.last = x.earlier;
-    x.earlier = undefined;
-    x.later = undefined;
+  /** Forget `item` (answered, or expired); nothing if it is not in the list. */
+  delete(item: Timed): void {
+    if (item.earlier === undefined && this.first !== item) return;
+    if (item.earlier) item.earlier.later = item.later;
+    else this.first = item.later;
+    if (item.later) item.later.earlier = item.earlier;
+    else this.last = item.earlier;
+    item.earlier = undefined;
+    item.later = undefined;
     if (this.first === undefined && this.timer !== undefined) {
       clearTimeout(this.timer);
       this.timer = undefined;

@@ -5,7 +5,7 @@ import type { ApiError } from '../errors.js';
 import { formatDuration } from '../units.js';
 
 /** What a failed request means for repeating it. */
-export type FailureKind =
+type FailureKind =
   /** Never reached the server (refused, DNS, connect timeout, TLS handshake): repeating cannot duplicate. */
   | 'not-sent'
   /** The server said it did nothing and to come back (429, 503): repeat after Retry-After. */
@@ -16,7 +16,7 @@ export type FailureKind =
   | 'refused';
 
 /** A classified failure; `heals` is false when trying again within seconds cannot help (DNS, TLS, oversize). */
-export type Failure =
+type Failure =
   | { kind: Exclude<FailureKind, 'retryable'>; heals: boolean; retryAfterMs?: undefined }
   | {
       kind: 'retryable';
@@ -36,7 +36,7 @@ const PERMANENT = new Set(['ENOTFOUND', 'UND_ERR_RES_EXCEEDED_MAX_SIZE', 'ERR_BU
 /**
  * The least wait before a request the server declined (429, 503) is sent again, whatever its Retry-After
  * says. `Retry-After: 0` and a date already past are legal and mean "now"; taken literally, a server that
- * keeps saying so gets the next request as fast as the network answers (50 in under 3 s). Retry-After
+ * keeps saying so gets the next request as fast as the network answers. Retry-After
  * counts whole seconds, so a second is the shortest wait a server can ask for other than none.
  */
 export const RETRY_FLOOR_MS = 1000;
@@ -103,8 +103,7 @@ export function retryWaitMs(failure: Failure, backoff: number, random: () => num
 /**
  * The most jitter added to a server's wait of `baseMs`: a quarter of it, at most a second. Enough to spread
  * processes told the same Retry-After (a quarter second for `Retry-After: 1`, five requests at 20/s); each
- * millisecond of it is one the client idles, so a spread over the whole wait cost a rate-limited import
- * about 2 % of what the limit allows.
+ * millisecond of it is one the client idles under the limit, so it is no wider than that.
  */
 export function spreadMs(baseMs: number): number {
   return Math.min(baseMs / 4, JITTER_MS);

@@ -16,10 +16,10 @@ export { path } from './url.js';
 export { bodySizeNote, namingBodySize } from './error-words.js';
 
 /** Defaults suited to a CLI: 10 s to connect, 30 s for headers and for the body (undici's own are 300 s). */
-export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
+const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
 export const DEFAULT_TIMEOUT_MS = 30_000;
 /** A response bigger than this fails while reading instead of exhausting memory (undici has no size limit unless maxResponseSize is set). */
-export const MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
+const MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
 
 /** A keep-alive dispatcher for one run's clients (undici is loaded here, on first use); the caller closes it. */
 export async function createDispatcher(timeoutMs = DEFAULT_TIMEOUT_MS): Promise<Dispatcher> {
@@ -29,7 +29,7 @@ export async function createDispatcher(timeoutMs = DEFAULT_TIMEOUT_MS): Promise<
 }
 
 /** Where to send and how: base URL, token, the run's dispatcher and rate gate, and the global options' knobs. */
-export interface HttpOptions {
+interface HttpOptions {
   baseUrl: string;
   token: string;
   dispatcher: Dispatcher;
@@ -51,7 +51,7 @@ export interface HttpOptions {
 }
 
 /** What a caller adds to a request: how it is repeated and what ends it. */
-export type RequestOptions = Pick<HttpRequest, 'retrySafe' | 'retry' | 'maxTries' | 'signal' | 'waitSignal'>;
+type RequestOptions = Pick<HttpRequest, 'retrySafe' | 'retry' | 'maxTries' | 'signal' | 'waitSignal'>;
 
 /**
  * A request with the caller's options, copied field by field: an import posts every row through here,

@@ -142,22 +142,22 @@ export class Pacer {
   succeeded(): void {
     const now = this.clock.now();
     const slot = Math.floor(now / SLOT_MS);
-    const i = slot % SLOTS;
-    if (this.slotStamp[i] !== slot) {
-      this.slotStamp[i] = slot;
-      this.slots[i] = 0;
+    const at = slot % SLOTS;
+    if (this.slotStamp[at] !== slot) {
+      this.slotStamp[at] = slot;
+      this.slots[at] = 0;
     }
-    this.slots[i]!++;
+    this.slots[at]!++;
     if (this.opts.fixedRate !== undefined || !Number.isFinite(this.rateValue)) return;
     if (now - this.lastChange < 1000 || now < this.pausedUntil) return;
     if (this.countSince(now - 1000) < this.rateValue * 0.7) return;
     this.lastChange = now;
-    const c = this.ceiling;
-    if (this.rateValue < c * 0.9) {
-      this.setRate(Math.max(this.rateValue * 1.01, this.rateValue + (c * 0.9 - this.rateValue) * 0.3));
-    } else if (this.rateValue < c) {
-      this.setRate(Math.min(c, this.rateValue * (this.stable ? 1.005 : 1.03)));
-      if (this.rateValue >= c) this.reachedCeiling = now;
+    const ceiling = this.ceiling;
+    if (this.rateValue < ceiling * 0.9) {
+      this.setRate(Math.max(this.rateValue * 1.01, this.rateValue + (ceiling * 0.9 - this.rateValue) * 0.3));
+    } else if (this.rateValue < ceiling) {
+      this.setRate(Math.min(ceiling, this.rateValue * (this.stable ? 1.005 : 1.03)));
+      if (this.rateValue >= ceiling) this.reachedCeiling = now;
     } else if (!this.stable || now - this.reachedCeiling >= HOLD_MS) {
       this.setRate(this.rateValue * (1 + this.probeStep));
       if (!this.stable) this.probeStep = Math.min(0.1, this.probeStep * 2);
@@ -169,8 +169,8 @@ export class Pacer {
   }
 
   /** Successes since time t (at most WINDOW_MS ago), to the 100 ms slot. */
-  private countSince(t: number): number {
-    const from = Math.floor(t / SLOT_MS);
+  private countSince(since: number): number {
+    const from = Math.floor(since / SLOT_MS);
     let n = 0;
     for (let i = 0; i < SLOTS; i++) if (this.slotStamp[i]! >= from) n += this.slots[i]!;
     return n;

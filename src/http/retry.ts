@@ -26,7 +26,7 @@ export interface RetryOptions {
 }
 
 /** What the loop needs besides the request and its policy: the clock it sleeps on, and the client's hooks. */
-export interface RetryLoop<Req = HttpRequest> {
+interface RetryLoop<Req = HttpRequest> {
   clock: Pick<Clock, 'sleep'>;
   onRetry?: (info: RetryInfo<Req>) => void;
   onWait?: (line: string) => void;

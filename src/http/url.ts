@@ -29,10 +29,10 @@ export function joinUrl(baseUrl: string, encodedPath: string, query?: Record<str
 /** The URL as shown to a user: without any user:password part. */
 export function displayUrl(url: string): string {
   try {
-    const u = new URL(url);
-    u.username = '';
-    u.password = '';
-    return u.toString();
+    const parsed = new URL(url);
+    parsed.username = '';
+    parsed.password = '';
+    return parsed.toString();
   } catch {
     return url;
   }
@@ -51,7 +51,7 @@ export function isLoopbackHost(hostname: string): boolean {
  * spec 6) goes over http:// only to loopback, where it never leaves the machine, unless `insecure`
  * (--insecure). Throws a UsageError (exit 2) naming `what` would cross the network; nothing is sent.
  */
-export function refusePlainHttp(url: URL, insecure: boolean | undefined, what: string, flag?: string): void {
+function refusePlainHttp(url: URL, insecure: boolean | undefined, what: string, flag?: string): void {
   if (url.protocol === 'http:' && !insecure && !isLoopbackHost(url.hostname)) {
     throw new UsageError(`Refusing plain http:// to ${url.host}${flag ? ` (${flag})` : ''}: ${what} would cross the network unencrypted.`, {
       hint: 'Use https://, or pass --insecure if you really mean it.',

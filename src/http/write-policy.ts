@@ -52,32 +52,32 @@ export interface WritePolicyOptions {
 }
 
 /** Backoff between tries of a write: 200 ms, doubling, at most 8 s (full jitter, failure.ts). */
-export const WRITE_BACKOFF: Backoff = { baseMs: 200, maxMs: 8000 };
+const WRITE_BACKOFF: Backoff = { baseMs: 200, maxMs: 8000 };
 
 const stop = (why: WriteStop): RetryDecision => ({ stop: new WriteStopped(why) });
 
 /** A write policy for one request: its 429 and unreachable clocks start at its first such failure. */
-export function writePolicy(o: WritePolicyOptions): RetryPolicy {
+export function writePolicy(opts: WritePolicyOptions): RetryPolicy {
   let throttledSince: number | undefined;
   let unreachableSince: number | undefined;
-  const backoff = o.backoff ?? WRITE_BACKOFF;
+  const backoff = opts.backoff ?? WRITE_BACKOFF;
   return {
-    beforeTry: o.beforeTry,
-    onRetry: o.onRetry,
+    beforeTry: opts.beforeTry,
+    onRetry: opts.onRetry,
     async decide(err, tries) {
       if (!(err instanceof ApiError)) return { stop: err };
       const failure = classify(err);
-      const now = o.clock.now();
+      const now = opts.clock.now();
       const counted = tries.made - tries.throttled;
       if (err.status === 429) {
         // Nothing was applied, and the rate gate has paused every worker for the Retry-After: the gate
         // holds the next try, no wait here. A 429 is the pacing working, not a failing write: not counted.
         throttledSince ??= now;
         const forMs = now - throttledSince;
-        if (forMs >= o.giveUpAfterMs) return stop({ kind: 'throttled', err, forMs });
+        if (forMs >= opts.giveUpAfterMs) return stop({ kind: 'throttled', err, forMs });
         // A wait longer than what is left cannot end in time: stop now, not days later.
         const asked = failure.retryAfterMs;
-        if (asked !== undefined && asked > o.giveUpAfterMs - forMs) return stop({ kind: 'throttled-wait', err, forMs, askedMs: asked });
+        if (asked !== undefined && asked > opts.giveUpAfterMs - forMs) return stop({ kind: 'throttled-wait', err, forMs, askedMs: asked });
         return { wait: 0, throttled: true };
       }
       if (failure.kind === 'refused') return { stop: err };
@@ -86,19 +86,19 @@ export function writePolicy(o: WritePolicyOptions): RetryPolicy {
         // write wrong. Past the grace the request ends; a 503 whose Retry-After outlasts it ends at once.
         unreachableSince ??= now;
         const forMs = now - unreachableSince;
-        if (!failure.heals || forMs >= o.unreachableAfterMs) return stop({ kind: 'unreachable', err, forMs });
+        if (!failure.heals || forMs >= opts.unreachableAfterMs) return stop({ kind: 'unreachable', err, forMs });
         const asked = failure.retryAfterMs;
-        if (asked !== undefined && asked > o.unreachableAfterMs - forMs) return stop({ kind: 'unreachable', err, forMs, askedMs: asked });
+        if (asked !== undefined && asked > opts.unreachableAfterMs - forMs) return stop({ kind: 'unreachable', err, forMs, askedMs: asked });
         // A 503 waits its Retry-After (at least the floor) here; with one, the gate pauses the other writes too.
-        return { wait: retryWaitMs(failure, backoffMs(counted, backoff, o.clock.random), o.clock.random) };
+        return { wait: retryWaitMs(failure, backoffMs(counted, backoff, opts.clock.random), opts.clock.random) };
       }
       // Maybe applied (500, 502, 504, a 2xx without `_id`, a reset or a timeout after sending): read
       // before anything else is sent, even when no try is left (a write found is not a failure).
       unreachableSince = undefined;
-      const settled = await o.settle(err);
+      const settled = await opts.settle(err);
       if (settled !== 'repeat') return settled;
-      if (counted >= o.maxTries || !failure.heals) return stop({ kind: 'gave-up', err, tries: counted });
-      return { wait: backoffMs(counted, backoff, o.clock.random) };
+      if (counted >= opts.maxTries || !failure.heals) return stop({ kind: 'gave-up', err, tries: counted });
+      return { wait: backoffMs(counted, backoff, opts.clock.random) };
     },
   };
 }

@@ -81,7 +81,7 @@ const CANNOT_MAKE = new Set(['EACCES', 'EPERM', 'EROFS', 'ENOENT', 'ENOTDIR']);
  * every run of that user. A directory is used only when it is a real directory of ours that nobody else
  * can write: else another user could hold or swap our locks.
  */
-export function lockDirectory(): string {
+function lockDirectory(): string {
   const uid = process.getuid?.() ?? 0;
   const home = passwordHome();
   const shared = join(process.platform === 'win32' ? tmpdir() : '/tmp', `cardboard-${uid}-locks`);

@@ -61,50 +61,50 @@ export class CardTable {
     return (e & ((1 << ENTRY_SHIFT) - 1)) * ENTRY;
   }
 
-  /** The entry number of `h`, or the slot where it would go (negative: -(slot + 1)). */
-  private find(h: string): number {
-    const n = this.slots.length;
+  /** The entry number of `keyHash`, or the slot where it would go (negative: -(slot + 1)). */
+  private find(keyHash: string): number {
+    const slotCount = this.slots.length;
     // The first 4 bytes little-endian, as grow() reads them from an entry.
-    const start = (h.charCodeAt(0) | (h.charCodeAt(1) << 8) | (h.charCodeAt(2) << 16) | (h.charCodeAt(3) << 24)) >>> 0;
-    for (let s = CardTable.slotOf(start, n); ; s = s + 1 === n ? 0 : s + 1) {
-      const e = this.slots[s]!;
-      if (e === 0) return -(s + 1);
-      if (this.keyIs(e - 1, h)) return e - 1;
+    const start = (keyHash.charCodeAt(0) | (keyHash.charCodeAt(1) << 8) | (keyHash.charCodeAt(2) << 16) | (keyHash.charCodeAt(3) << 24)) >>> 0;
+    for (let slot = CardTable.slotOf(start, slotCount); ; slot = slot + 1 === slotCount ? 0 : slot + 1) {
+      const e = this.slots[slot]!;
+      if (e === 0) return -(slot + 1);
+      if (this.keyIs(e - 1, keyHash)) return e - 1;
     }
   }
 
-  private keyIs(e: number, h: string): boolean {
-    const chunk = this.chunkOf(e);
-    const at = CardTable.at(e);
-    for (let i = 0; i < KEY_BYTES; i++) if (chunk[at + i] !== h.charCodeAt(i)) return false;
+  private keyIs(entry: number, keyHash: string): boolean {
+    const chunk = this.chunkOf(entry);
+    const at = CardTable.at(entry);
+    for (let i = 0; i < KEY_BYTES; i++) if (chunk[at + i] !== keyHash.charCodeAt(i)) return false;
     return true;
   }
 
-  /** Where the id of entry `e` is: its chunk and offset, or undefined for an ambiguous key. */
-  private idOf(e: number): [Buffer, number] | undefined {
-    const idAt = this.chunkOf(e).readUInt32LE(CardTable.at(e) + KEY_BYTES + DIGEST_BYTES);
+  /** Where the id of entry `entry` is: its chunk and offset, or undefined for an ambiguous key. */
+  private idOf(entry: number): [Buffer, number] | undefined {
+    const idAt = this.chunkOf(entry).readUInt32LE(CardTable.at(entry) + KEY_BYTES + DIGEST_BYTES);
     if (idAt === AMBIGUOUS) return undefined;
     return [this.idChunks[idAt >>> ID_SHIFT]!, idAt & ((1 << ID_SHIFT) - 1)];
   }
 
   private grow(): void {
-    const n = Math.floor(this.slots.length * GROWTH);
-    this.slots = new Uint32Array(n);
-    for (let e = 0; e < this.size; e++) {
-      let s = CardTable.slotOf(this.chunkOf(e).readUInt32LE(CardTable.at(e)), n);
-      while (this.slots[s] !== 0) s = s + 1 === n ? 0 : s + 1;
-      this.slots[s] = e + 1;
+    const slotCount = Math.floor(this.slots.length * GROWTH);
+    this.slots = new Uint32Array(slotCount);
+    for (let entry = 0; entry < this.size; entry++) {
+      let s = CardTable.slotOf(this.chunkOf(entry).readUInt32LE(CardTable.at(entry)), slotCount);
+      while (this.slots[s] !== 0) s = s + 1 === slotCount ? 0 : s + 1;
+      this.slots[s] = entry + 1;
     }
   }
 
   /** The card of `key`: `null` when the key is held by several cards. */
   get(key: string): { id: string; digest: string } | null | undefined {
-    const e = this.find(CardTable.hash(key));
-    if (e < 0) return undefined;
-    const where = this.idOf(e);
+    const entry = this.find(CardTable.hash(key));
+    if (entry < 0) return undefined;
+    const where = this.idOf(entry);
     if (where === undefined) return null;
-    const at = CardTable.at(e) + KEY_BYTES;
-    return { id: readId(...where), digest: this.chunkOf(e).toString('latin1', at, at + DIGEST_BYTES) };
+    const at = CardTable.at(entry) + KEY_BYTES;
+    return { id: readId(...where), digest: this.chunkOf(entry).toString('latin1', at, at + DIGEST_BYTES) };
   }
 
   /** Whether `key` names the card `id` (one card holds it, and it is this one); no string is made. */
@@ -120,27 +120,27 @@ export class CardTable {
    * `ambiguous` when several (nothing changes: the caller marks the key).
    */
   add(key: string, id: string, digest: string): 'added' | 'same' | 'taken' | 'ambiguous' {
-    const h = CardTable.hash(key);
-    let e = this.find(h);
-    if (e >= 0) {
-      const where = this.idOf(e);
+    const keyHash = CardTable.hash(key);
+    let entry = this.find(keyHash);
+    if (entry >= 0) {
+      const where = this.idOf(entry);
       if (where === undefined) return 'ambiguous';
       if (!idEquals(where[0], where[1], id)) return 'taken';
-      this.chunkOf(e).write(digest, CardTable.at(e) + KEY_BYTES, DIGEST_BYTES, 'latin1');
+      this.chunkOf(entry).write(digest, CardTable.at(entry) + KEY_BYTES, DIGEST_BYTES, 'latin1');
       return 'same';
     }
     if (this.size + 1 > this.slots.length * LOAD) {
       // Full enough: store the entry, then rehash every entry (this one included) into more slots.
-      this.addEntry(h);
+      this.addEntry(keyHash);
       this.grow();
-      e = this.size - 1;
+      entry = this.size - 1;
     } else {
-      this.slots[-e - 1] = this.size + 1;
-      e = this.addEntry(h);
+      this.slots[-entry - 1] = this.size + 1;
+      entry = this.addEntry(keyHash);
     }
-    const chunk = this.chunkOf(e);
-    chunk.writeUInt32LE(this.addId(id), CardTable.at(e) + KEY_BYTES + DIGEST_BYTES);
-    chunk.write(digest, CardTable.at(e) + KEY_BYTES, DIGEST_BYTES, 'latin1');
+    const chunk = this.chunkOf(entry);
+    chunk.writeUInt32LE(this.addId(id), CardTable.at(entry) + KEY_BYTES + DIGEST_BYTES);
+    chunk.write(digest, CardTable.at(entry) + KEY_BYTES, DIGEST_BYTES, 'latin1');
     return 'added';
   }
 
@@ -150,13 +150,13 @@ export class CardTable {
     if (e >= 0) this.chunkOf(e).writeUInt32LE(AMBIGUOUS, CardTable.at(e) + KEY_BYTES + DIGEST_BYTES);
   }
 
-  private addEntry(h: string): number {
-    const e = this.size++;
+  private addEntry(keyHash: string): number {
+    const entry = this.size++;
     // Not zero-filled: every byte of an entry is written before it is read, so untouched pages cost nothing.
-    if (e >>> ENTRY_SHIFT === this.entryChunks.length) this.entryChunks.push(Buffer.allocUnsafeSlow(ENTRY << ENTRY_SHIFT));
+    if (entry >>> ENTRY_SHIFT === this.entryChunks.length) this.entryChunks.push(Buffer.allocUnsafeSlow(ENTRY << ENTRY_SHIFT));
     // grow() rehashes from the first 4 bytes kept, as find() probes from the first 4 of the hash.
-    this.chunkOf(e).write(h, CardTable.at(e), KEY_BYTES, 'latin1');
-    return e;
+    this.chunkOf(entry).write(keyHash, CardTable.at(entry), KEY_BYTES, 'latin1');
+    return entry;
   }
 
   private addId(id: string): number {

@@ -88,10 +88,10 @@ export class RecordFramer {
     this.dropping = no;
   }
 
-  private feed(l: Line): void {
+  private feed(line: Line): void {
     // Most lines hold no quote and start no record of their own lines: a whole record at once.
-    if (this.open.length === 0 && !l.text.includes('"') && l.text.length + l.eol.length <= this.maxChars) {
-      this.out.push({ kind: 'record', line: l.no, text: `${l.text}\n` });
+    if (this.open.length === 0 && !line.text.includes('"') && line.text.length + line.eol.length <= this.maxChars) {
+      this.out.push({ kind: 'record', line: line.no, text: `${line.text}\n` });
       return;
     }
     if (this.open.length === 0) {
@@ -99,14 +99,14 @@ export class RecordFramer {
       this.atFieldStart = true;
       this.chars = 0;
     }
-    this.open.push(l);
-    this.chars += l.text.length + l.eol.length;
-    const t = l.text;
-    for (let i = 0; i < t.length; i++) {
-      const ch = t[i];
+    this.open.push(line);
+    this.chars += line.text.length + line.eol.length;
+    const lineText = line.text;
+    for (let i = 0; i < lineText.length; i++) {
+      const ch = lineText[i];
       if (this.inQuote) {
         if (ch === '"') {
-          if (t[i + 1] === '"') i++;
+          if (lineText[i + 1] === '"') i++;
           else this.inQuote = false;
         }
       } else if (ch === this.delimiter) this.atFieldStart = true;
@@ -119,12 +119,12 @@ export class RecordFramer {
       const lines = this.open;
       this.open = [];
       if (this.chars > this.maxChars) {
-        this.out.push({ kind: 'bad', line: lines[0]!.no, reason: `the record of lines ${lines[0]!.no}-${l.no} is over ${this.maxChars.toLocaleString('en')} characters; not read` });
+        this.out.push({ kind: 'bad', line: lines[0]!.no, reason: `the record of lines ${lines[0]!.no}-${line.no} is over ${this.maxChars.toLocaleString('en')} characters; not read` });
       } else {
         // The breaks between its lines are inside quotes: data, kept as written. The last one ends the record.
         let text = '';
         for (let i = 0; i < lines.length - 1; i++) text += lines[i]!.text + lines[i]!.eol;
-        this.out.push({ kind: 'record', line: lines[0]!.no, text: `${text}${l.text}\n` });
+        this.out.push({ kind: 'record', line: lines[0]!.no, text: `${text}${line.text}\n` });
       }
       return;
     }

@@ -70,15 +70,15 @@ export interface RowChanges {
 export async function describeChanges(api: Pick<Api, 'getCard'>, sample: DryRunReport['updateSample']): Promise<RowChanges[]> {
   const text = (v: unknown) => (v === undefined ? '(none)' : typeof v === 'string' ? v : JSON.stringify(v));
   const out: RowChanges[] = [];
-  for (const u of sample) {
+  for (const update of sample) {
     // A card deleted since the index was read: every field shows as new.
-    const card = ((await api.getCard(u.id).catch(() => undefined)) ?? {}) as Record<string, unknown>;
+    const card = ((await api.getCard(update.id).catch(() => undefined)) ?? {}) as Record<string, unknown>;
     // Own keys only: a field named `constructor` absent from the card is absent, not Object.prototype's.
     const was = (f: string) => ownValue(card, f);
-    const changes = Object.keys(u.body)
-      .filter((f) => f !== '_id' && canonicalJson(was(f)) !== canonicalJson(u.body[f]))
-      .map((field) => ({ field, from: text(was(field)), to: text(u.body[field]) }));
-    out.push({ line: u.line, id: u.id, changes });
+    const changes = Object.keys(update.body)
+      .filter((f) => f !== '_id' && canonicalJson(was(f)) !== canonicalJson(update.body[f]))
+      .map((field) => ({ field, from: text(was(field)), to: text(update.body[field]) }));
+    out.push({ line: update.line, id: update.id, changes });
   }
   return out;
 }

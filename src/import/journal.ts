@@ -36,7 +36,7 @@ export interface JournalKey {
 }
 
 /** The header of a journal found on open: who wrote it first, and when (a journal of an older version names no server). */
-export interface JournalHeader extends Omit<JournalKey, 'server'> {
+interface JournalHeader extends Omit<JournalKey, 'server'> {
   server?: string;
   started: string;
 }
@@ -63,17 +63,17 @@ export function planDigest(plan: Pick<ImportPlan, 'source' | 'key' | 'types' | '
 }
 
 /**
- * The keys of `o` in the order of `Array.prototype.sort()` (UTF-16 code units). A row's few keys are sorted
+ * The keys of `value` in the order of `Array.prototype.sort()` (UTF-16 code units). A row's few keys are sorted
  * in place by insertion: sort() would build its work arrays for every row of an import.
  */
 function sortedKeys(value: object): string[] {
   const keys = Object.keys(value);
   if (keys.length > 16) return keys.sort();
   for (let i = 1; i < keys.length; i++) {
-    const k = keys[i]!;
+    const key = keys[i]!;
     let j = i - 1;
-    for (; j >= 0 && keys[j]! > k; j--) keys[j + 1] = keys[j]!;
-    keys[j + 1] = k;
+    for (; j >= 0 && keys[j]! > key; j--) keys[j + 1] = keys[j]!;
+    keys[j + 1] = key;
   }
   return keys;
 }
@@ -86,9 +86,9 @@ export function rowDigest(body: Readonly<Record<string, unknown>>, idFromIndex: 
   const keys = sortedKeys(body);
   let scalars = true;
   for (let i = 0; i < keys.length; i++) {
-    const k = keys[i]!;
-    const v = body[k];
-    if (k === '_id' && idFromIndex) keys.splice(i--, 1);
+    const key = keys[i]!;
+    const v = body[key];
+    if (key === '_id' && idFromIndex) keys.splice(i--, 1);
     else if (!(v === undefined || v === null || typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean')) scalars = false;
   }
   // canonicalJson's text for an object: with only scalar values (every CSV row), JSON.stringify given the
@@ -97,10 +97,10 @@ export function rowDigest(body: Readonly<Record<string, unknown>>, idFromIndex: 
   if (scalars) return hash('sha1', JSON.stringify(body, keys), 'hex').slice(0, 16);
   let text = '{';
   for (const k of keys) {
-    const v = body[k];
-    if (v === undefined) continue;
+    const value = body[k];
+    if (value === undefined) continue;
     if (text.length > 1) text += ',';
-    text += `${JSON.stringify(k)}:${canonicalJson(v)}`;
+    text += `${JSON.stringify(k)}:${canonicalJson(value)}`;
   }
   return hash('sha1', `${text}}`, 'hex').slice(0, 16);
 }
@@ -131,7 +131,7 @@ export interface JournalEntry {
 }
 
 /** One run that opened the journal: when, and how long its requests could take (--timeout). */
-export interface JournalRun {
+interface JournalRun {
   at: string;
   /** The content hash of the input it read (a file; none for stdin). */
   sha256?: string;
@@ -141,10 +141,10 @@ export interface JournalRun {
 }
 
 /** What a run makes later runs forget: rows finished (--again, a board found emptied) or every record (--restart). */
-export type Forget = 'finished' | 'all';
+type Forget = 'finished' | 'all';
 
 /** How a run opens its journal. */
-export interface JournalOpen {
+interface JournalOpen {
   /** Forget records of earlier runs: written to the journal, so later runs forget them too. */
   forget?: Forget;
   /** This run's request timeout: a later run waits this long after a kill for requests in flight to land. */
@@ -234,9 +234,9 @@ export class Journal {
     // Before reading it back: a FIFO would block the read, and a device cannot hold a journal.
     requireRegularFile(path, '--journal');
     makePrivateDir(dirname(path));
-    const r = await readJournal(path, key, how.forget === 'all');
+    const reading = await readJournal(path, key, how.forget === 'all');
     let lastWritten: number | undefined;
-    if (r.header !== undefined) {
+    if (reading.header !== undefined) {
       try {
         lastWritten = statSync(path).mtimeMs;
       } catch {
@@ -244,27 +244,27 @@ export class Journal {
       }
     }
     let forgets = how.forget;
-    if (forgets === undefined && how.stale !== undefined && r.header !== undefined) {
-      const all = [...r.entries.values()];
-      if (all.some((e) => CARD_STATES.has(e.state)) && (await how.stale(all, lastImport(all, r.runs)))) forgets = 'finished';
+    if (forgets === undefined && how.stale !== undefined && reading.header !== undefined) {
+      const all = [...reading.entries.values()];
+      if (all.some((e) => CARD_STATES.has(e.state)) && (await how.stale(all, lastImport(all, reading.runs)))) forgets = 'finished';
     }
-    const earlier = forget([...r.entries.values()], forgets);
+    const earlier = forget([...reading.entries.values()], forgets);
     let fresh = false;
     try {
       statSync(path);
     } catch {
       fresh = true;
     }
-    const fd = openPrivate(path, r.header === undefined ? 'w' : 'a', { flag: '--journal', reread: true });
+    const fd = openPrivate(path, reading.header === undefined ? 'w' : 'a', { flag: '--journal', reread: true });
     const header: JournalHeader = { ...key, started: new Date(how.clock.now()).toISOString() };
     const lines: string[] = [];
     // On append, a newline first: the last line may have been cut short by kill -9.
-    if (r.header === undefined) lines.push(JSON.stringify({ [MAGIC]: VERSION, ...header }));
+    if (reading.header === undefined) lines.push(JSON.stringify({ [MAGIC]: VERSION, ...header }));
     else lines.push('');
-    if (forgets !== undefined && r.header !== undefined) lines.push(JSON.stringify({ forget: forgets, at: header.started }));
+    if (forgets !== undefined && reading.header !== undefined) lines.push(JSON.stringify({ forget: forgets, at: header.started }));
     lines.push(JSON.stringify({ run: header.started, timeoutMs: how.timeoutMs, sha256: key.sha256 }));
     writeSync(fd, `${redactSecrets(secrets, lines.join('\n'))}\n`);
-    return new Journal(path, fd, earlier, r.header, secrets, lastWritten, r.runs, r.ids, fresh, key.sha256, how.clock);
+    return new Journal(path, fd, earlier, reading.header, secrets, lastWritten, reading.runs, reading.ids, fresh, key.sha256, how.clock);
   }
 
   /** Record that a row's first try is about to leave; written before it does (see ready()). */
@@ -358,12 +358,12 @@ export class Journal {
    */
   landsBy(defaultTimeoutMs: number): number | undefined {
     let latest: number | undefined;
-    for (const e of this.previous) {
-      if (!UNSETTLED.has(e.state)) continue;
-      const next = this.runs[e.run + 1];
+    for (const entry of this.previous) {
+      if (!UNSETTLED.has(entry.state)) continue;
+      const next = this.runs[entry.run + 1];
       const ended = next === undefined ? this.lastWritten : Date.parse(next.at);
       if (ended === undefined || Number.isNaN(ended)) continue;
-      const at = ended + (this.runs[e.run]?.timeoutMs ?? defaultTimeoutMs);
+      const at = ended + (this.runs[entry.run]?.timeoutMs ?? defaultTimeoutMs);
       if (latest === undefined || at > latest) latest = at;
     }
     return latest;
@@ -397,15 +397,15 @@ function forget(entries: JournalEntry[], how: Forget | undefined): JournalEntry[
  * `restart`: a journal of another version (that cardboard wrote) is taken as a new one.
  */
 async function readJournal(path: string, key: JournalKey, restart: boolean): Promise<Reading> {
-  const r: Reading = { header: undefined, exists: false, runs: [], entries: new Map(), ids: new Set() };
+  const reading: Reading = { header: undefined, exists: false, runs: [], entries: new Map(), ids: new Set() };
   try {
     const lines = createInterface({ input: createReadStream(path, 'utf8'), crlfDelay: Number.POSITIVE_INFINITY });
     for await (const line of lines) {
-      if (!r.exists) {
-        r.exists = true;
+      if (!reading.exists) {
+        reading.exists = true;
         const header = readHeader(line, path, restart);
-        if (header === undefined) return { ...r, exists: true };
-        r.header = header;
+        if (header === undefined) return { ...reading, exists: true };
+        reading.header = header;
         const sameServer = header.server === undefined ? header.baseUrl === key.baseUrl : header.server === key.server;
         if (header.board !== key.board || !sameServer) {
           throw new UsageError(`The journal ${path} belongs to board ${header.board} at ${header.baseUrl}; it is not applied to this board.`, {
@@ -415,79 +415,79 @@ async function readJournal(path: string, key: JournalKey, restart: boolean): Pro
         continue;
       }
       if (line.startsWith('{')) {
-        readMeta(line, r);
+        readMeta(line, reading);
         continue;
       }
       // A line cut short by kill -9 has fewer fields or an unknown state: ignored.
-      const [n, state, id, digest] = line.split('\t');
-      if (digest === undefined || !/^[0-9a-f]{16}$/.test(digest) || !STATES.has(state!) || !/^\d+$/.test(n!)) continue;
+      const [lineNo, state, id, digest] = line.split('\t');
+      if (digest === undefined || !/^[0-9a-f]{16}$/.test(digest) || !STATES.has(state!) || !/^\d+$/.test(lineNo!)) continue;
       // A journal of an older release names no runs: its header stands for the run that wrote it.
-      if (r.runs.length === 0) r.runs.push(r.header!.sha256 === undefined ? { at: r.header!.started } : { at: r.header!.started, sha256: r.header!.sha256 });
-      const entry: JournalEntry = { line: Number(n), digest, state: state as JournalEntry['state'], run: r.runs.length - 1 };
+      if (reading.runs.length === 0) reading.runs.push(reading.header!.sha256 === undefined ? { at: reading.header!.started } : { at: reading.header!.started, sha256: reading.header!.sha256 });
+      const entry: JournalEntry = { line: Number(lineNo), digest, state: state as JournalEntry['state'], run: reading.runs.length - 1 };
       if (id !== '') {
         entry.id = id;
-        if (CARD_STATES.has(entry.state)) r.ids.add(id!);
+        if (CARD_STATES.has(entry.state)) reading.ids.add(id!);
       }
       // The later record of a row wins: `sending`, then its outcome; a resumed run's outcome after that.
-      const k = `${n}\t${digest}`;
-      r.entries.delete(k);
-      r.entries.set(k, entry);
+      const k = `${lineNo}\t${digest}`;
+      reading.entries.delete(k);
+      reading.entries.set(k, entry);
     }
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
   }
-  return r;
+  return reading;
 }
 
 /** A run's line (`{"run": …, "timeoutMs": …}`) or a forget line (`{"forget": "finished"|"all"}`); anything else is ignored. */
-function readMeta(line: string, r: Reading): void {
-  let m: unknown;
+function readMeta(line: string, reading: Reading): void {
+  let parsed: unknown;
   try {
-    m = JSON.parse(line);
+    parsed = JSON.parse(line);
   } catch {
     return; // cut short by kill -9
   }
-  if (m === null || typeof m !== 'object') return;
-  const meta = m as Record<string, unknown>;
+  if (parsed === null || typeof parsed !== 'object') return;
+  const meta = parsed as Record<string, unknown>;
   if (typeof meta.complete === 'string') {
-    const last = r.runs.at(-1);
+    const last = reading.runs.at(-1);
     if (last) last.complete = true;
   } else if (typeof meta.run === 'string') {
     const run: JournalRun = { at: meta.run };
     if (typeof meta.sha256 === 'string') run.sha256 = meta.sha256;
     if (typeof meta.timeoutMs === 'number' && meta.timeoutMs >= 0) run.timeoutMs = meta.timeoutMs;
-    r.runs.push(run);
+    reading.runs.push(run);
   } else if (meta.forget === 'finished' || meta.forget === 'all') {
-    const kept = forget([...r.entries.values()], meta.forget);
-    r.entries = new Map(kept.map((e) => [`${e.line}\t${e.digest}`, e]));
+    const kept = forget([...reading.entries.values()], meta.forget);
+    reading.entries = new Map(kept.map((e) => [`${e.line}\t${e.digest}`, e]));
   }
 }
 
 /** The first line of a journal, or a UsageError: not a journal, or one of an older version. */
 function readHeader(line: string, path: string, restart: boolean): JournalHeader | undefined {
-  let h: Record<string, unknown> | undefined;
+  let header: Record<string, unknown> | undefined;
   try {
     const parsed: unknown = JSON.parse(line);
-    if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) h = parsed as Record<string, unknown>;
+    if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) header = parsed as Record<string, unknown>;
   } catch {
     // not JSON: refused below
   }
-  if (h === undefined || !Object.hasOwn(h, MAGIC)) {
+  if (header === undefined || !Object.hasOwn(header, MAGIC)) {
     throw new UsageError(`--journal ${path} is not an import journal; it is neither read nor changed. Nothing was sent.`, {
       hint: 'Pass --journal with a path of its own (a new file, or a journal an earlier import wrote).',
     });
   }
-  if (h[MAGIC] !== VERSION || typeof h.board !== 'string' || typeof h.baseUrl !== 'string') {
+  if (header[MAGIC] !== VERSION || typeof header.board !== 'string' || typeof header.baseUrl !== 'string') {
     if (restart) return undefined;
     throw new UsageError(`The journal ${path} was written by another version of cardboard; it is not applied.`, {
       hint: 'Check the board for the rows it sent, then pass --restart to start afresh.',
     });
   }
   const text = (v: unknown) => (typeof v === 'string' ? v : undefined);
-  const out: JournalHeader = { board: h.board, baseUrl: h.baseUrl, input: text(h.input) ?? '?', plan: text(h.plan) ?? '', started: text(h.started) ?? '?' };
-  const sha = text(h.sha256);
+  const out: JournalHeader = { board: header.board, baseUrl: header.baseUrl, input: text(header.input) ?? '?', plan: text(header.plan) ?? '', started: text(header.started) ?? '?' };
+  const sha = text(header.sha256);
   if (sha !== undefined) out.sha256 = sha;
-  const server = text(h.server);
+  const server = text(header.server);
   if (server !== undefined) out.server = server;
   return out;
 }

@@ -43,11 +43,11 @@ function parseLine(text: string): Parsed {
 async function* lines(input: Readable | AsyncIterable<Buffer>): AsyncGenerator<{ line: number; text: string }> {
   const decoder = new TextDecoder('utf-8');
   const splitter = new LineSplitter();
-  let n = 0;
+  let count = 0;
   let ready: { line: number; text: string }[] = [];
   const take = (text: string) => {
-    n++;
-    if (text.trim() !== '') ready.push({ line: n, text: text.charCodeAt(0) === 0xfeff ? text.slice(1) : text });
+    count++;
+    if (text.trim() !== '') ready.push({ line: count, text: text.charCodeAt(0) === 0xfeff ? text.slice(1) : text });
   };
   for await (const chunk of input as AsyncIterable<Buffer | string>) {
     splitter.push(decoder.decode(typeof chunk === 'string' ? Buffer.from(chunk) : chunk, { stream: true }), take);
@@ -92,11 +92,11 @@ export async function* readNdjson(input: Readable | AsyncIterable<Buffer>, keys?
   if (headers === undefined) {
     const seen = new Set<string>();
     while (ahead.length < STDIN_KEY_RECORDS) {
-      const n = await it.next();
-      if (n.done) break;
-      const parsed = parseLine(n.value.text);
+      const next = await it.next();
+      if (next.done) break;
+      const parsed = parseLine(next.value.text);
       if (parsed.ok) for (const k of Object.keys(parsed.record)) seen.add(k);
-      ahead.push({ line: n.value.line, parsed });
+      ahead.push({ line: next.value.line, parsed });
     }
     headers = [...seen];
   }

@@ -22,25 +22,25 @@ export class LineSplitter {
 
   /** Calls `line` for every line `text` completes, in order; the unfinished rest is kept for the next call. */
   push(text: string, line: (text: string, eol: string) => void): void {
-    const s = this.rest === '' ? text : this.rest + text;
+    const buffered = this.rest === '' ? text : this.rest + text;
     const re = this.re;
     re.lastIndex = 0;
     let start = 0;
-    for (let m = re.exec(s); m !== null; m = re.exec(s)) {
-      if (m.index === s.length - 1 && m[0] === '\r') break;
-      line(s.slice(start, m.index), m[0]);
-      start = m.index + m[0].length;
+    for (let brk = re.exec(buffered); brk !== null; brk = re.exec(buffered)) {
+      if (brk.index === buffered.length - 1 && brk[0] === '\r') break;
+      line(buffered.slice(start, brk.index), brk[0]);
+      start = brk.index + brk[0].length;
     }
-    this.rest = start === 0 ? s : s.slice(start);
+    this.rest = start === 0 ? buffered : buffered.slice(start);
   }
 
   /** The end of the input: what is left is the last line (ended by its CR, if that is what it ends with). */
   end(line: (text: string, eol: string) => void): void {
-    const s = this.rest;
+    const rest = this.rest;
     this.rest = '';
-    if (s === '') return;
-    if (s.charCodeAt(s.length - 1) === CR) line(s.slice(0, -1), '\r');
-    else line(s, '');
+    if (rest === '') return;
+    if (rest.charCodeAt(rest.length - 1) === CR) line(rest.slice(0, -1), '\r');
+    else line(rest, '');
   }
 
   /** Characters of the unfinished line held back. */

@@ -140,16 +140,16 @@ export function resolveMapping(headers: string[], fieldNames: string[], opts: Ma
 /** Two columns writing the same key would make one silently overwrite the other: refuse. */
 export function checkTargets(columns: ColumnMapping[]): void {
   const seen = new Map<string, string>();
-  for (const c of columns) {
-    const key = c.target.kind === 'id' ? '_id' : c.target.kind === 'skip' ? undefined : c.target.field;
+  for (const column of columns) {
+    const key = column.target.kind === 'id' ? '_id' : column.target.kind === 'skip' ? undefined : column.target.field;
     if (key === undefined) continue;
     const other = seen.get(key);
     if (other !== undefined) {
-      throw new UsageError(`Columns '${other}' and '${c.header}' both map to '${key}'.`, {
+      throw new UsageError(`Columns '${other}' and '${column.header}' both map to '${key}'.`, {
         hint: `Skip one with --skip-column, or --map it to another field.`,
       });
     }
-    seen.set(key, c.header);
+    seen.set(key, column.header);
   }
 }
 
@@ -159,12 +159,12 @@ export const UNMAPPED_SHOWN = 10;
 /**
  * The non-interactive refusal (exit 2, nothing sent): one line per unmapped header with the closest
  * field, and the user's own command with the flags to add (`commandWith` rebuilds it, options kept).
- * Past UNMAPPED_SHOWN columns (a file of 5,000 unknown columns made a 525 KB message) the first ones are
+ * Past UNMAPPED_SHOWN columns (a file of thousands of unknown columns would fill screens) the first ones are
  * listed and counted, and the hint points at --map-file; `all` (--verbose) lists every one.
  */
 export function unmappedError(unmapped: Unmapped[], commandWith: (flags: string[]) => string, all = false, words: ColumnWords = columnWords('csv')): UsageError {
-  const n = unmapped.length;
-  const shown = all || n <= UNMAPPED_SHOWN ? unmapped : unmapped.slice(0, UNMAPPED_SHOWN);
+  const count = unmapped.length;
+  const shown = all || count <= UNMAPPED_SHOWN ? unmapped : unmapped.slice(0, UNMAPPED_SHOWN);
   // One line per column: a header or field holding a line break shows it as `\n` (terminalText), and
   // the flags to paste are `$'…'`-quoted (shellQuote), which the shell reads back as the exact name.
   const lines = shown.map((u) =>
@@ -172,10 +172,10 @@ export function unmappedError(unmapped: Unmapped[], commandWith: (flags: string[
       ? `  ${words.short} '${terminalText(u.header)}': no field of that name; closest is '${terminalText(u.suggestion)}': add --map ${shellQuote(`${u.header}=${u.suggestion}`)}`
       : `  ${words.short} '${terminalText(u.header)}': no field is close: add --map ${shellQuote(`${u.header}=<Field>`)} or --skip-column ${shellQuote(u.header)}`,
   );
-  const more = n - shown.length;
+  const more = count - shown.length;
   if (more > 0) lines.push(`  ... and ${groupDigits(more)} more (run with --verbose to list them all)`);
-  const head = `${plural(n, words.long)} match${n === 1 ? 'es' : ''} no board field (names are case-sensitive); nothing was sent:`;
-  if (n > UNMAPPED_SHOWN) {
+  const head = `${plural(count, words.long)} match${count === 1 ? 'es' : ''} no board field (names are case-sensitive); nothing was sent:`;
+  if (count > UNMAPPED_SHOWN) {
     return new UsageError(`${head}\n${lines.join('\n')}`, {
       hint:
         `So many ${words.short}s are best mapped in a file: --map-file F.json with {"${words.long}": "Field name"} (null skips one); ` +
@@ -204,15 +204,15 @@ export class CellError extends Error {}
 const NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
 
 /** A CSV cell as its --type says: strict, so nothing is guessed; JSON input is already typed. */
-export function typedCell(c: ColumnMapping, value: unknown): unknown {
-  if (c.type === undefined || c.type === 'string' || typeof value !== 'string') return value;
-  const bad = (what: string) => new CellError(`column '${c.header}': ${JSON.stringify(shorten(value, 60))} is not ${what} (--type ${c.type})`);
-  if (c.type === 'number') {
+export function typedCell(column: ColumnMapping, value: unknown): unknown {
+  if (column.type === undefined || column.type === 'string' || typeof value !== 'string') return value;
+  const bad = (what: string) => new CellError(`column '${column.header}': ${JSON.stringify(shorten(value, 60))} is not ${what} (--type ${column.type})`);
+  if (column.type === 'number') {
     const n = Number(value.trim());
     if (!NUMBER.test(value.trim()) || !Number.isFinite(n)) throw bad('a number');
     return n;
   }
-  if (c.type === 'boolean') {
+  if (column.type === 'boolean') {
     if (value === 'true') return true;
     if (value === 'false') return false;
     throw bad('true or false');
@@ -231,14 +231,14 @@ export function typedCell(c: ColumnMapping, value: unknown): unknown {
  */
 export function rowBody(columns: ColumnMapping[], values: readonly unknown[], sendEmpty: boolean): Record<string, unknown> {
   const body = fieldRecord();
-  for (const c of columns) {
-    if (c.target.kind === 'skip') continue;
-    const value = values[c.index];
+  for (const column of columns) {
+    if (column.target.kind === 'skip') continue;
+    const value = values[column.index];
     // An empty id means "no id": a new card, whatever --empty says.
-    if (c.target.kind === 'id') {
+    if (column.target.kind === 'id') {
       if (value !== undefined && value !== null && value !== '') body._id = typeof value === 'string' ? value : JSON.stringify(value);
     } else if (value !== undefined && (value !== '' || sendEmpty)) {
-      body[c.target.field] = value === '' ? value : typedCell(c, value);
+      body[column.target.field] = value === '' ? value : typedCell(column, value);
     }
   }
   return body;

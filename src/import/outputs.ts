@@ -95,11 +95,11 @@ export class ImportOutputs {
       record[REASON_COLUMN] = `${outcome.state}: line ${outcome.line}: ${outcome.message ?? ''}`;
       this.rejects.record(record);
     } else if (this.rejects && (outcome.state === 'rejected' || outcome.state === 'uncertain')) {
-      const n = this.headers.length;
-      const values = outcome.values.slice(0, n);
-      while (values.length < n) values.push('');
+      const count = this.headers.length;
+      const values = outcome.values.slice(0, count);
+      while (values.length < count) values.push('');
       // A row with extra fields keeps them in the reason, so nothing of the input is lost.
-      const extra = outcome.values.length > n ? ` [extra fields: ${outcome.values.slice(n).join(' | ')}]` : '';
+      const extra = outcome.values.length > count ? ` [extra fields: ${outcome.values.slice(count).join(' | ')}]` : '';
       const reason = `${outcome.state}: line ${outcome.line}: ${outcome.message ?? ''}${extra}`;
       if (this.reasonAt === -1) values.push(reason);
       else values[this.reasonAt] = reason;

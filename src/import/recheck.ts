@@ -58,17 +58,17 @@ export class BoardRecheck {
   /** The `_id` of the row's card after the next read, or undefined when the board holds none. */
   find(probe: Probe): Promise<string | undefined> {
     return new Promise((resolve, reject) => {
-      const w: Waiter = { resolve, reject };
-      const b = this.waiting;
-      if (probe.kind === 'key') push(b.keys, probe.key, w);
+      const waiter: Waiter = { resolve, reject };
+      const batch = this.waiting;
+      if (probe.kind === 'key') push(batch.keys, probe.key, waiter);
       else {
         const fields = Object.keys(probe.body).filter((f) => f !== '_id').sort();
         const sig = JSON.stringify(fields);
-        let g = b.groups.get(sig);
-        if (!g) b.groups.set(sig, (g = { fields, byDigest: new Map() }));
-        push(g.byDigest, digestOf(probe.body, fields), w);
+        let g = batch.groups.get(sig);
+        if (!g) batch.groups.set(sig, (g = { fields, byDigest: new Map() }));
+        push(g.byDigest, digestOf(probe.body, fields), waiter);
       }
-      b.size++;
+      batch.size++;
       this.unanswered++;
       this.poke();
     });
@@ -92,10 +92,10 @@ export class BoardRecheck {
   private async read(batch: Batch): Promise<void> {
     let left = batch.size;
     const found = (list: Waiter[] | undefined, card: Card): void => {
-      const w = list?.shift();
-      if (!w) return;
+      const waiter = list?.shift();
+      if (!waiter) return;
       left--;
-      w.resolve(card._id);
+      waiter.resolve(card._id);
     };
     this.reads++;
     try {
@@ -114,8 +114,8 @@ export class BoardRecheck {
             }
           }
           if (batch.groups.size > 0 && !this.owned.has(card._id)) {
-            for (const g of batch.groups.values()) {
-              const list = g.byDigest.get(digestOf(card, g.fields));
+            for (const group of batch.groups.values()) {
+              const list = group.byDigest.get(digestOf(card, group.fields));
               if (list && list.length > 0) {
                 this.owned.add(card._id);
                 found(list, card);
@@ -141,8 +141,8 @@ export class BoardRecheck {
   }
 }
 
-function push<K>(map: Map<K, Waiter[]>, key: K, w: Waiter): void {
+function push<K>(map: Map<K, Waiter[]>, key: K, waiter: Waiter): void {
   const list = map.get(key);
-  if (list) list.push(w);
-  else map.set(key, [w]);
+  if (list) list.push(waiter);
+  else map.set(key, [waiter]);
 }

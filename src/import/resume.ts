@@ -56,13 +56,13 @@ export class ResumeIndex {
   ) {
     this.size = entries.length;
     const sorted = [...entries].sort((a, b) => a.line - b.line);
-    for (const e of sorted) {
-      const d = this.byDigest.get(e.digest);
-      if (d) d.push(e);
-      else this.byDigest.set(e.digest, [e]);
-      const l = this.byLine.get(e.line);
-      if (l) l.push(e);
-      else this.byLine.set(e.line, [e]);
+    for (const entry of sorted) {
+      const sameDigest = this.byDigest.get(entry.digest);
+      if (sameDigest) sameDigest.push(entry);
+      else this.byDigest.set(entry.digest, [entry]);
+      const l = this.byLine.get(entry.line);
+      if (l) l.push(entry);
+      else this.byLine.set(entry.line, [entry]);
     }
   }
 
@@ -91,12 +91,12 @@ export class ResumeIndex {
     return {
       kind: 'pending',
       decided: new Promise<Verdict>((resolve) => {
-        const w: Waiting = { line, entries: here, resolve, done: false };
-        this.waiting.push(w);
-        for (const e of here) {
-          const list = this.waitingOn.get(e);
-          if (list) list.push(w);
-          else this.waitingOn.set(e, [w]);
+        const waiting: Waiting = { line, entries: here, resolve, done: false };
+        this.waiting.push(waiting);
+        for (const entry of here) {
+          const list = this.waitingOn.get(entry);
+          if (list) list.push(waiting);
+          else this.waitingOn.set(entry, [waiting]);
         }
       }),
     };
@@ -116,12 +116,12 @@ export class ResumeIndex {
     for (const w of all) this.decide(w);
   }
 
-  private decide(w: Waiting): void {
-    if (w.done) return;
-    w.done = true;
-    for (const e of w.entries) this.waitingOn.delete(e);
-    const left = w.entries.find((e) => !this.claimed.has(e) && (this.related.has(e.run) || this.sameInput(e.run)));
-    w.resolve(left ? { kind: 'changed', entry: left } : { kind: 'new' });
+  private decide(waiting: Waiting): void {
+    if (waiting.done) return;
+    waiting.done = true;
+    for (const e of waiting.entries) this.waitingOn.delete(e);
+    const left = waiting.entries.find((e) => !this.claimed.has(e) && (this.related.has(e.run) || this.sameInput(e.run)));
+    waiting.resolve(left ? { kind: 'changed', entry: left } : { kind: 'new' });
   }
 
   private claim(entry: JournalEntry): void {

@@ -113,21 +113,21 @@ const finished = (state: RowState, id?: string, message?: string): Finished => {
   return phase;
 };
 
-function next(row: Row, e: RowEvent): RowPhase {
-  switch (e.type) {
+function next(row: Row, event: RowEvent): RowPhase {
+  switch (event.type) {
     case 'prepared':
-      return afterPrepare(row, e.prepared);
+      return afterPrepare(row, event.prepared);
     case 'matched':
-      return afterMatch(row, e.seen);
+      return afterMatch(row, event.seen);
     case 'verdict':
-      return afterVerdict(row, e.verdict);
+      return afterVerdict(row, event.verdict);
     case 'landed':
       return afterJournal(row);
     case 'sent':
-      return afterSend(row, e.result);
+      return afterSend(row, event.result);
     case 'checked':
       if (row.phase.at !== 'checking') throw new Error(`a card check answered at ${row.phase.at}`);
-      return createdInstead(row, row.phase.id, e.exists);
+      return createdInstead(row, row.phase.id, event.exists);
   }
 }
 
@@ -178,27 +178,27 @@ function afterJournal(row: Row): RowPhase {
   return SENDING;
 }
 
-function afterSend(row: Row, r: SendResult): RowPhase {
+function afterSend(row: Row, result: SendResult): RowPhase {
   const body = row.body!;
-  switch (r.kind) {
+  switch (result.kind) {
     case 'stopped':
       // Never sent: not a finished row; a re-run takes it, knowing nothing of it was applied.
       return UNSENT;
     case 'unreachable':
       // Likewise: no state, the next run sends it.
-      return { at: 'unsent', stop: { reason: 'fatal', error: r.fatal } };
+      return { at: 'unsent', stop: { reason: 'fatal', error: result.fatal } };
     case 'rejected': {
-      const phase = finished('rejected', undefined, r.message);
-      if (r.fatal) phase.stop = { reason: 'fatal', error: r.fatal };
+      const phase = finished('rejected', undefined, result.message);
+      if (result.fatal) phase.stop = { reason: 'fatal', error: result.fatal };
       return phase;
     }
     case 'uncertain':
-      return finished('uncertain', undefined, r.message);
+      return finished('uncertain', undefined, result.message);
     case 'found':
-      return afterFound(row, r);
+      return afterFound(row, result);
     case 'ok': {
-      const id = r.card._id;
-      const note = r.recovered ? `after a retry (${r.recovered})` : undefined;
+      const id = result.card._id;
+      const note = result.recovered ? `after a retry (${result.recovered})` : undefined;
       if (body._id === undefined) return finished('created', id, note);
       // The answer an Update Mode probe waits for (engine.ts): this board updates by `_id`.
       if (id === body._id) return { ...finished('updated', id, note), confirmsUpdate: true };
@@ -215,18 +215,18 @@ function afterSend(row: Row, r: SendResult): RowPhase {
  * `_id` row whose card was found under another id, while the posted id names a card, shows the board
  * creates instead of updating (spec 4.3 rule 3): the run stops as for any post that shows it.
  */
-function afterFound(row: Row, r: Extract<SendResult, { kind: 'found' }>): RowPhase {
+function afterFound(row: Row, result: Extract<SendResult, { kind: 'found' }>): RowPhase {
   const posted = row.body!._id;
-  const by = r.by === 'key' ? 'its key' : 'content';
+  const by = result.by === 'key' ? 'its key' : 'content';
   let phase: RowPhase;
-  if (r.earlier) {
-    phase = finished('found', r.id, `already on the board (found by ${by}): an earlier run's try stored it (${r.reason}); not created again`);
-  } else if (posted !== undefined && r.id === posted) {
-    return { ...finished('updated', r.id, `found on the board by ${by} after: ${r.reason}`), confirmsUpdate: true };
+  if (result.earlier) {
+    phase = finished('found', result.id, `already on the board (found by ${by}): an earlier run's try stored it (${result.reason}); not created again`);
+  } else if (posted !== undefined && result.id === posted) {
+    return { ...finished('updated', result.id, `found on the board by ${by} after: ${result.reason}`), confirmsUpdate: true };
   } else {
-    phase = finished('created', r.id, `found on the board by ${by} after: ${r.reason}`);
+    phase = finished('created', result.id, `found on the board by ${by} after: ${result.reason}`);
   }
-  if (posted !== undefined && r.id !== posted && r.idExists) phase.stop = createsInstead(row, r.id);
+  if (posted !== undefined && result.id !== posted && result.idExists) phase.stop = createsInstead(row, result.id);
   return phase;
 }
 

@@ -31,7 +31,7 @@ export interface ResolvedImport {
 }
 
 /** What a run takes from the process: time, the two stops, the secrets kept out of its files, its --timeout. */
-export interface RunEnvironment {
+interface RunEnvironment {
   clock: Clock;
   /** Stop now: requests in flight are cut off (their rows left uncertain). */
   stopNow: AbortSignal;
@@ -78,20 +78,20 @@ async function memoryIsStale(api: Api, entries: readonly JournalEntry[], signal:
 }
 
 /** The journal's key: the board (its server's identity and id); the input, its content and the plan are reported. */
-function journalKey(plan: ImportPlan, r: ResolvedImport, server: string): JournalKey {
+function journalKey(plan: ImportPlan, resolved: ResolvedImport, server: string): JournalKey {
   const { file } = plan.source;
-  const key: JournalKey = { board: r.api.board.id, baseUrl: r.api.board.baseUrl, server, input: file === '-' ? '-' : resolve(file), plan: planDigest(plan, r.columns) };
-  if (r.scan) key.sha256 = r.scan.sha256;
+  const key: JournalKey = { board: resolved.api.board.id, baseUrl: resolved.api.board.baseUrl, server, input: file === '-' ? '-' : resolve(file), plan: planDigest(plan, resolved.columns) };
+  if (resolved.scan) key.sha256 = resolved.scan.sha256;
   return key;
 }
 
 /** Lock the board: one import into it at a time, whatever the input and the environment. */
-async function lockTheBoard(plan: ImportPlan, r: ResolvedImport, clock: Clock): Promise<{ lock: FileLock; server: string }> {
+async function lockTheBoard(plan: ImportPlan, resolved: ResolvedImport, clock: Clock): Promise<{ lock: FileLock; server: string }> {
   const { file } = plan.source;
-  const server = await serverIdentity(r.api.board.baseUrl);
+  const server = await serverIdentity(resolved.api.board.baseUrl);
   let lockPath: string | undefined;
   try {
-    lockPath = boardLockPath(server, r.api.board.id);
+    lockPath = boardLockPath(server, resolved.api.board.id);
     return { lock: await lockBoard(lockPath, `importing ${file === '-' ? 'stdin' : resolve(file)}`, clock), server };
   } catch (err) {
     throw fileError(err, { action: 'create the import lock in', path: lockPath ? dirname(lockPath) : '~/.cache/cardboard/locks', hint: 'The lock is kept in ~/.cache/cardboard/locks (or /tmp/cardboard-<uid>-locks): make one of them writable, then run again.' });
@@ -103,13 +103,13 @@ async function lockTheBoard(plan: ImportPlan, r: ResolvedImport, clock: Clock): 
  * runs is applied by content (resume.ts); rows it remembers as imported are skipped, once a few of their
  * cards are read back (memoryIsStale).
  */
-async function openJournal(plan: ImportPlan, r: ResolvedImport, server: string, env: RunEnvironment, notice: (n: RunNotice) => void): Promise<Journal | undefined> {
+async function openJournal(plan: ImportPlan, resolved: ResolvedImport, server: string, env: RunEnvironment, notice: (n: RunNotice) => void): Promise<Journal | undefined> {
   const { journal: journalFlag } = plan.outputs;
-  if (journalFlag === undefined && r.scan === undefined) {
+  if (journalFlag === undefined && resolved.scan === undefined) {
     notice({ type: 'no-journal' });
     return undefined;
   }
-  const key = journalKey(plan, r, server);
+  const key = journalKey(plan, resolved, server);
   const path = journalFlag ?? defaultJournalPath(plan.source.file, key);
   const { restart, again } = plan.policy;
   let journal: Journal;
@@ -120,8 +120,8 @@ async function openJournal(plan: ImportPlan, r: ResolvedImport, server: string, 
       timeoutMs: env.timeoutMs,
       clock: env.clock,
       stale: async (entries, at) => {
-        const found = await memoryIsStale(r.api, entries, env.stopNow);
-        if (found) stale = { type: 'stale-memory', board: r.api.board.id, rows: entries.filter(holdsCard).length, at, ...found };
+        const found = await memoryIsStale(resolved.api, entries, env.stopNow);
+        if (found) stale = { type: 'stale-memory', board: resolved.api.board.id, rows: entries.filter(holdsCard).length, at, ...found };
         return found !== undefined;
       },
     }, env.secrets);
@@ -149,9 +149,9 @@ function inFlightWaitMs(journal: Journal | undefined, clock: Clock): number | un
 }
 
 /** Rows an earlier run finished with a card (created, updated or found): a resumed run skips them. */
-export function finishedBefore(j: Journal | undefined): number {
+export function finishedBefore(journal: Journal | undefined): number {
   let n = 0;
-  for (const e of j?.previous ?? []) if (holdsCard(e)) n++;
+  for (const e of journal?.previous ?? []) if (holdsCard(e)) n++;
   return n;
 }
 
@@ -169,13 +169,13 @@ export class ImportRun {
   ) {}
 
   /** Lock the board, open the journal (saying what it found through `notice`), then the report files. */
-  static async open(plan: ImportPlan, r: ResolvedImport, env: RunEnvironment, notice: (n: RunNotice) => void): Promise<ImportRun> {
-    const { lock, server } = await lockTheBoard(plan, r, env.clock);
+  static async open(plan: ImportPlan, resolved: ResolvedImport, env: RunEnvironment, notice: (n: RunNotice) => void): Promise<ImportRun> {
+    const { lock, server } = await lockTheBoard(plan, resolved, env.clock);
     let journal: Journal | undefined;
     try {
-      journal = await openJournal(plan, r, server, env, notice);
+      journal = await openJournal(plan, resolved, server, env, notice);
       const { results, rejects } = plan.outputs;
-      return new ImportRun(plan, r, env, lock, journal, new ImportOutputs({ results, rejects }, r.headers, isJsonInput(plan.source), env.secrets));
+      return new ImportRun(plan, resolved, env, lock, journal, new ImportOutputs({ results, rejects }, resolved.headers, isJsonInput(plan.source), env.secrets));
     } catch (err) {
       // Nothing was sent: the journal and the lock go as if the run had not started.
       if (journal?.previous.length === 0) journal.discard();
@@ -195,7 +195,7 @@ export class ImportRun {
 
   /** Send every row through the engine; each row's outcome goes to the report files, then every event to `onEvent`. */
   async send(onEvent: (e: ImportEvent) => void): Promise<EngineResult> {
-    const { plan, resolved: r, env, journal, outputs } = this;
+    const { plan, resolved, env, journal, outputs } = this;
     const { policy } = plan;
     // The report files are written every OUTPUTS_FLUSH_MS of the run's clock while rows come, and at close.
     const sent = new AbortController();
@@ -207,17 +207,17 @@ export class ImportRun {
     })();
     try {
       const wait = inFlightWaitMs(journal, env.clock);
-      const result = await runEngine(r.items, {
-        api: r.api,
+      const result = await runEngine(resolved.items, {
+        api: resolved.api,
         clock: env.clock,
-        columns: r.columns,
-        sendEmpty: r.sendEmpty,
+        columns: resolved.columns,
+        sendEmpty: resolved.sendEmpty,
         concurrency: policy.concurrency,
         giveUpAfterMs: policy.giveUpAfterMs,
         journal,
         settleInFlightAt: wait === undefined ? undefined : env.clock.now() + wait,
         rerun: journal?.lastRunComplete() ?? false,
-        match: r.match,
+        match: resolved.match,
         force: policy.force,
         signal: env.drain,
         stopNow: env.stopNow,

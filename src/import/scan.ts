@@ -45,11 +45,11 @@ export async function scanFile(path: string, encoding = 'utf-8'): Promise<FileSc
     const lastBefore = last;
     if (countable) {
       for (let i = 0; i < chunk.length; i++) {
-        const b = chunk[i]!;
+        const byte = chunk[i]!;
         // Most bytes are none of `"`, CR, LF: one comparison for them.
-        if (b > 0x22) continue;
+        if (byte > 0x22) continue;
         // A doubled quote toggles twice, so the state stays right for RFC 4180 files.
-        if (b === 0x22) quoted = !quoted;
+        if (byte === 0x22) quoted = !quoted;
         else if (endsLine(chunk, i, lastBefore)) {
           breaks++;
           if (!quoted) lines++;
@@ -93,23 +93,23 @@ interface BadAt {
 export function firstInvalidUtf8(buf: Uint8Array): number {
   let i = 0;
   while (i < buf.length) {
-    const b = buf[i]!;
-    if (b < 0x80) {
+    const byte = buf[i]!;
+    if (byte < 0x80) {
       i++;
       continue;
     }
     let need: number;
     let lo = 0x80;
     let hi = 0xbf;
-    if (b >= 0xc2 && b <= 0xdf) need = 1;
-    else if (b >= 0xe0 && b <= 0xef) {
+    if (byte >= 0xc2 && byte <= 0xdf) need = 1;
+    else if (byte >= 0xe0 && byte <= 0xef) {
       need = 2;
-      if (b === 0xe0) lo = 0xa0;
-      else if (b === 0xed) hi = 0x9f;
-    } else if (b >= 0xf0 && b <= 0xf4) {
+      if (byte === 0xe0) lo = 0xa0;
+      else if (byte === 0xed) hi = 0x9f;
+    } else if (byte >= 0xf0 && byte <= 0xf4) {
       need = 3;
-      if (b === 0xf0) lo = 0x90;
-      else if (b === 0xf4) hi = 0x8f;
+      if (byte === 0xf0) lo = 0x90;
+      else if (byte === 0xf4) hi = 0x8f;
     } else return i;
     for (let k = 1; k <= need; k++) {
       if (i + k >= buf.length) return -1;

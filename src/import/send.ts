@@ -159,12 +159,12 @@ async function settle(sc: SendContext, row: RowRef, body: Record<string, unknown
   }
 }
 
-/** A row's ending found on the board by `s`. */
-function foundResult(s: Extract<Settled, { kind: 'found' }>, reason: string, earlier: boolean): SendResult {
-  const r: SendResult = { kind: 'found', id: s.id, reason, by: s.by };
-  if (earlier) r.earlier = true;
-  if (s.idExists !== undefined) r.idExists = s.idExists;
-  return r;
+/** A row's ending found on the board by `settled`. */
+function foundResult(settled: Extract<Settled, { kind: 'found' }>, reason: string, earlier: boolean): SendResult {
+  const result: SendResult = { kind: 'found', id: settled.id, reason, by: settled.by };
+  if (earlier) result.earlier = true;
+  if (settled.idExists !== undefined) result.idExists = settled.idExists;
+  return result;
 }
 
 /** Settle a try that may have been applied (`err`): the row's ending, or undefined when it was not applied. */
@@ -253,10 +253,10 @@ class RowPolicy implements RetryPolicy {
 export async function sendRow(sc: SendContext, row: RowRef, body: Record<string, unknown>, key: string | undefined, maybeApplied?: string): Promise<SendResult> {
   let recovered: string | undefined;
   if (maybeApplied !== undefined) {
-    const s = await settle(sc, row, body, key, maybeApplied);
+    const settled = await settle(sc, row, body, key, maybeApplied);
     // The try that may have stored it was an earlier run's: what is found, this run did not add.
-    if (s.kind === 'found') return foundResult(s, maybeApplied, true);
-    if (s.kind === 'uncertain') return s;
+    if (settled.kind === 'found') return foundResult(settled, maybeApplied, true);
+    if (settled.kind === 'uncertain') return settled;
     recovered = maybeApplied;
   }
   const retry = new RowPolicy(sc, row, body, key, recovered);

@@ -13,7 +13,7 @@ import type { CsvItem } from './types.js';
 import { plural } from '../io/text.js';
 
 /** How to read the input. */
-export interface ReadOptions {
+interface ReadOptions {
   /** One character; detected from the header line among `,` `;` tab when absent. */
   delimiter?: string;
   /** Any label Node's TextDecoder knows (utf-8, latin1, utf-16le, ...); default utf-8. */
@@ -49,17 +49,17 @@ export function detectDelimiter(headerLine: string): string {
   return best;
 }
 
-function validDelimiter(d: string | undefined): string | undefined {
-  if (d === undefined) return undefined;
+function validDelimiter(delimiter: string | undefined): string | undefined {
+  if (delimiter === undefined) return undefined;
   const named = new Map([
     ['tab', '\t'],
     ['\\t', '\t'],
     ['comma', ','],
     ['semicolon', ';'],
   ]);
-  const value = named.get(d) ?? d;
+  const value = named.get(delimiter) ?? delimiter;
   if (value.length !== 1 || value === '"' || value === '\n' || value === '\r') {
-    throw new UsageError(`Invalid --delimiter '${d}'.`, { hint: 'Use one character, e.g. , ; or tab.' });
+    throw new UsageError(`Invalid --delimiter '${delimiter}'.`, { hint: 'Use one character, e.g. , ; or tab.' });
   }
   return value;
 }

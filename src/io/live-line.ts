@@ -77,18 +77,18 @@ export function fitLive(parts: readonly LivePart[], columns: number): string {
     over = displayWidth(line()) - columns;
   };
   cutUrls(URL_ROOMY);
-  for (const p of [...safe].reverse()) {
-    if (over <= 0 || p.detail === undefined) continue;
-    const width = displayWidth(p.detail);
+  for (const part of [...safe].reverse()) {
+    if (over <= 0 || part.detail === undefined) continue;
+    const width = displayWidth(part.detail);
     // A detail cut to a few columns says nothing: it goes with its separator.
-    if (width - over < 8) p.detail = undefined;
-    else p.detail = terminalText(p.detail, { maxColumns: width - over });
+    if (width - over < 8) part.detail = undefined;
+    else part.detail = terminalText(part.detail, { maxColumns: width - over });
     over = displayWidth(line()) - columns;
   }
   if (over > 0) cutUrls(URL_LEAST);
-  for (const p of urls) {
-    if (over > 0 && displayWidth(p.url!) <= URL_LEAST) {
-      p.url = undefined;
+  for (const part of urls) {
+    if (over > 0 && displayWidth(part.url!) <= URL_LEAST) {
+      part.url = undefined;
       over = displayWidth(line()) - columns;
     }
   }
@@ -101,7 +101,7 @@ export function fitLive(parts: readonly LivePart[], columns: number): string {
  * again after. Only on a terminal. Its text is escaped (terminalText, a no-op on text escaped already) and
  * cut to the width, since a wrapped line could not be erased with one `\r`.
  */
-export interface LiveLine {
+interface LiveLine {
   /** Show `text` (cut at its end when too wide) or `parts` (fitted by fitLive) in place of the current live line. */
   show(text: string | readonly LivePart[]): void;
   /** Erase the live line (it is drawn no more until the next show). */
@@ -139,15 +139,15 @@ export function createLiveLine(stream: OutStream): LiveLine | undefined {
     },
     wrap(target) {
       return new Proxy(target, {
-        get(t, name) {
+        get(stream, name) {
           if (name !== 'write') {
-            const value = Reflect.get(t, name) as unknown;
-            return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(t) : value;
+            const value = Reflect.get(stream, name) as unknown;
+            return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(stream) : value;
           }
           return (...args: Parameters<OutStream['write']>) => {
             let result = true;
             live.around(() => {
-              result = (t.write as (...a: unknown[]) => boolean)(...args);
+              result = (stream.write as (...a: unknown[]) => boolean)(...args);
             });
             return result;
           };

@@ -6,7 +6,7 @@ import type { Redactor } from '../redact.js';
 import type { IoContext } from './streams.js';
 import { terminalText } from './text.js';
 
-export interface NoticeOptions {
+interface NoticeOptions {
   /** Said under --quiet too: an error, a warning, a line the user asked for (--verbose, a URL to paste). */
   always?: boolean;
   /** Keep line breaks (an error that lists one item a line); otherwise the text is one line, `\n` shown as such. */

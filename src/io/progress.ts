@@ -4,7 +4,7 @@ import { type IoContext, type OutStream, useColor } from './streams.js';
 import { plural } from './text.js';
 
 /** A spinner on a terminal, or throttled plain lines elsewhere; every method writes to stderr only. */
-export interface Progress {
+interface Progress {
   start(text: string): void;
   /** New text; on the plain fallback printed at most once per interval. */
   update(text: string): void;
@@ -14,7 +14,7 @@ export interface Progress {
   stop(): void;
 }
 
-export interface ProgressOptions {
+interface ProgressOptions {
   /** Print nothing at all (e.g. the caller writes JSON reports); --quiet implies it. */
   silent?: boolean;
   /** Minimum time between two plain update lines; default 5 s. */

@@ -14,11 +14,11 @@ export type Format = (typeof FORMATS)[number];
 
 /**
  * A sink for a stream of records. Streaming formats collect lines and write them in chunks of up to
- * 64 KB (one write per card cost more than the page fetch); flush() writes what is collected (after
+ * 64 KB (a write per card would cost more than fetching the page); flush() writes what is collected (after
  * each page, so output keeps pace with the pages), end() flushes and finishes the document. Every
  * write waits for the stream to drain, so memory stays bounded.
  */
-export interface RecordWriter {
+interface RecordWriter {
   write(record: Record<string, unknown>): Promise<void>;
   flush(): Promise<void>;
   /** Finish; `footer` is a line for the person after a terminal table (machine formats never print it). */
@@ -44,7 +44,7 @@ function chunked(out: IoContext['stdout']) {
 }
 
 /** What a listing is written as. */
-export interface RecordWriterOptions {
+interface RecordWriterOptions {
   format: Format;
   /** Columns of table/csv output, in order; also the keys json/ndjson keep when `project` is set. */
   columns: string[];

@@ -5,7 +5,7 @@ import { type IoContext, type OutStream, useColor } from './streams.js';
 import { breakText, displayWidth, shorten, terminalColumns, wrapText } from './width.js';
 
 /** How a table fits the terminal. */
-export interface TableOptions {
+interface TableOptions {
   /**
    * A single record (`card get`): every cell is wrapped at word boundaries to its column, nothing is cut and
    * no column is dropped. Otherwise (a list) each row is one line and cells are cut with `…`.
@@ -20,7 +20,7 @@ export interface TableOptions {
 }
 
 /** A table laid out for the terminal, and the headers of the columns left out to make it fit. */
-export interface TableLayout {
+interface TableLayout {
   text: string;
   omitted: string[];
 }
@@ -32,7 +32,7 @@ const MIN_COLUMN = 6;
 const WANT = 20;
 
 /** A column to fit: its widest cell (header included), the width it should not go below, the width it is worth showing at. */
-export interface ColumnNeed {
+interface ColumnNeed {
   natural: number;
   floor: number;
   /** Columns are left out until the rest get this much (readable values rather than every cell cut); default `floor`. */
@@ -40,7 +40,7 @@ export interface ColumnNeed {
 }
 
 /** Two spaces between columns, as gh's tables: no frame, so every column of the terminal goes to content. */
-export const GAP = '  ';
+const GAP = '  ';
 
 /** Columns a table of `n` columns spends on the spaces between them. */
 export function gapsWidth(n: number): number {
@@ -122,31 +122,31 @@ export function layoutTable(ctx: Pick<IoContext, 'stdout' | 'stderr' | 'env'>, h
   const raws = rows.map((row) => heads.map((_, i) => valueText(row[i])));
   const cells = raws.map((row) => row.map((raw) => terminalText(raw)));
   const keep = new Set(opts.keep ?? []);
-  const needs = heads.map((h, i): ColumnNeed => {
-    let natural = displayWidth(h);
+  const needs = heads.map((shownHead, i): ColumnNeed => {
+    let natural = displayWidth(shownHead);
     for (const row of cells) natural = Math.max(natural, displayWidth(row[i]!));
     natural = Math.max(1, natural);
-    const floor = keep.has(head[i]!) ? natural : Math.min(natural, Math.max(MIN_COLUMN, Math.min(displayWidth(h), HEADER_FLOOR)));
+    const floor = keep.has(head[i]!) ? natural : Math.min(natural, Math.max(MIN_COLUMN, Math.min(displayWidth(shownHead), HEADER_FLOOR)));
     const least = Math.min(natural, Math.max(floor, opts.minWidths?.[i] ?? 0));
     return { natural, floor: least, want: Math.max(least, Math.min(natural, WANT)) };
   });
   const widths = fitWidths(needs, terminalColumns(stream), !wrap);
   const shown = heads.map((_, i) => i).filter((i) => widths[i] !== undefined);
   const fit = (text: string, raw: string, i: number): string[] => {
-    const w = widths[i]!;
-    if (wrap) return wrapText(text, w).flatMap((line) => breakText(line, w));
-    if (keep.has(head[i]!)) return breakText(text, w);
+    const width = widths[i]!;
+    if (wrap) return wrapText(text, width).flatMap((line) => breakText(line, width));
+    if (keep.has(head[i]!)) return breakText(text, width);
     // A cell holding escapes is cut from its raw text, so no escape is cut in half (`\e[2K`, never `\e[…`).
-    return [text === raw ? shorten(text, w) : terminalText(raw, { maxColumns: w })];
+    return [text === raw ? shorten(text, width) : terminalText(raw, { maxColumns: width })];
   };
   const bold = useColor(ctx, stream);
   const rowLines = (texts: readonly string[], raw: readonly string[], strong = false): string[] => {
     const blocks = shown.map((i) => fit(texts[i]!, raw[i]!, i));
     const height = Math.max(1, ...blocks.map((b) => b.length));
     const out: string[] = [];
-    for (let r = 0; r < height; r++) {
-      const parts = blocks.map((b, k) => {
-        const text = b[r] ?? '';
+    for (let line = 0; line < height; line++) {
+      const parts = blocks.map((block, k) => {
+        const text = block[line] ?? '';
         const last = k === blocks.length - 1;
         const pad = last ? '' : ' '.repeat(Math.max(0, widths[shown[k]!]! - displayWidth(text)));
         // Bold goes on text already cut to its column: nothing measures or cuts it after this.
@@ -167,7 +167,7 @@ export async function renderTable(ctx: Pick<IoContext, 'stdout' | 'stderr' | 'en
 }
 
 /** What printTable adds around the table. */
-export interface PrintTableOptions extends TableOptions {
+interface PrintTableOptions extends TableOptions {
   /** A line after the table, on stdout and in the pager with it (`card list`'s next page). */
   footer?: string;
   /** How to see columns left out to fit the terminal, for the note on stderr (e.g. `--fields`, `--format`). */

@@ -10,9 +10,9 @@
 const JSON_UNSAFE = '[\\u007f-\\u009f\\u2028\\u2029]|(?!\\u200d)\\p{Cf}';
 
 /** A character as JSON escapes, one `\uXXXX` a UTF-16 unit (a pair beyond the BMP). */
-function jsonEscape(c: string): string {
+function jsonEscape(char: string): string {
   let out = '';
-  for (let i = 0; i < c.length; i++) out += `\\u${c.charCodeAt(i).toString(16).padStart(4, '0')}`;
+  for (let i = 0; i < char.length; i++) out += `\\u${char.charCodeAt(i).toString(16).padStart(4, '0')}`;
   return out;
 }
 

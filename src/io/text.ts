@@ -1,8 +1,8 @@
 import { shorten } from './width.js';
 
 /**
- * `1234567` → `1,234,567`, by hand: toLocaleString's first call sets up ICU's number formatting, ~6 MB of
- * RSS measured in a 1,000,000-card --match-on run.
+ * `1234567` → `1,234,567`, by hand: toLocaleString's first call sets up ICU's number formatting, whose
+ * memory a run then keeps to its end, for a count that needs only a comma every three digits.
  */
 export function groupDigits(x: number): string {
   return String(x).replace(/\B(?=(\d{3})+$)/g, ',');
@@ -69,17 +69,17 @@ const NAMED = new Map([
   ['\u001b', '\\e'],
 ]);
 
-function escapeOne(c: string): string {
-  if (c === '\r\n') return '\n';
-  const named = NAMED.get(c);
+function escapeOne(char: string): string {
+  if (char === '\r\n') return '\n';
+  const named = NAMED.get(char);
   if (named !== undefined) return named;
-  const cp = c.codePointAt(0)!;
+  const cp = char.codePointAt(0)!;
   if (cp <= 0xff) return `\\x${cp.toString(16).padStart(2, '0')}`;
   if (cp <= 0xffff) return `\\u${cp.toString(16).padStart(4, '0')}`;
   return `\\u{${cp.toString(16)}}`;
 }
 
-export interface TerminalTextOptions {
+interface TerminalTextOptions {
   /** Keep line feeds (a multi-line error, a wrapped table cell; CR LF becomes LF); by default LF is shown as `\n`. */
   keepNewlines?: boolean;
   /**
@@ -149,11 +149,11 @@ const ANSI_C = `[\\\\']|${UNSAFE}`;
  * a NUL cannot be in a command's argument at all).
  */
 export function ansiCQuote(value: string): string {
-  const body = value.replace(pattern(ANSI_C), (c) => {
-    if (c === '\\' || c === "'") return `\\${c}`;
-    const named = NAMED.get(c);
+  const body = value.replace(pattern(ANSI_C), (sequence) => {
+    if (sequence === '\\' || sequence === "'") return `\\${sequence}`;
+    const named = NAMED.get(sequence);
     if (named !== undefined) return named;
-    const cp = c.codePointAt(0)!;
+    const cp = sequence.codePointAt(0)!;
     if (cp < 0x80) return `\\x${cp.toString(16).padStart(2, '0')}`;
     if (cp <= 0xffff) return `\\u${cp.toString(16).padStart(4, '0')}`;
     return `\\U${cp.toString(16).padStart(8, '0')}`;

@@ -7,7 +7,7 @@ import type { OutStream } from './streams.js';
 type StringWidth = typeof import('string-width').default;
 type EastAsianWidth = typeof import('get-east-asian-width').eastAsianWidth;
 
-// string-width and a grapheme Intl.Segmenter cost about 45 ms to load (each builds a segmenter, which loads
+// string-width and a grapheme Intl.Segmenter are slow to load (each builds a segmenter, which loads
 // ICU's break rules): this module is on the path of every error line and `--help`, so both are made when
 // text that needs them is measured, and printable ASCII never does. A synchronous require of the ES module
 // (Node >= 20.19, the engines' floor) keeps every function here synchronous; Node's module cache holds the
@@ -52,8 +52,8 @@ function isComplex(text: string): boolean {
 export function displayWidth(text: string): number {
   if (ASCII.test(text)) return text.length;
   if (isComplex(text)) return stringWidthOf()(text);
-  // Code point by code point: Intl.Segmenter, which string-width runs on every call, costs ~30 µs a short
-  // string on Node 20 (2,000 rows of 30 CJK cells: seconds).
+  // Code point by code point: string-width runs Intl.Segmenter on every call, which costs far more than the
+  // lookup of each code point's width, and a table of CJK text measures every cell.
   const width = codePointWidthOf();
   let w = 0;
   for (const char of text) w += width(char.codePointAt(0)!);
@@ -72,7 +72,7 @@ function* clusters(text: string): Iterable<{ text: string; width: number }> {
 }
 
 /** Terminal width when the stream does not say (not a TTY, or a pty reporting 0 columns). */
-export const DEFAULT_COLUMNS = 80;
+const DEFAULT_COLUMNS = 80;
 
 /** The terminal width of `stream`, or DEFAULT_COLUMNS when it does not say. */
 export function terminalColumns(stream: OutStream): number {
@@ -97,13 +97,13 @@ export function shorten(text: string, maxColumns: number, show?: (cluster: strin
   // Where the longest printed part that leaves a column for the ellipsis ends.
   let fits = -1;
   let used = 0;
-  for (const c of clusters(text)) {
-    const shown = show === undefined ? c.text : show(c.text);
-    used += shown === c.text ? c.width : displayWidth(shown);
+  for (const cluster of clusters(text)) {
+    const shown = show === undefined ? cluster.text : show(cluster.text);
+    used += shown === cluster.text ? cluster.width : displayWidth(shown);
     if (fits < 0 && used > maxColumns - 1) fits = out === undefined ? end : out.length;
     if (used > maxColumns) return maxColumns <= 0 ? '' : (out ?? text).slice(0, fits).trimEnd() + ELLIPSIS;
     if (out !== undefined) out += shown;
-    end += c.text.length;
+    end += cluster.text.length;
   }
   return out ?? text;
 }
@@ -132,14 +132,14 @@ export function breakText(text: string, width: number): string[] {
   const lines: string[] = [];
   let line = '';
   let used = 0;
-  for (const c of clusters(text)) {
-    if (used + c.width > width && line !== '') {
+  for (const cluster of clusters(text)) {
+    if (used + cluster.width > width && line !== '') {
       lines.push(line);
       line = '';
       used = 0;
     }
-    line += c.text;
-    used += c.width;
+    line += cluster.text;
+    used += cluster.width;
   }
   lines.push(line);
   return lines;
@@ -161,29 +161,29 @@ export function wrapText(text: string, width: number): string[] {
       used = 0;
     };
     for (const token of source.match(/ +|[^ ]+/g) ?? ['']) {
-      const w = displayWidth(token);
+      const tokenWidth = displayWidth(token);
       if (token.startsWith(' ')) {
-        if (used + w <= width) {
+        if (used + tokenWidth <= width) {
           line += token;
-          used += w;
+          used += tokenWidth;
         } else if (used > 0) flush();
         continue;
       }
-      if (used + w <= width) {
+      if (used + tokenWidth <= width) {
         line += token;
-        used += w;
+        used += tokenWidth;
         continue;
       }
-      if (w <= width) {
+      if (tokenWidth <= width) {
         flush();
         line = token;
-        used = w;
+        used = tokenWidth;
         continue;
       }
-      for (const c of clusters(token)) {
-        if (used + c.width > width && used > 0) flush();
-        line += c.text;
-        used += c.width;
+      for (const cluster of clusters(token)) {
+        if (used + cluster.width > width && used > 0) flush();
+        line += cluster.text;
+        used += cluster.width;
       }
     }
     out.push(line.trimEnd());

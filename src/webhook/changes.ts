@@ -210,10 +210,10 @@ export class CardStates {
   }
 
   private forget(cardId: string): void {
-    const s = this.cards.get(cardId);
-    if (!s) return;
+    const state = this.cards.get(cardId);
+    if (!state) return;
     this.cards.delete(cardId);
-    this.bytes -= s.bytes;
+    this.bytes -= state.bytes;
   }
 
   private remember(cardId: string, state: CardState): void {
@@ -221,11 +221,11 @@ export class CardStates {
     this.cards.set(cardId, state);
     this.bytes += state.bytes;
     // Least recently seen first: a Map iterates in insertion order, and each card seen is inserted anew.
-    for (const [id, s] of this.cards) {
+    for (const [id, state] of this.cards) {
       if (this.cards.size <= this.maxCards && this.bytes <= this.maxBytes) break;
       if (id === cardId) break;
       this.cards.delete(id);
-      this.bytes -= s.bytes;
+      this.bytes -= state.bytes;
     }
   }
 }

@@ -20,7 +20,7 @@ export interface Answer {
   retryAfter?: string;
 }
 
-export interface SendRequest {
+interface SendRequest {
   url: string;
   method: string;
   headers: Record<string, string>;
@@ -43,7 +43,7 @@ function withoutKey(body: Buffer, headers: Record<string, string>): Buffer {
   return out;
 }
 
-export interface DeliveryClientOptions {
+interface DeliveryClientOptions {
   /** The clock answers are timed with (default performance.now); tests pass a fake one. */
   now?: () => number;
   /** Where undici comes from (default: loaded on first use); tests count its cost as setup. */
@@ -81,7 +81,7 @@ export class DeliveryClient {
     let written: number | undefined;
     const since = () => this.now() - (written ?? called);
     try {
-      // undici is loaded on first use, keeping its ~120 ms import off the --help path.
+      // undici is loaded on first use, keeping its import off the --help path.
       this.agent ??= new (await this.load()).Agent({ connections: this.connections });
       const url = new URL(req.url);
       const res = await dispatchRequest(this.agent, {

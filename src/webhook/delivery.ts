@@ -39,9 +39,9 @@ export function mayShowSecret(body: Buffer, secrets: readonly string[]): boolean
  * for a body that is not JSON its text scrubbed. Otherwise, and when nothing was replaced, the same delivery,
  * uncopied. The record file and forwards keep the bytes as received (scrubBody only): this is a view.
  */
-export function shownDelivery(d: Delivery, secrets: readonly string[]): Delivery {
-  if (!mayShowSecret(d.body, secrets)) return d;
-  const text = d.body.toString('utf8');
+export function shownDelivery(delivery: Delivery, secrets: readonly string[]): Delivery {
+  if (!mayShowSecret(delivery.body, secrets)) return delivery;
+  const text = delivery.body.toString('utf8');
   let shown: string;
   try {
     const value = JSON.parse(text) as unknown;
@@ -50,7 +50,7 @@ export function shownDelivery(d: Delivery, secrets: readonly string[]): Delivery
   } catch {
     shown = redactSecrets(secrets, text);
   }
-  return shown === text ? d : { ...d, body: Buffer.from(shown, 'utf8') };
+  return shown === text ? delivery : { ...delivery, body: Buffer.from(shown, 'utf8') };
 }
 
 /** Header values with the secrets scrubbed (a receiver may be sent the token in another header). */
@@ -163,11 +163,11 @@ function jsonString(s: string): string {
  * order). Written out here because the headers have no prototype, which puts JSON.stringify of the whole
  * head on V8's slow path, which costs more than stringifying each string on its own.
  */
-function viewHead(d: Delivery): string {
-  let out = `{"seq":${JSON.stringify(d.seq)},"receivedAt":${jsonString(d.receivedAt)},"method":${jsonString(d.method)},"path":${jsonString(d.path)},"headers":{`;
+function viewHead(delivery: Delivery): string {
+  let out = `{"seq":${JSON.stringify(delivery.seq)},"receivedAt":${jsonString(delivery.receivedAt)},"method":${jsonString(delivery.method)},"path":${jsonString(delivery.path)},"headers":{`;
   let first = true;
-  for (const name of Object.keys(d.headers)) {
-    out += `${first ? '' : ','}${jsonString(name)}:${jsonString(d.headers[name]!)}`;
+  for (const name of Object.keys(delivery.headers)) {
+    out += `${first ? '' : ','}${jsonString(name)}:${jsonString(delivery.headers[name]!)}`;
     first = false;
   }
   return `${out}},"body":`;
@@ -213,26 +213,26 @@ interface RecordLinePieces {
  * The record line of a delivery (with its newline) in pieces; see viewLinePieces. For a small body the
  * `--json` line is made once here and handed on, so printing the delivery need not build it again.
  */
-export function recordLinePieces(d: Delivery): RecordLinePieces {
-  if (d.body.length >= LARGE_BODY) return { pieces: recordPieces(d), view: undefined };
-  const view = viewJson(d);
+export function recordLinePieces(delivery: Delivery): RecordLinePieces {
+  if (delivery.body.length >= LARGE_BODY) return { pieces: recordPieces(delivery), view: undefined };
+  const view = viewJson(delivery);
   // In pieces the record file copies each into its write buffer; one string would be joined first, a second copy.
-  return { pieces: [view.slice(0, -1), ',"bodyBase64":"', d.body.toString('base64'), '"}\n'], view };
+  return { pieces: [view.slice(0, -1), ',"bodyBase64":"', delivery.body.toString('base64'), '"}\n'], view };
 }
 
 /** Read one record-file line back; throws on a line that is not a delivery (e.g. cut short by a crash). */
 export function parseRecordLine(text: string): Delivery {
-  const v = JSON.parse(text) as Partial<RecordLine>;
-  if (typeof v !== 'object' || v === null || typeof v.seq !== 'number' || typeof v.bodyBase64 !== 'string' || typeof v.method !== 'string') {
+  const line = JSON.parse(text) as Partial<RecordLine>;
+  if (typeof line !== 'object' || line === null || typeof line.seq !== 'number' || typeof line.bodyBase64 !== 'string' || typeof line.method !== 'string') {
     throw new Error('not a recorded delivery');
   }
   return {
-    seq: v.seq,
-    receivedAt: String(v.receivedAt),
-    method: v.method,
-    path: String(v.path ?? '/'),
-    headers: Object.assign(emptyRecord<string>(), v.headers),
-    body: Buffer.from(v.bodyBase64, 'base64'),
+    seq: line.seq,
+    receivedAt: String(line.receivedAt),
+    method: line.method,
+    path: String(line.path ?? '/'),
+    headers: Object.assign(emptyRecord<string>(), line.headers),
+    body: Buffer.from(line.bodyBase64, 'base64'),
   };
 }
 

@@ -24,7 +24,7 @@ export interface ForwardEvent {
   pending: number;
 }
 
-export interface ForwarderOptions {
+interface ForwarderOptions {
   url: string;
   timeout: Duration;
   /** The key in use: sent as x-signingKey so the app's own check passes (spec 6). */
@@ -116,13 +116,13 @@ export class Forwarder {
   }
 
   /** Queue a delivery just recorded at `offset` in the record file. */
-  enqueue(d: Delivery, offset: number): void {
+  enqueue(delivery: Delivery, offset: number): void {
     // A body larger than the byte bound is kept when nothing else waits: it is in memory already, and
     // reading its record line back would cost several times its size.
-    const fits = this.queue.length === 0 || (this.queue.length < (this.opts.memoryCount ?? 1000) && this.queueBytes + d.body.length <= (this.opts.memoryBytes ?? 32 * 1024 * 1024));
+    const fits = this.queue.length === 0 || (this.queue.length < (this.opts.memoryCount ?? 1000) && this.queueBytes + delivery.body.length <= (this.opts.memoryBytes ?? 32 * 1024 * 1024));
     if (this.spillFrom === undefined && fits) {
-      this.queue.push(d);
-      this.queueBytes += d.body.length;
+      this.queue.push(delivery);
+      this.queueBytes += delivery.body.length;
     } else {
       this.spillFrom ??= offset;
     }
@@ -139,13 +139,13 @@ export class Forwarder {
   }
 
   private refill(): void {
-    const o = this.opts;
-    const batch = readDeliveries(o.record.path, this.spillFrom!, this.lastAcked, o.memoryCount ?? 1000, o.memoryBytes ?? 32 * 1024 * 1024);
+    const opts = this.opts;
+    const batch = readDeliveries(opts.record.path, this.spillFrom!, this.lastAcked, opts.memoryCount ?? 1000, opts.memoryBytes ?? 32 * 1024 * 1024);
     for (const d of batch.deliveries) {
       this.queue.push(d);
       this.queueBytes += d.body.length;
     }
-    this.spillFrom = batch.next >= o.record.size ? undefined : batch.next;
+    this.spillFrom = batch.next >= opts.record.size ? undefined : batch.next;
   }
 
   private async run(): Promise<void> {
@@ -172,30 +172,30 @@ export class Forwarder {
    * the app policy (src/http/app-policy.ts): every failure is repeated, and each failed try is an event
    * with the wait before the next.
    */
-  private async forward(d: Delivery): Promise<boolean> {
-    const o = this.opts;
-    const headers = outgoingHeaders(d.headers, o.key);
-    if (o.forwardedBy !== undefined) {
+  private async forward(delivery: Delivery): Promise<boolean> {
+    const opts = this.opts;
+    const headers = outgoingHeaders(delivery.headers, opts.key);
+    if (opts.forwardedBy !== undefined) {
       // Appended to the ids of the listeners it already went through, so a chain of listeners cannot loop either.
       const name = Object.keys(headers).find((h) => h.toLowerCase() === FORWARDED_HEADER) ?? FORWARDED_HEADER;
-      headers[name] = headers[name] === undefined ? o.forwardedBy : `${headers[name]}, ${o.forwardedBy}`;
+      headers[name] = headers[name] === undefined ? opts.forwardedBy : `${headers[name]}, ${opts.forwardedBy}`;
     }
-    const clock = o.clock ?? realClock;
+    const clock = opts.clock ?? realClock;
     const stop = this.stopper.signal;
     let attempt = 0;
     let answer: Answer | undefined;
     const once = async (): Promise<Answer> => {
       attempt++;
-      answer = await this.client.send({ url: o.url, method: d.method, headers, body: d.body, timeout: o.timeout, signal: stop });
+      answer = await this.client.send({ url: opts.url, method: delivery.method, headers, body: delivery.body, timeout: opts.timeout, signal: stop });
       if (answer.status !== undefined && answer.status >= 200 && answer.status < 300) return answer;
-      throw appFailure(d.method, o.url, answer, clock.now());
+      throw appFailure(delivery.method, opts.url, answer, clock.now());
     };
     const policy = appPolicy<undefined>({
       clock,
       // The jitter keeps a fleet of listeners from retrying in step.
-      backoff: { baseMs: o.retryBaseMs ?? APP_BACKOFF.baseMs, maxMs: o.retryCapMs ?? APP_BACKOFF.maxMs },
+      backoff: { baseMs: opts.retryBaseMs ?? APP_BACKOFF.baseMs, maxMs: opts.retryCapMs ?? APP_BACKOFF.maxMs },
       stop,
-      onRetry: (info) => o.onEvent({ type: 'forward', seq: d.seq, attempt: info.attempt, answer: answer!, ok: false, retryInMs: info.delayMs, pending: this.pending }),
+      onRetry: (info) => opts.onEvent({ type: 'forward', seq: delivery.seq, attempt: info.attempt, answer: answer!, ok: false, retryInMs: info.delayMs, pending: this.pending }),
     });
     try {
       await retrying(once, undefined, policy, stop, { clock });
@@ -204,7 +204,7 @@ export class Forwarder {
       if (stop.aborted) return false;
       throw err;
     }
-    o.onEvent({ type: 'forward', seq: d.seq, attempt, answer: answer!, ok: true, retryInMs: undefined, pending: this.pending - 1 });
+    opts.onEvent({ type: 'forward', seq: delivery.seq, attempt, answer: answer!, ok: true, retryInMs: undefined, pending: this.pending - 1 });
     return true;
   }
 }

@@ -18,11 +18,11 @@ function lineStartAfter(path: string, at: number, size: number): number {
     const buf = Buffer.alloc(64 * 1024);
     // The byte before `at` tells whether `at` already starts a line.
     for (let pos = at - 1; pos < size; ) {
-      const n = readSync(fd, buf, 0, buf.length, pos);
-      if (n === 0) break;
-      const nl = buf.subarray(0, n).indexOf(0x0a);
+      const bytesRead = readSync(fd, buf, 0, buf.length, pos);
+      if (bytesRead === 0) break;
+      const nl = buf.subarray(0, bytesRead).indexOf(0x0a);
       if (nl !== -1) return pos + nl + 1;
-      pos += n;
+      pos += bytesRead;
     }
     return size;
   } finally {
@@ -48,10 +48,10 @@ export function readHistory(path: string, states: CardStates, visit?: (d: Delive
     const batch = readDeliveries(path, offset, 0, 500, 8 * 1024 * 1024);
     if (batch.next === offset) break;
     offset = batch.next;
-    for (const d of batch.deliveries) {
+    for (const delivery of batch.deliveries) {
       read++;
-      const change = states.apply(d.body);
-      visit?.(d, change);
+      const change = states.apply(delivery.body);
+      visit?.(delivery, change);
     }
   }
   return read;

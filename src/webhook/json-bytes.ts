@@ -10,21 +10,21 @@ const NUMBER_BYTES = new Set([0x2d, 0x2b, 0x2e, 0x45, 0x65, 0x30, 0x31, 0x32, 0x
 const isHex = (c: number | undefined) => c !== undefined && ((c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x46) || (c >= 0x61 && c <= 0x66));
 
 /** The end of the JSON string starting at b[i] (`"`), just past its closing quote; -1 if it is not one. */
-function stringEnd(b: Buffer, i: number): number {
-  if (b[i] !== 0x22) return -1;
-  for (i++; i < b.length; ) {
-    const c = b[i]!;
-    if (c === 0x22) return i + 1;
-    if (c < 0x20) return -1;
-    if (c !== 0x5c) {
+function stringEnd(bytes: Buffer, i: number): number {
+  if (bytes[i] !== 0x22) return -1;
+  for (i++; i < bytes.length; ) {
+    const byte = bytes[i]!;
+    if (byte === 0x22) return i + 1;
+    if (byte < 0x20) return -1;
+    if (byte !== 0x5c) {
       i++;
       continue;
     }
-    const e = b[i + 1];
-    if (e === 0x75) {
-      for (let k = 2; k < 6; k++) if (!isHex(b[i + k])) return -1;
+    const escaped = bytes[i + 1];
+    if (escaped === 0x75) {
+      for (let k = 2; k < 6; k++) if (!isHex(bytes[i + k])) return -1;
       i += 6;
-    } else if (e !== undefined && ESCAPES.has(e)) i += 2;
+    } else if (escaped !== undefined && ESCAPES.has(escaped)) i += 2;
     else return -1;
   }
   return -1;
@@ -34,28 +34,28 @@ function stringEnd(b: Buffer, i: number): number {
 const NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
 
 /** The end of the number starting at b[i]; -1 if there is none. */
-function numberEnd(b: Buffer, i: number): number {
+function numberEnd(bytes: Buffer, i: number): number {
   let j = i;
-  while (j < b.length && NUMBER_BYTES.has(b[j]!)) j++;
-  return NUMBER.test(b.toString('latin1', i, j)) ? j : -1;
+  while (j < bytes.length && NUMBER_BYTES.has(bytes[j]!)) j++;
+  return NUMBER.test(bytes.toString('latin1', i, j)) ? j : -1;
 }
 
 /**
  * Whether `b` is one JSON text (RFC 8259) as JSON.parse accepts it, checked without making a string or a
  * value of it. Iterative, so a deeply nested body cannot overflow the stack.
  */
-export function isJsonText(b: Buffer): boolean {
-  const n = b.length;
+export function isJsonText(bytes: Buffer): boolean {
+  const length = bytes.length;
   let i = 0;
   const skip = () => {
-    while (i < n && WS.has(b[i]!)) i++;
+    while (i < length && WS.has(bytes[i]!)) i++;
   };
   /** A member's `"name" :`, then the value is expected. */
   const member = (): boolean => {
-    i = stringEnd(b, i);
+    i = stringEnd(bytes, i);
     if (i === -1) return false;
     skip();
-    if (b[i] !== 0x3a) return false;
+    if (bytes[i] !== 0x3a) return false;
     i++;
     return true;
   };
@@ -63,22 +63,22 @@ export function isJsonText(b: Buffer): boolean {
   skip();
   for (;;) {
     skip();
-    const c = b[i];
-    if (c === 0x7b || c === 0x5b) {
+    const byte = bytes[i];
+    if (byte === 0x7b || byte === 0x5b) {
       i++;
       skip();
-      if (b[i] !== (c === 0x7b ? 0x7d : 0x5d)) {
-        stack.push(c);
-        if (c === 0x7b && !member()) return false;
+      if (bytes[i] !== (byte === 0x7b ? 0x7d : 0x5d)) {
+        stack.push(byte);
+        if (byte === 0x7b && !member()) return false;
         continue;
       }
       i++;
-    } else if (c === 0x22) {
-      i = stringEnd(b, i);
-    } else if (c === 0x2d || (c !== undefined && c >= 0x30 && c <= 0x39)) {
-      i = numberEnd(b, i);
+    } else if (byte === 0x22) {
+      i = stringEnd(bytes, i);
+    } else if (byte === 0x2d || (byte !== undefined && byte >= 0x30 && byte <= 0x39)) {
+      i = numberEnd(bytes, i);
     } else {
-      const word = ['true', 'false', 'null'].find((w) => b.toString('latin1', i, i + w.length) === w);
+      const word = ['true', 'false', 'null'].find((w) => bytes.toString('latin1', i, i + w.length) === w);
       i = word ? i + word.length : -1;
     }
     if (i === -1) return false;
@@ -86,14 +86,14 @@ export function isJsonText(b: Buffer): boolean {
     for (;;) {
       skip();
       const top = stack.at(-1);
-      if (top === undefined) return i === n;
-      const d = b[i++];
-      if (d === 0x2c) {
+      if (top === undefined) return i === length;
+      const digit = bytes[i++];
+      if (digit === 0x2c) {
         skip();
         if (top === 0x7b && !member()) return false;
         break;
       }
-      if (d !== (top === 0x7b ? 0x7d : 0x5d)) return false;
+      if (digit !== (top === 0x7b ? 0x7d : 0x5d)) return false;
       stack.pop();
     }
   }

@@ -90,17 +90,17 @@ function head(d: Delivery): string {
 }
 
 /** The `--json` line of a large delivery, without its newline, in pieces. */
-export function* viewPieces(d: Delivery, tail = ''): Generator<Piece> {
-  yield head(d);
-  yield* bodyJsonPieces(d.body);
+export function* viewPieces(delivery: Delivery, tail = ''): Generator<Piece> {
+  yield head(delivery);
+  yield* bodyJsonPieces(delivery.body);
   yield `${tail}}`;
 }
 
 /** The record line of a large delivery, with its newline, in pieces: the `--json` object plus `bodyBase64`. */
-export function* recordPieces(d: Delivery): Generator<Piece> {
-  yield head(d);
-  yield* bodyJsonPieces(d.body);
+export function* recordPieces(delivery: Delivery): Generator<Piece> {
+  yield head(delivery);
+  yield* bodyJsonPieces(delivery.body);
   yield ',"bodyBase64":"';
-  for (let at = 0; at < d.body.length; at += BASE64_SLICE) yield d.body.toString('base64', at, Math.min(at + BASE64_SLICE, d.body.length));
+  for (let at = 0; at < delivery.body.length; at += BASE64_SLICE) yield delivery.body.toString('base64', at, Math.min(at + BASE64_SLICE, delivery.body.length));
   yield '"}\n';
 }

@@ -66,10 +66,10 @@ function ownAddresses(): Set<string> {
  * the rest (a proxy, a name that resolves here).
  */
 export function reachesListener(url: string, host: string, port: number): boolean {
-  const u = new URL(url);
-  const targetPort = Number(u.port || (u.protocol === 'https:' ? 443 : 80));
+  const parsed = new URL(url);
+  const targetPort = Number(parsed.port || (parsed.protocol === 'https:' ? 443 : 80));
   if (targetPort !== port) return false;
-  const target = u.hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  const target = parsed.hostname.replace(/^\[|\]$/g, '').toLowerCase();
   const bound = host.replace(/^\[|\]$/g, '').toLowerCase();
   const local = (h: string) => isLoopbackHost(h) || WILDCARD.has(h);
   if (target === bound) return true;

@@ -81,7 +81,7 @@ export interface ListenReady {
   skipped: number;
 }
 
-export interface ListenEngineOptions {
+interface ListenEngineOptions {
   clock: Clock;
   /** Each event, with the engine's view for whatever the renderer redraws. */
   onEvent(e: ListenEvent, view: ListenView): void;
@@ -253,26 +253,26 @@ export class ListenEngine implements ListenView {
     }
   }
 
-  private onListenerEvent(e: ListenerEvent): void {
+  private onListenerEvent(event: ListenerEvent): void {
     const inspector = this.inspector;
-    switch (e.type) {
+    switch (event.type) {
       case 'listening':
         return;
       case 'delivery': {
         // Every delivery is shown as what it did to its card, against the card's last delivered state.
-        const change = this.states.apply(e.delivery.body);
-        inspector?.add(e.delivery, change, { recorded: false });
-        this.emit({ type: 'delivery', delivery: e.delivery, change, view: e.view });
+        const change = this.states.apply(event.delivery.body);
+        inspector?.add(event.delivery, change, { recorded: false });
+        this.emit({ type: 'delivery', delivery: event.delivery, change, view: event.view });
         break;
       }
       case 'forward':
-        this.emit({ ...e, outage: this.outages!.next(e, this.opts.clock.now()) });
-        inspector?.forward(e);
+        this.emit({ ...event, outage: this.outages!.next(event, this.opts.clock.now()) });
+        inspector?.forward(event);
         return;
       default:
-        this.emit(e);
+        this.emit(event);
     }
-    if ((e.type === 'delivery' || e.type === 'rejected') && inspector) inspector.stats(this.stats.delivered, refusedTotal(this.stats));
+    if ((event.type === 'delivery' || event.type === 'rejected') && inspector) inspector.stats(this.stats.delivered, refusedTotal(this.stats));
   }
 
   /** The outage's clock moves every second, not only at each try (up to 5 s apart). */

@@ -12,7 +12,7 @@ import type { Recorded, RecordFile } from './record-file.js';
 import type { Duration } from '../units.js';
 
 /** Why a request got no 200: not our path, not a POST, no/wrong key, too big, or the record file could not be written. */
-export type RejectStatus = 404 | 405 | 403 | 413 | 500;
+type RejectStatus = 404 | 405 | 403 | 413 | 500;
 
 /** What the listener reports; it never prints: the command renders these events. */
 export type ListenerEvent =
@@ -54,6 +54,11 @@ export interface ListenerOptions {
   mirror?: DeliveryHook;
   /** Each delivery's receivedAt, and the wait for requests in flight at shutdown (default realClock). */
   clock?: Clock;
+  /**
+   * Told of each event once the listener is done with it (a delivery after its 200). A throw here, or a
+   * promise returned that rejects, is the handler's own failure: the listener goes on answering, recording
+   * and forwarding, and reports the first such failure as an 'error' event.
+   */
   onEvent: (e: ListenerEvent) => void;
 }
 
@@ -115,10 +120,12 @@ export class Listener {
   /** The last receivedAt made, and the millisecond it is for: many deliveries arrive within one. */
   private clockMs = Number.NaN;
   private clockIso = '';
+  /** Whether onEvent has failed once: only the first failure is reported. */
+  private handlerFailed = false;
 
   constructor(private readonly opts: ListenerOptions) {
     if (opts.forward && !opts.record) throw new Error('forwarding needs a record file');
-    this.forwarder = opts.forward && opts.record ? new Forwarder({ ...opts.forward, key: opts.key, record: opts.record, onEvent: opts.onEvent, forwardedBy: this.id, clock: opts.clock }) : undefined;
+    this.forwarder = opts.forward && opts.record ? new Forwarder({ ...opts.forward, key: opts.key, record: opts.record, onEvent: (e) => this.emit(e), forwardedBy: this.id, clock: opts.clock }) : undefined;
     this.seq = opts.record?.lastSeq ?? 0;
     this.keyMatches = opts.key === undefined ? undefined : keyMatcher(opts.key);
     this.secrets = [...new Set([...(opts.key === undefined ? [] : [opts.key]), ...(opts.secrets ?? [])])].filter((k) => k !== '');
@@ -165,7 +172,7 @@ export class Listener {
     }
     const host = this.opts.host.includes(':') ? `[${this.opts.host}]` : this.opts.host;
     const url = `http://${host}:${port}${this.opts.path}`;
-    this.opts.onEvent({ type: 'listening', url });
+    this.emit({ type: 'listening', url });
     this.forwarder?.start();
     return url;
   }
@@ -225,9 +232,9 @@ export class Listener {
   private admit(socket: Socket): void {
     if (this.sockets.size >= this.limits.maxConnections) {
       let idle: Socket | undefined;
-      for (const [s, busy] of this.sockets) {
+      for (const [open, busy] of this.sockets) {
         if (busy === 0) {
-          idle = s;
+          idle = open;
           break;
         }
       }
@@ -309,7 +316,7 @@ export class Listener {
       // Our own forward came back (a proxy chain, a name that resolves here): it was recorded when it first
       // arrived. 200 so the sender stops; recording or forwarding it again would loop for ever.
       res.writeHead(200, OK_HEADERS).end(OK_BODY);
-      this.opts.onEvent({ type: 'looped', path });
+      this.emit({ type: 'looped', path });
       return;
     }
     const check = rawHeader(req.rawHeaders, CHECK_HEADER);
@@ -351,7 +358,7 @@ export class Listener {
     } catch (err) {
       // Not acknowledged, so the service sends them again (spec 6: anything but 200 is retried).
       const [what, reason] = recorded === undefined ? ['cannot write the record file', 'record file not writable'] : ['cannot apply to the mirror', 'mirror not writable'];
-      this.opts.onEvent({ type: 'error', message: `${what}: ${(err as Error).message}` });
+      this.emit({ type: 'error', message: `${what}: ${(err as Error).message}` });
       for (const { res } of batch) this.reject(res.req, res, 500, reason);
       return;
     }
@@ -359,8 +366,34 @@ export class Listener {
     for (const { res } of batch) res.writeHead(200, OK_HEADERS).end(OK_BODY);
     this.stats.delivered += batch.length;
     for (const { delivery, offset, view } of recorded) {
-      this.opts.onEvent({ type: 'delivery', delivery, view });
+      this.emit({ type: 'delivery', delivery, view });
       this.forwarder?.enqueue(delivery, offset);
+    }
+  }
+
+  /**
+   * Hand `event` to onEvent, which is the caller's code (the command's renderer): its failure must not
+   * skip the work left in this turn (the other deliveries' events, their forwards) nor leave the turn
+   * uncaught, which would end the process. The first failure becomes an 'error' event; if the handler
+   * fails at that too, it is not told again.
+   */
+  private emit(event: ListenerEvent): void {
+    try {
+      const result = this.opts.onEvent(event) as unknown;
+      if (result instanceof Promise) result.catch((err: unknown) => this.onHandlerFailure(err));
+    } catch (err) {
+      this.onHandlerFailure(err);
+    }
+  }
+
+  private onHandlerFailure(err: unknown): void {
+    if (this.handlerFailed) return;
+    this.handlerFailed = true;
+    const message = err instanceof Error ? err.message : String(err);
+    try {
+      this.opts.onEvent({ type: 'error', message: `the event handler failed (${message}); deliveries are still answered, recorded and forwarded, and later failures are not reported` });
+    } catch {
+      // The handler cannot report its own failure either: there is no one else to tell.
     }
   }
 
@@ -370,7 +403,7 @@ export class Listener {
     const headers: Record<string, string> = { 'content-type': 'text/plain', ...(status === 413 || status === 405 ? { connection: 'close' } : {}), ...(status === 405 ? { allow: 'POST' } : {}) };
     res.writeHead(status, headers).end(`${reason}\n`);
     req.resume();
-    this.opts.onEvent({ type: 'rejected', status, reason, method: req.method ?? '', path: req.url ?? '', total });
+    this.emit({ type: 'rejected', status, reason, method: req.method ?? '', path: req.url ?? '', total });
   }
 }
 

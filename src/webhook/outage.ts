@@ -7,7 +7,7 @@ import type { ForwardEvent } from './forwarder.js';
  * When piped output repeats that the target is still down: after 1 minute, then each time the outage has
  * doubled (2, 4, … 64 minutes), then every hour. A day's outage is about 30 lines, not 17,000.
  */
-export const REMINDERS = { firstMs: 60_000, everyMaxMs: 3_600_000 };
+const REMINDERS = { firstMs: 60_000, everyMaxMs: 3_600_000 };
 
 /** An outage as it stands: what failed last, for how long, how often, and what waits. */
 export interface OutageState {
@@ -66,21 +66,21 @@ export class OutageTracker {
   }
 
   /** What this forward try does to the outage, at time `now` (ms). */
-  next(e: ForwardEvent, now: number): OutageStep {
-    this.last = e;
-    if (e.ok) {
+  next(event: ForwardEvent, now: number): OutageStep {
+    this.last = event;
+    if (event.ok) {
       if (this.downSince === undefined) return { phase: 'up' };
       const step: OutageStep = { phase: 'end', downMs: now - this.downSince, tries: this.tries + 1 };
       this.downSince = undefined;
       return step;
     }
-    const why = reason(e);
+    const why = reason(event);
     if (this.downSince === undefined) {
       this.downSince = now;
       this.tries = 1;
       this.lastReason = why;
       this.nextReminder = this.schedule.firstMs;
-      return { phase: 'start', state: this.stateOf(e, now) };
+      return { phase: 'start', state: this.stateOf(event, now) };
     }
     this.tries++;
     const news = why !== this.lastReason;
@@ -88,7 +88,7 @@ export class OutageTracker {
     // A try that is news is a line of its own already: no reminder with it.
     const remind = !news && now - this.downSince >= this.nextReminder;
     while (now - this.downSince >= this.nextReminder) this.nextReminder += Math.min(this.nextReminder, this.schedule.everyMaxMs);
-    return { phase: 'down', state: this.stateOf(e, now), news, remind };
+    return { phase: 'down', state: this.stateOf(event, now), news, remind };
   }
 
   private stateOf(e: ForwardEvent, now: number): OutageState {

@@ -16,7 +16,7 @@ const NEWLINE = 0x0a;
  * newline (cut short by a crash) is never visited. Synchronous on purpose: the writer appends with
  * writeSync on the same thread, so a reader can never see half a line that is still being written.
  */
-export function readLinesSync(path: string, from: number, visit: (line: Buffer, offset: number) => boolean): number {
+function readLinesSync(path: string, from: number, visit: (line: Buffer, offset: number) => boolean): number {
   const fd = openSync(path, 'r');
   try {
     let pos = from;
@@ -27,10 +27,10 @@ export function readLinesSync(path: string, from: number, visit: (line: Buffer, 
     let carryBytes = 0;
     for (;;) {
       const chunk = Buffer.allocUnsafe(CHUNK);
-      const n = readSync(fd, chunk, 0, CHUNK, pos);
-      if (n === 0) return consumed;
-      pos += n;
-      const data = chunk.subarray(0, n);
+      const bytesRead = readSync(fd, chunk, 0, CHUNK, pos);
+      if (bytesRead === 0) return consumed;
+      pos += bytesRead;
+      const data = chunk.subarray(0, bytesRead);
       let start = 0;
       for (let i = data.indexOf(NEWLINE); i !== -1; i = data.indexOf(NEWLINE, start)) {
         const line = carryBytes > 0 ? Buffer.concat([...carry, data.subarray(start, i)], carryBytes + i - start) : data.subarray(start, i);
@@ -40,9 +40,9 @@ export function readLinesSync(path: string, from: number, visit: (line: Buffer, 
         carryBytes = 0;
         start = i + 1;
       }
-      if (start < n) {
+      if (start < bytesRead) {
         carry.push(data.subarray(start));
-        carryBytes += n - start;
+        carryBytes += bytesRead - start;
       }
     }
   } finally {
@@ -107,11 +107,11 @@ export function sniffRecordFile(path: string): 'empty' | 'record' | 'other' {
   const fd = openSync(path, 'r');
   try {
     const head = Buffer.allocUnsafe(SNIFF_BYTES);
-    const n = readSync(fd, head, 0, SNIFF_BYTES, 0);
-    const text = head.subarray(0, n).toString('latin1');
+    const bytesRead = readSync(fd, head, 0, SNIFF_BYTES, 0);
+    const text = head.subarray(0, bytesRead).toString('latin1');
     const start = text.search(/\S/);
-    if (start === -1) return n < SNIFF_BYTES ? 'empty' : 'other';
-    return Number.isNaN(lineSeq(head.subarray(start, n))) ? 'other' : 'record';
+    if (start === -1) return bytesRead < SNIFF_BYTES ? 'empty' : 'other';
+    return Number.isNaN(lineSeq(head.subarray(start, bytesRead))) ? 'other' : 'record';
   } finally {
     closeSync(fd);
   }
@@ -263,9 +263,9 @@ export class RecordFile {
         textBytes += scratch.write(text, textBytes, 'utf8');
         return;
       }
-      const n = Buffer.byteLength(text);
-      if (textBytes + n > scratch.length) flush();
-      if (n > scratch.length) writeAll(Buffer.from(text, 'utf8'));
+      const bytes = Buffer.byteLength(text);
+      if (textBytes + bytes > scratch.length) flush();
+      if (bytes > scratch.length) writeAll(Buffer.from(text, 'utf8'));
       else textBytes += scratch.write(text, textBytes, 'utf8');
     };
     try {

@@ -11,7 +11,7 @@ import { bodyValue, type Delivery, outgoingHeaders } from './delivery.js';
 import { readDeliveries, sniffRecordFile } from './record-file.js';
 
 /** What to replay, and where. */
-export interface ReplayPlan {
+interface ReplayPlan {
   file: string;
   to: string;
   /** First sequence number to send. */
@@ -74,8 +74,8 @@ function cardMatches(card: Record<string, unknown> | undefined, filters: Array<[
  * The card a delivery's body holds: the body when it is a JSON object; with `unwrap` (--changed), the card
  * as CardStates reads it, which may be wrapped in an event (`{"event":…,"data":{"_id":…}}`).
  */
-function cardOf(d: Delivery, unwrap = false): Record<string, unknown> | undefined {
-  const body = bodyValue(d.body);
+function cardOf(delivery: Delivery, unwrap = false): Record<string, unknown> | undefined {
+  const body = bodyValue(delivery.body);
   if (unwrap) return cardIn(body);
   return typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as Record<string, unknown>) : undefined;
 }
@@ -123,7 +123,7 @@ export class Replay {
     const states = plan.changed.length ? new CardStates({ secrets: plan.secrets }) : undefined;
     const wanted = new Set(plan.changed);
     const size = statSync(plan.file).size;
-    const r: ReplayResult = { read: 0, inRange: 0, cards: 0, fields: new Set(), unreadable: [], sent: 0, failed: [], refused: false };
+    const result: ReplayResult = { read: 0, inRange: 0, cards: 0, fields: new Set(), unreadable: [], sent: 0, failed: [], refused: false };
     let lineBase = 0;
     try {
       for (let offset = 0; offset < size && !drain.aborted; ) {
@@ -131,39 +131,39 @@ export class Replay {
         // --filter too, so that its field is checked against the whole file, not only the part from --from.
         const whole = states !== undefined || plan.filters.length > 0;
         const batch = readDeliveries(plan.file, offset, whole ? 0 : plan.from - 1, 100, 8 * 1024 * 1024);
-        for (const i of batch.unreadable) r.unreadable.push(lineBase + i + 1);
+        for (const i of batch.unreadable) result.unreadable.push(lineBase + i + 1);
         lineBase += batch.lines;
         // No progress: only a last line cut short by a crash is left (never acknowledged, so not a delivery).
         if (batch.next === offset) break;
         offset = batch.next;
-        for (const d of batch.deliveries) {
+        for (const delivery of batch.deliveries) {
           if (drain.aborted) break;
-          r.read++;
-          const change = states?.apply(d.body);
-          const card = plan.filters.length || states ? cardOf(d, states !== undefined) : undefined;
+          result.read++;
+          const change = states?.apply(delivery.body);
+          const card = plan.filters.length || states ? cardOf(delivery, states !== undefined) : undefined;
           if (card) {
-            r.cards++;
-            for (const f of Object.keys(card)) if (r.fields.size < MAX_FIELD_NAMES) r.fields.add(f);
+            result.cards++;
+            for (const f of Object.keys(card)) if (result.fields.size < MAX_FIELD_NAMES) result.fields.add(f);
           }
-          if (d.seq < plan.from) continue;
-          r.inRange++;
+          if (delivery.seq < plan.from) continue;
+          result.inRange++;
           if (plan.filters.length && !cardMatches(card, plan.filters)) continue;
           if (change && !change.changes.some((c) => wanted.has(c.field))) continue;
-          this.inFlight = d.seq;
-          const answer = await client.send({ url: plan.to, method: d.method, headers: outgoingHeaders(d.headers, plan.key), body: d.body, timeout: plan.timeout, signal });
+          this.inFlight = delivery.seq;
+          const answer = await client.send({ url: plan.to, method: delivery.method, headers: outgoingHeaders(delivery.headers, plan.key), body: delivery.body, timeout: plan.timeout, signal });
           // Cut off by SIGTERM: not answered, so a resumed run sends it again.
           if (answer.status === undefined && signal.aborted) break;
           this.inFlight = undefined;
-          r.sent++;
-          this.resumeAt = d.seq + 1;
-          if (answer.status !== 200) r.failed.push(`#${d.seq} ${answer.status ?? answer.error}`);
-          if (answer.status === 401 || answer.status === 403) r.refused = true;
-          this.opts.onAnswer({ seq: d.seq, answer });
+          result.sent++;
+          this.resumeAt = delivery.seq + 1;
+          if (answer.status !== 200) result.failed.push(`#${delivery.seq} ${answer.status ?? answer.error}`);
+          if (answer.status === 401 || answer.status === 403) result.refused = true;
+          this.opts.onAnswer({ seq: delivery.seq, answer });
         }
       }
     } finally {
       await client.close();
     }
-    return r;
+    return result;
   }
 }

@@ -3,9 +3,10 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runImport } from '../../src/commands/import/execute.js';
-import { type Choice, fieldChoices, type Prompter, sampleText } from '../../src/commands/import/interactive.js';
+import { type Choice, fieldChoices, type Prompter, previewAndSave, sampleText } from '../../src/commands/import/interactive.js';
 import { planFromFlags } from '../../src/commands/import/plan-from-flags.js';
 import { CancelledError } from '../../src/errors.js';
+import type { ColumnMapping } from '../../src/import/types.js';
 import { answer } from '../../src/io/prompt.js';
 import { tempDir } from '../helpers/cli.js';
 import { BOARD_ID, type RunningEmulator, startTestEmulator } from '../helpers/emulator.js';
@@ -142,6 +143,20 @@ describe('import: prompts', () => {
     }
     await expect(answer(Promise.reject(new TypeError('other')))).rejects.toBeInstanceOf(TypeError);
     await expect(answer(Promise.resolve(3))).resolves.toBe(3);
+  });
+});
+
+describe('import: saving the mapping', () => {
+  it('a path it cannot create is a usage error naming it (exit 2), before anything is sent', async () => {
+    const missing = join(tempDir(), 'no-such-dir', 'in.map.json');
+    const { prompter } = scripted({ confirm: [true, true], select: [], input: [missing] });
+    const columns: ColumnMapping[] = [{ header: 'Title', index: 0, target: { kind: 'field', field: 'Name' }, how: 'prompt' }];
+    const saving = previewAndSave(testContext().ctx, prompter, columns, [['a title']], 'in.csv', false);
+    await expect(saving).rejects.toMatchObject({
+      exitCode: 2,
+      message: `Cannot save the mapping to ${missing}: no such file or directory (ENOENT).`,
+      hint: expect.stringMatching(/writable directory.*nothing was sent/) as unknown,
+    });
   });
 });
 

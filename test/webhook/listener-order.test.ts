@@ -1,8 +1,9 @@
 // The order the listener promises (spec 6: anything but a 200 is sent again): a verified delivery's line is
 // in the record file before its 200 is written, so an acknowledged delivery is never only in memory; and
 // the 200 waits for nothing after that: not for onEvent (the renderer may block or throw), not for the
-// forwarder (the app may never answer). Driven through Listener's own API over real HTTP; each 200 has a
-// deadline, so a listener that withholds it fails the test by name rather than by the test timeout.
+// forwarder (the app may never answer); a renderer that throws takes nothing down with it. Driven through
+// Listener's own API over real HTTP; each 200 has a deadline, so a listener that withholds it fails the
+// test by name rather than by the test timeout.
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -13,7 +14,7 @@ import type { Delivery } from '../../src/webhook/delivery.js';
 import { Listener, type ListenerEvent, type ListenerOptions } from '../../src/webhook/listener.js';
 import { type Recorded, RecordFile } from '../../src/webhook/record-file.js';
 import { tempDir } from '../helpers/cli.js';
-import { within } from '../helpers/wait.js';
+import { waitFor, within } from '../helpers/wait.js';
 import { post } from './helpers.js';
 
 const KEY = 'sk-order-0123456789';
@@ -130,27 +131,80 @@ describe('the 200 waits for nothing after the record', () => {
     expect(seen.filter((t) => t === 'delivery')).toHaveLength(3);
   });
 
-  it('an onEvent that throws: every delivery is still answered 200 and recorded', async () => {
-    // The renderer's error leaves the listener's turn uncaught; caught here (vitest leaves an error to a
-    // listener of the test's own) so the test can see it.
+  it('an onEvent that throws: every delivery is still answered 200, recorded and forwarded, the failure is reported once as an error event, and nothing escapes uncaught', async () => {
+    // Anything that leaves the listener's turn uncaught lands here (vitest leaves an error to a listener of
+    // the test's own), so the test can require that nothing does.
     const uncaught: unknown[] = [];
     const catcher = (err: unknown) => uncaught.push(err);
     for (const event of ['uncaughtException', 'unhandledRejection'] as const) {
       process.on(event, catcher);
       onTestFinished(() => void process.off(event, catcher));
     }
-    const boom = new Error('a renderer bug');
+    const forwarded: string[] = [];
+    const app = createServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      req.on('end', () => {
+        forwarded.push((JSON.parse(body) as { _id: string })._id);
+        res.end('ok');
+      });
+    });
+    await new Promise<void>((resolve) => app.listen(0, '127.0.0.1', resolve));
+    onTestFinished(
+      () =>
+        new Promise<void>((resolve) => {
+          app.closeAllConnections();
+          app.close(() => resolve());
+        }),
+    );
+    const seen: ListenerEvent[] = [];
     const record = new RecordFile(join(tempDir(), 'r.jsonl'));
     const { url } = await startListener({
       record,
+      forward: { url: `http://127.0.0.1:${(app.address() as AddressInfo).port}/hooks`, timeout: { ms: 30_000, text: '30s' } },
+      // A renderer with a bug: it fails at every event after the first, the report of its failure included.
       onEvent: (e) => {
-        if (e.type !== 'listening') throw boom;
+        seen.push(e);
+        if (e.type !== 'listening') throw new Error('a renderer bug');
+      },
+    });
+    // One at a time, then a burst answered in one turn: a throw at one delivery's event skips none of the others.
+    for (const id of ['a', 'b']) expect(await deliver(url, id)).toBe(200);
+    const burst = Array.from({ length: 5 }, (_, i) => `burst-${i}`);
+    expect(await Promise.all(burst.map((id) => deliver(url, id)))).toEqual(burst.map(() => 200));
+    // The handler ran in the turn that wrote the 200s: had its error escaped, it would be here by now.
+    expect(uncaught).toEqual([]);
+    const ids = ['a', 'b', ...burst];
+    await waitFor(() => forwarded.length === ids.length, { what: () => `every delivery forwarded (forwarded: ${forwarded.join(', ')})` });
+    expect(uncaught).toEqual([]);
+    expect(recordedIds(record.path)).toEqual(ids);
+    expect(forwarded).toEqual(ids);
+    expect(seen.filter((e) => e.type === 'delivery')).toHaveLength(ids.length);
+    expect(seen.filter((e) => e.type === 'error')).toEqual([{ type: 'error', message: expect.stringContaining('the event handler failed (a renderer bug)') as unknown }]);
+  });
+
+  it('an onEvent whose promise rejects: the rejection is reported once as an error event, never left unhandled', async () => {
+    const uncaught: unknown[] = [];
+    const catcher = (err: unknown) => uncaught.push(err);
+    process.on('unhandledRejection', catcher);
+    onTestFinished(() => void process.off('unhandledRejection', catcher));
+    const errors: string[] = [];
+    const record = new RecordFile(join(tempDir(), 'r.jsonl'));
+    const { url } = await startListener({
+      record,
+      // An async renderer whose every write fails (a terminal gone, say).
+      onEvent: (e) => {
+        if (e.type === 'error') errors.push(e.message);
+        return e.type === 'delivery' ? Promise.reject(new Error('write EIO')) : undefined;
       },
     });
     for (const id of ['a', 'b']) expect(await deliver(url, id)).toBe(200);
+    // Node reports a rejection left unhandled once the microtasks of the turn are done: two turns on.
+    await new Promise((resolve) => setImmediate(resolve));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(uncaught).toEqual([]);
     expect(recordedIds(record.path)).toEqual(['a', 'b']);
-    // Whether the listener lets the error escape or keeps it, it is that error and no other.
-    expect(uncaught.filter((err) => err !== boom)).toEqual([]);
+    expect(errors).toEqual([expect.stringContaining('the event handler failed (write EIO)')]);
   });
 
   it('a forward queue that never drains (an app that never answers): every delivery is still answered 200', async () => {

@@ -95,10 +95,10 @@ function checkCombinations(opts: ApiOptions): void {
 /** The fields' values: -F converted (typedValue), `@file` and `@-` read; -f as typed. */
 async function fieldValues(ctx: Context, fields: FieldFlag[]): Promise<Array<{ key: string; value: unknown }>> {
   const out: Array<{ key: string; value: unknown }> = [];
-  for (const f of fields) {
-    if (!f.typed) out.push({ key: f.key, value: f.value });
-    else if (f.value.startsWith('@')) out.push({ key: f.key, value: await readTextArgument(ctx, f.value === '@-' ? '-' : f.value, `-F ${f.key}`) });
-    else out.push({ key: f.key, value: typedValue(f.key, f.value) });
+  for (const field of fields) {
+    if (!field.typed) out.push({ key: field.key, value: field.value });
+    else if (field.value.startsWith('@')) out.push({ key: field.key, value: await readTextArgument(ctx, field.value === '@-' ? '-' : field.value, `-F ${field.key}`) });
+    else out.push({ key: field.key, value: typedValue(field.key, field.value) });
   }
   return out;
 }

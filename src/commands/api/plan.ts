@@ -68,12 +68,12 @@ export function typedValue(key: string, value: string): unknown {
   if (value === 'false') return false;
   if (value === 'null') return null;
   if (!NUMBER.test(value)) return value;
-  const n = Number(value);
+  const parsed = Number(value);
   const integer = !/[.eE]/.test(value);
-  if (!Number.isFinite(n) || (integer && !Number.isSafeInteger(n))) {
+  if (!Number.isFinite(parsed) || (integer && !Number.isSafeInteger(parsed))) {
     throw new UsageError(`-F ${quoted(`${key}=${value}`)}: the number cannot be sent exactly as JSON`, { hint: `Send it as a string with -f ${key}=${value}, or write the body yourself and pass it with --input.` });
   }
-  return n;
+  return parsed;
 }
 
 /** The fields as one JSON object (their values converted already), in the order given; a key given twice is refused. */

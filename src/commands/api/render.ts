@@ -22,29 +22,29 @@ export function indentJson(json: string): string {
   let depth = 0;
   const newline = () => `\n${PAD.repeat(depth)}`;
   for (let i = 0; i < json.length; i++) {
-    const c = json[i]!;
-    if (c === '"') {
+    const char = json[i]!;
+    if (char === '"') {
       // A whole string at once: up to the first quote that no backslash escapes.
       let end = i + 1;
       while (json[end] !== '"') end += json[end] === '\\' ? 2 : 1;
       out.push(json.slice(i, end + 1));
       i = end;
-    } else if (c === '{' || c === '[') {
+    } else if (char === '{' || char === '[') {
       let next = i + 1;
       while (JSON_SPACE.has(json[next]!)) next++;
       if (json[next] === '}' || json[next] === ']') {
-        out.push(c, json[next]!);
+        out.push(char, json[next]!);
         i = next;
       } else {
         depth++;
-        out.push(c, newline());
+        out.push(char, newline());
       }
-    } else if (c === '}' || c === ']') {
+    } else if (char === '}' || char === ']') {
       depth--;
-      out.push(newline(), c);
-    } else if (c === ',') out.push(',', newline());
-    else if (c === ':') out.push(': ');
-    else if (!JSON_SPACE.has(c)) out.push(c);
+      out.push(newline(), char);
+    } else if (char === ',') out.push(',', newline());
+    else if (char === ':') out.push(': ');
+    else if (!JSON_SPACE.has(char)) out.push(char);
   }
   return out.join('');
 }

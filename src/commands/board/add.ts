@@ -125,12 +125,12 @@ export async function runBoardAdd(ctx: Context, opts: BoardAddOptions, keeper: S
 
   const status = createStatus(ctx);
   const fieldCount = opts.verify ? await verify(ctx, opts, token) : undefined;
-  const { updated, isDefault } = await changeBoard(ctx.config, opts.alias, (previous, c) => {
+  const { updated, isDefault } = await changeBoard(ctx.config, opts.alias, (previous, config) => {
     // Re-adding the same board keeps its signing key unless a new one is given.
     const keep = previous && previous.id === opts.id && previous.baseUrl === opts.baseUrl ? previous.signingKey : undefined;
-    c.boards[opts.alias] = { id: opts.id, baseUrl: opts.baseUrl, token, ...((signingKey ?? keep) ? { signingKey: signingKey ?? keep } : {}) };
-    if (opts.makeDefault || !c.defaultBoard || !storedBoard(c, c.defaultBoard)) c.defaultBoard = opts.alias;
-    return { updated: previous !== undefined, isDefault: c.defaultBoard === opts.alias };
+    config.boards[opts.alias] = { id: opts.id, baseUrl: opts.baseUrl, token, ...((signingKey ?? keep) ? { signingKey: signingKey ?? keep } : {}) };
+    if (opts.makeDefault || !config.defaultBoard || !storedBoard(config, config.defaultBoard)) config.defaultBoard = opts.alias;
+    return { updated: previous !== undefined, isDefault: config.defaultBoard === opts.alias };
   });
   const checked = fieldCount === undefined ? 'not verified' : `verified, ${plural(fieldCount, 'field')}`;
   status.success(`${updated ? 'Updated' : 'Saved'} board "${opts.alias}" (id ${opts.id} at ${opts.baseUrl}; ${checked})${isDefault ? ', the default board' : ''}.`);

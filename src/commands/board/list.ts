@@ -46,7 +46,7 @@ export async function runBoardList(ctx: Context, opts: BoardListOptions): Promis
   const config = await ctx.config.read();
   const entries: BoardListEntry[] = Object.entries(config.boards)
     .sort(([a], [b]) => a.localeCompare(b))
-    .map(([alias, b]) => ({ alias, id: b.id, baseUrl: b.baseUrl, default: alias === config.defaultBoard, signingKey: b.signingKey !== undefined }));
+    .map(([alias, board]) => ({ alias, id: board.id, baseUrl: board.baseUrl, default: alias === config.defaultBoard, signingKey: board.signingKey !== undefined }));
   if (opts.json) return writeJson(ctx.stdout, entries);
   if (entries.length === 0) {
     createStatus(ctx).info(`No boards stored. ${ADD_A_BOARD}`);

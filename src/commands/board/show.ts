@@ -75,14 +75,14 @@ function showResult(ctx: Context, config: CardboardConfig): BoardShowResult {
 const from = (part: ShownSource) => (part.source && part.from ? `  (from ${describeOrigin({ kind: part.source, name: part.from })})` : '');
 
 /** What a command would still need, and where to give it; a board name that is no stored alias gets the nearest one. */
-function missing(r: BoardShowResult, config: CardboardConfig): string {
-  if (!r.id.value) return 'no board: pass --board <alias-or-id>, set CARDBOARD_BOARD, or store one with `cardboard board add`.';
-  if (!r.baseUrl.value) {
-    const { suggestion, stored } = aliasAdvice(r.id.value, config);
+function missing(shown: BoardShowResult, config: CardboardConfig): string {
+  if (!shown.id.value) return 'no board: pass --board <alias-or-id>, set CARDBOARD_BOARD, or store one with `cardboard board add`.';
+  if (!shown.baseUrl.value) {
+    const { suggestion, stored } = aliasAdvice(shown.id.value, config);
     const advice = suggestion === undefined ? (stored ? ` ${stored}` : '') : ` Did you mean ${suggestion}?`;
-    return `no base URL for board ${r.id.value}: pass --base-url or set CARDBOARD_BASE_URL.${advice}`;
+    return `no base URL for board ${shown.id.value}: pass --base-url or set CARDBOARD_BASE_URL.${advice}`;
   }
-  return `no token for board ${r.id.value}: set CARDBOARD_TOKEN, or store the board with \`cardboard board add\`.`;
+  return `no token for board ${shown.id.value}: set CARDBOARD_TOKEN, or store the board with \`cardboard board add\`.`;
 }
 
 /** Print the result: `--json` exact, otherwise one line a part, escaped for the terminal. */

@@ -24,13 +24,13 @@ export interface PagesShown {
  * `[]`, so `next` comes from reading that page (or from the walk that reached it). Undefined when the whole
  * board from page 0 was shown. For a listing with cards (no cards is said on stderr instead).
  */
-export function pageFooter(s: PagesShown, next: NextPage): string | undefined {
-  const last = s.first + Math.max(s.read, 1) - 1;
-  if (s.limit !== undefined && s.shown >= s.limit) {
-    if (s.shownOfLast < s.lastLength) return `--limit ${s.limit} reached part way through page ${last}; a higher --limit shows the rest`;
-    return `--limit ${s.limit} reached at the end of page ${last}; there may be more: --page ${last + 1}, or a higher --limit`;
+export function pageFooter(shown: PagesShown, next: NextPage): string | undefined {
+  const last = shown.first + Math.max(shown.read, 1) - 1;
+  if (shown.limit !== undefined && shown.shown >= shown.limit) {
+    if (shown.shownOfLast < shown.lastLength) return `--limit ${shown.limit} reached part way through page ${last}; a higher --limit shows the rest`;
+    return `--limit ${shown.limit} reached at the end of page ${last}; there may be more: --page ${last + 1}, or a higher --limit`;
   }
-  if (next === 'none') return s.first > 0 ? `page ${last} is the last page` : undefined;
+  if (next === 'none') return shown.first > 0 ? `page ${last} is the last page` : undefined;
   if (next === 'more') return `more on page ${last + 1}: --page ${last + 1}, or --all for every page`;
   return `there may be more on page ${last + 1}: --page ${last + 1}, or --all for every page`;
 }

@@ -87,12 +87,12 @@ function describe(cmd: Command): CompletionNode {
     description: cmd.description().split('\n')[0] ?? '',
     options: cmd.options
       .filter((o) => !o.hidden)
-      .map((o) => ({
-        long: o.long,
-        short: o.short,
-        description: o.description,
-        takesValue: o.required || o.optional,
-        ...(o.argChoices ? { choices: [...o.argChoices] } : {}),
+      .map((option) => ({
+        long: option.long,
+        short: option.short,
+        description: option.description,
+        takesValue: option.required || option.optional,
+        ...(option.argChoices ? { choices: [...option.argChoices] } : {}),
       })),
     argumentChoices: cmd.registeredArguments[0]?.argChoices ? [...cmd.registeredArguments[0].argChoices] : [],
     aliasArgument: cmd.registeredArguments[0] instanceof StoredAliasArgument,

@@ -71,20 +71,20 @@ export function renderFish(root: CompletionNode): string {
       // \`cardboard help <Tab>\`: the commands (deeper levels follow from the conditions above).
       lines.push(`complete -c cardboard -n ${fishQuote(`__fish_seen_subcommand_from help; and not __fish_seen_subcommand_from ${subNames}`)} -a ${fishQuote(subNames)}`);
     }
-    for (const o of node.options) {
+    for (const option of node.options) {
       const cond = path.length === 0 ? '' : ` -n ${fishQuote(seen.join('; and '))}`;
-      const names = `${o.long ? ` -l ${o.long.replace(/^--/, '')}` : ''}${o.short ? ` -s ${o.short.replace(/^-/, '')}` : ''}`;
-      let values = o.takesValue ? ' -r' : '';
-      if (o.choices) values = ` -x -a ${fishQuote(o.choices.map(plainWord).join(' '))}`;
-      if (o.long && ALIAS_OPTIONS.includes(o.long)) values = " -x -a '(__cardboard_words aliases)'";
+      const names = `${option.long ? ` -l ${option.long.replace(/^--/, '')}` : ''}${option.short ? ` -s ${option.short.replace(/^-/, '')}` : ''}`;
+      let values = option.takesValue ? ' -r' : '';
+      if (option.choices) values = ` -x -a ${fishQuote(option.choices.map(plainWord).join(' '))}`;
+      if (option.long && ALIAS_OPTIONS.includes(option.long)) values = " -x -a '(__cardboard_words aliases)'";
       // A comma list stays open for the next name: fish 3 adds a space after a candidate unless it ends
       // in one of / = @ : . , - (and has no flag to say otherwise), so each candidate ends in its comma,
       // which --fields reads as nothing (an empty name is skipped).
-      if (o.long === '--fields') values = " -x -a '(__cardboard_words fields , ,)'";
-      else if (o.long === '--map') values = " -x -a '(__cardboard_words fields \"\" =)'";
-      else if (o.long === TYPE_OPTION) values = " -x -a '(__cardboard_typed)'";
-      else if (o.long && FIELD_OPTIONS.includes(o.long)) values = " -x -a '(__cardboard_words fields)'";
-      lines.push(`complete -c cardboard${cond}${names}${values} -d ${fishQuote(o.description)}`);
+      if (option.long === '--fields') values = " -x -a '(__cardboard_words fields , ,)'";
+      else if (option.long === '--map') values = " -x -a '(__cardboard_words fields \"\" =)'";
+      else if (option.long === TYPE_OPTION) values = " -x -a '(__cardboard_typed)'";
+      else if (option.long && FIELD_OPTIONS.includes(option.long)) values = " -x -a '(__cardboard_words fields)'";
+      lines.push(`complete -c cardboard${cond}${names}${values} -d ${fishQuote(option.description)}`);
     }
     if (node.aliasArgument) lines.push(`complete -c cardboard -n ${fishQuote(here)} -a '(__cardboard_words aliases)'`);
     if (node.argumentChoices.length && path.length) {

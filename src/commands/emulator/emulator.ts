@@ -42,9 +42,9 @@ function checkCredentials(host: string, boardsFile: string | undefined, demoSeed
 
 /** Flags → options; throws UsageError on a bad value (exit 2, nothing started). */
 export function toOptions(flags: Record<string, string | boolean | undefined>): EmulatorRunOptions {
-  const str = (k: string) => flags[k] as string | undefined;
-  if (str('burst') !== undefined && str('rateLimit') === undefined) throw new UsageError('--burst needs --rate-limit');
-  const faults = str('faults');
+  const stringFlag = (name: string) => flags[name] as string | undefined;
+  if (stringFlag('burst') !== undefined && stringFlag('rateLimit') === undefined) throw new UsageError('--burst needs --rate-limit');
+  const faults = stringFlag('faults');
   if (faults !== undefined) {
     try {
       parseFaults(faults);
@@ -53,24 +53,24 @@ export function toOptions(flags: Record<string, string | boolean | undefined>): 
       throw err;
     }
   }
-  const rate = str('rateLimit');
-  const host = str('host') ?? '127.0.0.1';
-  const boardsFile = str('boards');
-  const demoSeed = str('demoSeed');
+  const rate = stringFlag('rateLimit');
+  const host = stringFlag('host') ?? '127.0.0.1';
+  const boardsFile = stringFlag('boards');
+  const demoSeed = stringFlag('demoSeed');
   checkCredentials(host, boardsFile, demoSeed);
   return {
-    port: parsePort(str('port') ?? '4010'),
+    port: parsePort(stringFlag('port') ?? '4010'),
     host,
     boardsFile,
     demoSeed,
-    pageSize: integer('--page-size', str('pageSize') ?? '50', 1, 100_000),
+    pageSize: integer('--page-size', stringFlag('pageSize') ?? '50', 1, 100_000),
     rateLimit: rate === undefined ? undefined : {
       perMinute: parseRate(rate, '--rate-limit') * 60,
-      burst: integer('--burst', str('burst') ?? String(DEFAULT_BURST), 1, 1_000_000),
+      burst: integer('--burst', stringFlag('burst') ?? String(DEFAULT_BURST), 1, 1_000_000),
     },
     faults,
-    faultSeed: str('faultSeed') === undefined ? undefined : integer('--fault-seed', str('faultSeed')!, 0, 2 ** 32 - 1),
-    seedCards: integer('--seed-cards', str('seedCards') ?? '0', 0, 1_000_000),
+    faultSeed: stringFlag('faultSeed') === undefined ? undefined : integer('--fault-seed', stringFlag('faultSeed')!, 0, 2 ** 32 - 1),
+    seedCards: integer('--seed-cards', stringFlag('seedCards') ?? '0', 0, 1_000_000),
     printTokens: flags.printTokens === true,
   };
 }
@@ -145,15 +145,15 @@ export async function runEmulator(ctx: Context, opts: EmulatorRunOptions, keeper
   const out = (line: string) => {
     if (!ctx.globals.quiet) data(line);
   };
-  for (const [id, b] of Object.entries(running.boards)) {
+  for (const [id, board] of Object.entries(running.boards)) {
     if (!showTokens) {
-      keeper.add(b.token);
-      keeper.add(b.signingKey);
+      keeper.add(board.token);
+      keeper.add(board.signingKey);
     }
-    out(`board ${id}: ${b.updateMode}, Create Fields ${b.createFields ? 'on' : 'off'}, fields ${b.fields.join(', ')}`);
-    if (showTokens) out(`  token ${b.token}  signing key ${b.signingKey}`);
+    out(`board ${id}: ${board.updateMode}, Create Fields ${board.createFields ? 'on' : 'off'}, fields ${board.fields.join(', ')}`);
+    if (showTokens) out(`  token ${board.token}  signing key ${board.signingKey}`);
     const env = [`CARDBOARD_BASE_URL=${sh(running.url)}`, `CARDBOARD_BOARD=${sh(id)}`];
-    if (showTokens) env.push(`CARDBOARD_TOKEN=${sh(b.token)}`, `CARDBOARD_SIGNING_KEY=${sh(b.signingKey)}`);
+    if (showTokens) env.push(`CARDBOARD_TOKEN=${sh(board.token)}`, `CARDBOARD_SIGNING_KEY=${sh(board.signingKey)}`);
     data(`  export ${env.join(' ')}`);
   }
   if (!showTokens) out(`(tokens are in ${opts.boardsFile}; --print-tokens shows them)`);

@@ -38,10 +38,10 @@ function durationText(ms: number): string {
 /** A base URL without credentials: `https://user:pass@host` never reaches a printed hint. */
 function safeUrl(url: string): string {
   try {
-    const u = new URL(url);
-    u.username = '';
-    u.password = '';
-    return u.toString().replace(/\/$/, url.endsWith('/') ? '/' : '');
+    const parsed = new URL(url);
+    parsed.username = '';
+    parsed.password = '';
+    return parsed.toString().replace(/\/$/, url.endsWith('/') ? '/' : '');
   } catch {
     return url.replace(/\/\/[^/@]*@/, '//');
   }
@@ -50,38 +50,38 @@ function safeUrl(url: string): string {
 /** Every word of the command, unquoted: the global options that matter, then the import's own (--restart never). */
 function importCommandWords(plan: ImportPlan, globals: GlobalOptions, over: CommandOverrides = {}): string[] {
   const { source, mapping, key, outputs, policy } = plan;
-  const w: string[] = ['cardboard'];
-  if (globals.board !== undefined) w.push('-b', globals.board);
-  if (globals.baseUrl !== undefined) w.push('--base-url', safeUrl(globals.baseUrl));
-  if (globals.rate !== undefined) w.push('--rate', rateText(globals.rate));
-  if (globals.timeout !== undefined) w.push('--timeout', globals.timeout.text);
-  if (globals.insecure) w.push('--insecure');
-  w.push('import', over.file ?? source.file);
-  for (const [header, field] of Object.entries(mapping.map)) w.push('--map', `${header}=${field}`);
-  if (mapping.mapFile !== undefined) w.push('--map-file', mapping.mapFile);
-  for (const h of mapping.skipColumns) w.push('--skip-column', h);
+  const words: string[] = ['cardboard'];
+  if (globals.board !== undefined) words.push('-b', globals.board);
+  if (globals.baseUrl !== undefined) words.push('--base-url', safeUrl(globals.baseUrl));
+  if (globals.rate !== undefined) words.push('--rate', rateText(globals.rate));
+  if (globals.timeout !== undefined) words.push('--timeout', globals.timeout.text);
+  if (globals.insecure) words.push('--insecure');
+  words.push('import', over.file ?? source.file);
+  for (const [header, field] of Object.entries(mapping.map)) words.push('--map', `${header}=${field}`);
+  if (mapping.mapFile !== undefined) words.push('--map-file', mapping.mapFile);
+  for (const h of mapping.skipColumns) words.push('--skip-column', h);
   const matchOn = over.matchOn ?? key.matchOn;
-  if (matchOn !== undefined) w.push('--match-on', matchOn);
-  if (key.idColumn !== undefined) w.push('--id-column', key.idColumn);
-  if (source.formatGiven !== undefined) w.push('--input-format', source.formatGiven);
-  for (const [field, type] of plan.types) w.push('--type', `${field}=${type}`);
-  if (source.delimiter !== undefined) w.push('--delimiter', source.delimiter);
-  if (source.encoding !== undefined) w.push('--encoding', source.encoding);
-  if (policy.sendEmpty) w.push('--empty', 'send');
-  if (mapping.allowUnknown) w.push('--allow-unknown');
-  if (policy.force) w.push('--force');
-  if (policy.concurrency !== DEFAULT_CONCURRENCY) w.push('--concurrency', String(policy.concurrency));
-  if (policy.giveUpAfterMs !== parseDuration(DEFAULT_GIVE_UP_AFTER, '--give-up-after')) w.push('--give-up-after', durationText(policy.giveUpAfterMs));
+  if (matchOn !== undefined) words.push('--match-on', matchOn);
+  if (key.idColumn !== undefined) words.push('--id-column', key.idColumn);
+  if (source.formatGiven !== undefined) words.push('--input-format', source.formatGiven);
+  for (const [field, type] of plan.types) words.push('--type', `${field}=${type}`);
+  if (source.delimiter !== undefined) words.push('--delimiter', source.delimiter);
+  if (source.encoding !== undefined) words.push('--encoding', source.encoding);
+  if (policy.sendEmpty) words.push('--empty', 'send');
+  if (mapping.allowUnknown) words.push('--allow-unknown');
+  if (policy.force) words.push('--force');
+  if (policy.concurrency !== DEFAULT_CONCURRENCY) words.push('--concurrency', String(policy.concurrency));
+  if (policy.giveUpAfterMs !== parseDuration(DEFAULT_GIVE_UP_AFTER, '--give-up-after')) words.push('--give-up-after', durationText(policy.giveUpAfterMs));
   // Another input has another journal: --journal is repeated only for the same input.
-  if (outputs.journal !== undefined && over.file === undefined) w.push('--journal', outputs.journal);
+  if (outputs.journal !== undefined && over.file === undefined) words.push('--journal', outputs.journal);
   const results = over.results === undefined ? outputs.results : (over.results ?? undefined);
   const rejects = over.rejects === undefined ? outputs.rejects : (over.rejects ?? undefined);
-  if (results !== undefined) w.push('--results', results);
-  if (rejects !== undefined) w.push('--rejects', rejects);
-  if (policy.dryRun) w.push('--dry-run');
-  if (outputs.json) w.push('--json');
-  w.push(...(over.extra ?? []));
-  return w;
+  if (results !== undefined) words.push('--results', results);
+  if (rejects !== undefined) words.push('--rejects', rejects);
+  if (policy.dryRun) words.push('--dry-run');
+  if (outputs.json) words.push('--json');
+  words.push(...(over.extra ?? []));
+  return words;
 }
 
 /** The command line, every word shell-quoted, ready to paste. */

@@ -46,14 +46,14 @@ export async function runImport(ctx: Context, plan: ImportPlan, deps: ImportDeps
  * After the first Ctrl-C, how long requests in flight may take to be answered; then they are cut off and
  * their rows left uncertain (the next run reads the board for them before sending anything again).
  */
-export const IN_FLIGHT_GRACE_MS = 2000;
+const IN_FLIGHT_GRACE_MS = 2000;
 
 /** Send every row through the engine, write the reports, and end with the exit the summary calls for. */
-export async function executeImport(ctx: Context, plan: ImportPlan, p: ResolvedImport): Promise<void> {
+async function executeImport(ctx: Context, plan: ImportPlan, resolved: ResolvedImport): Promise<void> {
   const { outputs: paths, policy } = plan;
   const status = createStatus(ctx);
   const env = { clock: ctx.clock, stopNow: ctx.signal, drain: ctx.drain.signal, secrets: ctx.secrets, timeoutMs: ctx.globals.timeout?.ms ?? DEFAULT_TIMEOUT_MS };
-  const run = await ImportRun.open(plan, p, env, (n) => {
+  const run = await ImportRun.open(plan, resolved, env, (n) => {
     for (const line of noticeLines(n, policy.concurrency)) status.info(line);
   });
   const { journal } = run;
@@ -64,7 +64,7 @@ export async function executeImport(ctx: Context, plan: ImportPlan, p: ResolvedI
   let progress: ImportProgress;
   let engine: EngineResult;
   try {
-    progress = await startProgress(ctx, paths, p.scan?.records, run.startsAt);
+    progress = await startProgress(ctx, paths, resolved.scan?.records, run.startsAt);
     engine = await run.send((e) => progress.event(e));
   } finally {
     undrain();
@@ -72,7 +72,7 @@ export async function executeImport(ctx: Context, plan: ImportPlan, p: ResolvedI
   }
   const { summary, fatal } = engine;
   progress.done(summary);
-  if (summary.skipped > 0 && journal?.lastRunComplete()) status.info(rememberedText(summary, p.api.board.alias ?? p.api.board.id, journal.lastImportAt()));
+  if (summary.skipped > 0 && journal?.lastRunComplete()) status.info(rememberedText(summary, resolved.api.board.alias ?? resolved.api.board.id, journal.lastImportAt()));
   if (paths.json) {
     const { rows, created, updated, found, unchanged, skipped, rejected, uncertain, settled, durationMs } = summary;
     const rowsPerSec = Math.round(rowsPerSecond({ rows, skipped, elapsedMs: durationMs }) * 10) / 10;
@@ -95,7 +95,7 @@ export async function executeImport(ctx: Context, plan: ImportPlan, p: ResolvedI
     const head = `${plural(summary.rejected, 'row')} rejected, ${groupDigits(summary.uncertain)} uncertain (the card may exist)`;
     const reasons = rejectedText(progress.problems, summary.rejected, paths.rejects);
     throw new PartialError(reasons.length > 0 ? `${head}:\n${reasons.join('\n')}` : `${head}.`, {
-      hint: partialHint(ctx, plan, p, summary, journal !== undefined),
+      hint: partialHint(ctx, plan, resolved, summary, journal !== undefined),
     });
   }
 }

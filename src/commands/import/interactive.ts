@@ -1,13 +1,14 @@
 // The interactive mapping: one question per unmapped header, a preview of the first
 // rows as they will be sent, and an offer to save the mapping for `--map-file` next time.
-import { writeFileSync } from 'node:fs';
 import type { Context } from '../../context.js';
 import { CancelledError } from '../../errors.js';
+import { fileError } from '../../fs-errors.js';
 import { checkTargets, mappingToFile, rowBody, shellQuote, type Unmapped } from '../../import/mapping.js';
 import { type ColumnMapping, type ColumnTarget, type ColumnWords, columnWords } from '../../import/types.js';
 import { answer } from '../../io/prompt.js';
 import { plural, quoted, terminalText } from '../../io/text.js';
 import { editDistance } from '../../did-you-mean.js';
+import { writePrivateFile } from '../../private-file.js';
 
 /** One option of a select prompt. */
 export interface Choice<T> {
@@ -27,11 +28,11 @@ export interface Prompter {
 /** @inquirer/prompts on the context's streams (prompts go to stderr: stdout is for data). */
 export async function inquirerPrompter(ctx: Context): Promise<Prompter> {
   const prompts = await import('@inquirer/prompts');
-  const io = { input: ctx.stdin, output: ctx.stderr, signal: ctx.signal };
+  const streams = { input: ctx.stdin, output: ctx.stderr, signal: ctx.signal };
   return {
-    select: (message, choices, defaultValue) => answer(prompts.select({ message, choices, pageSize: 12, default: defaultValue }, io)),
-    confirm: (message, defaultValue) => answer(prompts.confirm({ message, default: defaultValue }, io)),
-    input: (message, defaultValue) => answer(prompts.input({ message, default: defaultValue }, io)),
+    select: (message, choices, defaultValue) => answer(prompts.select({ message, choices, pageSize: 12, default: defaultValue }, streams)),
+    confirm: (message, defaultValue) => answer(prompts.confirm({ message, default: defaultValue }, streams)),
+    input: (message, defaultValue) => answer(prompts.input({ message, default: defaultValue }, streams)),
   };
 }
 
@@ -39,33 +40,33 @@ export async function inquirerPrompter(ctx: Context): Promise<Prompter> {
  * The same questions with what they show escaped (terminalText): they name the input's columns and board fields.
  * Only the text shown changes; a choice's value stays exact. The import wraps whichever prompter it uses.
  */
-export function terminalSafePrompter(p: Prompter): Prompter {
+export function terminalSafePrompter(prompter: Prompter): Prompter {
   const safe = (text: string) => terminalText(text);
   const safeChoice = <T>(c: Choice<T>): Choice<T> =>
     c.description === undefined ? { ...c, name: safe(c.name) } : { ...c, name: safe(c.name), description: safe(c.description) };
   return {
-    select: (message, choices, defaultValue) => p.select(safe(message), choices.map(safeChoice), defaultValue),
-    confirm: (message, defaultValue) => p.confirm(safe(message), defaultValue),
-    input: (message, defaultValue) => p.input(safe(message), safe(defaultValue)),
+    select: (message, choices, defaultValue) => prompter.select(safe(message), choices.map(safeChoice), defaultValue),
+    confirm: (message, defaultValue) => prompter.confirm(safe(message), defaultValue),
+    input: (message, defaultValue) => prompter.input(safe(message), safe(defaultValue)),
   };
 }
 
 const norm = (s: string) => s.toLowerCase().replace(/[\s_-]+/g, '');
 
 /** Field choices for one header, closest first; fields another column already sends are left out. */
-export function fieldChoices(u: Unmapped, fieldNames: string[], taken: Set<string>, createFields: boolean, words: ColumnWords = columnWords('csv')): Choice<ColumnTarget>[] {
+export function fieldChoices(column: Unmapped, fieldNames: string[], taken: Set<string>, createFields: boolean, words: ColumnWords = columnWords('csv')): Choice<ColumnTarget>[] {
   const free = fieldNames.filter((f) => !taken.has(f));
   const ranked = free
-    .map((f) => ({ f, d: f === u.suggestion ? -1 : editDistance(norm(u.header), norm(f)) }))
-    .sort((a, b) => a.d - b.d)
-    .map(({ f }) => f);
+    .map((field) => ({ field, distance: field === column.suggestion ? -1 : editDistance(norm(column.header), norm(field)) }))
+    .sort((a, b) => a.distance - b.distance)
+    .map(({ field }) => field);
   const choices: Choice<ColumnTarget>[] = ranked.map((f) => ({
-    name: f === u.suggestion ? `${f}  (closest)` : f,
+    name: f === column.suggestion ? `${f}  (closest)` : f,
     value: { kind: 'field', field: f },
   }));
   choices.push({ name: `skip this ${words.short}`, value: { kind: 'skip' } });
   if (createFields) {
-    choices.push({ name: `new field '${u.header}' (Create Fields is on)`, value: { kind: 'new', field: u.header }, description: 'spec 4.3 rule 2' });
+    choices.push({ name: `new field '${column.header}' (Create Fields is on)`, value: { kind: 'new', field: column.header }, description: 'spec 4.3 rule 2' });
   }
   return choices;
 }
@@ -95,15 +96,15 @@ export async function askMapping(
     `${plural(unmapped.length, words.short)} match${unmapped.length === 1 ? 'es' : ''} no field. Does this board have Create Fields on (so a ${words.short} may become a new field)?`,
     false,
   );
-  for (const u of unmapped) {
+  for (const column of unmapped) {
     const taken = new Set(out.flatMap((c) => (c.target.kind === 'field' || c.target.kind === 'new' ? [c.target.field] : [])));
-    const choices = fieldChoices(u, fieldNames, taken, createFields, words);
+    const choices = fieldChoices(column, fieldNames, taken, createFields, words);
     const skip = choices.find((c) => c.value.kind === 'skip')!.value;
-    const message = `${words.long} ${quoted(u.header)}${sampleText(sample, u.index)} goes to which field?`;
+    const message = `${words.long} ${quoted(column.header)}${sampleText(sample, column.index)} goes to which field?`;
     // The proposal is the suggested field while it is free; taken by another column, Enter skips.
-    const proposed = choices.find((c) => c.value.kind === 'field' && c.value.field === u.suggestion)?.value ?? skip;
+    const proposed = choices.find((c) => c.value.kind === 'field' && c.value.field === column.suggestion)?.value ?? skip;
     const target = await prompter.select(message, choices, proposed);
-    out.push({ header: u.header, index: u.index, target, how: 'prompt' });
+    out.push({ header: column.header, index: column.index, target, how: 'prompt' });
   }
   out.sort((a, b) => a.index - b.index);
   checkTargets(out);
@@ -136,6 +137,12 @@ export async function previewAndSave(
   if (!(await prompter.confirm('Save this mapping for the next run (--map-file)?', true))) return;
   const base = file === '-' ? 'stdin' : file.replace(/\.[^./\\]+$/, '');
   const path = await prompter.input('Save the mapping as', `${base}.map.json`);
-  writeFileSync(path, `${JSON.stringify(mappingToFile(columns), null, 2)}\n`);
+  // Owner-only like every file cardboard creates (a file that exists keeps its mode); git keeps no mode
+  // but the executable bit, so the mapping commits and shares as any other file.
+  try {
+    writePrivateFile(path, `${JSON.stringify(mappingToFile(columns), null, 2)}\n`, { flag: 'the mapping file' });
+  } catch (err) {
+    throw fileError(err, { action: 'save the mapping to', path, hint: 'Run again and give a path in a writable directory when asked where to save the mapping; nothing was sent.' });
+  }
   ctx.stderr.write(`${terminalText(`Saved. Next time: cardboard import ${shellQuote(file)} --map-file ${shellQuote(path)}`)}\n`);
 }

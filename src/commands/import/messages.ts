@@ -19,16 +19,16 @@ function dateText(iso: string | undefined): string {
  * The status lines of a notice of the run, one line each: a status line is escaped for the terminal, so a
  * newline inside one would show as `\n`.
  */
-export function noticeLines(n: RunNotice, concurrency: number): string[] {
-  switch (n.type) {
+export function noticeLines(notice: RunNotice, concurrency: number): string[] {
+  switch (notice.type) {
     case 'no-journal':
       return ['Reading stdin: no journal is kept (pass --journal F to make this import resumable and remembered).'];
     case 'stale-memory':
       return [
-        `The ${plural(n.rows, 'row')} imported into board ${n.board} on ${dateText(n.at)} are no longer on it (${plural(n.checked, 'card')} read back, none found): the board was emptied or replaced, so every row is sent again.`,
+        `The ${plural(notice.rows, 'row')} imported into board ${notice.board} on ${dateText(notice.at)} are no longer on it (${plural(notice.checked, 'card')} read back, none found): the board was emptied or replaced, so every row is sent again.`,
       ];
     case 'earlier-runs':
-      return resumeText(n.journal, n.key, n.waitMs, concurrency);
+      return resumeText(notice.journal, notice.key, notice.waitMs, concurrency);
   }
 }
 
@@ -38,19 +38,19 @@ export function noticeLines(n: RunNotice, concurrency: number): string[] {
  * written for another input, content or mapping. A re-run of a complete import says nothing here: the
  * rows it skips are named once at the end (rememberedText).
  */
-function resumeText(j: Journal, key: JournalKey, waitMs: number | undefined, concurrency: number): string[] {
-  const found = j.found!;
+function resumeText(journal: Journal, key: JournalKey, waitMs: number | undefined, concurrency: number): string[] {
+  const found = journal.found!;
   const count = new Map<string, number>();
-  for (const e of j.previous) count.set(e.state, (count.get(e.state) ?? 0) + 1);
-  const done = finishedBefore(j);
+  for (const e of journal.previous) count.set(e.state, (count.get(e.state) ?? 0) + 1);
+  const done = finishedBefore(journal);
   const maybe = (count.get('uncertain') ?? 0) + (count.get('sending') ?? 0);
   const lines: string[] = [];
-  if (!j.lastRunComplete()) lines.push(`Resuming: ${plural(done, 'row')} already finished (journal ${j.path}, started ${found.started}).`);
+  if (!journal.lastRunComplete()) lines.push(`Resuming: ${plural(done, 'row')} already finished (journal ${journal.path}, started ${found.started}).`);
   if (maybe > 0) {
     lines.push(`${plural(maybe, 'row')} may have been applied (uncertain, or in flight when it stopped): the board is read for them before anything is sent again.`);
   }
   if (waitMs !== undefined && waitMs > 0) {
-    const which = j.lastRunComplete() ? 'an earlier run that may still land' : 'the interrupted run';
+    const which = journal.lastRunComplete() ? 'an earlier run that may still land' : 'the interrupted run';
     // In input order (concurrency 1) the rows after the first of them wait too (engine.ts, in-order.ts).
     const others = concurrency === 1 ? 'rows after them wait, to keep the file\'s order' : 'other rows go on meanwhile';
     lines.push(`Waiting ${Math.ceil(waitMs / 1000)}s for requests of ${which} (its --timeout since its last journal write) before reading the board for its rows in flight; ${others}.`);
@@ -61,7 +61,7 @@ function resumeText(j: Journal, key: JournalKey, waitMs: number | undefined, con
   if (found.plan !== key.plan) other.push('another mapping or options');
   if (other.length > 0 && (lines.length > 0 || done > 0)) {
     lines.push(
-      `The journal ${j.path} was written for ${other.join(', ')}: rows are matched to it by content, and a row changed since it was sent is sent again only by its _id or --match-on key (else rejected, naming its line).`,
+      `The journal ${journal.path} was written for ${other.join(', ')}: rows are matched to it by content, and a row changed since it was sent is sent again only by its _id or --match-on key (else rejected, naming its line).`,
     );
   }
   return lines;
@@ -79,10 +79,10 @@ export function rememberedText(summary: ImportSummary, board: string, at: string
  * it does not overwrite itself). Uncertain rows may be on the board: without --match-on or an _id
  * column, a re-import would create them twice, so the hint asks for a key instead.
  */
-export function partialHint(ctx: Context, plan: ImportPlan, p: ResolvedImport, summary: ImportSummary, journalled: boolean): string {
+export function partialHint(ctx: Context, plan: ImportPlan, resolved: ResolvedImport, summary: ImportSummary, journalled: boolean): string {
   const { results, rejects } = plan.outputs;
-  const keyed = plan.key.matchOn !== undefined || p.columns.some((c) => c.target.kind === 'id');
-  const fields = p.columns.flatMap((c) => (c.target.kind === 'field' || c.target.kind === 'new' ? [c.target.field] : []));
+  const keyed = plan.key.matchOn !== undefined || resolved.columns.some((c) => c.target.kind === 'id');
+  const fields = resolved.columns.flatMap((c) => (c.target.kind === 'field' || c.target.kind === 'new' ? [c.target.field] : []));
   const lines: string[] = [];
   if (summary.uncertain > 0 && journalled) {
     lines.push(`Run the same command again to settle the ${summary.uncertain} uncertain rows: it reads the board for them and sends only those it does not find: ${importCommandLine(plan, ctx.globals)}`);

@@ -17,11 +17,11 @@ export const DEFAULT_GIVE_UP_AFTER = '15m';
 
 function parseInputFormat(value: unknown): InputFormat | undefined {
   if (value === undefined) return undefined;
-  const v = String(value).toLowerCase() === 'jsonl' ? 'ndjson' : String(value).toLowerCase();
-  if (!(INPUT_FORMATS as readonly string[]).includes(v)) {
+  const format = String(value).toLowerCase() === 'jsonl' ? 'ndjson' : String(value).toLowerCase();
+  if (!(INPUT_FORMATS as readonly string[]).includes(format)) {
     throw new UsageError(`Invalid --input-format '${String(value)}'.`, { hint: 'Use csv, tsv, ndjson (or jsonl) or json.' });
   }
-  return v as InputFormat;
+  return format as InputFormat;
 }
 
 /** `--type "Field=number"`, split at the LAST `=` like --map. */
@@ -57,41 +57,41 @@ function checkFormatFlags(source: PlanSource, types: ReadonlyMap<string, FieldTy
 }
 
 /** Commander's flags (values as commander gives them) → the import's plan; bad values are UsageErrors (exit 2, nothing sent). */
-export function planFromFlags(file: string, f: Record<string, unknown>): ImportPlan {
-  const concurrency = parseInteger(String(f.concurrency), '--concurrency', 1, 64);
-  if (f.empty !== 'omit' && f.empty !== 'send') {
-    throw new UsageError(`Invalid --empty '${f.empty}'.`, { hint: 'Use --empty omit or --empty send.' });
+export function planFromFlags(file: string, flags: Record<string, unknown>): ImportPlan {
+  const concurrency = parseInteger(String(flags.concurrency), '--concurrency', 1, 64);
+  if (flags.empty !== 'omit' && flags.empty !== 'send') {
+    throw new UsageError(`Invalid --empty '${flags.empty}'.`, { hint: 'Use --empty omit or --empty send.' });
   }
-  if (f.restart && f.journal === undefined && file === '-') {
+  if (flags.restart && flags.journal === undefined && file === '-') {
     throw new UsageError('--restart has no journal to ignore when reading stdin without --journal.');
   }
-  if (f.again && f.journal === undefined && file === '-') {
+  if (flags.again && flags.journal === undefined && file === '-') {
     throw new UsageError('--again has no journal to forget when reading stdin without --journal: every row is sent anyway.');
   }
-  if (f.again && f.restart) {
+  if (flags.again && flags.restart) {
     throw new UsageError('--again and --restart cannot be used together.', { hint: '--restart forgets everything the journal holds; --again only the rows earlier runs finished.' });
   }
   const map = emptyRecord<string>();
-  for (const m of f.map as string[]) parseMapFlag(m, map);
-  const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
-  const formatGiven = parseInputFormat(f.inputFormat);
-  const source: PlanSource = { file, format: inputFormatOf(file, formatGiven), formatGiven, delimiter: str(f.delimiter), encoding: str(f.encoding) };
-  const types = parseTypes((f.type as string[] | undefined) ?? []);
+  for (const m of flags.map as string[]) parseMapFlag(m, map);
+  const stringOrUndefined = (v: unknown) => (typeof v === 'string' ? v : undefined);
+  const formatGiven = parseInputFormat(flags.inputFormat);
+  const source: PlanSource = { file, format: inputFormatOf(file, formatGiven), formatGiven, delimiter: stringOrUndefined(flags.delimiter), encoding: stringOrUndefined(flags.encoding) };
+  const types = parseTypes((flags.type as string[] | undefined) ?? []);
   checkFormatFlags(source, types);
   return {
     source,
-    mapping: { map, mapFile: str(f.mapFile), skipColumns: f.skipColumn as string[], allowUnknown: Boolean(f.allowUnknown) },
-    key: { idColumn: str(f.idColumn), matchOn: str(f.matchOn) },
+    mapping: { map, mapFile: stringOrUndefined(flags.mapFile), skipColumns: flags.skipColumn as string[], allowUnknown: Boolean(flags.allowUnknown) },
+    key: { idColumn: stringOrUndefined(flags.idColumn), matchOn: stringOrUndefined(flags.matchOn) },
     types,
-    outputs: { results: str(f.results), rejects: str(f.rejects), journal: str(f.journal), json: Boolean(f.json) },
+    outputs: { results: stringOrUndefined(flags.results), rejects: stringOrUndefined(flags.rejects), journal: stringOrUndefined(flags.journal), json: Boolean(flags.json) },
     policy: {
       concurrency,
-      giveUpAfterMs: parseDuration(String(f.giveUpAfter ?? DEFAULT_GIVE_UP_AFTER), '--give-up-after'),
-      force: Boolean(f.force),
-      restart: Boolean(f.restart),
-      again: Boolean(f.again),
-      sendEmpty: f.empty === 'send',
-      dryRun: Boolean(f.dryRun),
+      giveUpAfterMs: parseDuration(String(flags.giveUpAfter ?? DEFAULT_GIVE_UP_AFTER), '--give-up-after'),
+      force: Boolean(flags.force),
+      restart: Boolean(flags.restart),
+      again: Boolean(flags.again),
+      sendEmpty: flags.empty === 'send',
+      dryRun: Boolean(flags.dryRun),
     },
   };
 }

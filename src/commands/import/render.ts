@@ -51,10 +51,10 @@ export interface ImportProgress {
 }
 
 function duration(ms: number): string {
-  const s = Math.round(ms / 1000);
-  if (s < 60) return `${s}s`;
-  if (s < 3600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
-  return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
+  const seconds = Math.round(ms / 1000);
+  if (seconds < 60) return `${seconds}s`;
+  if (seconds < 3600) return `${Math.floor(seconds / 60)}m${String(seconds % 60).padStart(2, '0')}s`;
+  return `${Math.floor(seconds / 3600)}h${String(Math.floor((seconds % 3600) / 60)).padStart(2, '0')}m`;
 }
 
 /**
@@ -87,18 +87,18 @@ export async function startProgress(ctx: Context, outputs: Pick<PlanOutputs, 'js
   progress.start(text());
   return {
     problems,
-    event(e) {
-      if (e.type === 'start') started = e.at;
-      else if (e.type === 'row') {
+    event(event) {
+      if (event.type === 'start') started = event.at;
+      else if (event.type === 'row') {
         done++;
-        if (e.outcome.state === 'unchanged') unchanged++;
-        if (e.outcome.state === 'skipped') skipped++;
-        const list = e.outcome.state === 'rejected' ? problems.rejected : e.outcome.state === 'uncertain' ? problems.uncertain : undefined;
-        if (list && list.length < 20) list.push(e.outcome.line);
-        if (e.outcome.state === 'rejected') keepReason(problems.reasons, e.outcome.line, e.outcome.message ?? '');
-      } else if (e.type === 'retry') {
+        if (event.outcome.state === 'unchanged') unchanged++;
+        if (event.outcome.state === 'skipped') skipped++;
+        const list = event.outcome.state === 'rejected' ? problems.rejected : event.outcome.state === 'uncertain' ? problems.uncertain : undefined;
+        if (list && list.length < 20) list.push(event.outcome.line);
+        if (event.outcome.state === 'rejected') keepReason(problems.reasons, event.outcome.line, event.outcome.message ?? '');
+      } else if (event.type === 'retry') {
         retries++;
-        if (e.reason === '429') waits++;
+        if (event.reason === '429') waits++;
       }
       const now = ctx.clock.now();
       if (now - lastDraw >= 100) {
@@ -116,13 +116,13 @@ export async function startProgress(ctx: Context, outputs: Pick<PlanOutputs, 'js
 }
 
 /** The end-of-run summary on stderr: counts per state, duration, rate, the report files, the lines to look at. */
-export async function renderSummary(ctx: Context, s: ImportSummary, problems: Problems, outputs: PlanOutputs): Promise<void> {
+export async function renderSummary(ctx: Context, summary: ImportSummary, problems: Problems, outputs: PlanOutputs): Promise<void> {
   if (ctx.globals.quiet) return;
-  const rate = rowsPerSecond({ rows: s.rows, skipped: s.skipped, elapsedMs: s.durationMs });
-  const rows: [string, string | number][] = ROW_STATES.map((state) => [state, s[state]]);
-  rows.push(['rows', s.rows], ['duration', duration(s.durationMs)], ['rate', rateText(rate)]);
-  rows.push(['retries', `${s.retries} (${s.waits} after 429)`]);
-  if (s.settled > 0) rows.push(['settled', `${s.settled} (may have been applied: the board was read, nothing re-sent blindly)`]);
+  const rate = rowsPerSecond({ rows: summary.rows, skipped: summary.skipped, elapsedMs: summary.durationMs });
+  const rows: [string, string | number][] = ROW_STATES.map((state) => [state, summary[state]]);
+  rows.push(['rows', summary.rows], ['duration', duration(summary.durationMs)], ['rate', rateText(rate)]);
+  rows.push(['retries', `${summary.retries} (${summary.waits} after 429)`]);
+  if (summary.settled > 0) rows.push(['settled', `${summary.settled} (may have been applied: the board was read, nothing re-sent blindly)`]);
   if (outputs.results) rows.push(['results', outputs.results]);
   if (outputs.rejects) rows.push(['rejects', outputs.rejects]);
   const out: string[] = [];
@@ -132,20 +132,20 @@ export async function renderSummary(ctx: Context, s: ImportSummary, problems: Pr
     if (n > 0) out.push(`${name} ${n === 1 ? 'line' : 'lines'}: ${[...lines].sort((x, y) => x - y).join(', ')}${n > lines.length ? `, ... (${groupDigits(n)} in all)` : ''}`);
   };
   // A run that went to its end names its rejected rows in its error, with their reasons (rejectedText).
-  if (s.stopped !== undefined) list('rejected', problems.rejected, s.rejected);
-  list('uncertain', problems.uncertain, s.uncertain);
-  if (s.found > 0) out.push(`Found rows were not created by this run: their cards were already on the board, stored by an earlier run's try (see --results).`);
-  if (s.uncertain > 0) out.push('Uncertain rows may or may not be on the board: check them before importing them again.');
+  if (summary.stopped !== undefined) list('rejected', problems.rejected, summary.rejected);
+  list('uncertain', problems.uncertain, summary.uncertain);
+  if (summary.found > 0) out.push(`Found rows were not created by this run: their cards were already on the board, stored by an earlier run's try (see --results).`);
+  if (summary.uncertain > 0) out.push('Uncertain rows may or may not be on the board: check them before importing them again.');
   ctx.stderr.write(`${out.join('\n')}\n`);
 }
 
 /** Where a column goes, for people: the field, `_id`, or `(dropped)`; JSON says null (mappingToFile). */
-function targetText(c: ColumnMapping): string {
-  switch (c.target.kind) {
+function targetText(column: ColumnMapping): string {
+  switch (column.target.kind) {
     case 'field':
-      return c.target.field;
+      return column.target.field;
     case 'new':
-      return `${c.target.field} (new field: needs Create Fields on)`;
+      return `${column.target.field} (new field: needs Create Fields on)`;
     case 'id':
       return '_id';
     default:

@@ -1,7 +1,7 @@
 import type { OutStream } from '../../context.js';
 
 /** Lines for one stream, gathered during an event-loop turn and written together. */
-export interface BatchedOutput {
+interface BatchedOutput {
   /** Queue one line (without its newline); it is written at the end of this turn at the latest. */
   line(text: string): void;
   /** Write whatever is queued now (before exit, or before writing to the stream directly). */

@@ -17,10 +17,10 @@ export function signingKeyStdinOption(): Option {
 export const KEY_TRANSPORT_HELP = 'The signing key goes over plain http:// only to loopback; another host needs https:// or --insecure.';
 
 /** The webhook verbs that take `--signing-key-stdin`. */
-export type KeyedVerb = 'listen' | 'replay' | 'send';
+type KeyedVerb = 'listen' | 'replay' | 'send';
 
 /** A signing key with where it came from (printed, never the key itself). */
-export interface SigningKey {
+interface SigningKey {
   key: string;
   source: string;
 }

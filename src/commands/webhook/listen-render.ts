@@ -16,7 +16,7 @@ import { changeJsonTail, deliveryLine, notForwardedText, rejectLine, resumedForw
 import { tunnelRenderer } from './tunnel-render.js';
 
 /** What the screen shows besides the engine's events. */
-export interface ScreenOptions {
+interface ScreenOptions {
   json: boolean;
   /** The tunnel tool that runs, if any, and the user's public URL. */
   toolName?: string;
@@ -34,7 +34,7 @@ export interface ScreenOptions {
 }
 
 /** The screen of one listen run. */
-export interface ListenScreen {
+interface ListenScreen {
   /** Whether a live line is drawn (it wants the outage's clock every second). */
   readonly live: boolean;
   ready(r: ListenReady): void;
@@ -44,13 +44,13 @@ export interface ListenScreen {
 }
 
 /** The screen: delivery lines on stdout, everything else on stderr, a live line where delivery lines go. */
-export function listenScreen(ctx: Context, o: ScreenOptions): ListenScreen {
-  const json = o.json || !ctx.stdout.isTTY;
-  const isPublic = o.toolName !== undefined || o.publicUrl !== undefined;
+export function listenScreen(ctx: Context, screen: ScreenOptions): ListenScreen {
+  const json = screen.json || !ctx.stdout.isTTY;
+  const isPublic = screen.toolName !== undefined || screen.publicUrl !== undefined;
   // While --forward-to is down, and while the listener is public, its state is one line updated in place
   // where delivery lines go (stdout on a terminal, stderr with --json), if that is a terminal; every other
   // write clears it and draws it again.
-  const live = (o.forwardTo || isPublic) && !(json && ctx.globals.quiet) ? createLiveLine(json ? ctx.stderr : ctx.stdout) : undefined;
+  const live = (screen.forwardTo || isPublic) && !(json && ctx.globals.quiet) ? createLiveLine(json ? ctx.stderr : ctx.stdout) : undefined;
   const stdoutStream = live ? live.wrap(ctx.stdout) : ctx.stdout;
   const stderr = live ? live.wrap(ctx.stderr) : ctx.stderr;
   const status = createStatus(ctx, stderr);
@@ -65,67 +65,67 @@ export function listenScreen(ctx: Context, o: ScreenOptions): ListenScreen {
     const parts: LivePart[] = [];
     if (publicState) parts.push({ state: publicState.state, detail: `${view.stats.delivered} delivered · ${refusedTotal(view.stats)} refused`, url: publicState.url || undefined });
     const outage = view.outage();
-    if (outage) parts.push(outageLive(o.forwardTo!, outage));
+    if (outage) parts.push(outageLive(screen.forwardTo!, outage));
     if (parts.length) live.show(parts);
     else live.clear();
   };
-  const tunnel = tunnelRenderer(ctx, o.toolName ?? 'your tunnel', {
+  const tunnel = tunnelRenderer(ctx, screen.toolName ?? 'your tunnel', {
     status,
     stderr: (text) => stderr.write(text),
     verbose: ctx.globals.verbose === true,
-    checkEveryMs: o.checkEveryMs,
+    checkEveryMs: screen.checkEveryMs,
     changed: (state, at) => {
       publicState = { state: `tunnel ${state}`, url: at || publicState?.url || '' };
       redraw();
     },
   });
-  const delivery = (e: Extract<ListenEvent, { type: 'delivery' }>) => {
+  const delivery = (event: Extract<ListenEvent, { type: 'delivery' }>) => {
     // What is printed is the body decoded: a secret its JSON escapes spell is redacted there too.
-    const shown = shownDelivery(e.delivery, o.secrets);
-    if (!json) out(deliveryLine(shown, e.change));
+    const shown = shownDelivery(event.delivery, screen.secrets);
+    if (!json) out(deliveryLine(shown, event.change));
     else if (shown.body.length >= LARGE_BODY) {
       // A large delivery is written in pieces, never made one string, after the lines before it; but on a
       // terminal, where a person reads it, as one text escaped as every JSON line there (terminalJson).
       stdout.flush();
-      const pieces = viewLinePieces(shown, changeJsonTail(e.change));
+      const pieces = viewLinePieces(shown, changeJsonTail(event.change));
       if (tty) stdoutStream.write(terminalJson(Buffer.concat([...pieces].map((p) => (typeof p === 'string' ? Buffer.from(p) : p))).toString('utf8')));
       else for (const piece of pieces) stdoutStream.write(piece);
       stdoutStream.write('\n');
     } else {
-      const text = e.view === undefined || shown !== e.delivery ? viewJson(shown, changeJsonTail(e.change)) : withTail(e.view, changeJsonTail(e.change));
+      const text = event.view === undefined || shown !== event.delivery ? viewJson(shown, changeJsonTail(event.change)) : withTail(event.view, changeJsonTail(event.change));
       out(tty ? terminalJson(text) : text);
     }
   };
   return {
     live: live !== undefined,
-    ready(r) {
+    ready(ready) {
       // First line on stderr, printed even with --quiet: where to point the board (spec 2.4, Webhook URL). A
       // public listener's URL to paste is the public one, printed when the tunnel is up.
-      if (o.toolName) stderr.write(`Listening on ${r.url} (loopback; starting ${o.toolName} to make it public).\n`);
-      else if (o.publicUrl) stderr.write(`Listening on ${r.url} (public as ${o.publicUrl}; checking it with a test delivery).\n`);
-      else stderr.write(`Listening on ${r.url} : paste this URL into Card Sources → Webhook URL (the service must be able to reach it).\n`);
+      if (screen.toolName) stderr.write(`Listening on ${ready.url} (loopback; starting ${screen.toolName} to make it public).\n`);
+      else if (screen.publicUrl) stderr.write(`Listening on ${ready.url} (public as ${screen.publicUrl}; checking it with a test delivery).\n`);
+      else stderr.write(`Listening on ${ready.url} : paste this URL into Card Sources → Webhook URL (the service must be able to reach it).\n`);
       // The page's URL holds its token: written here once, even with --quiet, and nowhere else.
-      if (r.inspectorUrl) stderr.write(inspectorLine(r.inspectorUrl));
-      if (!o.verify) status.warn('NOT VERIFYING x-signingKey (--no-verify): anyone who can reach this port can post deliveries.');
-      else if (o.keySource) status.info(`Verifying x-signingKey with the key from ${o.keySource}.`);
-      if (o.record) status.info(`Recording to ${o.record}.`);
-      else if (r.spool) status.info(`Spooling deliveries for forwarding in ${r.spool} (removed at exit once all are forwarded).`);
-      if (!o.forwardTo) return;
-      status.info(`Forwarding to ${o.forwardTo} (timeout ${formatDuration(o.forwardTimeout)}).`);
-      if (r.resumed > 0) status.info(resumedForwardText(r.resumed));
-      if (r.skipped > 0) status.info(notForwardedText(r.skipped, o.record!, o.forwardTo));
+      if (ready.inspectorUrl) stderr.write(inspectorLine(ready.inspectorUrl));
+      if (!screen.verify) status.warn('NOT VERIFYING x-signingKey (--no-verify): anyone who can reach this port can post deliveries.');
+      else if (screen.keySource) status.info(`Verifying x-signingKey with the key from ${screen.keySource}.`);
+      if (screen.record) status.info(`Recording to ${screen.record}.`);
+      else if (ready.spool) status.info(`Spooling deliveries for forwarding in ${ready.spool} (removed at exit once all are forwarded).`);
+      if (!screen.forwardTo) return;
+      status.info(`Forwarding to ${screen.forwardTo} (timeout ${formatDuration(screen.forwardTimeout)}).`);
+      if (ready.resumed > 0) status.info(resumedForwardText(ready.resumed));
+      if (ready.skipped > 0) status.info(notForwardedText(ready.skipped, screen.record!, screen.forwardTo));
     },
-    show(e, current) {
+    show(event, current) {
       view = current;
-      switch (e.type) {
+      switch (event.type) {
         case 'delivery':
-          delivery(e);
+          delivery(event);
           break;
         case 'rejected':
-          status.info(rejectLine(e));
+          status.info(rejectLine(event));
           break;
         case 'forward': {
-          const shown = outageOutput(o.forwardTo!, e, e.outage);
+          const shown = outageOutput(screen.forwardTo!, event, event.outage);
           const print = json ? status.info : out;
           if (shown.line) print(shown.line);
           if (live) redraw();
@@ -135,16 +135,16 @@ export function listenScreen(ctx: Context, o: ScreenOptions): ListenScreen {
         case 'outage':
           return redraw();
         case 'tunnel':
-          return tunnel(e.tunnel);
+          return tunnel(event.tunnel);
         case 'error':
-          return status.warn(e.message);
+          return status.warn(event.message);
         case 'looped':
-          return status.warn(`a delivery to ${e.path} came back from this listener's own forward: answered 200, not recorded or forwarded again (check --forward-to)`);
+          return status.warn(`a delivery to ${event.path} came back from this listener's own forward: answered 200, not recorded or forwarded again (check --forward-to)`);
         case 'stopped':
           live?.clear();
           stdout.flush();
-          status.info(summaryLine(e.stats, e.pending));
-          if (e.spool?.kept) status.warn(spoolKeptText(e.pending ?? 0, e.spool.path));
+          status.info(summaryLine(event.stats, event.pending));
+          if (event.spool?.kept) status.warn(spoolKeptText(event.pending ?? 0, event.spool.path));
           return;
       }
       if (publicState) redraw();

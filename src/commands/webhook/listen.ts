@@ -78,31 +78,31 @@ Examples:
   $ CARDBOARD_SIGNING_KEY="$SIGNING_KEY" cardboard webhook listen --forward-to http://localhost:3000/hooks --record hooks.jsonl
   $ cardboard webhook listen --tunnel cloudflared --record hooks.jsonl --inspect
   $ cardboard webhook listen --signing-key-stdin --port 9000 --json < signing-key.txt`)
-    .action(async (o: Record<string, string | boolean | undefined>) => {
-      const path = String(o.path);
+    .action(async (flags: Record<string, string | boolean | undefined>) => {
+      const path = String(flags.path);
       if (!path.startsWith('/')) throw new UsageError(`--path must start with "/": ${path}`);
-      const tunnel = o.tunnel === undefined ? undefined : parseTunnel(o.tunnel as string | true);
+      const tunnel = flags.tunnel === undefined ? undefined : parseTunnel(flags.tunnel as string | true);
       // The check sends the signing key to this URL: plain http:// only to loopback unless --insecure.
-      const publicUrl = o.publicUrl === undefined ? undefined : httpUrl(String(o.publicUrl), '--public-url', { insecure: ctx().globals.insecure });
-      const port = parsePort(String(o.port));
-      const verify = o.verify !== false;
-      if (tunnel || publicUrl) checkPublicFlags({ tunnel, publicUrl, verify, host: String(o.host), port });
+      const publicUrl = flags.publicUrl === undefined ? undefined : httpUrl(String(flags.publicUrl), '--public-url', { insecure: ctx().globals.insecure });
+      const port = parsePort(String(flags.port));
+      const verify = flags.verify !== false;
+      if (tunnel || publicUrl) checkPublicFlags({ tunnel, publicUrl, verify, host: String(flags.host), port });
       await run(ctx(), {
         port,
-        host: String(o.host),
+        host: String(flags.host),
         path,
-        signingKeyStdin: o.signingKeyStdin === true,
+        signingKeyStdin: flags.signingKeyStdin === true,
         // The forwarder signs each forward with the key: plain http:// only to loopback unless --insecure.
-        forwardTo: o.forwardTo === undefined ? undefined : httpUrl(String(o.forwardTo), '--forward-to', { insecure: ctx().globals.insecure }),
-        forwardTimeout: readDuration(String(o.forwardTimeout), '--forward-timeout'),
-        record: o.record === undefined ? undefined : String(o.record),
-        json: o.json === true,
-        maxBody: parseSize(String(o.maxBody), '--max-body'),
-        maxConnections: parseInteger(String(o.maxConnections), '--max-connections', 1),
+        forwardTo: flags.forwardTo === undefined ? undefined : httpUrl(String(flags.forwardTo), '--forward-to', { insecure: ctx().globals.insecure }),
+        forwardTimeout: readDuration(String(flags.forwardTimeout), '--forward-timeout'),
+        record: flags.record === undefined ? undefined : String(flags.record),
+        json: flags.json === true,
+        maxBody: parseSize(String(flags.maxBody), '--max-body'),
+        maxConnections: parseInteger(String(flags.maxConnections), '--max-connections', 1),
         verify,
         tunnel,
         publicUrl,
-        inspect: o.inspect === undefined ? undefined : inspectPlan(o.inspect as string | true),
+        inspect: flags.inspect === undefined ? undefined : inspectPlan(flags.inspect as string | true),
       }, secrets());
     });
 }

@@ -8,7 +8,7 @@ import { type OutageState, type OutageStep, OutageTracker } from '../../webhook/
 import { forwardLine } from './render.js';
 
 /** What one forward try changes on screen. */
-export interface OutageOutput {
+interface OutageOutput {
   /** A line to print for good (a forward that worked, the first failure, a new kind of failure, back up). */
   line?: string;
   /** The state of an outage: a terminal shows it in place (fitted to its width), updated at every try. */
@@ -21,34 +21,34 @@ export interface OutageOutput {
 
 /** Whole seconds as `42s`, `1m 05s`, `2h 03m`. */
 export function elapsedText(ms: number): string {
-  const s = Math.floor(ms / 1000);
-  if (s < 60) return `${s}s`;
+  const seconds = Math.floor(ms / 1000);
+  if (seconds < 60) return `${seconds}s`;
   const two = (n: number) => String(n).padStart(2, '0');
-  if (s < 3600) return `${Math.floor(s / 60)}m ${two(s % 60)}s`;
-  return `${Math.floor(s / 3600)}h ${two(Math.floor(s / 60) % 60)}m`;
+  if (seconds < 3600) return `${Math.floor(seconds / 60)}m ${two(seconds % 60)}s`;
+  return `${Math.floor(seconds / 3600)}h ${two(Math.floor(seconds / 60) % 60)}m`;
 }
 
 /** What is wrong first (`forward down: 503`), then for how long and how much waits, then the target. */
-export function outageLive(url: string, s: OutageState): LivePart {
+export function outageLive(url: string, state: OutageState): LivePart {
   return {
-    state: `forward down: ${s.reason}`,
-    detail: `for ${elapsedText(s.downMs)}, ${plural(s.tries, 'try', 'tries')}, ${plural(s.pending, 'delivery', 'deliveries')} waiting; retrying`,
+    state: `forward down: ${state.reason}`,
+    detail: `for ${elapsedText(state.downMs)}, ${plural(state.tries, 'try', 'tries')}, ${plural(state.pending, 'delivery', 'deliveries')} waiting; retrying`,
     url,
   };
 }
 
 /** What a forward try to `url` shows, given what it did to the outage. */
-export function outageOutput(url: string, e: ForwardEvent, step: OutageStep): OutageOutput {
+export function outageOutput(url: string, event: ForwardEvent, step: OutageStep): OutageOutput {
   switch (step.phase) {
     case 'up':
-      return { line: forwardLine(e) };
+      return { line: forwardLine(event) };
     case 'end':
-      return { line: terminalText(`${forwardLine(e)}  (back up after ${elapsedText(step.downMs)} down, ${plural(step.tries, 'try', 'tries')})`), over: true };
+      return { line: terminalText(`${forwardLine(event)}  (back up after ${elapsedText(step.downMs)} down, ${plural(step.tries, 'try', 'tries')})`), over: true };
     case 'start':
-      return { line: forwardLine(e), live: outageLive(url, step.state) };
+      return { line: forwardLine(event), live: outageLive(url, step.state) };
     case 'down': {
       const live = outageLive(url, step.state);
-      if (step.news) return { live, line: forwardLine(e) };
+      if (step.news) return { live, line: forwardLine(event) };
       return step.remind ? { live, reminder: liveText([live]) } : { live };
     }
   }

@@ -50,7 +50,7 @@ const LINE_CHANGES = 6;
 const LINE_NEW_FIELDS = 4;
 
 /** The part of a delivery line that says what happened: to a card, a comment, or what the body is. */
-function changeText(d: Delivery, change: DeliveryChange): string {
+function changeText(delivery: Delivery, change: DeliveryChange): string {
   const id = change.cardId === undefined ? undefined : short(change.cardId, 26);
   const more = (n: number) => (n > 0 ? [`+${n} more`] : []);
   switch (change.event) {
@@ -72,14 +72,14 @@ function changeText(d: Delivery, change: DeliveryChange): string {
       return `comment on card ${id ?? '(no _id)'}${by}${text}`;
     }
     case 'other':
-      return otherText(d, change);
+      return otherText(delivery, change);
   }
 }
 
 /** A body that is not about a card, shown as it came: an event's name, JSON that is not a card, or text. */
-function otherText(d: Delivery, change: DeliveryChange): string {
+function otherText(delivery: Delivery, change: DeliveryChange): string {
   if (change.name !== undefined) return `${short(change.name, 30)}${change.cardId === undefined ? '' : ` on card ${short(change.cardId, 26)}`}`;
-  const text = d.body.toString('utf8');
+  const text = delivery.body.toString('utf8');
   let body: unknown;
   try {
     body = JSON.parse(text) as unknown;
@@ -99,15 +99,15 @@ function otherText(d: Delivery, change: DeliveryChange): string {
  * `new card` with its first fields, `deleted`, a comment) or what its body is, and its size. Without a
  * `change` (a delivery on its own) its card counts as new.
  */
-export function deliveryLine(d: Delivery, change?: DeliveryChange): string {
-  const time = d.receivedAt.slice(11, 23);
+export function deliveryLine(delivery: Delivery, change?: DeliveryChange): string {
+  const time = delivery.receivedAt.slice(11, 23);
   // A body past this is not decoded and parsed for a line, which would hold two or three more copies of it
   // at once (a large body costs at most about twice its size).
-  if (d.body.length > LINE_PARSE_MAX_BYTES) {
-    return terminalText(`${time}  #${d.seq}  ${d.method} ${d.path}  body not parsed for this line (over ${formatBytes(LINE_PARSE_MAX_BYTES)}; --json shows it)  ${formatBytes(d.body.length)}`);
+  if (delivery.body.length > LINE_PARSE_MAX_BYTES) {
+    return terminalText(`${time}  #${delivery.seq}  ${delivery.method} ${delivery.path}  body not parsed for this line (over ${formatBytes(LINE_PARSE_MAX_BYTES)}; --json shows it)  ${formatBytes(delivery.body.length)}`);
   }
-  const what = changeText(d, change ?? new CardStates({ maxCards: 1, maxBodyBytes: LINE_PARSE_MAX_BYTES }).apply(d.body));
-  return terminalText(`${time}  #${d.seq}  ${d.method} ${d.path}  ${what}  ${formatBytes(d.body.length)}`);
+  const what = changeText(delivery, change ?? new CardStates({ maxCards: 1, maxBodyBytes: LINE_PARSE_MAX_BYTES }).apply(delivery.body));
+  return terminalText(`${time}  #${delivery.seq}  ${delivery.method} ${delivery.path}  ${what}  ${formatBytes(delivery.body.length)}`);
 }
 
 /**
@@ -128,11 +128,11 @@ export function answerText(answer: { status?: number; ms: number; error?: string
 }
 
 /** One line per forward try: status, time, the start of the app's answer, and the retry plan on failure. */
-export function forwardLine(e: ForwardEvent): string {
-  const start = answerStart(e.answer.body);
-  const head = `  ↳ #${e.seq} forward${e.attempt > 1 ? ` (try ${e.attempt})` : ''}: ${answerText(e.answer)}${start ? `  ${start}` : ''}`;
-  if (e.ok) return terminalText(e.answer.status === 200 ? head : `${head}  (note: the service itself retries anything but 200, spec 6)`);
-  return terminalText(`${head}  → retry in ${ms(e.retryInMs ?? 0)}, ${e.pending} waiting`);
+export function forwardLine(event: ForwardEvent): string {
+  const start = answerStart(event.answer.body);
+  const head = `  ↳ #${event.seq} forward${event.attempt > 1 ? ` (try ${event.attempt})` : ''}: ${answerText(event.answer)}${start ? `  ${start}` : ''}`;
+  if (event.ok) return terminalText(event.answer.status === 200 ? head : `${head}  (note: the service itself retries anything but 200, spec 6)`);
+  return terminalText(`${head}  → retry in ${ms(event.retryInMs ?? 0)}, ${event.pending} waiting`);
 }
 
 /** A refused request, with the running count for its status, as the status line counts it. */

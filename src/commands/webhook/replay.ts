@@ -55,20 +55,20 @@ Examples:
   $ cardboard webhook replay hooks.jsonl --to http://localhost:3000/hooks
   $ cardboard webhook replay hooks.jsonl --to http://localhost:3000/hooks --from 42 --filter Status=Done
   $ cardboard webhook replay hooks.jsonl --to http://localhost:3000/hooks --changed Status`)
-    .action(async (file: string, o: { to: string; from: string; filter: string[]; changed: string[]; signingKeyStdin?: boolean; json?: boolean }) => {
-      const filters = o.filter.map((f): [string, string] => {
+    .action(async (file: string, flags: { to: string; from: string; filter: string[]; changed: string[]; signingKeyStdin?: boolean; json?: boolean }) => {
+      const filters = flags.filter.map((f): [string, string] => {
         const at = f.indexOf('=');
         if (at < 1) throw new UsageError(`--filter: expected Field=value, got "${f}"`);
         return [f.slice(0, at), f.slice(at + 1)];
       });
       await run(ctx(), {
         file,
-        to: httpUrl(o.to, '--to', { insecure: ctx().globals.insecure }),
-        from: parseInteger(o.from, '--from', 0),
+        to: httpUrl(flags.to, '--to', { insecure: ctx().globals.insecure }),
+        from: parseInteger(flags.from, '--from', 0),
         filters,
-        changed: o.changed,
-        signingKeyStdin: o.signingKeyStdin === true,
-        json: o.json === true,
+        changed: flags.changed,
+        signingKeyStdin: flags.signingKeyStdin === true,
+        json: flags.json === true,
         timeout: ctx().globals.timeout ?? durationOf(60_000),
       }, secrets());
     });
@@ -79,7 +79,7 @@ Examples:
  * `card put` treats an unknown field. Nothing was sent (no delivery could match).
  */
 function checkFilterFields(opts: WebhookReplayOptions, { fields, cards }: ReplayResult, read: number): void {
-  const named = [...opts.filters.map(([f]) => f), ...opts.changed];
+  const named = [...opts.filters.map(([field]) => field), ...opts.changed];
   if (named.length === 0 || read === 0) return;
   const flag = opts.filters.length ? '--filter' : '--changed';
   // Both read the file from #1, whatever --from: --changed because a change is against the delivery before
@@ -121,13 +121,13 @@ export async function runWebhookReplay(ctx: Context, opts: WebhookReplayOptions,
           : `Interrupted: finishing #${replay.inFlight} in flight (Ctrl-C again to quit at once, then resume with ${resumeText()}).`,
       ),
   });
-  let r: ReplayResult;
+  let result: ReplayResult;
   try {
-    r = await replay.run();
+    result = await replay.run();
   } finally {
     undrain();
   }
-  const { unreadable, failed, sent } = r;
+  const { unreadable, failed, sent } = result;
   if (unreadable.length > 0) {
     const lines = `${unreadable.slice(0, 5).join(', ')}${unreadable.length > 5 ? ', …' : ''}`;
     status.warn(`skipped ${plural(unreadable.length, 'line')} of ${opts.file} that ${unreadable.length === 1 ? 'is' : 'are'} not a delivery (line ${lines}): a line cut short by a crash was never answered 200`);
@@ -136,11 +136,11 @@ export async function runWebhookReplay(ctx: Context, opts: WebhookReplayOptions,
     const earlier = failed.length ? `; ${failed.length} answered before were not 200 (first ${failed[0]})` : '';
     throw new CancelledError(`Interrupted after ${plural(sent, 'delivery', 'deliveries')}${earlier}.`, { hint: `Resume with ${resumeText()}.` });
   }
-  checkFilterFields(opts, r, opts.changed.length ? r.read : r.inRange);
+  checkFilterFields(opts, result, opts.changed.length ? result.read : result.inRange);
   status.info(`replayed ${sent}: ${sent - failed.length} answered 200, ${failed.length} failed${failed.length ? ` (${failed.slice(0, 5).join(', ')}${failed.length > 5 ? ', …' : ''})` : ''}`);
   if (failed.length === 0) return;
   const message = notAnsweredText(failed.length, sent);
-  if (r.refused) throw new AuthError(`${message}; the receiver refused the signing key`, { hint: 'Check that the receiver and this command use the same signing key.' });
+  if (result.refused) throw new AuthError(`${message}; the receiver refused the signing key`, { hint: 'Check that the receiver and this command use the same signing key.' });
   throw new CardboardError(message, { hint: `Fix the receiver, then resend from the first failure with --from ${failed[0]!.slice(1).split(' ')[0]}.` });
 }
 

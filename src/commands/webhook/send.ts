@@ -47,16 +47,16 @@ ${KEY_TRANSPORT_HELP}
 Examples:
   $ cardboard webhook send --to http://localhost:8787/ --data '{"Name":"Fix login","Status":"Open"}'
   $ cardboard webhook send --to http://localhost:3000/hooks --card "$id" --wrong-key`)
-    .action(async (o: { to: string; data?: string; card?: string; signingKeyStdin?: boolean; wrongKey?: boolean; json?: boolean }) => {
-      if (o.data !== undefined && o.card !== undefined) throw new UsageError('--data and --card cannot be used together');
-      if (o.data === '-' && o.signingKeyStdin) throw new UsageError('--data - and --signing-key-stdin both want stdin; put the data in a file (--data @file)');
+    .action(async (flags: { to: string; data?: string; card?: string; signingKeyStdin?: boolean; wrongKey?: boolean; json?: boolean }) => {
+      if (flags.data !== undefined && flags.card !== undefined) throw new UsageError('--data and --card cannot be used together');
+      if (flags.data === '-' && flags.signingKeyStdin) throw new UsageError('--data - and --signing-key-stdin both want stdin; put the data in a file (--data @file)');
       await run(ctx(), {
-        to: httpUrl(o.to, '--to', { insecure: ctx().globals.insecure }),
-        data: o.data,
-        card: o.card,
-        signingKeyStdin: o.signingKeyStdin === true,
-        wrongKey: o.wrongKey === true,
-        json: o.json === true,
+        to: httpUrl(flags.to, '--to', { insecure: ctx().globals.insecure }),
+        data: flags.data,
+        card: flags.card,
+        signingKeyStdin: flags.signingKeyStdin === true,
+        wrongKey: flags.wrongKey === true,
+        json: flags.json === true,
         timeout: ctx().globals.timeout ?? durationOf(60_000),
       }, secrets());
     });

@@ -29,22 +29,22 @@ export interface PublicFlags {
  * What a public listener refuses (exit 2, before anything starts): no key check, a tunnel to a listener
  * that is not on loopback, a quick tunnel with a URL of the user's, ssh without the URL it cannot print.
  */
-export function checkPublicFlags(f: PublicFlags): void {
-  const what = f.tunnel ? '--tunnel' : '--public-url';
-  if (!f.verify) {
+export function checkPublicFlags(flags: PublicFlags): void {
+  const what = flags.tunnel ? '--tunnel' : '--public-url';
+  if (!flags.verify) {
     throw new UsageError(`--no-verify cannot be used with ${what}: anyone on the internet could post deliveries to a public URL.`, {
       hint: 'Drop --no-verify; give the signing key (CARDBOARD_SIGNING_KEY, --signing-key-stdin or `cardboard board set-signing-key`).',
     });
   }
-  if (!f.tunnel) return;
-  if (!isLoopbackHost(f.host.replace(/^\[|\]$/g, ''))) {
-    throw new UsageError(`--tunnel needs the listener on loopback (--host ${f.host} would also expose it to the network).`, { hint: 'Drop --host: the tunnel reaches the listener on 127.0.0.1.' });
+  if (!flags.tunnel) return;
+  if (!isLoopbackHost(flags.host.replace(/^\[|\]$/g, ''))) {
+    throw new UsageError(`--tunnel needs the listener on loopback (--host ${flags.host} would also expose it to the network).`, { hint: 'Drop --host: the tunnel reaches the listener on 127.0.0.1.' });
   }
-  if (f.tunnel.tool === 'ssh') {
-    if (!f.publicUrl) throw new UsageError('--tunnel ssh needs --public-url: ssh cannot tell where your server exposes the tunnel.', { hint: 'Add --public-url https://your-server.example/ (the address your server forwards to the remote port).' });
-    if (f.tunnel.remotePort === undefined && f.port === 0) throw new UsageError('--tunnel ssh with --port 0 needs the remote port: --tunnel ssh:[user@]host:REMOTE_PORT');
-  } else if (f.publicUrl) {
-    throw new UsageError(`--public-url cannot be used with --tunnel ${f.tunnel.tool}: its URL is the one ${f.tunnel.tool === 'auto' ? 'the tool' : f.tunnel.tool} prints.`, {
+  if (flags.tunnel.tool === 'ssh') {
+    if (!flags.publicUrl) throw new UsageError('--tunnel ssh needs --public-url: ssh cannot tell where your server exposes the tunnel.', { hint: 'Add --public-url https://your-server.example/ (the address your server forwards to the remote port).' });
+    if (flags.tunnel.remotePort === undefined && flags.port === 0) throw new UsageError('--tunnel ssh with --port 0 needs the remote port: --tunnel ssh:[user@]host:REMOTE_PORT');
+  } else if (flags.publicUrl) {
+    throw new UsageError(`--public-url cannot be used with --tunnel ${flags.tunnel.tool}: its URL is the one ${flags.tunnel.tool === 'auto' ? 'the tool' : flags.tunnel.tool} prints.`, {
       hint: 'Use --public-url alone for a tunnel or proxy you run yourself, or with --tunnel ssh:….',
     });
   }

@@ -10,7 +10,7 @@ export interface InspectPlan {
   explicit: boolean;
 }
 
-export interface OpenInspector {
+interface OpenInspector {
   plan: InspectPlan;
   key: string | undefined;
   verified: boolean;

@@ -32,9 +32,9 @@ import { HttpError, readJson, SECURITY_HEADERS, send, sse } from './respond.js';
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_ENTRIES, EntryStore, forwardView } from './store.js';
 
 /** The address the inspector binds, whatever the listener's --host: the page is for this machine only. */
-export const INSPECTOR_HOST = '127.0.0.1';
+const INSPECTOR_HOST = '127.0.0.1';
 /** The header an action must carry, with the token as its value. */
-export const TOKEN_HEADER = 'x-cardboard-token';
+const TOKEN_HEADER = 'x-cardboard-token';
 
 const STATIC_FILES: ReadonlyArray<[string, string]> = [
   ['index.html', 'text/html; charset=utf-8'],
@@ -275,12 +275,12 @@ export class Inspector {
     const seq = fields && Object.hasOwn(fields, 'seq') ? fields.seq : undefined;
     const given = fields && Object.hasOwn(fields, 'url') ? fields.url : undefined;
     if (typeof seq !== 'number' || (given !== undefined && given !== null && typeof given !== 'string')) throw new HttpError(400, 'expected {"seq": <number>, "url"?: "<http(s) URL>"}');
-    const d = this.found(seq);
+    const delivery = this.found(seq);
     const url = typeof given === 'string' && given !== '' ? given : this.opts.forwardTo;
     if (url === undefined) throw new HttpError(409, 'no URL to replay to: give one, or start listen with --forward-to');
     this.checkUrl(url);
     const timeout = this.opts.replayTimeout ?? durationOf(30_000);
-    const answer = await this.client.send({ url, method: d.method, headers: outgoingHeaders(d.headers, this.opts.key), body: d.body, timeout });
+    const answer = await this.client.send({ url, method: delivery.method, headers: outgoingHeaders(delivery.headers, this.opts.key), body: delivery.body, timeout });
     const out: Record<string, unknown> = { url, status: answer.status ?? null, ms: Math.round(answer.ms * 10) / 10 };
     if (answer.error !== undefined) out.error = answer.error;
     out.body = answer.body.subarray(0, ANSWER_CHARS * 4).toString('utf8').slice(0, ANSWER_CHARS);

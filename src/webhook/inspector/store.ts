@@ -53,9 +53,9 @@ interface Entry {
 }
 
 /** A forward event as the page shows it (event `forward`), ms rounded to 0.1. */
-export function forwardView(e: ForwardEvent): ForwardView {
-  const v: ForwardView = { attempt: e.attempt, ok: e.ok, status: e.answer.status ?? null, ms: Math.round(e.answer.ms * 10) / 10 };
-  if (e.answer.error !== undefined) v.error = e.answer.error;
+export function forwardView(event: ForwardEvent): ForwardView {
+  const v: ForwardView = { attempt: event.attempt, ok: event.ok, status: event.answer.status ?? null, ms: Math.round(event.answer.ms * 10) / 10 };
+  if (event.answer.error !== undefined) v.error = event.answer.error;
   return v;
 }
 
@@ -99,21 +99,21 @@ export class EntryStore {
     const entry: Entry = { delivery, shown: shownDelivery(delivery, this.secrets), change, recorded };
     this.entries.set(delivery.seq, entry);
     this.bytes += delivery.body.length;
-    for (const [seq, e] of this.entries) {
+    for (const [seq, oldest] of this.entries) {
       if (this.entries.size <= this.maxEntries && this.bytes <= this.maxBytes) break;
       if (seq === delivery.seq) break;
       this.entries.delete(seq);
-      this.bytes -= e.delivery.body.length;
+      this.bytes -= oldest.delivery.body.length;
       this.dropped++;
       this.droppedUpTo = Math.max(this.droppedUpTo, seq);
     }
   }
 
   /** Note a try to forward; returns its view, or undefined when the delivery is not kept. */
-  forward(e: ForwardEvent): ForwardView | undefined {
-    const entry = this.entries.get(e.seq);
+  forward(event: ForwardEvent): ForwardView | undefined {
+    const entry = this.entries.get(event.seq);
     if (!entry) return undefined;
-    entry.forward = forwardView(e);
+    entry.forward = forwardView(event);
     return entry.forward;
   }
 
@@ -136,31 +136,31 @@ export class EntryStore {
 
   /** The detail of a kept delivery; undefined when it is not kept. */
   detail(seq: number): DetailView | undefined {
-    const e = this.entries.get(seq);
-    if (!e) return undefined;
-    const d = e.shown;
-    const cut = d.body.length > DETAIL_BODY_BYTES;
+    const entry = this.entries.get(seq);
+    if (!entry) return undefined;
+    const shown = entry.shown;
+    const cut = shown.body.length > DETAIL_BODY_BYTES;
     const view: DetailView = {
-      seq: d.seq,
-      receivedAt: d.receivedAt,
-      method: d.method,
-      path: d.path,
-      headers: d.headers,
-      body: cut ? d.body.subarray(0, DETAIL_BODY_BYTES).toString('utf8') : bodyValue(d.body),
-      size: e.delivery.body.length,
-      change: e.change,
+      seq: shown.seq,
+      receivedAt: shown.receivedAt,
+      method: shown.method,
+      path: shown.path,
+      headers: shown.headers,
+      body: cut ? shown.body.subarray(0, DETAIL_BODY_BYTES).toString('utf8') : bodyValue(shown.body),
+      size: entry.delivery.body.length,
+      change: entry.change,
     };
     if (cut) view.bodyTruncated = true;
-    if (e.forward) view.forward = e.forward;
+    if (entry.forward) view.forward = entry.forward;
     return view;
   }
 }
 
-function entryView(e: Entry, verified: boolean): EntryView {
-  const d = e.shown;
+function entryView(entry: Entry, verified: boolean): EntryView {
+  const shown = entry.shown;
   // Decoding only the bytes the preview can use: at most 4 bytes a character.
-  const preview = d.body.subarray(0, PREVIEW_CHARS * 4).toString('utf8').slice(0, PREVIEW_CHARS);
-  const v: EntryView = { seq: d.seq, receivedAt: d.receivedAt, method: d.method, path: d.path, size: e.delivery.body.length, verified, recorded: e.recorded, change: e.change, preview };
-  if (e.forward) v.forward = e.forward;
+  const preview = shown.body.subarray(0, PREVIEW_CHARS * 4).toString('utf8').slice(0, PREVIEW_CHARS);
+  const v: EntryView = { seq: shown.seq, receivedAt: shown.receivedAt, method: shown.method, path: shown.path, size: entry.delivery.body.length, verified, recorded: entry.recorded, change: entry.change, preview };
+  if (entry.forward) v.forward = entry.forward;
   return v;
 }

@@ -9,7 +9,7 @@ export interface ToolExit {
 }
 
 /** A running tunnel tool. */
-export interface ToolChild {
+interface ToolChild {
   /** The process group's id (the watcher's pid), for tests and --verbose. */
   readonly pid: number | undefined;
   /** Resolves when the tool has ended, however it ended; never rejects. */

@@ -13,7 +13,7 @@ import { Tunnel, type TunnelEvent, TunnelStartError, type TunnelTiming } from '.
 export type TunnelChoice = { tool: 'auto' } | { tool: 'cloudflared' | 'ngrok' } | { tool: 'ssh'; destination: string; remotePort?: number };
 
 /** A tunnel tool found on PATH: its name and the executable that will run. */
-export interface FoundTool {
+interface FoundTool {
   name: ToolName;
   file: string;
 }
@@ -38,7 +38,7 @@ export async function findTool(choice: TunnelChoice, env: NodeJS.ProcessEnv): Pr
 }
 
 /** The tool's arguments for the listener at host:port. */
-export function tunnelTool(choice: TunnelChoice, found: FoundTool, host: string, port: number): TunnelTool {
+function tunnelTool(choice: TunnelChoice, found: FoundTool, host: string, port: number): TunnelTool {
   if (choice.tool === 'ssh') return ssh(choice.destination, choice.remotePort ?? port, host, port);
   return found.name === 'ngrok' ? ngrok(host, port) : cloudflared(host, port);
 }
@@ -71,7 +71,7 @@ export interface PublicPlan {
 }
 
 /** What runTunnel needs besides the plan. */
-export interface TunnelRun {
+interface TunnelRun {
   host: string;
   path: string;
   /** The listener, started: its port, and the test deliveries it recognises. */
@@ -88,20 +88,20 @@ export interface TunnelRun {
  * Run the tunnel (or only check --public-url) until `signal`. Rejects with a CardboardError (exit 1) when
  * the tunnel never came up.
  */
-export async function runTunnel(plan: PublicPlan, r: TunnelRun): Promise<void> {
+export async function runTunnel(plan: PublicPlan, run: TunnelRun): Promise<void> {
   const name = plan.found?.name ?? 'your tunnel';
   const client = new DeliveryClient(1);
   const tunnel = new Tunnel({
-    tool: plan.found && plan.choice ? tunnelTool(plan.choice, plan.found, r.host, r.listener.port) : undefined,
+    tool: plan.found && plan.choice ? tunnelTool(plan.choice, plan.found, run.host, run.listener.port) : undefined,
     file: plan.found?.file,
-    path: r.path,
+    path: run.path,
     publicUrl: plan.publicUrl,
-    check: publicUrlCheck(r.listener, r.key, client),
+    check: publicUrlCheck(run.listener, run.key, client),
     start: (file, args, onLine) => startTool(file, args, onLine, toolEnv(plan.env)),
-    clock: r.clock,
+    clock: run.clock,
     timing: plan.timing,
-    signal: r.signal,
-    onEvent: r.onEvent,
+    signal: run.signal,
+    onEvent: run.onEvent,
   });
   try {
     await tunnel.run();

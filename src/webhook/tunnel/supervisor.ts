@@ -4,7 +4,7 @@
 import type { Clock } from '../../clock.js';
 
 /** When a child is started again. */
-export interface RestartPolicy {
+interface RestartPolicy {
   /** The first restart waits this long; each short life in a row doubles it, up to restartMaxMs. */
   restartMs: number;
   restartMaxMs: number;
@@ -18,7 +18,7 @@ export interface RestartPolicy {
  */
 export type Life = { stopped: true } | { stopped: false; reason: string; upMs?: number };
 
-export interface SupervisorOptions {
+interface SupervisorOptions {
   /** One life of the child, from its start to its end (or ours); `attempt` counts from 1. */
   life(attempt: number): Promise<Life>;
   policy: RestartPolicy;
@@ -36,18 +36,18 @@ export interface SupervisorOptions {
  * when a life ends and none came up yet (a tool that cannot start would only fail again); once it came up,
  * every end is followed by a restart, without end.
  */
-export async function supervise(o: SupervisorOptions): Promise<void> {
-  let wait = o.policy.restartMs;
+export async function supervise(opts: SupervisorOptions): Promise<void> {
+  let wait = opts.policy.restartMs;
   let everUp = false;
   for (let attempt = 1; ; attempt++) {
-    const life = await o.life(attempt);
-    if (life.stopped || o.signal.aborted) return;
+    const life = await opts.life(attempt);
+    if (life.stopped || opts.signal.aborted) return;
     everUp ||= life.upMs !== undefined;
-    if (!everUp) throw o.neverUp(life.reason);
-    if (life.upMs !== undefined && life.upMs >= o.policy.stableMs) wait = o.policy.restartMs;
-    o.onRestart(life.reason, wait);
-    await o.clock.sleep(wait, o.signal);
-    if (o.signal.aborted) return;
-    wait = Math.min(wait * 2, o.policy.restartMaxMs);
+    if (!everUp) throw opts.neverUp(life.reason);
+    if (life.upMs !== undefined && life.upMs >= opts.policy.stableMs) wait = opts.policy.restartMs;
+    opts.onRestart(life.reason, wait);
+    await opts.clock.sleep(wait, opts.signal);
+    if (opts.signal.aborted) return;
+    wait = Math.min(wait * 2, opts.policy.restartMaxMs);
   }
 }

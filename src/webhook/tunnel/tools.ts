@@ -11,7 +11,7 @@ export interface ToolLine {
 }
 
 /** Reads a tool's output line by line; keeps what it needs across lines (cloudflared's framed block). */
-export type ToolReader = (line: string, stream: 'stdout' | 'stderr') => ToolLine | undefined;
+type ToolReader = (line: string, stream: 'stdout' | 'stderr') => ToolLine | undefined;
 
 /** A tunnel tool: its name, its arguments to reach the listener, and how its output is read. */
 export interface TunnelTool {
@@ -72,14 +72,14 @@ export function cloudflared(host: string, port: number): TunnelTool {
       // or level (`failed to request quick Tunnel: … no such host`), sometimes after ERR lines that say more.
       let told = false;
       return (line) => {
-        const m = CLOUDFLARED_LINE.exec(line.trim());
-        if (!m) {
+        const match = CLOUDFLARED_LINE.exec(line.trim());
+        if (!match) {
           const bare = line.trim();
           if (told || bare === '') return undefined;
           told = true;
           return { error: bare };
         }
-        const [, level, text] = m as unknown as [string, string, string];
+        const [, level, text] = match as unknown as [string, string, string];
         if (level === 'ERR' || level === 'FTL') {
           told = true;
           return { error: text };
@@ -131,13 +131,13 @@ export function ngrok(host: string, port: number): TunnelTool {
           return code && !block.includes(code) ? { error: `${block} (${code})` } : undefined;
         }
         if (typeof entry !== 'object' || entry === null) return undefined;
-        const e = entry as { msg?: unknown; url?: unknown; lvl?: unknown; err?: unknown };
-        if (e.msg === 'started tunnel' && typeof e.url === 'string') {
-          const url = publicUrl(e.url);
+        const fields = entry as { msg?: unknown; url?: unknown; lvl?: unknown; err?: unknown };
+        if (fields.msg === 'started tunnel' && typeof fields.url === 'string') {
+          const url = publicUrl(fields.url);
           return url ? { url } : undefined;
         }
-        if (e.lvl === 'eror' || e.lvl === 'crit') {
-          const err = typeof e.err === 'string' ? e.err : typeof e.msg === 'string' ? e.msg : 'failed';
+        if (fields.lvl === 'eror' || fields.lvl === 'crit') {
+          const err = typeof fields.err === 'string' ? fields.err : typeof fields.msg === 'string' ? fields.msg : 'failed';
           const code = /ERR_NGROK_\d+/.exec(err)?.[0];
           const first = err.split(/\r?\n/)[0]!.trim();
           return { error: code && !first.includes(code) ? `${first} (${code})` : first };
@@ -173,9 +173,9 @@ export function ssh(destination: string, remotePort: number, host: string, port:
 
 /** `--tunnel ssh:[user@]host[:remote-port]`, split; the remote port is undefined when not given. */
 export function parseSshTarget(value: string): { destination: string; remotePort?: number } | undefined {
-  const m = /^ssh:([^\s:@/]+@)?([^\s:@/[\]]+|\[[0-9a-fA-F:.]+\])(?::(\d{1,5}))?$/.exec(value);
-  if (!m) return undefined;
-  const [, user = '', host, port] = m;
+  const match = /^ssh:([^\s:@/]+@)?([^\s:@/[\]]+|\[[0-9a-fA-F:.]+\])(?::(\d{1,5}))?$/.exec(value);
+  if (!match) return undefined;
+  const [, user = '', host, port] = match;
   // A destination that starts with `-` would be read by ssh as an option.
   if (host!.startsWith('-') || user.startsWith('-')) return undefined;
   const remotePort = port === undefined ? undefined : Number(port);

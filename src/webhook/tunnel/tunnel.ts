@@ -74,7 +74,7 @@ export type TunnelEvent =
   /** The tool ended or stopped forwarding; it is started again after `restartInMs`. */
   | { type: 'down'; reason: string; restartInMs: number };
 
-export interface TunnelOptions {
+interface TunnelOptions {
   /** The tool to run; none: the user runs their own tunnel or proxy at `publicUrl`, which is only checked. */
   tool?: TunnelTool;
   /** The executable, as found on PATH. */

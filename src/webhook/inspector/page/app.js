@@ -35,9 +35,9 @@
     return node;
   }
 
-  function valueText(v) {
-    if (v === undefined) return '—';
-    return typeof v === 'string' ? v : JSON.stringify(v);
+  function valueText(value) {
+    if (value === undefined) return '—';
+    return typeof value === 'string' ? value : JSON.stringify(value);
   }
 
   function cut(text, n) {
@@ -62,10 +62,10 @@
     }
   }
 
-  function forwardText(f) {
-    if (!f) return '';
-    const what = f.status !== null ? String(f.status) : f.error || 'no answer';
-    return `${f.ok ? '✓' : '✗'} ${what} · ${f.ms} ms${f.attempt > 1 ? ` (try ${f.attempt})` : ''}`;
+  function forwardText(forward) {
+    if (!forward) return '';
+    const what = forward.status !== null ? String(forward.status) : forward.error || 'no answer';
+    return `${forward.ok ? '✓' : '✗'} ${what} · ${forward.ms} ms${forward.attempt > 1 ? ` (try ${forward.attempt})` : ''}`;
   }
 
   function showStatus() {
@@ -80,9 +80,9 @@
 
   function matches(entry, query) {
     if (!query) return true;
-    const c = entry.change;
-    const texts = [c.cardId || '', c.name || '', summary(c), entry.preview, entry.path];
-    for (const f of c.changes) texts.push(f.field);
+    const change = entry.change;
+    const texts = [change.cardId || '', change.name || '', summary(change), entry.preview, entry.path];
+    for (const f of change.changes) texts.push(f.field);
     return texts.some((t) => t.toLowerCase().includes(query));
   }
 
@@ -141,19 +141,19 @@
   }
 
   function table(className, head, rows) {
-    const t = el('table', className);
+    const tableEl = el('table', className);
     const tr = el('tr');
     for (const h of head) tr.append(el('th', '', h));
-    t.append(el('thead'));
-    t.tHead.append(tr);
+    tableEl.append(el('thead'));
+    tableEl.tHead.append(tr);
     const body = el('tbody');
     for (const cells of rows) {
-      const r = el('tr');
-      for (const c of cells) r.append(el('td', '', c));
-      body.append(r);
+      const rowEl = el('tr');
+      for (const c of cells) rowEl.append(el('td', '', c));
+      body.append(rowEl);
     }
-    t.append(body);
-    return t;
+    tableEl.append(body);
+    return tableEl;
   }
 
   async function loadDetail(seq) {
@@ -175,42 +175,42 @@
     renderDetail(data);
   }
 
-  function renderDetail(d) {
-    const c = d.change;
-    const parts = [el('h2', '', `#${d.seq} · ${d.method} ${d.path}`)];
+  function renderDetail(detail) {
+    const change = detail.change;
+    const parts = [el('h2', '', `#${detail.seq} · ${detail.method} ${detail.path}`)];
     const meta = [
-      ['received', d.receivedAt],
-      ['card', c.cardId || '—'],
-      ['event', c.name !== undefined ? `${c.event} (${c.name})` : c.event],
-      ['size', `${d.size} B`],
+      ['received', detail.receivedAt],
+      ['card', change.cardId || '—'],
+      ['event', change.name !== undefined ? `${change.event} (${change.name})` : change.event],
+      ['size', `${detail.size} B`],
     ];
-    if (d.forward) meta.push(['forward', forwardText(d.forward)]);
+    if (detail.forward) meta.push(['forward', forwardText(detail.forward)]);
     const dl = el('dl', 'meta');
     for (const [k, v] of meta) dl.append(el('dt', '', k), el('dd', '', v));
     parts.push(dl);
 
     parts.push(el('h3', '', 'Change'));
-    if (c.changes.length > 0) {
-      parts.push(table('changes', ['field', 'before', '', 'after'], c.changes.map((f) => [f.field, valueText(f.before), '→', valueText(f.after)])));
-    } else if (c.event === 'comment' && c.comment) {
-      parts.push(el('p', 'comment', `${c.comment.author ? `${c.comment.author}: ` : ''}${c.comment.content || ''}`));
+    if (change.changes.length > 0) {
+      parts.push(table('changes', ['field', 'before', '', 'after'], change.changes.map((f) => [f.field, valueText(f.before), '→', valueText(f.after)])));
+    } else if (change.event === 'comment' && change.comment) {
+      parts.push(el('p', 'comment', `${change.comment.author ? `${change.comment.author}: ` : ''}${change.comment.content || ''}`));
     } else {
-      parts.push(el('p', 'muted', summary(c)));
+      parts.push(el('p', 'muted', summary(change)));
     }
 
     const replay = el('div', 'replay');
     const button = el('button', '', 'Replay');
     button.type = 'button';
     const answer = el('div', 'answer');
-    button.addEventListener('click', () => void doReplay(d.seq, button, answer));
+    button.addEventListener('click', () => void doReplay(detail.seq, button, answer));
     replay.append(button, el('span', 'muted', ready && ready.forwardTo ? ` to ${replayInput.value.trim() || ready.forwardTo}` : ' to the URL under “Replay to”'), answer);
     parts.push(el('h3', '', 'Replay'), replay);
 
     parts.push(el('h3', '', 'Headers'));
-    parts.push(table('headers', ['name', 'value'], Object.keys(d.headers).map((k) => [k, d.headers[k]])));
+    parts.push(table('headers', ['name', 'value'], Object.keys(detail.headers).map((k) => [k, detail.headers[k]])));
 
-    parts.push(el('h3', '', d.bodyTruncated ? `Body (first 1 MiB of ${d.size} B)` : 'Body'));
-    parts.push(bodyView(d));
+    parts.push(el('h3', '', detail.bodyTruncated ? `Body (first 1 MiB of ${detail.size} B)` : 'Body'));
+    parts.push(bodyView(detail));
     detailEl.replaceChildren(...parts);
   }
 
@@ -219,16 +219,16 @@
    * changed field's old value on a line marked "-" above its new one marked "+", a field not seen before
    * marked "+". Each line is its own element, its text set with textContent.
    */
-  function bodyView(d) {
+  function bodyView(detail) {
     const pre = el('pre', 'body');
-    const c = d.change;
-    const card = d.body;
-    const isCard = !d.bodyTruncated && card !== null && typeof card === 'object' && !Array.isArray(card) && card._id === c.cardId && (c.event === 'changed' || c.event === 'new');
+    const change = detail.change;
+    const card = detail.body;
+    const isCard = !detail.bodyTruncated && card !== null && typeof card === 'object' && !Array.isArray(card) && card._id === change.cardId && (change.event === 'changed' || change.event === 'new');
     if (!isCard) {
-      pre.textContent = typeof d.body === 'string' ? d.body : JSON.stringify(d.body, null, 2);
+      pre.textContent = typeof detail.body === 'string' ? detail.body : JSON.stringify(detail.body, null, 2);
       return pre;
     }
-    const byField = new Map(c.changes.map((f) => [f.field, f]));
+    const byField = new Map(change.changes.map((f) => [f.field, f]));
     const keys = Object.keys(card);
     const line = (mark, cls, text) => pre.append(el('span', `line${cls ? ` ${cls}` : ''}`, `${mark} ${text}\n`));
     const field = (key, value, comma) => `  ${JSON.stringify(key)}: ${JSON.stringify(value, null, 2).replace(/\n/g, '\n    ')}${comma}`;
@@ -237,7 +237,7 @@
       const comma = i < keys.length - 1 ? ',' : '';
       const f = byField.get(key);
       if (f && 'before' in f) line('-', 'del', field(key, f.before, comma));
-      line(f && c.event === 'changed' ? '+' : ' ', f && c.event === 'changed' ? 'add' : '', field(key, card[key], comma));
+      line(f && change.event === 'changed' ? '+' : ' ', f && change.event === 'changed' ? 'add' : '', field(key, card[key], comma));
     });
     line(' ', '', '}');
     return pre;
@@ -305,10 +305,10 @@
     showStatus();
   });
   stream.addEventListener('forward', (e) => {
-    const f = parse(e);
-    const item = f && entries.get(f.seq);
+    const forwardEvent = parse(e);
+    const item = forwardEvent && entries.get(forwardEvent.seq);
     if (!item) return;
-    item.entry.forward = { attempt: f.attempt, ok: f.ok, status: f.status, ms: f.ms, error: f.error };
+    item.entry.forward = { attempt: forwardEvent.attempt, ok: forwardEvent.ok, status: forwardEvent.status, ms: forwardEvent.ms, error: forwardEvent.error };
     fillRow(item.row, item.entry);
   });
   stream.addEventListener('stats', (e) => {
