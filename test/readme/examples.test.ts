@@ -24,13 +24,13 @@
 // - the completion directories exist under HOME.
 // A page with no line that runs is listed in CHECKED_BY with the test that checks it instead.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { chmodSync, cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_BOARD_ID, DEMO_SIGNING_KEY, DEMO_TOKEN } from '../../src/emulator/boards.js';
-import { BIN, CHILD_KILL_MS, childEnv, tempDir } from '../helpers/cli.js';
+import { BIN, CHILD_KILL_MS, childEnv, runMain, tempDir } from '../helpers/cli.js';
 import { docPages, readPage } from '../helpers/docs-pages.js';
 import { recordDeliveries, startKeyReceiver } from '../helpers/receiver.js';
 
@@ -223,7 +223,7 @@ class Session {
     git('init', '-q');
     git('commit', '-q', '--allow-empty', '-m', 'Fix the login redirect loop');
     // Only where a page uses them: recording takes a listener and 45 requests.
-    if (readPage(page).includes('hooks.jsonl')) await recordDeliveries(join(this.cwd, 'hooks.jsonl'), this.emulator.signingKey, 45);
+    if (readPage(page).includes('hooks.jsonl')) copyFileSync(await recorded(this.emulator.signingKey), join(this.cwd, 'hooks.jsonl'));
 
     const home = tempDir('cardboard-readme-home-');
     for (const dir of ['.local/share/bash-completion/completions', '.config/fish/completions']) mkdirSync(join(home, dir), { recursive: true });
@@ -245,9 +245,21 @@ class Session {
     });
     if (page !== 'README.md') {
       const first = firstStep();
-      const outcome = await this.runLine(this.rewritePorts(first.command));
+      const outcome = await this.runFirstStep(this.rewritePorts(first.command));
       expect(outcome.code, `README.md:${first.line} ${first.command}\n${outcome.stderr}`).toBe(0);
     }
+  }
+
+  /**
+   * The README's `printf … | cardboard board add local …` for a page that starts after it: the printf in
+   * bash, the cardboard command in this process (runMain) with the session's environment. The README's
+   * own session runs the line as written, with the built binary.
+   */
+  async runFirstStep(command: string): Promise<Outcome> {
+    const [printf, cardboard] = command.split(' | cardboard ');
+    const input = execFileSync('bash', ['-c', printf!], { cwd: this.cwd, env: this.env });
+    // FIRST_STEP holds no quoting after the pipe: its words are split by spaces.
+    return runMain(cardboard!.split(' '), { input, env: { ...this.env, XDG_CACHE_HOME: undefined }, configDir: this.env.CARDBOARD_CONFIG_DIR });
   }
 
   async stop(): Promise<void> {
@@ -317,6 +329,17 @@ class Session {
     expect(outcome.code, `${page}: ${command}\n--- stdout\n${outcome.stdout}\n--- stderr\n${outcome.stderr}`).toBe(example.exit);
     if (example.exit === 0) expect(outcome.stderr).not.toMatch(/^error:/m);
   }
+}
+
+const deliveries = new Map<string, Promise<string>>();
+
+/**
+ * hooks.jsonl: 45 deliveries signed with `signingKey`, recorded by `webhook listen --record` once for the
+ * file (every session's emulator serves the demo board, with the same key); each session gets its own copy.
+ */
+function recorded(signingKey: string): Promise<string> {
+  if (!deliveries.has(signingKey)) deliveries.set(signingKey, recordDeliveries(join(tempDir('cardboard-readme-hooks-'), 'hooks.jsonl'), signingKey, 45));
+  return deliveries.get(signingKey)!;
 }
 
 /** The demo board the emulator serves without --boards (test/emulator/demo-board.test.ts starts it and checks). */
