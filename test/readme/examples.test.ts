@@ -10,7 +10,7 @@
 //   it whole; a line that cannot run as written is listed in SKIP below with the reason.
 //
 // Each page is one reader following it from top to bottom, in a session of its own with its own emulator
-// (the pages run one after the other): one working directory (holding a copy of fixtures/ and a git
+// (the sessions run side by side, the lines of each one after the other): one working directory (holding a copy of fixtures/ and a git
 // repository with one commit), one config dir and HOME, `cardboard` on PATH (the built bin/cardboard.js).
 // Variables carry from line to line (`id=$(cardboard card put …)` then `"$id"`; `export`). The README's
 // session starts from nothing; every other page's starts where the README's first steps leave a reader:
@@ -112,8 +112,6 @@ function fixedPort(command: string): string | undefined {
 }
 
 
-const children = new Set<ChildProcess>();
-
 interface Outcome {
   code: number | null;
   /** The signal the command ended by (code null then). */
@@ -126,7 +124,7 @@ interface Outcome {
  * Collect a one-shot child's output (decoded once at the end) and its exit code; its process group is
  * SIGKILLed after CHILD_KILL_MS. The emulator is not collected this way: it lives until afterAll (see startEmulator).
  */
-function collect(child: ChildProcess, onStderr?: (text: string) => void): Promise<Outcome> {
+function collect(children: Set<ChildProcess>, child: ChildProcess, onStderr?: (text: string) => void): Promise<Outcome> {
   children.add(child);
   const out: Buffer[] = [];
   const err: Buffer[] = [];
@@ -205,6 +203,8 @@ function expectEmulatorRunning(emulator: Emulator): void {
 /** One reader's session: an emulator, "your app", a working directory and a shell environment. */
 class Session {
   emulator!: Emulator;
+  /** The one-shot children of this session still running. */
+  private readonly children = new Set<ChildProcess>();
   private receiver?: Server;
   private receiverUrl = '';
   private cwd = '';
@@ -263,7 +263,7 @@ class Session {
   }
 
   async stop(): Promise<void> {
-    for (const child of children) killGroup(child, 'SIGKILL');
+    for (const child of this.children) killGroup(child, 'SIGKILL');
     await new Promise((resolve) => (this.receiver ? this.receiver.close(resolve) : resolve(undefined)));
     const emulator = this.emulator;
     if (!emulator) return;
@@ -288,7 +288,7 @@ class Session {
     const envFile = join(this.cwd, '.readme-env');
     const script = `set -a\n${command}\n__rc=$?\nenv -0 > ${JSON.stringify(envFile)}\nexit $__rc\n`;
     const child = spawn('bash', ['-o', 'pipefail', '-c', script], { cwd: this.cwd, env: this.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-    const outcome = await collect(child);
+    const outcome = await collect(this.children, child);
     const next: NodeJS.ProcessEnv = {};
     for (const entry of readFileSync(envFile, 'utf8').split('\0')) {
       const eq = entry.indexOf('=');
@@ -303,7 +303,7 @@ class Session {
   async runUntilReady(command: string): Promise<Outcome & { ready: boolean }> {
     const child = spawn('bash', ['-o', 'pipefail', '-c', command], { cwd: this.cwd, env: this.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
     let ready = false;
-    const outcome = await collect(child, (text) => {
+    const outcome = await collect(this.children, child, (text) => {
       if (!ready && /^ ?listening on http:\/\/\S+/im.test(text)) {
         ready = true;
         killGroup(child, 'SIGINT');
@@ -402,7 +402,7 @@ describe('the examples of the README and docs/, run as written against `cardboar
 
 for (const [page, examples] of pages) {
   if (!runs(examples)) continue;
-  describe(`${page}: its examples as one reader's session`, () => {
+  describe.concurrent(`${page}: its examples as one reader's session`, () => {
     const session = new Session();
     beforeAll(() => session.start(page));
     afterAll(() => session.stop());
@@ -412,7 +412,7 @@ for (const [page, examples] of pages) {
         it.skip(`${title}  [skipped: ${example.skip}]`, () => {});
         continue;
       }
-      it(title, () => session.run(page, example));
+      it.sequential(title, () => session.run(page, example));
     }
   });
 }
