@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { realClock } from '../../src/clock.js';
 import type { ErrorStyle } from './alt-server.js';
+import { skippingClock } from '../helpers/sim.js';
 import { noLeak, run, seen, start } from './helpers.js';
 
 /** stderr is exactly `error: …` and `hint: …`, one line each, with no markup. */
@@ -91,17 +91,6 @@ describe('a refused token', () => {
     }
   }
 });
-
-/**
- * A clock whose sleeps return at once and move its time on by what they slept: a run's waits (Retry-After,
- * the floor, backoffs) take no real time, and `waited` says how long each was.
- */
-function skippingClock() {
-  const waited: number[] = [];
-  let skipped = 0;
-  const clock = { ...realClock, now: () => Date.now() + skipped, sleep: async (ms: number) => void (waited.push(ms), (skipped += ms)) };
-  return { waited, context: () => ({ clock }) };
-}
 
 describe('retries and transport choices', () => {
   it('503 with Retry-After as an HTTP date: the GET waits until that date and succeeds', async () => {
