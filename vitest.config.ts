@@ -1,20 +1,23 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     exclude: ['test/bench/**', 'node_modules/**'],
+    // Each worker is a process of its own: the child processes, signal listeners and process-wide state a
+    // file's tests touch stay with its worker.
     pool: 'forks',
-    // Vitest's default is one worker per core but one; most files here wait on sockets and child
-    // processes, so three workers keep two cores busy (measured on 2 cores: 1 worker 106 s, 3 workers 58 s).
-    maxWorkers: 3,
-    // Files share a worker's module cache (3 workers: 58 -> 45 s). Safe because src/ keeps no module
-    // state but the locks the process holds, empty once each is released (test/architecture/state.test.ts
-    // fails on any other), and test helpers register per-test cleanup with onTestFinished rather than
-    // module-level hooks; a shuffled run (--sequence.shuffle) passes too.
+    // Three workers per core: most files spend their time waiting on child processes, sockets, rate limits
+    // and timeouts rather than computing, so with one worker per core the cores would mostly sit idle.
+    maxWorkers: 3 * availableParallelism(),
+    // Files share a worker's module cache: a module loads once per worker, not once per file. Safe because
+    // src/ keeps no module state but the locks the process holds, empty once each is released
+    // (test/architecture/state.test.ts fails on any other), and test helpers register per-test cleanup with
+    // onTestFinished rather than module-level hooks; a shuffled run (--sequence.shuffle) passes too.
     isolate: false,
-    // Timeouts catch hangs, not slowness: on a loaded machine (load 10 on 2 cores, or two copies of the suite
-    // at once) a test runs 5-10x slower than on a quiet one. A child process a test starts is killed after
+    // Timeouts catch hangs, not slowness: on a loaded machine, or with two copies of the suite at once, a test
+    // runs several times slower than on a quiet one. A child process a test starts is killed after
     // CHILD_KILL_MS (test/helpers/cli.ts), under these, so the test itself says what hung.
     testTimeout: 120_000,
     hookTimeout: 120_000,

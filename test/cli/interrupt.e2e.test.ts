@@ -1,17 +1,23 @@
 // Ctrl-C ends every command, by SIGINT once it has cleaned up (a shell reports 130), whatever it is
-// waiting for: stdin (on a real terminal), a 429 with `Retry-After: 50`, a server that never answers. The
-// built binary is spawned and sent a real SIGINT once it is seen waiting; the time to exit is checked against a budget far below what the wait
-// would take (50 s, the 30 s timeout), never a tight one, so a busy machine cannot fail it.
+// waiting for: stdin (on a real terminal), a 429 with `Retry-After: 50`, a server that never answers. For
+// each wait the built binary is spawned and sent a real SIGINT once it is seen waiting; every other command
+// runs in this process and gets the same SIGINT from a signal source the test fires. The time to end is
+// checked against a budget far below what the wait would take (50 s, the 30 s timeout), never a tight one,
+// so a busy machine cannot fail it.
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { SignalSource, StopSignal } from '../../src/interrupt.js';
+import { runToEnd } from '../../src/main.js';
 import { BIN, childEnv, tempDir } from '../helpers/cli.js';
 import { hostileEnv, type HostileServer, useHostileServer } from '../helpers/hostile-server.js';
 import { startOnPty } from '../helpers/pty.js';
 import { waitFor } from '../helpers/wait.js';
+import { BufferStream } from '../io/buffers.js';
 
 const hostile = useHostileServer(afterEach);
 
@@ -55,6 +61,41 @@ function start(args: string[], env: Record<string, string>): Started {
     },
   };
 }
+
+/**
+ * The same run in this process (runToEnd) with a signal source the test fires: how each command's waits
+ * take the stop, without a process per command. It ends as the binary would before it ends by the signal
+ * (code 130, naming SIGINT; test/cli/exit-by-signal.test.ts shows the binary's death by it).
+ */
+function startInProcess(args: string[], env: Record<string, string>): Started {
+  const stdout = new BufferStream(false);
+  const stderr = new BufferStream(false);
+  let fire: ((s: StopSignal) => void) | undefined;
+  const signals: SignalSource = {
+    listen: (listener) => ((fire = listener), () => (fire = undefined)),
+    exitNow: (s) => {
+      throw new Error(`exitNow(${s}): a second signal, which the test never sends`);
+    },
+  };
+  // stdin an open stream that never ends, as the spawned binary's pipe.
+  const ended = runToEnd(args, { stdout, stderr, stdin: new PassThrough(), env: childEnv({ configDir: tempDir(), env }), signals });
+  let done = false;
+  void ended.finally(() => (done = true));
+  return {
+    stdout: () => stdout.text,
+    stderr: () => stderr.text,
+    until: (check, what) => waitFor(check, { what, intervalMs: 25, failWhen: () => done && `ended (stderr:\n${stderr.text})` }),
+    async interrupt() {
+      const at = performance.now();
+      fire!('SIGINT');
+      const end = await ended;
+      return { code: end.code, signal: end.signal ?? null, ms: performance.now() - at };
+    },
+  };
+}
+
+/** How a run stopped by Ctrl-C ends: the binary by SIGINT itself, a run in process with 130 and the signal named. */
+const BY_SIGINT = { spawned: { code: null, signal: 'SIGINT' }, 'in process': { code: 130, signal: 'SIGINT' } } as const;
 
 /**
  * A server that reads requests but never answers them (with `answerSchema`, but for the schema: an import
@@ -109,30 +150,37 @@ const REQUESTS: Array<[string, (s: { boardId: string }) => string[]]> = [
   ['import', () => ['import', csv(), '--journal', join(tempDir(), 'j.log')]],
 ];
 
-describe('Ctrl-C ends every command at once, by SIGINT (spawned binary, real SIGINT)', () => {
-  it.each(REQUESTS)('%s, while waiting out a 429 with Retry-After: 50', async (_name, args) => {
+/** Each command in process, and the first also as the spawned binary sent a real SIGINT. */
+const RUNS = REQUESTS.flatMap(([name, args], i) => [
+  ...(i === 0 ? [[name, 'spawned', args] as const] : []),
+  [name, 'in process', args] as const,
+]);
+const starter = (how: keyof typeof BY_SIGINT) => (how === 'spawned' ? start : startInProcess);
+
+describe('Ctrl-C ends every command at once, by SIGINT', () => {
+  it.each(RUNS)('%s (%s), while waiting out a 429 with Retry-After: 50', async (_name, how, args) => {
     const s: HostileServer = await hostile('huge-retry-after', { retryAfter: '50', cards: [{ _id: 'card0001', Title: 't', Status: 'Open' }] });
-    const run = start(args(s), hostileEnv(s));
+    const run = starter(how)(args(s), hostileEnv(s));
     await run.until(() => /Rate limited \(429\); waiting/.test(run.stderr()) || /waiting/i.test(run.stderr()) || s.requests.length > 0, 'the first 429');
     await run.until(() => s.requests.length > 0, 'a request');
     const end = await run.interrupt();
-    expect({ code: end.code, signal: end.signal }, run.stderr()).toEqual({ code: null, signal: 'SIGINT' });
+    expect({ code: end.code, signal: end.signal }, run.stderr()).toEqual(BY_SIGINT[how]);
     expect(end.ms).toBeLessThan(EXIT_BUDGET_MS);
     expect(run.stderr()).toMatch(/Interrupted/);
     expect(run.stderr()).not.toMatch(/at .*\.js:\d+/); // no stack trace
   });
 
-  it.each(REQUESTS)('%s, while a server never answers', async (_name, args) => {
+  it.each(RUNS)('%s (%s), while a server never answers', async (_name, how, args) => {
     silent = await silentServer();
-    const run = start(args({ boardId: 'b1' }), { CARDBOARD_BASE_URL: silent.url, CARDBOARD_BOARD: 'b1', CARDBOARD_TOKEN: 'tok-silent-0123' });
+    const run = starter(how)(args({ boardId: 'b1' }), { CARDBOARD_BASE_URL: silent.url, CARDBOARD_BOARD: 'b1', CARDBOARD_TOKEN: 'tok-silent-0123' });
     await run.until(() => silent!.requests() > 0, 'a request reached the server');
     const end = await run.interrupt();
-    expect({ code: end.code, signal: end.signal }, run.stderr()).toEqual({ code: null, signal: 'SIGINT' });
+    expect({ code: end.code, signal: end.signal }, run.stderr()).toEqual(BY_SIGINT[how]);
     expect(end.ms).toBeLessThan(EXIT_BUDGET_MS);
     expect(run.stderr()).toMatch(/Interrupted/);
   });
 
-  it('import: the first Ctrl-C takes no new row, cuts requests in flight off after its grace, and prints the summary', async () => {
+  it('import (spawned): the first Ctrl-C takes no new row, cuts requests in flight off after its grace, and prints the summary', async () => {
     // The schema is answered; the rows are held in flight for ever.
     silent = await silentServer(true);
     const journal = join(tempDir(), 'j.log');

@@ -10,6 +10,7 @@ import { BIN, childEnv, runCli, runMain, tempDir } from '../helpers/cli.js';
 import { BOARD_ID, type RunningEmulator, TOKEN } from '../helpers/emulator.js';
 import { hostileEnv, useHostileServer } from '../helpers/hostile-server.js';
 import { runOnPty } from '../helpers/pty.js';
+import { skippingClock } from '../helpers/sim.js';
 import { start, until } from '../import/helpers.js';
 import { cli } from './helpers.js';
 
@@ -286,9 +287,11 @@ describe('cardboard api retries as every command', () => {
   it('GET and HEAD are tried again after a 500', async () => {
     for (const method of ['GET', 'HEAD']) {
       const s = await flaky([500]);
-      const r = await runMain(['api', method, '/api/aptlet/{board}'], { env: s.env });
+      const time = skippingClock();
+      const r = await runMain(['api', method, '/api/aptlet/{board}'], { env: s.env, context: time.context });
       expect(r.code, r.stderr).toBe(0);
       expect(s.seen).toEqual([method, method]);
+      expect(time.waited.length).toBeGreaterThan(0);
     }
   });
 
@@ -302,8 +305,11 @@ describe('cardboard api retries as every command', () => {
 
   it('a POST answered 503 with Retry-After is sent again (the service did nothing)', async () => {
     const s = await flaky([503], { 'retry-after': '0' });
-    const r = await runMain(['api', 'POST', '/api/aptlet/{board}', '-f', 'Name=x'], { env: s.env });
+    const time = skippingClock();
+    const r = await runMain(['api', 'POST', '/api/aptlet/{board}', '-f', 'Name=x'], { env: s.env, context: time.context });
     expect(r.code, r.stderr).toBe(0);
     expect(s.seen).toEqual(['POST', 'POST']);
+    // The floor, though the service asked for no wait.
+    expect(time.waited.some((ms) => ms >= 1000)).toBe(true);
   });
 });

@@ -1,13 +1,15 @@
-// Tables on a real pseudo-terminal against the emulator with a 30-field board: at 40, 80 and 200 columns
-// no table line is wider than the terminal and every `_id` is whole; long output goes through the pager,
-// never with --no-pager or when piped; quitting the pager early or Ctrl-C while it runs exits cleanly.
+// Tables on a terminal against the emulator with a 30-field board: at 40, 80 (the built binary on a real
+// pseudo-terminal) and 200 columns no table line is wider than the terminal and every `_id` is whole; long
+// output goes through the pager, never with --no-pager or when piped; quitting the pager early or Ctrl-C
+// while it runs exits cleanly.
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import stringWidth from 'string-width';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli, tempDir } from '../helpers/cli.js';
+import { runCli, runMain, tempDir } from '../helpers/cli.js';
 import { type RunningEmulator, startTestEmulator } from '../helpers/emulator.js';
 import { runOnPty } from '../helpers/pty.js';
+import { BufferStream } from '../io/buffers.js';
 
 const BOARD = 'b-wide';
 const TOKEN = 'tok-wide-123';
@@ -43,14 +45,25 @@ function tableLines(screen: string): string[] {
   return lines.slice(start, end < 0 ? undefined : end);
 }
 
-describe('tables fit the terminal (pty, 30-field board)', () => {
-  for (const cols of [40, 80, 200]) {
-    it(`${cols} columns: card list, card get and schema`, async () => {
-      const all = (await runCli(['card', 'list', '--all', '--format', 'json'], { env })).stdout;
-      const everyId = (JSON.parse(all) as { _id: string }[]).map((c) => c._id);
+/**
+ * The CLI in this process with stdout and stderr terminal streams `cols` wide (the same output as on a pty of
+ * that width, stderr after stdout; such a stream has no rows, so nothing is paged).
+ */
+async function onTerminalStream(args: string[], vars: Record<string, string | undefined>, size: { cols: number }): Promise<{ code: number | null; screen: string }> {
+  const stdout = new BufferStream(true, size.cols);
+  const stderr = new BufferStream(true, size.cols);
+  const r = await runMain(args, { env: vars, configDir: vars.CARDBOARD_CONFIG_DIR, context: (parts) => ({ ...parts, stdout, stderr }) });
+  return { code: r.code, screen: stdout.text + stderr.text };
+}
+
+describe('tables fit the terminal (30-field board)', () => {
+  // The built binary on a real pty at 80 columns; the same commands in process at 40 and 200.
+  for (const [cols, run] of [[40, onTerminalStream], [80, runOnPty], [200, onTerminalStream]] as const) {
+    it(`${cols} columns${run === runOnPty ? ' on a pty' : ''}: card list, card get and schema`, async () => {
+      const everyId = emu.state()[BOARD]!.cards.map((c) => c._id);
       expect(everyId).toHaveLength(42);
       for (const args of [['card', 'list'], ['card', 'get', ids[0]!], ['card', 'get', ids[1]!], ['schema']]) {
-        const r = await runOnPty(args, env, { cols, rows: 100 });
+        const r = await run(args, env, { cols, rows: 100 });
         const what = `${args.join(' ')} at ${cols}:\n${plain(r.screen)}`;
         expect(r.code, what).toBe(0);
         const lines = tableLines(r.screen);

@@ -1,8 +1,10 @@
+// `cardboard completion`: the scripts and lists printed by the CLI (in process), and the bash script run in a
+// real bash whose `cardboard` on PATH is the built binary.
 import { spawnSync } from 'node:child_process';
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { BIN, childEnv, runCli, tempDir } from '../helpers/cli.js';
+import { BIN, childEnv, runMain, tempDir } from '../helpers/cli.js';
 
 /** Run the generated bash script in a real bash with `cardboard` on PATH and return COMPREPLY for `line`. */
 function complete(script: string, words: string[], configDir: string): string[] {
@@ -23,7 +25,7 @@ function complete(script: string, words: string[], configDir: string): string[] 
 describe('cardboard completion', () => {
   it('prints a bash script that bash accepts and that completes commands, verbs and flags', async () => {
     const configDir = tempDir();
-    const r = await runCli(['completion', 'bash'], { configDir });
+    const r = await runMain(['completion', 'bash'], { configDir });
     expect(r.code).toBe(0);
     expect(spawnSync('bash', ['-n'], { input: r.stdout }).status).toBe(0);
     expect(complete(r.stdout, ['cardboard', 'ca'], configDir)).toEqual(['card']);
@@ -53,11 +55,11 @@ describe('cardboard completion', () => {
       cache,
       JSON.stringify({ baseUrl: 'http://127.0.0.1:9', board: 'b1', fetchedAt: 0, fields: [{ name: 'Status', uuid: 'u1' }, { name: 'Due Date', uuid: 'u2' }] }),
     );
-    const aliases = await runCli(['completion', '--list', 'aliases'], { configDir });
+    const aliases = await runMain(['completion', '--list', 'aliases'], { configDir });
     expect(aliases.stdout.split('\n').filter(Boolean).sort()).toEqual(['home', 'work']);
     expect(aliases.stdout).not.toContain('secret-token');
 
-    const script = (await runCli(['completion', 'bash'], { configDir })).stdout;
+    const script = (await runMain(['completion', 'bash'], { configDir })).stdout;
     expect(complete(script, ['cardboard', 'schema', '--board', ''], configDir).sort()).toEqual(['home', 'work']);
     // The verbs whose argument is a stored alias offer the aliases, not file names.
     expect(complete(script, ['cardboard', 'board', 'use', ''], configDir).sort()).toEqual(['home', 'work']);
@@ -73,16 +75,16 @@ describe('cardboard completion', () => {
   });
 
   it('prints zsh and fish scripts, and rejects an unknown shell with exit 2', async () => {
-    const zsh = await runCli(['completion', 'zsh']);
+    const zsh = await runMain(['completion', 'zsh']);
     expect(zsh.code).toBe(0);
     expect(zsh.stdout).toMatch(/^#compdef cardboard/);
-    const fish = await runCli(['completion', 'fish']);
+    const fish = await runMain(['completion', 'fish']);
     expect(fish.code).toBe(0);
     expect(fish.stdout).toContain("complete -c cardboard -n '__fish_use_subcommand' -a import");
-    const bad = await runCli(['completion', 'tcsh']);
+    const bad = await runMain(['completion', 'tcsh']);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('Allowed choices are bash, zsh, fish');
-    const none = await runCli(['completion']);
+    const none = await runMain(['completion']);
     expect(none.code).toBe(2);
     expect(none.stderr).toContain('cardboard completion bash|zsh|fish');
   });

@@ -4,10 +4,10 @@
 // zsh (on a pseudo-terminal, pressing Tab) and fish (complete -C) run too where they are installed;
 // CI has bash only, so those skip there.
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BIN, CHILD_KILL_MS, childEnv, runCli, runMain, tempDir } from '../helpers/cli.js';
+import { BIN, CHILD_KILL_MS, childEnv, runMain, tempDir } from '../helpers/cli.js';
 import { type HostileServer, startHostileServer } from '../helpers/hostile-server.js';
 import { python } from '../helpers/pty.js';
 
@@ -40,9 +40,9 @@ beforeAll(async () => {
   );
   // Completion reads the cached schemas (offline, instant): fill them.
   for (const board of ['plain', 'evil']) expect((await runMain(['schema', '-b', board], { configDir })).code).toBe(0);
-  script = (await runCli(['completion', 'bash'], { configDir })).stdout;
+  script = (await runMain(['completion', 'bash'], { configDir })).stdout;
   shimDir = tempDir('cardboard-shim-');
-  writeFileSync(join(shimDir, 'cardboard'), `#!/bin/sh\nexec "${process.execPath}" "${BIN}" "$@"\n`);
+  writeFileSync(join(shimDir, 'cardboard'), shim());
   chmodSync(join(shimDir, 'cardboard'), 0o755);
   writeFileSync(join(shimDir, 'completion.bash'), script);
 });
@@ -52,11 +52,40 @@ afterAll(async () => {
 });
 
 /**
+ * `cardboard` on the shells' PATH: the built binary. Each shell's tests replay a command line they already
+ * ran: with COMPLETION_MEMO (a directory, one per shell) in its environment, the first run of each command
+ * line (argv and CARDBOARD_BOARD) runs the binary and keeps its stdout there, and the same line again gets
+ * that stdout without a run. The shells ask the same few questions (`completion --list fields`, for this
+ * or that board) at every Tab; the config and the cached schemas do not change during the file.
+ */
+function shim(): string {
+  return [
+    '#!/bin/sh',
+    `[ -z "$COMPLETION_MEMO" ] && exec "${process.execPath}" "${BIN}" "$@"`,
+    'kept="$COMPLETION_MEMO/$(printf \'%s\\n\' "$CARDBOARD_BOARD" "$@" | cksum | tr \' \' -)"',
+    '[ -f "$kept" ] && exec cat "$kept"',
+    `"${process.execPath}" "${BIN}" "$@" > "$kept.part"`,
+    'rc=$?',
+    'cat "$kept.part"',
+    '[ $rc -eq 0 ] && mv "$kept.part" "$kept"',
+    'exit $rc',
+    '',
+  ].join('\n');
+}
+
+/** The environment of a shell under test: `cardboard` on PATH, the config, and the shell's own COMPLETION_MEMO. */
+function shellEnv(shell: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const memo = join(shimDir, `memo-${shell}`);
+  mkdirSync(memo, { recursive: true });
+  return { ...childEnv({ configDir, env: extra }), PATH: `${shimDir}:${process.env.PATH}`, HOME: configDir, COMPLETION_MEMO: memo };
+}
+
+/**
  * Complete in a real bash: COMP_WORDS as bash would split the line (words given exactly, through the
  * environment, so no quoting of ours is involved), then print each COMPREPLY element NUL-terminated.
  */
 function complete(words: string[], extraEnv: Record<string, string> = {}): string[] {
-  const env: NodeJS.ProcessEnv = { ...childEnv({ configDir, env: extraEnv }), PATH: `${shimDir}:${process.env.PATH}` };
+  const env = shellEnv('bash', extraEnv);
   words.forEach((w, i) => (env[`W${i}`] = w));
   const line = words.join(' ');
   const program = [
@@ -180,10 +209,12 @@ describe.runIf(REQUIRED)('the shells whose completion is tested', () => {
 });
 
 /**
- * Types each line into an interactive zsh or bash on a pseudo-terminal, presses Tab, then a key bound to
- * a widget that writes the line to a file: what the shell itself put on the command line. The widget
- * writes beside the file and renames it into place, so the file never exists half-written; each line may
- * take up to 90 s to show it (each completion runs cardboard, slow on a loaded machine).
+ * Types each line into an interactive zsh or bash on a pseudo-terminal, presses Tab, then Ctrl-T, bound to
+ * a widget that writes the line to a file: what the shell itself put on the command line. Ctrl-T begins no
+ * other key sequence of either shell (Ctrl-X does: the shell would wait out its key timeout after each line).
+ * The first line is typed once the shell has printed READY, after the setup. The widget writes beside the
+ * file and renames it into place, so the file never exists half-written; each line may take up to 90 s to
+ * show it (each completion runs cardboard, slow on a loaded machine).
  */
 const PTY_DRIVER = String.raw`
 import json, os, pty, select, sys, time
@@ -200,21 +231,22 @@ def drain(t):
             if not os.read(fd, 65536): return
         except OSError: return
 if shell == 'zsh':
-    setup = "autoload -U compinit && compinit -u -D; source '%s'; _dump() { print -rn -- \"$BUFFER\" > '%s.part' && mv '%s.part' '%s'; }; zle -N _dump; bindkey '^X' _dump\n"
+    setup = "autoload -U compinit && compinit -u -D; source '%s'; _dump() { print -rn -- \"$BUFFER\" > '%s.part' && mv '%s.part' '%s'; }; zle -N _dump; bindkey '^T' _dump"
 else:
-    setup = "source '%s'; bind -x '\"\\C-x\": printf %%s \"$READLINE_LINE\" > %s.part && mv %s.part %s'\n"
-os.write(fd, (setup % (script, out, out, out)).encode())
-drain(0.5)
+    setup = "source '%s'; bind -x '\"\\C-t\": printf %%s \"$READLINE_LINE\" > %s.part && mv %s.part %s'"
+os.write(fd, ((setup % (script, out, out, out)) + "; printf '%s%s\\n' REA DY\n").encode())
+seen, deadline = b'', time.time() + 90
+while b'READY' not in seen:
+    if time.time() > deadline: sys.exit('the shell printed no READY after its setup: %r' % seen[-300:])
+    if select.select([fd], [], [], 1)[0]: seen += os.read(fd, 65536)
 results = []
 for line in cases:
     if os.path.exists(out): os.unlink(out)
-    os.write(fd, (line + '\t\x18').encode())
+    os.write(fd, (line + '\t\x14').encode())
     deadline = time.time() + 90
-    while not os.path.exists(out) and time.time() < deadline: drain(0.05)
-    drain(0.05)
+    while not os.path.exists(out) and time.time() < deadline: drain(0.01)
     results.append(open(out).read() if os.path.exists(out) else None)
     os.write(fd, b'\x15')
-    drain(0.05)
 os.write(fd, b'exit\n')
 drain(0.2)
 print(json.dumps(results))
@@ -224,7 +256,7 @@ print(json.dumps(results))
 function onPty(shell: 'bash' | 'zsh', script: string, typed: string[]): unknown {
   const out = join(shimDir, `${shell}-line`);
   const r = spawnSync(python(), ['-c', PTY_DRIVER, script, JSON.stringify(typed), out, shell], {
-    env: shellEnv(),
+    env: shellEnv(`${shell}-pty`),
     encoding: 'utf8',
     cwd: trap,
     timeout: CHILD_KILL_MS,
@@ -233,14 +265,10 @@ function onPty(shell: 'bash' | 'zsh', script: string, typed: string[]): unknown 
   return JSON.parse(r.stdout);
 }
 
-function shellEnv(): NodeJS.ProcessEnv {
-  return { ...childEnv({ configDir }), PATH: `${shimDir}:${process.env.PATH}`, HOME: configDir };
-}
-
 describe.skipIf(!has('zsh') || !has('python3'))('zsh completion of server words (real zsh on a pty)', () => {
   it('quotes every field as zsh does, runs nothing, and takes -b/--board from the line', async () => {
     const file = join(shimDir, '_cardboard');
-    writeFileSync(file, (await runCli(['completion', 'zsh'], { configDir })).stdout);
+    writeFileSync(file, (await runMain(['completion', 'zsh'], { configDir })).stdout);
     const cases: Array<[string, string]> = [
       ['cardboard -b evil card put Due\\ D', 'cardboard -b evil card put Due\\ Date='],
       ['cardboard -b evil import x.csv --match-on \\$', `cardboard -b evil import x.csv --match-on \\$\\(touch\\ ${trap}/X\\) `],
@@ -279,7 +307,7 @@ describe.skipIf(!has('zsh') || !has('python3'))('zsh completion of server words 
   });
 
   it('lists each verb and flag with its description (compadd -d), candidates unchanged', async () => {
-    writeFileSync(join(shimDir, '_cardboard'), (await runCli(['completion', 'zsh'], { configDir })).stdout);
+    writeFileSync(join(shimDir, '_cardboard'), (await runMain(['completion', 'zsh'], { configDir })).stdout);
     // The script's own function, run in zsh with compadd replaced by one that prints what it was given.
     const listed = (words: string[]): string[] => {
       const program = [
@@ -288,7 +316,7 @@ describe.skipIf(!has('zsh') || !has('python3'))('zsh completion of server words 
         `source '${join(shimDir, '_cardboard')}'`,
         `words=(${words.map((w) => `'${w}'`).join(' ')}); CURRENT=${words.length}; _cardboard`,
       ].join('\n');
-      const r = spawnSync('zsh', ['-f', '-c', program], { env: shellEnv(), encoding: 'utf8', cwd: trap });
+      const r = spawnSync('zsh', ['-f', '-c', program], { env: shellEnv('zsh'), encoding: 'utf8', cwd: trap });
       expect(r.stderr).toBe('');
       return r.stdout.split('\n').map((l) => l.trimEnd());
     };
@@ -305,7 +333,7 @@ describe.skipIf(!has('fish'))('fish completion of server words (real fish, compl
   const file = () => join(shimDir, 'cardboard.fish');
   const candidates = (line: string): string[] => {
     const r = spawnSync('fish', ['--no-config', '-c', `source '${file()}'; complete -C"$LINE"`], {
-      env: { ...shellEnv(), LINE: line },
+      env: shellEnv('fish', { LINE: line }),
       encoding: 'utf8',
       cwd: trap,
     });
@@ -313,7 +341,7 @@ describe.skipIf(!has('fish'))('fish completion of server words (real fish, compl
     return r.stdout.split('\n').filter(Boolean).map((l) => l.split('\t')[0]!).sort();
   };
   beforeAll(async () => {
-    writeFileSync(file(), (await runCli(['completion', 'fish'], { configDir })).stdout);
+    writeFileSync(file(), (await runMain(['completion', 'fish'], { configDir })).stdout);
   });
 
   it('gives every field as one exact candidate, runs nothing, and takes -b/--board from the line', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { realClock } from '../../src/clock.js';
 import type { ErrorStyle } from './alt-server.js';
+import { skippingClock } from '../helpers/sim.js';
 import { noLeak, run, seen, start } from './helpers.js';
 
 /** stderr is exactly `error: …` and `hint: …`, one line each, with no markup. */
@@ -93,33 +93,36 @@ describe('a refused token', () => {
 });
 
 describe('retries and transport choices', () => {
-  it('503 with Retry-After as an HTTP date: the GET waits and succeeds', async () => {
+  it('503 with Retry-After as an HTTP date: the GET waits until that date and succeeds', async () => {
     const s = await start();
     s.seed(2);
-    const at = new Date(Date.now() + 1500).toUTCString();
+    const at = new Date(Date.now() + 20_000).toUTCString();
     s.faults.push({ method: 'GET', status: 503, headers: { 'retry-after': at }, body: 'down for maintenance' });
-    const r = await run(s, ['card', 'list', '--format', 'ndjson']);
+    const time = skippingClock();
+    const r = await run(s, ['card', 'list', '--format', 'ndjson'], { context: time.context });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout.trim().split('\n')).toHaveLength(2);
     expect(seen(s, 'GET').map((q) => q.status)).toEqual([503, 200]);
+    // An HTTP date is to the second: 19-20 s from the answer (a backoff of its own would be far shorter).
+    expect(time.waited.some((ms) => ms >= 19_000)).toBe(true);
   });
 
   it('429 on a POST proves nothing was stored: sent again after Retry-After, one card', async () => {
     const s = await start();
     s.faults.push({ method: 'POST', status: 429, headers: { 'retry-after': '0' }, body: 'slow down' });
-    const r = await run(s, ['card', 'put', 'Title=x']);
+    const time = skippingClock();
+    const r = await run(s, ['card', 'put', 'Title=x'], { context: time.context });
     expect(r.code, r.stderr).toBe(0);
     expect(seen(s, 'POST').map((q) => q.status)).toEqual([429, s.opts.createdStatus]);
+    expect(time.waited.some((ms) => ms >= 1000)).toBe(true);
   });
 
   it('429 on every POST: each wait said on stderr, exit 1 at the try cap naming the limit (no --rate)', async () => {
     const s = await start();
     for (let i = 0; i < 50; i++) s.faults.push({ method: 'POST', status: 429, headers: { 'retry-after': '0' }, body: 'slow down' });
     // Waits of about 1.5 s each (the floor, plus jitter) would take over a minute: time skips them instead.
-    const waited: number[] = [];
-    let skipped = 0;
-    const clock = { ...realClock, now: () => Date.now() + skipped, sleep: async (ms: number) => void (waited.push(ms), (skipped += ms)) };
-    const r = await run(s, ['card', 'put', 'Title=x'], { context: () => ({ clock }) });
+    const { waited, context } = skippingClock();
+    const r = await run(s, ['card', 'put', 'Title=x'], { context });
     expect(r.code).toBe(1);
     const waits = r.stderr.split('\n').filter((l) => /^Rate limited \(429\); waiting [12](\.\d)?s \(Retry-After: 0s; cardboard waits at least 1s(, plus jitter)?\), then trying again…$/.test(l));
     expect(waits).toHaveLength(49);
@@ -193,7 +196,8 @@ describe('retries and transport choices', () => {
     const s = await start();
     const url = s.url;
     await s.close();
-    const r = await run(s, ['schema'], { env: { CARDBOARD_BASE_URL: url } });
+    // Tried again after backoffs (a refused connection may be a restart): time skips them.
+    const r = await run(s, ['schema'], { env: { CARDBOARD_BASE_URL: url }, context: skippingClock().context });
     expect(r.code).toBe(1);
     const [error, hint] = twoLines(r.stderr);
     expect(error).toContain('connection refused (ECONNREFUSED)');

@@ -26,7 +26,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BIN, CHILD_KILL_MS, childEnv, runMain, tempDir } from '../helpers/cli.js';
 import { type RunningEmulator, startTestEmulator } from '../helpers/emulator.js';
-import { startKeyReceiver } from '../helpers/receiver.js';
+import { recordDeliveries, startKeyReceiver } from '../helpers/receiver.js';
 
 const BOARD = '64f1c2e8';
 const TOKEN = 'tok-help-examples';
@@ -94,7 +94,18 @@ async function walk(): Promise<{ nouns: string[]; pages: HelpPage[] }> {
 }
 
 const { nouns, pages } = await walk();
-const examples = pages.flatMap((p) => p.examples.map((line) => ({ path: p.path.join(' '), command: line.replace(/^ {2}\$ /, '') })));
+/**
+ * Every example once: a command written the same on several pages (a noun's page shows a verb's example)
+ * runs once, in the same fresh setting each page's copy would get, under the names of all its pages.
+ */
+const byCommand = new Map<string, string[]>();
+for (const page of pages) {
+  for (const line of page.examples) {
+    const command = line.replace(/^ {2}\$ /, '');
+    byCommand.set(command, [...(byCommand.get(command) ?? []), page.path.join(' ') || 'cardboard']);
+  }
+}
+const examples = [...byCommand].map(([command, paths]) => ({ path: paths.join(', '), command }));
 
 describe('--help of every command', () => {
   it('walks every command group of the program', () => {
@@ -131,32 +142,6 @@ async function startReceiver(): Promise<string> {
   return `${started.url}`;
 }
 
-/** Start `webhook listen --record` on a free port, post 45 signed deliveries, stop it: a real record file. */
-async function recordDeliveries(dir: string): Promise<string> {
-  const file = join(dir, 'hooks.jsonl');
-  const child = spawn(process.execPath, [BIN, 'webhook', 'listen', '--port', '0', '--record', file, '--quiet'], {
-    env: childEnv({ env: { CARDBOARD_SIGNING_KEY: SIGNING_KEY } }),
-  });
-  const exited = new Promise<number | NodeJS.Signals | null>((resolve) => child.on('close', (code, signal) => resolve(signal ?? code)));
-  const url = await new Promise<string>((resolve, reject) => {
-    let err = '';
-    child.stderr.on('data', (b: Buffer) => {
-      err += b.toString();
-      const m = /Listening on (http:\/\/\S+)/.exec(err);
-      if (m) resolve(m[1]!);
-    });
-    void exited.then(() => reject(new Error(`listen exited: ${err}`)));
-  });
-  for (let i = 1; i <= 45; i++) {
-    const body = JSON.stringify({ _id: `card-${i}`, Name: `Card ${i}`, Status: i % 2 ? 'Done' : 'Open' });
-    const r = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-signingKey': SIGNING_KEY }, body });
-    expect(r.status).toBe(200);
-  }
-  child.kill('SIGINT');
-  expect(await exited).toBe('SIGINT');
-  return file;
-}
-
 beforeAll(async () => {
   emulator = await startTestEmulator({
     boards: { [BOARD]: { token: TOKEN, fields: [...FIELDS], updateMode: 'Update if exists', createFields: false, webhookUrl: null, signingKey: SIGNING_KEY } },
@@ -178,7 +163,7 @@ beforeAll(async () => {
     const r = await runMain(['--base-url', emulator.url, 'board', 'add', alias, '--id', BOARD, '--token-stdin', ...keyFlag], { configDir: configTemplate, input: stdin });
     expect(r.stderr).toBe(`ok: Saved board "${alias}" (id ${BOARD} at ${emulator.url}; verified, 4 fields)${alias === 'work' ? ', the default board' : ''}.\n`);
   }
-  hooksFile = await recordDeliveries(tempDir('cardboard-help-hooks-'));
+  hooksFile = await recordDeliveries(join(tempDir('cardboard-help-hooks-'), 'hooks.jsonl'), SIGNING_KEY, 45);
 
   // `cardboard` on PATH, as an installed package would put it.
   shimDir = tempDir('cardboard-help-bin-');

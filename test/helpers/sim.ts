@@ -3,7 +3,7 @@
 // real retry wrapper, rate gate and Api run over it with no sockets and no waiting.
 import { apiOver } from '../../src/api/index.js';
 import type { ApiClient } from '../../src/api/types.js';
-import type { Clock } from '../../src/clock.js';
+import { type Clock, realClock } from '../../src/clock.js';
 import { createContext } from '../../src/context.js';
 import { seededRandom as seeded } from '../../src/emulator/faults.js';
 import { RateLimiter } from '../../src/emulator/rate-limit.js';
@@ -14,6 +14,18 @@ import { parseRetryAfter } from '../../src/http/message.js';
 import { Pacer, withPacer } from '../../src/http/pacer.js';
 import { type RetryOptions, withRetry } from '../../src/http/retry.js';
 import type { Card } from '../../src/spec-types.js';
+
+/**
+ * For a whole command run over real sockets (runMain's `context`): a clock whose sleeps return at once and
+ * move its time on by what they slept, so the run's waits (Retry-After, the retry floor, backoffs) take no
+ * real time; `waited` says how long each one was.
+ */
+export function skippingClock(): { waited: number[]; context: () => { clock: Clock } } {
+  const waited: number[] = [];
+  let skipped = 0;
+  const clock: Clock = { ...realClock, now: () => Date.now() + skipped, sleep: async (ms: number) => void (waited.push(ms), (skipped += ms)) };
+  return { waited, context: () => ({ clock }) };
+}
 
 /** A discrete-event clock; `run(p)` drives time until `p` settles. */
 export interface SimClock extends Clock {

@@ -10,7 +10,7 @@
 //   it whole; a line that cannot run as written is listed in SKIP below with the reason.
 //
 // Each page is one reader following it from top to bottom, in a session of its own with its own emulator
-// (the pages run one after the other): one working directory (holding a copy of fixtures/ and a git
+// (the sessions run side by side, the lines of each one after the other): one working directory (holding a copy of fixtures/ and a git
 // repository with one commit), one config dir and HOME, `cardboard` on PATH (the built bin/cardboard.js).
 // Variables carry from line to line (`id=$(cardboard card put …)` then `"$id"`; `export`). The README's
 // session starts from nothing; every other page's starts where the README's first steps leave a reader:
@@ -24,13 +24,13 @@
 // - the completion directories exist under HOME.
 // A page with no line that runs is listed in CHECKED_BY with the test that checks it instead.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { chmodSync, cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_BOARD_ID, DEMO_SIGNING_KEY, DEMO_TOKEN } from '../../src/emulator/boards.js';
-import { BIN, CHILD_KILL_MS, childEnv, tempDir } from '../helpers/cli.js';
+import { BIN, CHILD_KILL_MS, childEnv, runMain, tempDir } from '../helpers/cli.js';
 import { docPages, readPage } from '../helpers/docs-pages.js';
 import { recordDeliveries, startKeyReceiver } from '../helpers/receiver.js';
 
@@ -112,8 +112,6 @@ function fixedPort(command: string): string | undefined {
 }
 
 
-const children = new Set<ChildProcess>();
-
 interface Outcome {
   code: number | null;
   /** The signal the command ended by (code null then). */
@@ -126,7 +124,7 @@ interface Outcome {
  * Collect a one-shot child's output (decoded once at the end) and its exit code; its process group is
  * SIGKILLed after CHILD_KILL_MS. The emulator is not collected this way: it lives until afterAll (see startEmulator).
  */
-function collect(child: ChildProcess, onStderr?: (text: string) => void): Promise<Outcome> {
+function collect(children: Set<ChildProcess>, child: ChildProcess, onStderr?: (text: string) => void): Promise<Outcome> {
   children.add(child);
   const out: Buffer[] = [];
   const err: Buffer[] = [];
@@ -205,6 +203,8 @@ function expectEmulatorRunning(emulator: Emulator): void {
 /** One reader's session: an emulator, "your app", a working directory and a shell environment. */
 class Session {
   emulator!: Emulator;
+  /** The one-shot children of this session still running. */
+  private readonly children = new Set<ChildProcess>();
   private receiver?: Server;
   private receiverUrl = '';
   private cwd = '';
@@ -223,7 +223,7 @@ class Session {
     git('init', '-q');
     git('commit', '-q', '--allow-empty', '-m', 'Fix the login redirect loop');
     // Only where a page uses them: recording takes a listener and 45 requests.
-    if (readPage(page).includes('hooks.jsonl')) await recordDeliveries(join(this.cwd, 'hooks.jsonl'), this.emulator.signingKey, 45);
+    if (readPage(page).includes('hooks.jsonl')) copyFileSync(await recorded(this.emulator.signingKey), join(this.cwd, 'hooks.jsonl'));
 
     const home = tempDir('cardboard-readme-home-');
     for (const dir of ['.local/share/bash-completion/completions', '.config/fish/completions']) mkdirSync(join(home, dir), { recursive: true });
@@ -245,13 +245,25 @@ class Session {
     });
     if (page !== 'README.md') {
       const first = firstStep();
-      const outcome = await this.runLine(this.rewritePorts(first.command));
+      const outcome = await this.runFirstStep(this.rewritePorts(first.command));
       expect(outcome.code, `README.md:${first.line} ${first.command}\n${outcome.stderr}`).toBe(0);
     }
   }
 
+  /**
+   * The README's `printf … | cardboard board add local …` for a page that starts after it: the printf in
+   * bash, the cardboard command in this process (runMain) with the session's environment. The README's
+   * own session runs the line as written, with the built binary.
+   */
+  async runFirstStep(command: string): Promise<Outcome> {
+    const [printf, cardboard] = command.split(' | cardboard ');
+    const input = execFileSync('bash', ['-c', printf!], { cwd: this.cwd, env: this.env });
+    // FIRST_STEP holds no quoting after the pipe: its words are split by spaces.
+    return runMain(cardboard!.split(' '), { input, env: { ...this.env, XDG_CACHE_HOME: undefined }, configDir: this.env.CARDBOARD_CONFIG_DIR });
+  }
+
   async stop(): Promise<void> {
-    for (const child of children) killGroup(child, 'SIGKILL');
+    for (const child of this.children) killGroup(child, 'SIGKILL');
     await new Promise((resolve) => (this.receiver ? this.receiver.close(resolve) : resolve(undefined)));
     const emulator = this.emulator;
     if (!emulator) return;
@@ -276,7 +288,7 @@ class Session {
     const envFile = join(this.cwd, '.readme-env');
     const script = `set -a\n${command}\n__rc=$?\nenv -0 > ${JSON.stringify(envFile)}\nexit $__rc\n`;
     const child = spawn('bash', ['-o', 'pipefail', '-c', script], { cwd: this.cwd, env: this.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-    const outcome = await collect(child);
+    const outcome = await collect(this.children, child);
     const next: NodeJS.ProcessEnv = {};
     for (const entry of readFileSync(envFile, 'utf8').split('\0')) {
       const eq = entry.indexOf('=');
@@ -291,7 +303,7 @@ class Session {
   async runUntilReady(command: string): Promise<Outcome & { ready: boolean }> {
     const child = spawn('bash', ['-o', 'pipefail', '-c', command], { cwd: this.cwd, env: this.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
     let ready = false;
-    const outcome = await collect(child, (text) => {
+    const outcome = await collect(this.children, child, (text) => {
       if (!ready && /^ ?listening on http:\/\/\S+/im.test(text)) {
         ready = true;
         killGroup(child, 'SIGINT');
@@ -317,6 +329,17 @@ class Session {
     expect(outcome.code, `${page}: ${command}\n--- stdout\n${outcome.stdout}\n--- stderr\n${outcome.stderr}`).toBe(example.exit);
     if (example.exit === 0) expect(outcome.stderr).not.toMatch(/^error:/m);
   }
+}
+
+const deliveries = new Map<string, Promise<string>>();
+
+/**
+ * hooks.jsonl: 45 deliveries signed with `signingKey`, recorded by `webhook listen --record` once for the
+ * file (every session's emulator serves the demo board, with the same key); each session gets its own copy.
+ */
+function recorded(signingKey: string): Promise<string> {
+  if (!deliveries.has(signingKey)) deliveries.set(signingKey, recordDeliveries(join(tempDir('cardboard-readme-hooks-'), 'hooks.jsonl'), signingKey, 45));
+  return deliveries.get(signingKey)!;
 }
 
 /** The demo board the emulator serves without --boards (test/emulator/demo-board.test.ts starts it and checks). */
@@ -379,7 +402,7 @@ describe('the examples of the README and docs/, run as written against `cardboar
 
 for (const [page, examples] of pages) {
   if (!runs(examples)) continue;
-  describe(`${page}: its examples as one reader's session`, () => {
+  describe.concurrent(`${page}: its examples as one reader's session`, () => {
     const session = new Session();
     beforeAll(() => session.start(page));
     afterAll(() => session.stop());
@@ -389,7 +412,7 @@ for (const [page, examples] of pages) {
         it.skip(`${title}  [skipped: ${example.skip}]`, () => {});
         continue;
       }
-      it(title, () => session.run(page, example));
+      it.sequential(title, () => session.run(page, example));
     }
   });
 }
