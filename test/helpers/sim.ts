@@ -16,14 +16,24 @@ import { type RetryOptions, withRetry } from '../../src/http/retry.js';
 import type { Card } from '../../src/spec-types.js';
 
 /**
- * For a whole command run over real sockets (runMain's `context`): a clock whose sleeps return at once and
- * move its time on by what they slept, so the run's waits (Retry-After, the retry floor, backoffs) take no
- * real time; `waited` says how long each one was.
+ * For a whole command run over real sockets (runMain's `context`): a clock `aheadMs` ahead of the real one
+ * whose sleeps move its time on by what they slept and return after one turn of the event loop, so the
+ * run's waits (Retry-After, the retry floor, backoffs) take no real time; `waited` says how long each one
+ * was. The turn matters: a sleep that resolved at once would never yield to I/O, and a loop of sleeps (an
+ * import's periodic flush of its report files) would spin for ever with the answers it waits for unread.
  */
-export function skippingClock(): { waited: number[]; context: () => { clock: Clock } } {
+export function skippingClock(aheadMs = 0): { waited: number[]; context: () => { clock: Clock } } {
   const waited: number[] = [];
-  let skipped = 0;
-  const clock: Clock = { ...realClock, now: () => Date.now() + skipped, sleep: async (ms: number) => void (waited.push(ms), (skipped += ms)) };
+  let skipped = aheadMs;
+  const clock: Clock = {
+    ...realClock,
+    now: () => Date.now() + skipped,
+    sleep: async (ms: number) => {
+      waited.push(ms);
+      skipped += Math.max(0, ms);
+      await new Promise((resolve) => setImmediate(resolve));
+    },
+  };
   return { waited, context: () => ({ clock }) };
 }
 

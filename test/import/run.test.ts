@@ -3,9 +3,9 @@
 import { appendFileSync, copyFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Clock, realClock } from '../../src/clock.js';
 import { runMain, tempDir } from '../helpers/cli.js';
 import { BOARD_ID, type RunningEmulator, startTestEmulator, TOKEN } from '../helpers/emulator.js';
+import { skippingClock } from '../helpers/sim.js';
 
 let emu: RunningEmulator;
 beforeAll(async () => {
@@ -16,12 +16,6 @@ afterAll(async () => {
 });
 
 const env = () => ({ CARDBOARD_BASE_URL: emu.url, CARDBOARD_BOARD: BOARD_ID, CARDBOARD_TOKEN: TOKEN });
-
-/** The real clock `aheadMs` ahead, whose sleeps return at once and move it on: no test waits in real time. */
-function skippingClock(aheadMs: number): Clock {
-  let skipped = aheadMs;
-  return { ...realClock, now: () => Date.now() + skipped, sleep: async (ms) => void (skipped += Math.max(0, ms)) };
-}
 
 describe('import run', () => {
   it("waits for a killed run's requests in flight until its timeout has passed on the run's clock", async () => {
@@ -35,7 +29,7 @@ describe('import run', () => {
     appendFileSync(journal, `3\tsending\t\t${'f'.repeat(16)}\n`);
     copyFileSync(journal, join(dir, 'ahead.log'));
     const run = async (path: string, aheadMs: number) => {
-      const r = await runMain(['import', input, '--journal', path], { env: env(), cwd: dir, context: () => ({ clock: skippingClock(aheadMs) }) });
+      const r = await runMain(['import', input, '--journal', path], { env: env(), cwd: dir, context: skippingClock(aheadMs).context });
       expect(r.stderr).toMatch(/^1 row may have been applied/m);
       return r.stderr;
     };
