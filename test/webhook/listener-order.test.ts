@@ -6,14 +6,14 @@
 // test by name rather than by the test timeout.
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { readFileSync } from 'node:fs';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import type { Delivery } from '../../src/webhook/delivery.js';
 import { Listener, type ListenerEvent, type ListenerOptions } from '../../src/webhook/listener.js';
 import { type Recorded, RecordFile } from '../../src/webhook/record-file.js';
 import { tempDir } from '../helpers/cli.js';
+import { startLocalServer } from '../helpers/receiver.js';
 import { waitFor, within } from '../helpers/wait.js';
 import { post } from './helpers.js';
 
@@ -141,7 +141,7 @@ describe('the 200 waits for nothing after the record', () => {
       onTestFinished(() => void process.off(event, catcher));
     }
     const forwarded: string[] = [];
-    const app = createServer((req, res) => {
+    const app = await startLocalServer((req, res) => {
       let body = '';
       req.on('data', (chunk: Buffer) => (body += chunk.toString()));
       req.on('end', () => {
@@ -149,19 +149,12 @@ describe('the 200 waits for nothing after the record', () => {
         res.end('ok');
       });
     });
-    await new Promise<void>((resolve) => app.listen(0, '127.0.0.1', resolve));
-    onTestFinished(
-      () =>
-        new Promise<void>((resolve) => {
-          app.closeAllConnections();
-          app.close(() => resolve());
-        }),
-    );
+    onTestFinished(app.close);
     const seen: ListenerEvent[] = [];
     const record = new RecordFile(join(tempDir(), 'r.jsonl'));
     const { url } = await startListener({
       record,
-      forward: { url: `http://127.0.0.1:${(app.address() as AddressInfo).port}/hooks`, timeout: { ms: 30_000, text: '30s' } },
+      forward: { url: `${app.url}/hooks`, timeout: { ms: 30_000, text: '30s' } },
       // A renderer with a bug: it fails at every event after the first, the report of its failure included.
       onEvent: (e) => {
         seen.push(e);
@@ -210,23 +203,16 @@ describe('the 200 waits for nothing after the record', () => {
   it('a forward queue that never drains (an app that never answers): every delivery is still answered 200', async () => {
     let arrived = 0;
     const held: ServerResponse[] = [];
-    const app = createServer((req, res) => {
+    const app = await startLocalServer((req, res) => {
       arrived++;
       req.resume();
       held.push(res);
     });
-    await new Promise<void>((resolve) => app.listen(0, '127.0.0.1', resolve));
-    onTestFinished(
-      () =>
-        new Promise<void>((resolve) => {
-          app.closeAllConnections();
-          app.close(() => resolve());
-        }),
-    );
+    onTestFinished(app.close);
     const record = new RecordFile(join(tempDir(), 'r.jsonl'));
     const { listener, url } = await startListener({
       record,
-      forward: { url: `http://127.0.0.1:${(app.address() as AddressInfo).port}/hooks`, timeout: { ms: 600_000, text: '10m' } },
+      forward: { url: `${app.url}/hooks`, timeout: { ms: 600_000, text: '10m' } },
       onEvent: () => {},
     });
     for (const id of ['a', 'b', 'c', 'd']) expect(await deliver(url, id)).toBe(200);
