@@ -95,18 +95,28 @@ export interface MirrorStore {
    * changes made (new and changed cards).
    */
   savePage(pull: PullCursor, page: number, cards: readonly Card[]): MirrorChange[];
-  /** Cards this pull has not seen and no delivery touched since it began: the ones the board may have lost. */
-  unseen(pull: PullCursor): string[];
+  /**
+   * Cards this pull has not seen and no delivery or write touched since it began: the ones the board may have
+   * lost (or that moved past the walk while pages shifted). `missed`: complete pulls before this one in a row
+   * that did not see the card either (kept then, unconfirmed).
+   */
+  unseen(pull: PullCursor): { id: string; missed: number }[];
   /** A card confirmed by reading it alone (GET one card): kept as read, seen by this pull. */
   confirm(pull: PullCursor, card: Card): MirrorChange | undefined;
   /**
-   * End a complete walk: delete the cards in `gone`, mark the pull finished, and forget the bookkeeping older
-   * than it (deliveries before its start, tombstones). Returns the deleted cards.
+   * End a complete walk: delete the cards in `gone`, count one more miss for every other unseen card (kept,
+   * unconfirmed), mark the pull finished, and forget the bookkeeping older than it (deliveries before its
+   * start, tombstones). Returns the deleted cards.
    */
   finishPull(pull: PullCursor, gone: readonly string[], now: string): MirrorChange[];
 
   /** Apply verified deliveries in their order, in one transaction; the changes they made to cards. */
   applyDeliveries(deliveries: readonly MirrorDelivery[]): MirrorChange[];
+  /**
+   * Cards the service returned for this client's own writes (an import's creates and updates): kept whole, and
+   * newer than any page a running pull read before (as a delivery is).
+   */
+  applyWrites(cards: readonly Card[], now: string): MirrorChange[];
   /** A listener feeding the mirror is alive; `since` is when it started. */
   listenerBeat(since: string, now: string): void;
   /** The listener stopped. */
