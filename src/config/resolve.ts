@@ -202,6 +202,36 @@ export function tokenHints(board: ResolvedBoard): { 401: string; 403: string } |
  */
 export function resolveCredentials(ctx: ResolveContext, config: CardboardConfig): { board: ResolvedBoard; token: string; signingKey?: string } {
   const sel = resolveSelection(ctx, config);
+  const where = selectedBoard(sel, config);
+  if (!sel.token) {
+    throw new AuthError(`No token for board ${where.id} (from ${describeOrigin(sel.id!.origin)}).`, {
+      hint: 'Set CARDBOARD_TOKEN, or store the board with its token: `cardboard board add <alias> --url <POST URL> --token-stdin`.',
+    });
+  }
+  return {
+    board: {
+      id: where.id,
+      baseUrl: where.baseUrl,
+      alias: sel.alias,
+      sources: { id: sel.id!.source, baseUrl: sel.baseUrl!.source, token: sel.token.source },
+      origins: { id: sel.id!.origin, baseUrl: sel.baseUrl!.origin, token: sel.token.origin },
+    },
+    token: sel.token.value,
+    ...(sel.signingKey ? { signingKey: sel.signingKey.value } : {}),
+  };
+}
+
+/**
+ * The board and base URL a command reads local state of (a board's mirror) without a request, so without the
+ * token: the same precedence as resolveCredentials, and the same UsageError when either is missing.
+ */
+export function resolveBoard(ctx: ResolveContext, config: CardboardConfig): { id: string; baseUrl: string; alias?: string } {
+  const sel = resolveSelection(ctx, config);
+  return { ...selectedBoard(sel, config), alias: sel.alias };
+}
+
+/** The id and base URL of a selection, or the UsageError naming what is missing. */
+function selectedBoard(sel: Selection, config: CardboardConfig): { id: string; baseUrl: string } {
   if (!sel.id) {
     throw new UsageError('No board selected.', {
       hint: 'Pass --board <alias-or-id>, set CARDBOARD_BOARD, or store one with `cardboard board add <alias> --url <POST URL>`.',
@@ -214,22 +244,7 @@ export function resolveCredentials(ctx: ResolveContext, config: CardboardConfig)
       hint: `${stored ? `${stored} For a board not stored, pass` : 'Pass'} --base-url or set CARDBOARD_BASE_URL, or store the board with \`cardboard board add\`.`,
     });
   }
-  if (!sel.token) {
-    throw new AuthError(`No token for board ${sel.id.value} (from ${describeOrigin(sel.id.origin)}).`, {
-      hint: 'Set CARDBOARD_TOKEN, or store the board with its token: `cardboard board add <alias> --url <POST URL> --token-stdin`.',
-    });
-  }
-  return {
-    board: {
-      id: sel.id.value,
-      baseUrl: sel.baseUrl.value,
-      alias: sel.alias,
-      sources: { id: sel.id.source, baseUrl: sel.baseUrl.source, token: sel.token.source },
-      origins: { id: sel.id.origin, baseUrl: sel.baseUrl.origin, token: sel.token.origin },
-    },
-    token: sel.token.value,
-    ...(sel.signingKey ? { signingKey: sel.signingKey.value } : {}),
-  };
+  return { id: sel.id.value, baseUrl: sel.baseUrl.value };
 }
 
 /**

@@ -1,6 +1,7 @@
 // The `--where` filter of cards: `Field=value`, `Field!=value`, `Field~text`, `Field<n`, `Field>n`. One grammar
 // and one evaluator for every reader of cards (a live listing, the mirror, a listener), so each gives the same
 // cards for the same expression by construction.
+import type { Api } from '../api/types.js';
 import { UsageError } from '../errors.js';
 import { terminalText } from '../io/text.js';
 import type { Card, Field } from '../spec-types.js';
@@ -119,6 +120,16 @@ export function parseWhere(exprs: readonly string[], fields: readonly (Field | s
   const { terms, unknown } = resolveWhere(exprs, fields);
   if (unknown !== undefined) throw unknownWhereField(unknown, fields);
   return terms;
+}
+
+/**
+ * The expressions read against the board's schema (api.schema() may answer from a cache: a name not found
+ * there is looked for once more in a fresh copy, as checkKeysAgainstBoard does).
+ */
+export async function whereAgainstBoard(api: Pick<Api, 'schema'>, exprs: readonly string[]): Promise<WhereTerm[]> {
+  const first = resolveWhere(exprs, await api.schema());
+  if (first.unknown === undefined) return first.terms;
+  return parseWhere(exprs, await api.schema({ refresh: true }));
 }
 
 /**

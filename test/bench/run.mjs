@@ -21,8 +21,9 @@ import { soak } from './scenarios/soak.mjs';
 import { startup } from './scenarios/startup.mjs';
 import { webhook } from './scenarios/webhook.mjs';
 import { webhookMemory } from './scenarios/webhook-memory.mjs';
+import { whereMirror } from './scenarios/where-mirror.mjs';
 
-const SCENARIOS = { startup, 'import-speed': importSpeed, 'import-limit': importLimit, memory, list, webhook, 'webhook-memory': webhookMemory, resync, 'match-memory': matchMemory, soak };
+const SCENARIOS = { startup, 'import-speed': importSpeed, 'import-limit': importLimit, memory, list, webhook, 'webhook-memory': webhookMemory, resync, 'match-memory': matchMemory, soak, 'where-mirror': whereMirror };
 const JSON_PATH = fileURLToPath(new URL('./results.json', import.meta.url));
 const MD_PATH = fileURLToPath(new URL('./results.md', import.meta.url));
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));

@@ -109,6 +109,20 @@ describe('card list parsing', () => {
   });
 });
 
+describe('card list --where and --mirror parsing', () => {
+  it('--where is repeatable and reads every page unless --page is given', async () => {
+    expect(await parseWith(cardListCommand, ['list', '--where', 'Status=Open', '--where', 'Priority>2'], 'card')).toMatchObject({ all: true, page: 0, where: ['Status=Open', 'Priority>2'] });
+    expect(await parseWith(cardListCommand, ['list', '--where', 'Status=Open', '--page', '3'], 'card')).toMatchObject({ all: false, page: 3, where: ['Status=Open'] });
+  });
+  it('a --where without an operator is a usage error naming it', async () => {
+    await expect(parseWith(cardListCommand, ['list', '--where', 'Status'], 'card')).rejects.toThrow("--where 'Status': it has no operator");
+  });
+  it('--mirror reads the whole mirror; --page with it is a usage error', async () => {
+    expect(await parseWith(cardListCommand, ['list', '--mirror', '--limit', '3'], 'card')).toMatchObject({ all: true, mirror: true, limit: 3 });
+    await expect(parseWith(cardListCommand, ['list', '--mirror', '--page', '1'], 'card')).rejects.toBeInstanceOf(UsageError);
+  });
+});
+
 describe('schema parsing', () => {
   it('reads --json and --refresh', async () => {
     expect(await parseWith(schemaCommand, ['schema'])).toEqual({ json: false, refresh: false });

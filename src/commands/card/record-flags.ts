@@ -3,6 +3,7 @@ import type { Api } from '../../api/types.js';
 import { UsageError } from '../../errors.js';
 import { FORMATS, type Format } from '../../io/records.js';
 import { checkKeysAgainstBoard, unknownKeysError } from '../../schema/check.js';
+import type { Field } from '../../spec-types.js';
 
 /** The output flags of the card readers (`card list`, `card get`) as commander hands them over. */
 export interface RecordFlags {
@@ -38,9 +39,15 @@ export function recordChoice(flags: RecordFlags): RecordChoice {
 
 /** The columns: `--fields` checked against the schema (exactly, spec 2.2), else `_id` plus the schema's order. */
 export async function resolveColumns(api: Api, fields: string[] | undefined): Promise<string[]> {
-  if (fields === undefined) return ['_id', ...(await api.schema()).map((f) => f.name)];
+  if (fields === undefined) return columnsOf(undefined, await api.schema());
   const { unknown } = await checkKeysAgainstBoard(api, fields);
   if (unknown.length > 0) throw unknownKeysError(unknown, ' --fields takes exact field names.');
+  return columnsOf(fields, []);
+}
+
+/** The columns of checked `--fields` (with `_id` first unless listed), or without them `_id` and the schema's fields in order. */
+export function columnsOf(fields: string[] | undefined, schema: readonly Field[]): string[] {
+  if (fields === undefined) return ['_id', ...schema.map((f) => f.name)];
   return fields.includes('_id') ? fields : ['_id', ...fields];
 }
 

@@ -1,0 +1,87 @@
+import type { Context } from '../../context.js';
+import { resolveBoard } from '../../config/resolve.js';
+import { CardboardError } from '../../errors.js';
+import { checkBaseUrl } from '../../http/url.js';
+import { serverIdentity } from '../../import/board-lock.js';
+import { createStatus } from '../../io/status.js';
+import { plural } from '../../io/text.js';
+import { freshness } from '../../mirror/fresh.js';
+import { openMirror } from '../../mirror/open.js';
+import type { MirrorBoard, MirrorStore } from '../../mirror/types.js';
+import { checkKeys } from '../../schema/match.js';
+import { unknownKeysError } from '../../schema/check.js';
+import { parseWhere, whereFilter } from '../../schema/where.js';
+import type { Card } from '../../spec-types.js';
+import type { CardListOptions, Listing } from './listing.js';
+import { columnsOf } from './record-flags.js';
+
+/** Cards handed to the writer at a time: the mirror streams its rows, and the writer flushes between batches. */
+const BATCH = 1000;
+
+/**
+ * The selected board as a mirror knows it, from the flags, the environment and the config alone: no request
+ * (the token is not needed either). The base URL is read as a request would send it, and the server named by
+ * serverIdentity, so that every spelling of one service finds one mirror.
+ */
+export async function selectedMirrorBoard(ctx: Context): Promise<MirrorBoard> {
+  const { id, baseUrl: raw } = resolveBoard(ctx, await ctx.config.read());
+  // No token crosses the network here, so plain http is no reason to refuse: the URL is only normalised.
+  const baseUrl = checkBaseUrl(raw, true);
+  return { id, baseUrl, server: await serverIdentity(baseUrl) };
+}
+
+/**
+ * The mirror of the selected board, which must have been pulled whole at least once (openMirror says where
+ * it looked when there is none): a mirror fed only by a listener, or whose first pull was stopped, holds
+ * only some of the cards.
+ */
+function openPulled(ctx: Context, board: MirrorBoard): MirrorStore {
+  const store = openMirror(ctx.env, board, { create: false });
+  if (store.status().lastPull === undefined || store.schema() === undefined) {
+    store.close();
+    throw new CardboardError(`The mirror of board ${board.id} at ${store.location} has not been pulled whole yet.`, {
+      hint: 'Run `cardboard mirror pull` (it goes on from where a stopped pull left off).',
+    });
+  }
+  return store;
+}
+
+/**
+ * The listing of the board's mirror: no request to the service; the schema of the columns, --fields and
+ * --where is the one the mirror saved with its last pull. Says on stderr, in one line, how old the mirror is.
+ */
+export async function mirrorListing(ctx: Context, opts: CardListOptions, columnsNeeded: boolean): Promise<Listing> {
+  const store = openPulled(ctx, await selectedMirrorBoard(ctx));
+  let open = true;
+  const close = () => {
+    if (open) store.close();
+    open = false;
+  };
+  try {
+    const schema = store.schema() ?? [];
+    const terms = parseWhere(opts.where ?? [], schema);
+    const unknown = checkKeys(opts.fields ?? [], schema);
+    if (unknown.length > 0) throw unknownKeysError(unknown, ' --fields takes exact field names (as of the last pull).');
+    const columns = columnsNeeded ? columnsOf(opts.fields, schema) : [];
+    const status = store.status();
+    // No age is too old here: the line says how old, and the user judges.
+    const fresh = freshness(status, Number.POSITIVE_INFINITY, ctx.clock.now());
+    createStatus(ctx).info(`From the mirror (${fresh.reason}, ${plural(status.cards, 'card')}).`);
+    return { columns, keep: whereFilter(terms), pages: batches(store.cards()), what: terms.length > 0 ? 'matching cards' : 'cards', footer: async () => undefined, close };
+  } catch (err) {
+    close();
+    throw err;
+  }
+}
+
+/** The mirror's cards in batches of BATCH. */
+async function* batches(cards: Iterable<Card>): AsyncIterable<Card[]> {
+  let batch: Card[] = [];
+  for (const card of cards) {
+    batch.push(card);
+    if (batch.length < BATCH) continue;
+    yield batch;
+    batch = [];
+  }
+  if (batch.length > 0) yield batch;
+}

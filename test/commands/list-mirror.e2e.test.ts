@@ -1,0 +1,128 @@
+// `card list --mirror`: the answer from the board's mirror, with no request to the service, the same cards
+// as the live listing for every --where, and one line on stderr saying how old the mirror is. The mirror is
+// filled through the store itself, as a complete pull leaves it.
+import { join } from 'node:path';
+import { parse } from 'csv-parse/sync';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { checkBaseUrl } from '../../src/http/url.js';
+import { serverIdentity } from '../../src/import/board-lock.js';
+import { openMirror } from '../../src/mirror/open.js';
+import type { MirrorStore } from '../../src/mirror/types.js';
+import type { Card, Field } from '../../src/spec-types.js';
+import { tempDir } from '../helpers/cli.js';
+import { BOARD_ID, type RunningEmulator, startTestEmulator, TOKEN } from '../helpers/emulator.js';
+import { cli, ndjson } from './helpers.js';
+
+let emu: RunningEmulator;
+const dir = tempDir();
+const MIRROR = join(dir, 'board.db');
+const env = { CARDBOARD_MIRROR: MIRROR };
+
+async function store(path: string): Promise<MirrorStore> {
+  const baseUrl = checkBaseUrl(emu.url, true);
+  return openMirror({ CARDBOARD_MIRROR: path }, { id: BOARD_ID, baseUrl, server: await serverIdentity(baseUrl) }, { create: true });
+}
+
+/** Save the board's cards into the mirror at `path` in pages of two, as a pull would; `finish` false leaves the pull open. */
+async function fill(path: string, finish = true): Promise<void> {
+  const schema = (await (await fetch(`${emu.url}/api/aptlet/${BOARD_ID}/schema`, { headers: { 'x-token': TOKEN } })).json()) as Field[];
+  const cards: Card[] = emu.state()[BOARD_ID]!.cards;
+  const s = await store(path);
+  s.saveSchema(schema);
+  const pull = s.beginPull(new Date().toISOString());
+  for (let page = 0; page * 2 < cards.length; page++) s.savePage(pull, page, cards.slice(page * 2, page * 2 + 2));
+  if (finish) s.finishPull(pull, [], new Date().toISOString());
+  s.close();
+}
+
+beforeAll(async () => {
+  emu = await startTestEmulator({ pageSize: 2 });
+  const values = [
+    ['Name=one', 'Status=Open', 'Priority:=1'],
+    ['Name=two', 'Status=Done', 'Priority:=5'],
+    ['Name=three', 'Priority:="7"'],
+    ['Name=Four', 'Status=Open', 'Priority=high'],
+    ['Name=five', 'Status=Done', 'Owner:=["x","y"]'],
+    ['Name=six', 'Status=Open', 'Priority:=9', 'Owner:=null'],
+    ['Name=seven', 'Status=Open', 'Owner:={"name":"Ada"}'],
+  ];
+  for (const v of values) expect((await cli(emu, ['card', 'put', ...v])).code).toBe(0);
+  await fill(MIRROR);
+});
+afterAll(async () => {
+  await emu.close();
+});
+beforeEach(() => {
+  emu.resetRequests();
+});
+
+const ids = (stdout: string) => ndjson(stdout).map((c) => c._id);
+
+describe('card list --mirror', () => {
+  it('makes no request, and says how old the mirror is in one line on stderr (built binary)', async () => {
+    const r = await cli(emu, ['card', 'list', '--mirror', '--where', 'Status=Open'], { env, spawn: true });
+    expect(r.code, r.stderr).toBe(0);
+    expect(ndjson(r.stdout).map((c) => c.Name)).toEqual(['one', 'Four', 'six', 'seven']);
+    expect(r.stderr).toMatch(/^From the mirror \(pulled \d+s ago, 7 cards\)\.\n$/);
+    expect(emu.requests()).toEqual([]);
+  });
+
+  it('gives the same cards as the live listing for every expression', async () => {
+    const sets = [[], ['Status=Open'], ['Status!=Open'], ['Status='], ['Status!='], ['Name~F'], ['Priority>4'], ['Priority<6'], ['Owner~"x"'], ['Owner='], ['Owner~ada'], ['Status=Open', 'Priority>2'], ['_id!=nothing', 'Name~e']];
+    for (const exprs of sets) {
+      const args = ['card', 'list', '--all', ...exprs.flatMap((e) => ['--where', e])];
+      const live = await cli(emu, args, { env });
+      const mirror = await cli(emu, [...args, '--mirror'], { env });
+      expect(mirror.code, mirror.stderr).toBe(0);
+      expect(ids(mirror.stdout), exprs.join(' ')).toEqual(ids(live.stdout));
+      expect(mirror.stdout).toBe(live.stdout);
+    }
+  });
+
+  it('--limit, --fields and --format work as live; --quiet drops the age line', async () => {
+    const r = await cli(emu, ['card', 'list', '--mirror', '--where', 'Status=Open', '--limit', '3', '--fields', 'Name,Priority', '--format', 'csv', '--quiet'], { env });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toBe('');
+    const cards = emu.state()[BOARD_ID]!.cards;
+    expect(parse(r.stdout)).toEqual([
+      ['_id', 'Name', 'Priority'],
+      [cards[0]!._id, 'one', '1'],
+      [cards[3]!._id, 'Four', 'high'],
+      [cards[5]!._id, 'six', '9'],
+    ]);
+    const json = await cli(emu, ['card', 'list', '--mirror', '--json', '--limit', '2'], { env });
+    expect(JSON.parse(json.stdout)).toEqual(cards.slice(0, 2));
+    expect(emu.requests()).toEqual([]);
+  });
+
+  it('a wrong field name: exit 2 with the field it may mean, from the saved schema, and no request', async () => {
+    const r = await cli(emu, ['card', 'list', '--mirror', '--where', 'Priorty>3'], { env });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("error: --where 'Priorty>3': unknown field 'Priorty' (did you mean 'Priority'?)");
+    const fields = await cli(emu, ['card', 'list', '--mirror', '--fields', 'name'], { env });
+    expect(fields.code).toBe(2);
+    expect(fields.stderr).toContain("unknown field 'name' (did you mean 'Name'?)");
+    expect(emu.requests()).toEqual([]);
+  });
+
+  it('no mirror, or one never pulled whole: the error names `cardboard mirror pull`', async () => {
+    const none = await cli(emu, ['card', 'list', '--mirror'], { env: { CARDBOARD_MIRROR: join(dir, 'none.db') } });
+    expect(none.code).toBe(1);
+    expect(none.stderr).toContain('cardboard mirror pull');
+    const half = join(dir, 'half.db');
+    await fill(half, false);
+    emu.resetRequests();
+    const r = await cli(emu, ['card', 'list', '--mirror'], { env: { CARDBOARD_MIRROR: half } });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('has not been pulled whole yet');
+    expect(r.stderr).toContain('cardboard mirror pull');
+    expect(r.stdout).toBe('');
+    expect(emu.requests()).toEqual([]);
+  });
+
+  it('needs no token: the board and base URL come from the flags, environment or config', async () => {
+    const r = await cli(emu, ['card', 'list', '--mirror', '--where', 'Name=two'], { env: { ...env, CARDBOARD_TOKEN: undefined } });
+    expect(r.code, r.stderr).toBe(0);
+    expect(ndjson(r.stdout).map((c) => c.Name)).toEqual(['two']);
+  });
+});
