@@ -24,13 +24,16 @@ page. On a terminal the table fits its width (columns left out are named on stde
 next page to ask for; a page without cards prints no table, and says so on stderr.
 
 --where keeps the cards that pass every expression given (repeat it: all must hold):
-  Field=value   the value, exactly (case included)     Field!=value  any other value
-  Field~text    contains text, ignoring case             Field<n, Field>n  compared as numbers
-Field is a field name of the board exactly (or _id). A card's value is read as text: numbers and
-true/false as written in JSON, arrays and objects as JSON, no value as "" (Status= finds cards
-without a Status). < and > match only values that are numbers (3, -2.5, 1e3, or such a string).
---where reads every page (progress on stderr) unless --page is given; --limit counts matching cards
-and reads no page after the last one it needs.
+  Field=value    the value exactly, case included
+  Field!=value   any other value
+  Field~text     contains text, ignoring case (as grep -i)
+  Field<n        a number below n (Field>n: above)
+Field is a field name of the board, exactly, or _id (a name that holds =, !, ~, < or > works: the
+expression splits at the first operator with a field name before it). A card's value is read as
+text: numbers and true/false as JSON writes them, arrays and objects as JSON, no value as "" (so
+Status= finds cards without a Status). < and > match only values that are numbers (3, -2.5, 1e3,
+or such a string). --where reads every page (progress on stderr) unless --page is given; --limit
+counts matching cards and reads no page after the one that reaches it.
 
 --mirror answers from the board's mirror (\`cardboard mirror pull\`), with no request to the service:
 --where, --fields, --limit and every --format work the same; stderr says how old the mirror is.
