@@ -9,7 +9,10 @@ import { serverIdentity } from '../../src/import/board-lock.js';
 import { openMirror } from '../../src/mirror/open.js';
 import type { MirrorStore } from '../../src/mirror/types.js';
 import type { Card, Field } from '../../src/spec-types.js';
+import { type CardListOptions, MAX_TABLE_ROWS, runCardList } from '../../src/commands/card/list.js';
+import { PartialError } from '../../src/errors.js';
 import { tempDir } from '../helpers/cli.js';
+import { testContext } from '../io/buffers.js';
 import { BOARD_ID, type RunningEmulator, startTestEmulator, TOKEN } from '../helpers/emulator.js';
 import { cli, ndjson } from './helpers.js';
 
@@ -124,5 +127,25 @@ describe('card list --mirror', () => {
     const r = await cli(emu, ['card', 'list', '--mirror', '--where', 'Name=two'], { env: { ...env, CARDBOARD_TOKEN: undefined } });
     expect(r.code, r.stderr).toBe(0);
     expect(ndjson(r.stdout).map((c) => c.Name)).toEqual(['two']);
+  });
+
+  it('a terminal table stops at the same number of rows as a live one: exit 3, pointing to the streaming formats', async () => {
+    const big = join(dir, 'big.db');
+    const s = await store(big);
+    s.saveSchema([{ name: 'Name', uuid: 'u1' }] as Field[]);
+    const pull = s.beginPull(new Date().toISOString());
+    s.savePage(pull, 0, Array.from({ length: MAX_TABLE_ROWS + 1 }, (_, i) => ({ _id: `c${i}`, Name: `card ${i}` })));
+    s.finishPull(pull, [], new Date().toISOString());
+    s.close();
+    const run = async (opts: Partial<CardListOptions>) => {
+      const t = testContext({ tty: true, env: { CARDBOARD_BASE_URL: emu.url, CARDBOARD_BOARD: BOARD_ID, CARDBOARD_MIRROR: big, CARDBOARD_CONFIG_DIR: dir } });
+      const err = await runCardList(t.ctx, { page: 0, all: true, mirror: true, ...opts }).catch((e: unknown) => e);
+      return { err, rows: t.stdout.text.split('\n').filter((l) => /^c\d+ /.test(l)).length };
+    };
+    const cut = await run({});
+    expect(cut.err).toBeInstanceOf(PartialError);
+    expect(cut.rows).toBe(MAX_TABLE_ROWS);
+    const matching = await run({ where: ['Name~card 1'] });
+    expect(matching).toEqual({ err: undefined, rows: 1 + 10 + 100 + 1000 });
   });
 });

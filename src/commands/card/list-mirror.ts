@@ -12,6 +12,7 @@ import { checkKeys } from '../../schema/match.js';
 import { unknownKeysError } from '../../schema/check.js';
 import { parseWhere, whereFilter } from '../../schema/where.js';
 import type { Card } from '../../spec-types.js';
+import { MAX_TABLE_ROWS } from './list-live.js';
 import type { CardListOptions, Listing } from './listing.js';
 import { columnsOf } from './record-flags.js';
 
@@ -49,8 +50,9 @@ function openPulled(ctx: Context, board: MirrorBoard): MirrorStore {
 /**
  * The listing of the board's mirror: no request to the service; the schema of the columns, --fields and
  * --where is the one the mirror saved with its last pull. Says on stderr, in one line, how old the mirror is.
+ * A terminal table stops at MAX_TABLE_ROWS, as a live one does.
  */
-export async function mirrorListing(ctx: Context, opts: CardListOptions, columnsNeeded: boolean): Promise<Listing> {
+export async function mirrorListing(ctx: Context, opts: CardListOptions, table: boolean, columnsNeeded: boolean): Promise<Listing> {
   const store = openPulled(ctx, await selectedMirrorBoard(ctx));
   let open = true;
   const close = () => {
@@ -63,11 +65,13 @@ export async function mirrorListing(ctx: Context, opts: CardListOptions, columns
     const unknown = checkKeys(opts.fields ?? [], schema);
     if (unknown.length > 0) throw unknownKeysError(unknown, ' --fields takes exact field names (as of the last pull).');
     const columns = columnsNeeded ? columnsOf(opts.fields, schema) : [];
+    // A terminal table holds its rows until the end, as one of the live pages does: the same cap.
+    const cap = table ? MAX_TABLE_ROWS : undefined;
     const status = store.status();
     // No age is too old here: the line says how old, and the user judges.
     const fresh = freshness(status, Number.POSITIVE_INFINITY, ctx.clock.now());
     createStatus(ctx).info(`From the mirror (${fresh.reason}, ${plural(status.cards, 'card')}).`);
-    return { columns, keep: whereFilter(terms), pages: batches(store.cards()), what: terms.length > 0 ? 'matching cards' : 'cards', footer: async () => undefined, close };
+    return { columns, keep: whereFilter(terms), pages: batches(store.cards()), what: terms.length > 0 ? 'matching cards' : 'cards', footer: async () => undefined, cap, close };
   } catch (err) {
     close();
     throw err;

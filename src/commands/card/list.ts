@@ -84,7 +84,7 @@ export async function runCardList(ctx: Context, opts: CardListOptions): Promise<
   // json/ndjson without --fields print cards whole: no schema needed.
   const columnsNeeded = opts.fields !== undefined || format === 'table' || format === 'csv';
   const listing = opts.mirror
-    ? await (await import('./list-mirror.js')).mirrorListing(ctx, opts, columnsNeeded)
+    ? await (await import('./list-mirror.js')).mirrorListing(ctx, opts, table, columnsNeeded)
     : await liveListing(ctx, opts, table, columnsNeeded);
   try {
     await printListing(ctx, opts, format, listing);
@@ -138,13 +138,13 @@ async function printListing(ctx: Context, opts: CardListOptions, format: Format,
   if (leftOut.size > 0) status.info(leftOutNote(leftOut));
   // Once, at the end: stdout held each card once; a card moved past the reader may also have been missed.
   if (repeated > 0) status.info(shiftedPagesNote(repeated));
-  if (cut) throw tableCut();
+  if (cut) throw tableCut(listing.what);
 }
 
 /** A terminal table of the whole board stopped at MAX_TABLE_ROWS: exit 3, pointing to the streaming formats. */
-function tableCut(): PartialError {
+function tableCut(what: string): PartialError {
   const max = groupDigits(MAX_TABLE_ROWS);
-  return new PartialError(`The terminal table stops at ${max} cards, and the board has more; the first ${max} are shown.`, {
+  return new PartialError(`The terminal table stops at ${max} cards, and the board has more${what === 'cards' ? '' : ` ${what}`}; the first ${max} are shown.`, {
     hint: 'List every card with --format ndjson, csv or json (they stream; e.g. `cardboard card list --all --format csv > cards.csv`), or show fewer with --limit.',
   });
 }
