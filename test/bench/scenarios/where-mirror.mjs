@@ -69,22 +69,26 @@ export async function whereMirror({ quick }) {
     const computedMs = Math.max(live.ms, ((requests - BURST) / (RATE_PER_MIN / 60)) * 1000);
 
     const mirrorMs = [];
+    const cpuMs = [];
+    const peakKb = [];
     for (let i = 0; i < runs; i++) {
       log(`card list --where --mirror, round ${i + 1}/${runs}`);
       const mark = (await emu.requests()).length;
-      const r = await runCli(['card', 'list', ...WHERE, '--mirror', '--format', 'ndjson'], { env, stdoutFile: out });
+      const r = await runCli(['card', 'list', ...WHERE, '--mirror', '--format', 'ndjson'], { env, stdoutFile: out, rss: true });
       if ((await emu.requests()).length !== mark) throw new Error('card list --mirror sent a request');
       const got = ids(out);
       if (liveIds.length === 0) throw new Error('no card matched: the expressions do not fit the seeded cards');
       if (got.length !== liveIds.length || got.some((id, j) => id !== liveIds[j])) throw new Error('the mirror and the live read gave different cards');
       mirrorMs.push(r.ms);
+      if (r.cpuMs !== undefined) cpuMs.push(r.cpuMs);
+      peakKb.push(r.rssKb);
     }
     const ms = median(mirrorMs);
     const ratio = computedMs / ms;
-    const data = { cards, pageSize: PAGE_SIZE, matching: liveIds.length, runs, mirrorMs: mirrorMs.map((v) => sig(v)), live: { requests, measuredMs: sig(live.ms), computedMsAt120PerMin: sig(computedMs) }, ratio: sig(ratio) };
+    const data = { cards, pageSize: PAGE_SIZE, matching: liveIds.length, runs, mirrorMs: mirrorMs.map((v) => sig(v)), mirrorCpuMs: cpuMs.map((v) => sig(v)), mirrorPeakMb: sig(Math.max(...peakKb) / 1024), live: { requests, measuredMs: sig(live.ms), computedMsAt120PerMin: sig(computedMs) }, ratio: sig(ratio) };
     const row = {
       scenario: `\`card list --where Status=Doing --where Owner~gr --mirror\`, ${cards.toLocaleString('en')} mirrored cards (${liveIds.length.toLocaleString('en')} match)`,
-      cardboard: `${figure(mirrorMs, 'ms')}, 0 requests`,
+      cardboard: `${figure(mirrorMs, 'ms')}${cpuMs.length > 0 ? ` (CPU ${figure(cpuMs, 'ms')})` : ''}, peak ${num(Math.max(...peakKb) / 1024)} MB, 0 requests`,
       beside: `live \`--where\`: ${requests.toLocaleString('en')} requests = ${num(computedMs / 1000)} s at ${RATE_PER_MIN}/min (computed: (requests − ${BURST} burst) / 2 a second; ${num(live.ms / 1000)} s unlimited)`,
       ratio: sig(ratio),
       ratioText: `${num(ratio)}×`,
