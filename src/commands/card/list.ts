@@ -36,14 +36,13 @@ or such a string). --where reads every page (progress on stderr) unless --page i
 counts matching cards and reads no page after the one that reaches it.
 
 --mirror answers from the board's mirror (\`cardboard mirror pull\`), with no request to the service:
---where, --fields, --limit and every --format work the same; stderr says how old the mirror is.
+--where, --fields, --limit and every --format work the same; stderr says how old the mirror is
+(e.g. cardboard card list --mirror --where 'Name~invoice' --format csv).
 
 Examples:
   $ cardboard card list
   $ cardboard card list --all --format csv > cards.csv
-  $ cardboard card list --limit 100 --fields Name,Status --json
-  $ cardboard card list --where Status=Open --where 'Priority>2' --fields Name,Priority
-  $ cardboard card list --mirror --where 'Name~invoice' --format csv`;
+  $ cardboard card list --where Status=Open --where 'Priority>2' --limit 100 --fields Name,Priority`;
 
 const addWhere = (value: string, previous: string[] = []) => {
   checkWhereSyntax(value);
@@ -54,7 +53,7 @@ const addWhere = (value: string, previous: string[] = []) => {
 export function cardListCommand(parent: Command, ctx: ContextRef, run = runCardList): Command {
   const command = parent
     .command('list')
-    .description('List the cards of the board: one page, or every page with --all; filter with --where')
+    .description('List the cards: one page, every page with --all, or those --where keeps')
     .option('--page <n>', 'zero-based page to show (default 0)', (v) => parseInteger(v, '--page', 0))
     .option('--all', 'walk every page from 0 until the service returns an empty page');
   return recordOptions(command, 'print a JSON array')
