@@ -4,6 +4,7 @@
 import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { BOARD_ID, type RunningEmulator, startTestEmulator } from '../helpers/emulator.js';
+import { runOnPty } from '../helpers/pty.js';
 import { cli, ndjson } from './helpers.js';
 
 let emu: RunningEmulator;
@@ -115,5 +116,25 @@ describe('card list --where, live', () => {
     const r = await cli(emu, ['card', 'list', '--mirror', '--page', '1']);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('--page and --mirror cannot be used together');
+  });
+
+  it('on a terminal: a table of the matching cards, and progress counting pages, cards and matches while it reads', async () => {
+    // Each page takes a while, so the spinner draws its text between pages.
+    emu.setFaults('delay:150ms');
+    try {
+      const r = await runOnPty(['card', 'list', '--where', 'Status=Open', '--fields', 'Name'], {
+        CARDBOARD_BASE_URL: emu.url,
+        CARDBOARD_BOARD: BOARD_ID,
+        CARDBOARD_TOKEN: emu.boards[BOARD_ID]!.token,
+        NO_COLOR: '1',
+        CI: undefined,
+      });
+      const plain = r.screen.replace(/\x1b\[[0-?]*[ -/]*[@-~]/g, '');
+      expect(r.code, plain.slice(-1000)).toBe(0);
+      expect(plain).toMatch(/Reading the board: \d+ pages?, \d+ cards?, \d+ matching/);
+      expect(plain.match(/^\S+ +(one|Four|six|seven)\s*$/gm)).toHaveLength(4);
+    } finally {
+      emu.setFaults(undefined);
+    }
   });
 });
