@@ -112,6 +112,16 @@ describe('openMirror', () => {
     expect(rowsOf(other.CARDBOARD_MIRROR, "SELECT name FROM sqlite_master WHERE type = 'table'")).toEqual([['notes']]);
   });
 
+  it('refuses a directory, and a path the system refuses, naming it (exit 2)', () => {
+    const dir = tempDir();
+    const err = thrown(() => openMirror({ CARDBOARD_MIRROR: dir }, BOARD, { create: true }));
+    expect([err.exitCode, err.message]).toEqual([ExitCode.usage, `CARDBOARD_MIRROR ${dir} is a directory: give a file path, such as ${join(dir, 'board.db')}.`]);
+    const file = join(dir, 'file');
+    writeFileSync(file, 'x');
+    const under = thrown(() => openMirror({ CARDBOARD_MIRROR: join(file, 'm.db') }, BOARD, { create: true }));
+    expect([under.exitCode, under.message]).toEqual([ExitCode.usage, `Cannot open the mirror ${join(file, 'm.db')}: a part of the path is not a directory (ENOTDIR).`]);
+  });
+
   it('refuses a mirror in a newer format than it reads, changing nothing', () => {
     const env = mirrorEnv();
     newMirror(env).close();

@@ -93,6 +93,18 @@ describe('savePage', () => {
   });
 });
 
+describe('cards', () => {
+  it('walks the cards in board order, each walk on its own: one inside another, or one left unfinished, does not disturb it', () => {
+    const store = newMirror();
+    store.savePage(store.beginPull(T0), 0, [card('a'), card('b')]);
+    const left = store.cards()[Symbol.iterator]();
+    expect(left.next().value).toEqual(card('a'));
+    const pairs = [...store.cards()].flatMap((outer) => [...store.cards()].map((inner) => `${outer._id}${inner._id}`));
+    expect(pairs).toEqual(['aa', 'ab', 'ba', 'bb']);
+    expect(left.next().value).toEqual(card('b'));
+  });
+});
+
 describe('a pull from beginning to end', () => {
   it('begins a new pull after a finished one, and resumes an unfinished one where it stopped, in another process too', () => {
     const env = mirrorEnv();
@@ -280,5 +292,15 @@ describe('status and the listener', () => {
     store.listenerGone('2030-01-01T09:30:00.000Z');
     store.listenerGone('2030-01-01T08:00:00.000Z');
     expect(store.status().listener).toBeUndefined();
+  });
+
+  it('forgets a listener silent for a day (killed before it could say it stopped) at the next beat', () => {
+    const env = mirrorEnv();
+    const store = newMirror(env);
+    store.listenerBeat('2030-01-01T08:00:00.000Z', '2030-01-01T09:00:00.000Z');
+    store.listenerBeat('2030-01-02T08:00:00.000Z', '2030-01-02T08:59:59.000Z');
+    expect(rowsOf(env.CARDBOARD_MIRROR, 'SELECT since FROM listener ORDER BY since')).toEqual([['2030-01-01T08:00:00.000Z'], ['2030-01-02T08:00:00.000Z']]);
+    store.listenerBeat('2030-01-02T08:00:00.000Z', '2030-01-02T09:00:01.000Z');
+    expect(rowsOf(env.CARDBOARD_MIRROR, 'SELECT since FROM listener')).toEqual([['2030-01-02T08:00:00.000Z']]);
   });
 });
