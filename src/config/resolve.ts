@@ -197,11 +197,17 @@ export function tokenHints(board: ResolvedBoard): { 401: string; 403: string } |
 }
 
 /**
- * The board a command talks to, its token and its signing key if it has one, or a UsageError/AuthError naming
- * what is missing.
+ * The selected board's id and base URL, without its token (a command that reads only local state, such as the
+ * board's mirror), or the UsageError resolveCredentials gives when one is missing.
  */
-export function resolveCredentials(ctx: ResolveContext, config: CardboardConfig): { board: ResolvedBoard; token: string; signingKey?: string } {
+export function resolveBoardAddress(ctx: ResolveContext, config: CardboardConfig): { id: string; baseUrl: string; alias?: string } {
   const sel = resolveSelection(ctx, config);
+  checkAddress(sel, config);
+  return { id: sel.id.value, baseUrl: sel.baseUrl.value, ...(sel.alias === undefined ? {} : { alias: sel.alias }) };
+}
+
+/** That the selection has a board id and a base URL, or a UsageError naming the one missing. */
+function checkAddress(sel: Selection, config: CardboardConfig): asserts sel is Selection & Required<Pick<Selection, 'id' | 'baseUrl'>> {
   if (!sel.id) {
     throw new UsageError('No board selected.', {
       hint: 'Pass --board <alias-or-id>, set CARDBOARD_BOARD, or store one with `cardboard board add <alias> --url <POST URL>`.',
@@ -214,6 +220,15 @@ export function resolveCredentials(ctx: ResolveContext, config: CardboardConfig)
       hint: `${stored ? `${stored} For a board not stored, pass` : 'Pass'} --base-url or set CARDBOARD_BASE_URL, or store the board with \`cardboard board add\`.`,
     });
   }
+}
+
+/**
+ * The board a command talks to, its token and its signing key if it has one, or a UsageError/AuthError naming
+ * what is missing.
+ */
+export function resolveCredentials(ctx: ResolveContext, config: CardboardConfig): { board: ResolvedBoard; token: string; signingKey?: string } {
+  const sel = resolveSelection(ctx, config);
+  checkAddress(sel, config);
   if (!sel.token) {
     throw new AuthError(`No token for board ${sel.id.value} (from ${describeOrigin(sel.id.origin)}).`, {
       hint: 'Set CARDBOARD_TOKEN, or store the board with its token: `cardboard board add <alias> --url <POST URL> --token-stdin`.',

@@ -87,10 +87,12 @@ export class SqliteReader implements MirrorReader {
     try {
       stmt = this.db.prepare(sql);
     } catch (err) {
-      throw new UsageError(`query: ${firstLine(err)}`, { hint: 'The tables are cards, card_fields, fields, pulls and deliveries.' });
+      throw new UsageError(`query: ${firstLine(err)}`, { hint: 'The tables are cards, card_fields, fields, pulls and deliveries.', cause: err });
     }
     if (!stmt.reader) throw new UsageError(`query is read-only: ${verbOf(sql)} statements are refused; nothing was run.`);
     stmt.raw(true);
+    // Integers as bigint: a number past 2^53 keeps every digit (the reader's user writes it as it can).
+    stmt.safeIntegers(true);
     return { columns: stmt.columns().map((c) => c.name), rows: rowsOf(stmt) };
   }
 
