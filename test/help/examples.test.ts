@@ -19,17 +19,16 @@
 // Long-running examples (webhook listen, emulator) are started on --port 0 (any free port, so two runs of
 // the suite never collide), must print their ready line, and must exit 0 on Ctrl-C (SIGINT).
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { chmodSync, copyFileSync, cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BIN, CHILD_KILL_MS, childEnv, runMain, tempDir } from '../helpers/cli.js';
-import { serverIdentity } from '../../src/import/board-lock.js';
-import { openMirror } from '../../src/mirror/open.js';
 import type { Card, Field } from '../../src/spec-types.js';
 import { type RunningEmulator, startTestEmulator } from '../helpers/emulator.js';
 import { recordDeliveries, startKeyReceiver } from '../helpers/receiver.js';
+import { fillMirror } from '../query/mirror-fixture.js';
 
 const BOARD = '64f1c2e8';
 const TOKEN = 'tok-help-examples';
@@ -170,7 +169,7 @@ beforeAll(async () => {
   hooksFile = await recordDeliveries(join(tempDir('cardboard-help-hooks-'), 'hooks.jsonl'), SIGNING_KEY, 45);
 
   // `cardboard` on PATH, as an installed package would put it.
-  mirrorFile = await fillMirror();
+  mirrorFile = await fillBoardMirror();
 
   shimDir = tempDir('cardboard-help-bin-');
   writeFileSync(join(shimDir, 'cardboard'), `#!/bin/sh\nexec "${process.execPath}" "${BIN}" "$@"\n`);
@@ -184,16 +183,10 @@ afterAll(async () => {
 });
 
 /** A mirror of the board (`cardboard query` reads it): its schema and cards as the emulator has them, saved by the store. */
-async function fillMirror(): Promise<string> {
+async function fillBoardMirror(): Promise<string> {
   const file = join(tempDir('cardboard-help-mirror-'), 'board.sqlite');
   const read = async (path: string) => (await (await fetch(`${emulator.url}/api/aptlet/${BOARD}${path}`, { headers: { 'x-token': TOKEN } })).json()) as unknown;
-  const store = openMirror({ CARDBOARD_MIRROR: file }, { baseUrl: emulator.url, server: await serverIdentity(emulator.url), id: BOARD }, { create: true });
-  const now = new Date().toISOString();
-  store.saveSchema((await read('/schema')) as Field[]);
-  const pull = store.beginPull(now);
-  store.savePage(pull, 0, (await read('?page=0')) as Card[]);
-  store.finishPull(pull, [], now);
-  store.close();
+  fillMirror({ CARDBOARD_MIRROR: file }, { baseUrl: emulator.url, id: BOARD }, (await read('/schema')) as Field[], (await read('?page=0')) as Card[]);
   return file;
 }
 
@@ -206,7 +199,8 @@ function prepare(needsGit: boolean): { cwd: string; env: NodeJS.ProcessEnv } {
   writeFileSync(join(cwd, 'notes.md'), 'Deployed to staging.\n\nAll checks green.\n');
   writeFileSync(join(cwd, 'signing-key.txt'), `${SIGNING_KEY}\n`);
   copyFileSync(hooksFile, join(cwd, 'hooks.jsonl'));
-  copyFileSync(mirrorFile, join(cwd, 'board.sqlite'));
+  // With its write-ahead log, if the store left one.
+  for (const suffix of ['', '-wal']) if (existsSync(`${mirrorFile}${suffix}`)) copyFileSync(`${mirrorFile}${suffix}`, join(cwd, `board.sqlite${suffix}`));
   mkdirSync(join(cwd, 'fixtures'));
   copyFileSync(DEMO_BOARDS, join(cwd, 'fixtures', 'demo-boards.json'));
   if (needsGit) {

@@ -4,15 +4,15 @@ import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { BIN, childEnv, runCli, runMain, tempDir } from '../helpers/cli.js';
 import { python } from '../helpers/pty.js';
 import { ndjson } from '../commands/helpers.js';
 import { filledMirror } from './mirror-fixture.js';
 
 let mirror: { file: string; env: Record<string, string> };
-beforeAll(async () => {
-  mirror = await filledMirror();
+beforeAll(() => {
+  mirror = filledMirror();
 });
 
 const query = (args: string[], opts: { input?: string; env?: Record<string, string> } = {}) => runMain(['query', ...args], { input: opts.input, env: { ...mirror.env, ...opts.env } });
@@ -118,6 +118,10 @@ describe('cardboard query: rows', () => {
 
   it('a large result streams: the first row reaches a reader before an endless statement ends', async () => {
     const child = spawn(process.execPath, [BIN, 'query', 'WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) SELECT i FROM n'], { env: childEnv({ env: mirror.env }) });
+    // The statement never ends: a run that does not stream must not outlive the test.
+    onTestFinished(() => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    });
     const first = await new Promise<string>((resolve) => {
       let text = '';
       child.stdout.on('data', (b: Buffer) => {
