@@ -22,6 +22,15 @@ describe('cardboard query on a terminal', () => {
     expect(r.screen).toContain('3 rows');
   });
 
+  it('a column named with escape sequences is escaped in the header and in the note on stderr', async () => {
+    const r = await runOnPty(['query', 'SELECT 1 AS "\x1b[2Jx", 2 AS "\x1b[2Jx"'], env);
+    expect(r.code, r.screen).toBe(0);
+    expect(r.screen).not.toContain('\x1b[2J');
+    expect(r.screen).toContain('\\e[2Jx');
+    expect(r.screen).toContain('\\e[2Jx_2');
+    expect(r.screen).toContain('columns with the same name are renamed');
+  });
+
   it('no rows: no table, "no rows" on stderr', async () => {
     const r = await runOnPty(['query', "SELECT _id FROM cards WHERE _id = 'none'"], env);
     expect(r.code, r.screen).toBe(0);
