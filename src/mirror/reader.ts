@@ -86,13 +86,15 @@ export class SqliteReader implements MirrorReader {
     try {
       stmt = this.db.prepare(sql);
     } catch (err) {
-      throw new UsageError(`query: ${firstLine(err)}`, { hint: 'The tables are cards, card_fields, fields, pulls and deliveries.' });
+      throw new UsageError(`query: ${firstLine(err)}`, { hint: 'The tables are cards, card_fields, fields, pulls and deliveries.', cause: err });
     }
     // The connection is made query_only here, after the prepare and before anything runs: SQLite applies a
     // flag PRAGMA (`PRAGMA query_only = 0`) as it prepares it.
     this.db.exec('PRAGMA query_only = 1');
     if (!stmt.reader) throw new UsageError(`query is read-only: ${verbOf(sql)} statements are refused; nothing was run.`);
     stmt.raw(true);
+    // Integers as bigint: a number past 2^53 keeps every digit (the reader's user writes it as it can).
+    stmt.safeIntegers(true);
     return { columns: stmt.columns().map((c) => c.name), rows: rowsOf(stmt) };
   }
 

@@ -49,6 +49,7 @@ function invocations(): Record<string, { args: string[]; code: number; input?: s
     'card put': { args: ['card', 'put', 'Name=from the timeout test'], code: 0 },
     'card list': { args: ['card', 'list', '--all'], code: 0 },
     comment: { args: ['comment', cardId, 'a comment'], code: 0 },
+    query: { args: ['query', 'SELECT 1'], env: { CARDBOARD_MIRROR: join(dir, 'missing.sqlite') }, code: 1 }, // no mirror there
     api: { args: ['api', 'GET', `/api/aptlet/{board}/card/${cardId}`], code: 0 },
     import: { args: ['import', csv, '--restart', '--journal', join(dir, 'journal')], code: 0, spawn: true },
     'webhook listen': { args: ['webhook', 'listen', '--port', '0'], code: 4 }, // no signing key: refuses to start

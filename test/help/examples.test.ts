@@ -19,14 +19,16 @@
 // Long-running examples (webhook listen, emulator) are started on --port 0 (any free port, so two runs of
 // the suite never collide), must print their ready line, and must exit 0 on Ctrl-C (SIGINT).
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { chmodSync, copyFileSync, cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BIN, CHILD_KILL_MS, childEnv, runMain, tempDir } from '../helpers/cli.js';
+import type { Card, Field } from '../../src/spec-types.js';
 import { type RunningEmulator, startTestEmulator } from '../helpers/emulator.js';
 import { recordDeliveries, startKeyReceiver } from '../helpers/receiver.js';
+import { fillMirror } from '../query/mirror-fixture.js';
 
 const BOARD = '64f1c2e8';
 const TOKEN = 'tok-help-examples';
@@ -109,7 +111,7 @@ const examples = [...byCommand].map(([command, paths]) => ({ path: paths.join(',
 
 describe('--help of every command', () => {
   it('walks every command group of the program', () => {
-    expect(nouns).toEqual(['board', 'schema', 'card', 'comment', 'import', 'webhook', 'api', 'emulator', 'completion']);
+    expect(nouns).toEqual(['board', 'schema', 'card', 'comment', 'import', 'webhook', 'query', 'api', 'emulator', 'completion']);
     expect(pages.map((p) => p.path.join(' '))).toEqual(
       expect.arrayContaining(['board add', 'board set-signing-key', 'card put', 'webhook listen', 'import', 'completion']),
     );
@@ -133,6 +135,7 @@ let cardId: string;
 let configTemplate: string;
 let hooksFile: string;
 let shimDir: string;
+let mirrorFile: string;
 const children = new Set<ChildProcess>();
 
 /** The board's signing key gets 200, anything else 403 (spec 6). */
@@ -166,6 +169,8 @@ beforeAll(async () => {
   hooksFile = await recordDeliveries(join(tempDir('cardboard-help-hooks-'), 'hooks.jsonl'), SIGNING_KEY, 45);
 
   // `cardboard` on PATH, as an installed package would put it.
+  mirrorFile = await fillBoardMirror();
+
   shimDir = tempDir('cardboard-help-bin-');
   writeFileSync(join(shimDir, 'cardboard'), `#!/bin/sh\nexec "${process.execPath}" "${BIN}" "$@"\n`);
   chmodSync(join(shimDir, 'cardboard'), 0o755);
@@ -177,6 +182,14 @@ afterAll(async () => {
   await emulator?.close();
 });
 
+/** A mirror of the board (`cardboard query` reads it): its schema and cards as the emulator has them, saved by the store. */
+async function fillBoardMirror(): Promise<string> {
+  const file = join(tempDir('cardboard-help-mirror-'), 'board.sqlite');
+  const read = async (path: string) => (await (await fetch(`${emulator.url}/api/aptlet/${BOARD}${path}`, { headers: { 'x-token': TOKEN } })).json()) as unknown;
+  fillMirror({ CARDBOARD_MIRROR: file }, { baseUrl: emulator.url, id: BOARD }, (await read('/schema')) as Field[], (await read('?page=0')) as Card[]);
+  return file;
+}
+
 /** A fresh cwd with every file the examples mention (a git repository only for the examples that run git), a fresh copy of the config, a fresh HOME. */
 function prepare(needsGit: boolean): { cwd: string; env: NodeJS.ProcessEnv } {
   const cwd = tempDir('cardboard-help-cwd-');
@@ -186,6 +199,8 @@ function prepare(needsGit: boolean): { cwd: string; env: NodeJS.ProcessEnv } {
   writeFileSync(join(cwd, 'notes.md'), 'Deployed to staging.\n\nAll checks green.\n');
   writeFileSync(join(cwd, 'signing-key.txt'), `${SIGNING_KEY}\n`);
   copyFileSync(hooksFile, join(cwd, 'hooks.jsonl'));
+  // With its write-ahead log, if the store left one.
+  for (const suffix of ['', '-wal']) if (existsSync(`${mirrorFile}${suffix}`)) copyFileSync(`${mirrorFile}${suffix}`, join(cwd, `board.sqlite${suffix}`));
   mkdirSync(join(cwd, 'fixtures'));
   copyFileSync(DEMO_BOARDS, join(cwd, 'fixtures', 'demo-boards.json'));
   if (needsGit) {
@@ -210,6 +225,8 @@ function prepare(needsGit: boolean): { cwd: string; env: NodeJS.ProcessEnv } {
       POST_URL: `${emulator.url}/api/aptlet/${BOARD}`,
       SIGNING_KEY,
       id: cardId,
+      // Each example's own copy of the board's mirror.
+      CARDBOARD_MIRROR: join(cwd, 'board.sqlite'),
     },
   });
   return { cwd, env };

@@ -11,6 +11,7 @@ import { buildProgram } from '../../src/program.js';
 import { cli } from '../commands/helpers.js';
 import { runMain, tempDir } from '../helpers/cli.js';
 import { BOARD_ID, type RunningEmulator, startTestEmulator, TOKEN } from '../helpers/emulator.js';
+import { filledMirror } from '../query/mirror-fixture.js';
 import { post, startListener } from '../webhook/helpers.js';
 
 const PAGE = fileURLToPath(new URL('../../docs/json.md', import.meta.url));
@@ -135,6 +136,12 @@ describe('every --json shape in docs/json.md matches the real output (emulator)'
       await ok(['card', 'list', '--json']),
     ],
     'cardboard card list --format ndjson': async () => [await ok(['card', 'list', '--format', 'ndjson'])],
+    'cardboard query --format json': async () => {
+      const { env } = filledMirror();
+      const sql = "SELECT _id, Name, Points, NULL AS empty, x'00' AS bytes FROM card_fields";
+      return [await ok(['query', sql, '--format', 'json'], { env }), await ok(['query', '--json', '--fields', '_id', sql], { env })];
+    },
+    'cardboard query --format ndjson': async () => [await ok(['query', 'SELECT * FROM card_fields'], { env: filledMirror().env })],
     'cardboard comment --json': async () => [await ok(['comment', id, 'Deployed', '--json'])],
     'cardboard import --json': async () => {
       const dir = tempDir();
@@ -195,6 +202,7 @@ describe('every --json shape in docs/json.md matches the real output (emulator)'
   const SAME_AS = new Map([
     ['cardboard card list --json', 'cardboard card list --format json'],
     ['cardboard card get --json', 'cardboard card get --format json'],
+    ['cardboard query --json', 'cardboard query --format json'],
   ]);
 
   it('documents exactly the commands this test runs, and every command with a --json flag', async () => {

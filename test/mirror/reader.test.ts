@@ -54,7 +54,7 @@ describe('MirrorReader', () => {
     const err = refusal(() => reader.query(sql));
     expect([err.exitCode, err.message]).toEqual([ExitCode.usage, `query is read-only: ${verb} statements are refused; nothing was run.`]);
     expect(cardCount(path)).toBe(2);
-    expect([...reader.query('PRAGMA query_only').rows]).toEqual([[1]]);
+    expect([...reader.query('PRAGMA query_only').rows]).toEqual([[1n]]);
   });
 
   it.each(['', '   ', ';', '-- only a comment', '/* nothing */ ;'])('refuses an empty query (%j)', (sql) => {
@@ -70,7 +70,7 @@ describe('MirrorReader', () => {
 
   it('is a query_only connection: a statement that returns rows and writes is stopped by SQLite', () => {
     const { reader, path } = filled();
-    expect([...reader.query('PRAGMA query_only').rows]).toEqual([[1]]);
+    expect([...reader.query('PRAGMA query_only').rows]).toEqual([[1n]]);
     const result = reader.query("INSERT INTO meta (key, value) VALUES ('x', 'y') RETURNING key");
     expect(() => [...result.rows]).toThrow(CardboardError);
     expect(rowsOf(path, "SELECT count(*) FROM meta WHERE key = 'x'")).toEqual([[0]]);
@@ -100,7 +100,7 @@ describe('MirrorReader', () => {
     const named = { ...env, CARDBOARD_MIRROR: env.CARDBOARD_MIRROR.replace(/m\.db$/, 'my mirror?x=1#%41.db') };
     newMirror(named).close();
     const reader = openMirrorReader(named, BOARD);
-    expect([...reader.query('SELECT count(*) FROM cards').rows]).toEqual([[0]]);
+    expect([...reader.query('SELECT count(*) FROM cards').rows]).toEqual([[0n]]);
     reader.close();
   });
 });
