@@ -157,6 +157,11 @@ interface JournalOpen {
    * as by --again, and the rows sent again.
    */
   stale?: (entries: readonly JournalEntry[], at: string | undefined) => Promise<boolean>;
+  /**
+   * Called before each write of records: whatever must be durable before the journal says a row is done
+   * (the cards of a --mirror run in the board's mirror, import/mirror-writes.ts). It must not throw.
+   */
+  beforeWrite?: () => void;
 }
 
 /** States whose rows may be a card on the board that no run has settled: no forgetting but --restart drops them. */
@@ -220,6 +225,7 @@ export class Journal {
     /** This run's input content hash (none for stdin). */
     private readonly sha256: string | undefined,
     private readonly clock: Clock,
+    private readonly beforeWrite: (() => void) | undefined,
   ) {
     this.fd = fd;
   }
@@ -264,7 +270,7 @@ export class Journal {
     if (forgets !== undefined && reading.header !== undefined) lines.push(JSON.stringify({ forget: forgets, at: header.started }));
     lines.push(JSON.stringify({ run: header.started, timeoutMs: how.timeoutMs, sha256: key.sha256 }));
     writeSync(fd, `${redactSecrets(secrets, lines.join('\n'))}\n`);
-    return new Journal(path, fd, earlier, reading.header, secrets, lastWritten, reading.runs, reading.ids, fresh, key.sha256, how.clock);
+    return new Journal(path, fd, earlier, reading.header, secrets, lastWritten, reading.runs, reading.ids, fresh, key.sha256, how.clock, how.beforeWrite);
   }
 
   /** Record that a row's first try is about to leave; written before it does (see ready()). */
@@ -334,6 +340,7 @@ export class Journal {
   /** Write what is pending now (the scheduled write, the end of a run, and ready()). */
   flush(): void {
     if (this.pending.length === 0 || this.fd === undefined) return;
+    this.beforeWrite?.();
     // writeSync: the data is in the OS once this returns, so it survives kill -9 of this process.
     writeSync(this.fd, redactSecrets(this.secrets, this.pending.join('')));
     this.pending = [];
