@@ -1,7 +1,6 @@
 // The plan resolved against the input and the board: everything decided before the first POST (the file,
 // the schema, the mapping, the --match-on index). Any problem found here stops the run with nothing sent.
 import { createReadStream, existsSync, statSync } from 'node:fs';
-import type { ApiClient } from '../../api/types.js';
 import { type Context, isInteractive } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import { announceStdin, readTextFile } from '../../io/input.js';
