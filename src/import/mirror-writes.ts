@@ -1,9 +1,10 @@
 // An import's own writes kept in the board's mirror (--mirror): every card the service returned for a row
-// (created, updated) or a read of the board found for one is applied to the mirror before the journal
-// records the row's outcome (the journal's beforeWrite), in one transaction per journal write, not one per
-// row. So a later --mirror run, whose key index comes from the mirror, knows every card a run of this import
-// finished: a run killed between the two writes left the row `sending` in the journal, and the next run
-// settles it by reading the board (recheck.ts) as for any row in flight at a kill.
+// (created, updated) or a read of the board found for one is stored in the mirror before the journal
+// writes the row's outcome (the journal's `outcomes`), in one transaction per scheduled journal write (every
+// 200 ms at most), not one per row: a transaction syncs the disk. So a later --mirror run, whose key index
+// comes from the mirror, knows every card a run of this import finished: a run killed before the
+// transaction left the row `sending` in the journal, and the next run settles it by reading the board
+// (recheck.ts) as for any row in flight at a kill; one killed between the two finds the card by reading too.
 import type { Clock } from '../clock.js';
 import { CardboardError } from '../errors.js';
 import type { MirrorStore } from '../mirror/types.js';
@@ -37,9 +38,10 @@ export class MirrorWrites implements CardSink {
     this.goneIds.push(id);
   }
 
-  /** Apply what is pending, in one transaction each; never throws (a failure is kept in `failure`). */
-  flush(): void {
-    if (this.failure || (this.cards.length === 0 && this.goneIds.length === 0)) return;
+  /** Apply what is pending, in one transaction each; never throws. False when the mirror refused (`failure`). */
+  flush(): boolean {
+    if (this.failure) return false;
+    if (this.cards.length === 0 && this.goneIds.length === 0) return true;
     const now = new Date(this.clock.now()).toISOString();
     try {
       if (this.cards.length > 0) this.store.applyWrites(this.cards, now);
@@ -49,11 +51,13 @@ export class MirrorWrites implements CardSink {
       this.removed += this.goneIds.length;
       this.cards = [];
       this.goneIds = [];
+      return true;
     } catch (err) {
       this.failure = new CardboardError(`Could not save this import's cards to the mirror at ${this.store.location}: ${(err as Error).message}; stopped.`, {
         cause: err,
-        hint: 'Rows done are in the journal. Before the next import with --mirror, run `cardboard mirror pull` (or import without --mirror): the mirror may lack the last cards this run wrote.',
+        hint: 'Run the same command again once the mirror can be written (or without --mirror): the rows whose cards it could not keep are read back from the board, never sent twice.',
       });
+      return false;
     }
   }
 }

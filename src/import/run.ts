@@ -123,7 +123,7 @@ async function openJournal(plan: ImportPlan, resolved: ResolvedImport, server: s
       forget: restart ? 'all' : again ? 'finished' : undefined,
       timeoutMs: env.timeoutMs,
       clock: env.clock,
-      beforeWrite: writes && (() => writes.flush()),
+      outcomes: writes && { save: () => writes.flush() },
       stale: async (entries, at) => {
         const found = await memoryIsStale(resolved.api, entries, env.stopNow);
         if (found) stale = { type: 'stale-memory', board: resolved.api.board.id, rows: entries.filter(holdsCard).length, at, ...found };
