@@ -89,6 +89,9 @@ export class SqliteReader implements MirrorReader {
     } catch (err) {
       throw new UsageError(`query: ${firstLine(err)}`, { hint: 'The tables are cards, card_fields, fields, pulls and deliveries.' });
     }
+    // SQLite applies a flag PRAGMA (`PRAGMA query_only = 0`) as it prepares it, before anything runs: the
+    // connection is put back to query_only whatever the statement was.
+    this.db.exec('PRAGMA query_only = 1');
     if (!stmt.reader) throw new UsageError(`query is read-only: ${verbOf(sql)} statements are refused; nothing was run.`);
     stmt.raw(true);
     return { columns: stmt.columns().map((c) => c.name), rows: rowsOf(stmt) };
