@@ -156,7 +156,7 @@ interface JournalOpen {
    * records remember (rows finished, imported at `at`) are gone from the board: then they are forgotten
    * as by --again, and the rows sent again.
    */
-  stale?: (entries: readonly JournalEntry[], at: string | undefined) => Promise<boolean>;
+  stale?: (entries: readonly JournalEntry[], at: string | undefined, lastRunComplete: boolean) => Promise<boolean>;
   /**
    * Where the cards of finished rows must be stored before their records are written (a --mirror run's
    * mirror, import/mirror-writes.ts): records of finished rows then wait for the scheduled write (FLUSH_MS),
@@ -257,7 +257,7 @@ export class Journal {
     let forgets = how.forget;
     if (forgets === undefined && how.stale !== undefined && reading.header !== undefined) {
       const all = [...reading.entries.values()];
-      if (all.some((e) => CARD_STATES.has(e.state)) && (await how.stale(all, lastImport(all, reading.runs)))) forgets = 'finished';
+      if (all.some((e) => CARD_STATES.has(e.state)) && (await how.stale(all, lastImport(all, reading.runs), reading.runs.at(-1)?.complete === true))) forgets = 'finished';
     }
     const earlier = forget([...reading.entries.values()], forgets);
     let fresh = false;

@@ -124,7 +124,11 @@ async function openJournal(plan: ImportPlan, resolved: ResolvedImport, server: s
       timeoutMs: env.timeoutMs,
       clock: env.clock,
       outcomes: writes && { save: () => writes.flush() },
-      stale: async (entries, at) => {
+      stale: async (entries, at, lastRunComplete) => {
+        // A re-run with --match-on sends every row by its key whatever the journal remembers (engine.ts
+        // remembered()): the memory is not used, so it is not read back. Kept to --mirror, whose re-sync
+        // promises no request but the changed rows and the schema.
+        if (lastRunComplete && resolved.mirror !== undefined && resolved.match !== undefined) return false;
         const found = await memoryIsStale(resolved.api, entries, env.stopNow);
         if (found) stale = { type: 'stale-memory', board: resolved.api.board.id, rows: entries.filter(holdsCard).length, at, ...found };
         return found !== undefined;

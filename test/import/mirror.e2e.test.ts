@@ -124,6 +124,13 @@ describe('import --match-on --mirror', () => {
     expect(posts(e)).toBe(2);
     expect([...nameCounts(e).values()].every((n) => n === 1)).toBe(true);
     expect(e.state()[BOARD_ID]!.cards).toHaveLength(20);
+
+    // The first file again: its journal remembers a complete run, which --match-on does not use (every row
+    // goes by its key), so nothing is read back: the schema and the two rows the copy changed, nothing else.
+    e.resetRequests();
+    const third = await cli(e, ['import', file, '--match-on', 'Name', '--mirror', '--json'], { env });
+    expect(JSON.parse(third.stdout)).toMatchObject({ created: 0, updated: 2, unchanged: 18 });
+    expect(e.requests().map((r) => `${r.method} ${r.path.replace(/\?.*/, '')}`).sort()).toEqual([`GET /api/aptlet/${BOARD_ID}/schema`, `POST /api/aptlet/${BOARD_ID}`, `POST /api/aptlet/${BOARD_ID}`]);
   });
 
   it('a key two cards of the mirror hold is rejected as with the pages', async () => {
