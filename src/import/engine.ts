@@ -8,7 +8,8 @@
 import { SeenIds } from '../api/seen-ids.js';
 import type { Api } from '../api/types.js';
 import type { Clock } from '../clock.js';
-import { CardboardError } from '../errors.js';
+import { ApiError, CardboardError } from '../errors.js';
+import type { Card } from '../spec-types.js';
 import { childStop, type Stopper } from '../interrupt.js';
 import { InOrder } from './in-order.js';
 import { holdsCard, type Journal } from './journal.js';
@@ -35,6 +36,12 @@ interface EngineOptions {
   journal?: Journal;
   /** --match-on: the field and the board's index of it. */
   match?: KeyIndex;
+  /**
+   * Told of every card the service returned for a row (created or updated) or a read of the board found for
+   * one, and of every posted `_id` the board answered 404 for: how a mirror of the board keeps this run's
+   * writes (import/mirror-writes.ts). Called before the row's outcome is journalled.
+   */
+  cards?: CardSink;
   /** --force: send rows --match-on finds unchanged. */
   force?: boolean;
   /** The run's "take no new work" (the first Ctrl-C): stop taking rows, let requests in flight finish. */
@@ -55,6 +62,12 @@ interface EngineOptions {
    * may still be applying them, and a read before it has would not find them (default: at once).
    */
   settleInFlightAt?: number;
+}
+
+/** What a run learns of the board's cards from its own writes (see EngineOptions.cards). */
+export interface CardSink {
+  card(card: Card): void;
+  gone(id: string): void;
 }
 
 /** The result: counts, and the error that stopped the run early (auth, Update Mode), if any. */
@@ -229,7 +242,10 @@ class ImportRun {
       case 'checking':
         return this.opts.api.getCard(String(row.body!._id)).then(
           (): RowEvent => ({ type: 'checked', exists: true }),
-          (): RowEvent => ({ type: 'checked', exists: false }),
+          (err: unknown): RowEvent => {
+            if (err instanceof ApiError && err.status === 404) this.opts.cards?.gone(String(row.body!._id));
+            return { type: 'checked', exists: false };
+          },
         );
       default:
         throw new Error(`line ${row.line}: nothing to do at ${phase.at}`);
@@ -257,6 +273,7 @@ class ImportRun {
     this.opts.journal?.sending(row.journalLine, row.digest!);
     // One context for every row (no copy of it per row): the row is passed beside it.
     const result = await sendRow(this.sendContext, row, body, row.key, row.maybeApplied);
+    if (result.kind === 'ok' || result.kind === 'found') this.opts.cards?.card(result.card);
     return { type: 'sent', result };
   }
 

@@ -156,7 +156,15 @@ interface JournalOpen {
    * records remember (rows finished, imported at `at`) are gone from the board: then they are forgotten
    * as by --again, and the rows sent again.
    */
-  stale?: (entries: readonly JournalEntry[], at: string | undefined) => Promise<boolean>;
+  stale?: (entries: readonly JournalEntry[], at: string | undefined, lastRunComplete: boolean) => Promise<boolean>;
+  /**
+   * Where the cards of finished rows must be stored before their records are written (a --mirror run's
+   * mirror, import/mirror-writes.ts): records of finished rows then wait for the scheduled write (FLUSH_MS),
+   * not the write before each request, so one `save()` stores the cards of many rows. `save()` says whether it
+   * stored them (it must not throw); records whose cards it could not store are never written: the next run
+   * reads the board for those rows, as for rows in flight at a kill.
+   */
+  outcomes?: { save(): boolean };
 }
 
 /** States whose rows may be a card on the board that no run has settled: no forgetting but --restart drops them. */
@@ -194,6 +202,8 @@ const FLUSH_MS = 200;
 /** An open journal: the rows of earlier runs, and an append-only writer flushed in small batches. */
 export class Journal {
   private pending: string[] = [];
+  /** With `outcomes`: records of finished rows, written only once their cards are stored (see JournalOpen). */
+  private held: string[] = [];
   private fd: number | undefined;
   /** A write is scheduled FLUSH_MS after the first record made since the last write (see push). */
   private flushDue = false;
@@ -220,6 +230,7 @@ export class Journal {
     /** This run's input content hash (none for stdin). */
     private readonly sha256: string | undefined,
     private readonly clock: Clock,
+    private readonly outcomes: { save(): boolean } | undefined,
   ) {
     this.fd = fd;
   }
@@ -246,7 +257,7 @@ export class Journal {
     let forgets = how.forget;
     if (forgets === undefined && how.stale !== undefined && reading.header !== undefined) {
       const all = [...reading.entries.values()];
-      if (all.some((e) => CARD_STATES.has(e.state)) && (await how.stale(all, lastImport(all, reading.runs)))) forgets = 'finished';
+      if (all.some((e) => CARD_STATES.has(e.state)) && (await how.stale(all, lastImport(all, reading.runs), reading.runs.at(-1)?.complete === true))) forgets = 'finished';
     }
     const earlier = forget([...reading.entries.values()], forgets);
     let fresh = false;
@@ -264,7 +275,7 @@ export class Journal {
     if (forgets !== undefined && reading.header !== undefined) lines.push(JSON.stringify({ forget: forgets, at: header.started }));
     lines.push(JSON.stringify({ run: header.started, timeoutMs: how.timeoutMs, sha256: key.sha256 }));
     writeSync(fd, `${redactSecrets(secrets, lines.join('\n'))}\n`);
-    return new Journal(path, fd, earlier, reading.header, secrets, lastWritten, reading.runs, reading.ids, fresh, key.sha256, how.clock);
+    return new Journal(path, fd, earlier, reading.header, secrets, lastWritten, reading.runs, reading.ids, fresh, key.sha256, how.clock, how.outcomes);
   }
 
   /** Record that a row's first try is about to leave; written before it does (see ready()). */
@@ -294,16 +305,16 @@ export class Journal {
 
   /** Record a finished row; written at the next flush. */
   record(line: number, digest: string, state: RowState, id?: string): void {
-    this.push(`${line}\t${state}\t${id ?? ''}\t${digest}\n`);
-    if (this.pending.length >= 1024) this.flush();
+    this.push(`${line}\t${state}\t${id ?? ''}\t${digest}\n`, this.outcomes !== undefined);
+    if (this.pending.length + this.held.length >= 1024) this.flush();
   }
 
   /**
    * Queue a record. Rows that finish while no new request is about to go out (the last ones, or during a
    * wait for a rate limit) are written FLUSH_MS later by the run's clock, with every record made meanwhile.
    */
-  private push(line: string): void {
-    this.pending.push(line);
+  private push(line: string, held = false): void {
+    (held ? this.held : this.pending).push(line);
     if (this.flushDue || this.fd === undefined) return;
     this.flushDue = true;
     void this.clock.sleep(FLUSH_MS, this.closing.signal).then(() => {
@@ -324,18 +335,28 @@ export class Journal {
     this.gate ??= new Promise<void>((resolve) =>
       setImmediate(() => {
         this.gate = undefined;
-        this.flush();
+        this.flush(false);
         resolve();
       }),
     );
     return this.gate;
   }
 
-  /** Write what is pending now (the scheduled write, the end of a run, and ready()). */
-  flush(): void {
-    if (this.pending.length === 0 || this.fd === undefined) return;
+  /**
+   * Write what is pending now (the scheduled write, the end of a run, and ready()); `held`: the records
+   * waiting for their cards to be stored too (not before each request: see JournalOpen.outcomes).
+   */
+  flush(held = true): void {
+    if (this.fd === undefined) return;
+    let text = '';
+    if (held && this.held.length > 0) {
+      // Their `sending` records are in the file already (written before each try left): these come after.
+      if (this.outcomes!.save()) text = this.held.join('');
+      this.held = [];
+    }
+    if (this.pending.length === 0 && text === '') return;
     // writeSync: the data is in the OS once this returns, so it survives kill -9 of this process.
-    writeSync(this.fd, redactSecrets(this.secrets, this.pending.join('')));
+    writeSync(this.fd, redactSecrets(this.secrets, text + this.pending.join('')));
     this.pending = [];
   }
 

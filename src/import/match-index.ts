@@ -21,6 +21,8 @@ export interface KeyIndex {
   ambiguous: Map<string, AmbiguousKey>;
   /** Cards read (a card seen twice under its key counts once). */
   cards: number;
+  /** Where the cards came from. */
+  from: IndexSource;
 }
 
 /** A key held by several cards: how many, and the first few `_id`s (to name in the row's rejection). */
@@ -98,54 +100,85 @@ export async function scanCards(
   }
 }
 
-/** Build the key → `_id` + digest index of the whole board, over the mapped `fields`. */
-export async function loadKeyIndex(api: Api, field: string, fields: readonly string[], signal?: AbortSignal, onPage?: (read: PagesRead) => void): Promise<KeyIndex> {
-  const sorted = [...new Set(fields)].filter((f) => f !== '_id').sort();
-  const index: KeyIndex = { field, fields: sorted, table: new CardTable(), ambiguous: new Map(), cards: 0 };
-  // Whether a card was read before, for the page walk's repeated-page check: the table holds every card of
-  // a unique key already (a second set of every id would add to the peak); cards without a key, or
-  // of a key several cards hold, are kept apart (8-byte fingerprints, no list to search per card).
-  const apart = new SeenIds();
-  const seen = (card: Card): boolean => {
-    const key = cardKey(card, field);
-    if (key === undefined || index.ambiguous.has(key)) return apart.has(card._id);
+/** Where a key index came from: this run's read of every page, or a board's mirror fresh enough to stand for it. */
+export type IndexSource =
+  | { kind: 'pages'; pages: number }
+  | { kind: 'mirror'; location: string; ageMs?: number; reason: string };
+
+/**
+ * The one builder of a key index, whatever the cards come from (pages or a mirror): cards are added one by one,
+ * keys held by several cards are set apart (a row cannot pick one), a card seen twice counts once.
+ */
+export class KeyIndexBuilder {
+  readonly index: KeyIndex;
+  /**
+   * Whether a card was added before, for the page walk's repeated-page check: the table holds every card of a
+   * unique key already (a second set of every id would add to the peak); cards without a key, or of a key
+   * several cards hold, are kept apart (8-byte fingerprints, no list to search per card).
+   */
+  private readonly apart = new SeenIds();
+
+  constructor(field: string, fields: readonly string[], from: IndexSource) {
+    const sorted = [...new Set(fields)].filter((f) => f !== '_id').sort();
+    this.index = { field, fields: sorted, table: new CardTable(), ambiguous: new Map(), cards: 0, from };
+  }
+
+  /** Whether `card` was added before (by its key and `_id`). */
+  seen(card: Card): boolean {
+    const { index } = this;
+    const key = cardKey(card, index.field);
+    if (key === undefined || index.ambiguous.has(key)) return this.apart.has(card._id);
     return index.table.holds(key, card._id);
+  }
+
+  /** Add one card: under its key with the digest of its mapped fields, or to the key's ambiguous list. */
+  add(card: Card): void {
+    const { index, apart } = this;
+    const key = cardKey(card, index.field);
+    if (key === undefined) {
+      if (!apart.add(card._id)) index.cards++;
+      return;
+    }
+    const id = card._id;
+    const many = index.ambiguous.get(key);
+    if (many) {
+      // A card seen twice (the pages shifted under the read) is still one card.
+      if (!apart.add(id)) {
+        many.count++;
+        if (many.ids.length < SHOWN_IDS) many.ids.push(id);
+        index.cards++;
+      }
+      return;
+    }
+    const added = index.table.add(key, id, digestOf(card, index.fields));
+    // Seen twice: one card, and its later view (its digest now kept) is the newer one.
+    if (added === 'same') return;
+    if (added === 'taken') {
+      const firstId = index.table.get(key)!.id;
+      index.ambiguous.set(key, { ids: [firstId, id], count: 2 });
+      apart.add(firstId);
+      apart.add(id);
+      index.table.markAmbiguous(key);
+    }
+    index.cards++;
+  }
+}
+
+/** The key index of cards already at hand (a mirror's), over the mapped `fields`. */
+export function indexCards(cards: Iterable<Card>, field: string, fields: readonly string[], from: IndexSource): KeyIndex {
+  const builder = new KeyIndexBuilder(field, fields, from);
+  for (const card of cards) builder.add(card);
+  return builder.index;
+}
+
+/** Build the key → `_id` + digest index of the whole board from its pages, over the mapped `fields`. */
+export async function loadKeyIndex(api: Api, field: string, fields: readonly string[], signal?: AbortSignal, onPage?: (read: PagesRead) => void): Promise<KeyIndex> {
+  const from: IndexSource = { kind: 'pages', pages: 0 };
+  const builder = new KeyIndexBuilder(field, fields, from);
+  const pageRead = (read: PagesRead): void => {
+    from.pages = read.pages;
+    onPage?.(read);
   };
-  await scanCards(
-    api,
-    (card) => {
-      const key = cardKey(card, field);
-      if (key === undefined) {
-        if (!apart.add(card._id)) index.cards++;
-        return undefined;
-      }
-      const id = card._id;
-      const many = index.ambiguous.get(key);
-      if (many) {
-        // A card seen twice (the pages shifted under the read) is still one card.
-        if (!apart.add(id)) {
-          many.count++;
-          if (many.ids.length < SHOWN_IDS) many.ids.push(id);
-          index.cards++;
-        }
-        return undefined;
-      }
-      const added = index.table.add(key, id, digestOf(card, sorted));
-      // Seen twice: one card, and its later view (its digest now kept) is the newer one.
-      if (added === 'same') return undefined;
-      if (added === 'taken') {
-        const firstId = index.table.get(key)!.id;
-        index.ambiguous.set(key, { ids: [firstId, id], count: 2 });
-        apart.add(firstId);
-        apart.add(id);
-        index.table.markAmbiguous(key);
-      }
-      index.cards++;
-      return undefined;
-    },
-    signal,
-    onPage,
-    seen,
-  );
-  return index;
+  await scanCards(api, (card) => void builder.add(card), signal, pageRead, (card) => builder.seen(card));
+  return builder.index;
 }

@@ -34,6 +34,8 @@ interface PlanKey {
   idColumn?: string;
   /** --match-on: the field whose value finds the card to update. */
   matchOn?: string;
+  /** --mirror: take the --match-on index from the board's mirror when it is no older than `maxAgeMs` (--max-age). */
+  mirror?: { maxAgeMs: number };
 }
 
 /** What a run writes besides the board. */

@@ -6,7 +6,11 @@ import type { ColumnMapping } from './types.js';
 
 /** A row ready to send (with `_id` from --match-on when its key is on the board), or why it cannot be. */
 export type Prepared =
-  | { kind: 'send'; body: Record<string, unknown>; key?: string; idFromIndex: boolean }
+  /**
+   * `idFromIndex`: `_id` came from the --match-on index; `idOnBoard`: and the board held it when this run read
+   * its pages (an index from a mirror may name a card deleted since it was last told).
+   */
+  | { kind: 'send'; body: Record<string, unknown>; key?: string; idFromIndex: boolean; idOnBoard?: boolean }
   | { kind: 'unchanged'; body: Record<string, unknown>; id: string }
   | { kind: 'reject'; message: string };
 
@@ -58,5 +62,5 @@ export function prepareRow(st: PrepareState, line: number, values: readonly unkn
   }
   body._id = id;
   if (!st.force && provenUnchanged(st.match, body, card.digest)) return { kind: 'unchanged', body, id };
-  return { kind: 'send', body, key, idFromIndex: true };
+  return { kind: 'send', body, key, idFromIndex: true, idOnBoard: st.match.from.kind === 'pages' };
 }

@@ -16,7 +16,7 @@ const MAX_WAITING = 5000;
 export type Probe = { kind: 'key'; key: string } | { kind: 'content'; body: Readonly<Record<string, unknown>> };
 
 interface Waiter {
-  resolve(id: string | undefined): void;
+  resolve(card: Card | undefined): void;
   reject(err: unknown): void;
 }
 
@@ -55,8 +55,8 @@ export class BoardRecheck {
     private readonly signal?: AbortSignal,
   ) {}
 
-  /** The `_id` of the row's card after the next read, or undefined when the board holds none. */
-  find(probe: Probe): Promise<string | undefined> {
+  /** The row's card as the next read finds it, or undefined when the board holds none. */
+  find(probe: Probe): Promise<Card | undefined> {
     return new Promise((resolve, reject) => {
       const waiter: Waiter = { resolve, reject };
       const batch = this.waiting;
@@ -95,7 +95,7 @@ export class BoardRecheck {
       const waiter = list?.shift();
       if (!waiter) return;
       left--;
-      waiter.resolve(card._id);
+      waiter.resolve(card);
     };
     this.reads++;
     try {

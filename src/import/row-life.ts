@@ -69,6 +69,8 @@ export interface Row {
   body?: Record<string, unknown>;
   key?: string;
   idFromIndex: boolean;
+  /** That `_id` was on the board when this run read its pages (not so for a mirror's: see Prepared). */
+  idOnBoard?: boolean;
   /** --match-on found its card equal: not sent. */
   unchangedId?: string;
   /** Why an earlier try may have been applied: the board is read before anything is sent. */
@@ -137,6 +139,7 @@ function afterPrepare(row: Row, prepared: Prepared): RowPhase {
   if (prepared.kind === 'unchanged') row.unchangedId = prepared.id;
   else {
     row.idFromIndex = prepared.idFromIndex;
+    if (prepared.idOnBoard) row.idOnBoard = true;
     if (prepared.key !== undefined) row.key = prepared.key;
   }
   row.digest = rowDigest(prepared.body, prepared.kind === 'unchanged' || row.idFromIndex);
@@ -202,9 +205,9 @@ function afterSend(row: Row, result: SendResult): RowPhase {
       if (body._id === undefined) return finished('created', id, note);
       // The answer an Update Mode probe waits for (engine.ts): this board updates by `_id`.
       if (id === body._id) return { ...finished('updated', id, note), confirmsUpdate: true };
-      // Spec 4.3 rules 3-4: a different `_id` back means a new card. For an id from the board itself that
-      // proves Always Create New; for an id from the CSV, the card may simply not exist.
-      return row.idFromIndex ? createdInstead(row, id, true) : { at: 'checking', id };
+      // Spec 4.3 rules 3-4: a different `_id` back means a new card. For an id this run read from the board
+      // that proves Always Create New; for an id from the CSV or a mirror, the card may simply not exist (now).
+      return row.idOnBoard ? createdInstead(row, id, true) : { at: 'checking', id };
     }
   }
 }

@@ -13,6 +13,8 @@ import { boardLockPath, lockBoard, serverIdentity } from './board-lock.js';
 import { type EngineResult, runEngine } from './engine.js';
 import { defaultJournalPath, holdsCard, Journal, type JournalEntry, type JournalKey, planDigest } from './journal.js';
 import type { KeyIndex } from './match-index.js';
+import { MirrorWrites } from './mirror-writes.js';
+import type { MirrorStore } from '../mirror/types.js';
 import { ImportOutputs } from './outputs.js';
 import { type ImportPlan, isJsonInput } from './plan.js';
 import type { FileScan } from './scan.js';
@@ -25,6 +27,8 @@ export interface ResolvedImport {
   headers: string[];
   columns: ColumnMapping[];
   match?: KeyIndex;
+  /** --mirror: the board's mirror (fresh or not), kept current with this run's writes; the command closes it. */
+  mirror?: MirrorStore;
   items: AsyncIterable<CsvItem>;
   /** Send empty values (sendsEmpty: --empty send, or JSON input). */
   sendEmpty: boolean;
@@ -103,7 +107,7 @@ async function lockTheBoard(plan: ImportPlan, resolved: ResolvedImport, clock: C
  * runs is applied by content (resume.ts); rows it remembers as imported are skipped, once a few of their
  * cards are read back (memoryIsStale).
  */
-async function openJournal(plan: ImportPlan, resolved: ResolvedImport, server: string, env: RunEnvironment, notice: (n: RunNotice) => void): Promise<Journal | undefined> {
+async function openJournal(plan: ImportPlan, resolved: ResolvedImport, server: string, env: RunEnvironment, notice: (n: RunNotice) => void, writes?: MirrorWrites): Promise<Journal | undefined> {
   const { journal: journalFlag } = plan.outputs;
   if (journalFlag === undefined && resolved.scan === undefined) {
     notice({ type: 'no-journal' });
@@ -119,7 +123,12 @@ async function openJournal(plan: ImportPlan, resolved: ResolvedImport, server: s
       forget: restart ? 'all' : again ? 'finished' : undefined,
       timeoutMs: env.timeoutMs,
       clock: env.clock,
-      stale: async (entries, at) => {
+      outcomes: writes && { save: () => writes.flush() },
+      stale: async (entries, at, lastRunComplete) => {
+        // A re-run with --match-on sends every row by its key whatever the journal remembers (engine.ts
+        // remembered()): the memory is not used, so it is not read back. Kept to --mirror, whose re-sync
+        // promises no request but the changed rows and the schema.
+        if (lastRunComplete && resolved.mirror !== undefined && resolved.match !== undefined) return false;
         const found = await memoryIsStale(resolved.api, entries, env.stopNow);
         if (found) stale = { type: 'stale-memory', board: resolved.api.board.id, rows: entries.filter(holdsCard).length, at, ...found };
         return found !== undefined;
@@ -166,16 +175,19 @@ export class ImportRun {
     private readonly lock: FileLock,
     readonly journal: Journal | undefined,
     private readonly outputs: ImportOutputs,
+    /** --mirror: this run's cards on their way to the board's mirror. */
+    readonly mirrorWrites: MirrorWrites | undefined,
   ) {}
 
   /** Lock the board, open the journal (saying what it found through `notice`), then the report files. */
   static async open(plan: ImportPlan, resolved: ResolvedImport, env: RunEnvironment, notice: (n: RunNotice) => void): Promise<ImportRun> {
     const { lock, server } = await lockTheBoard(plan, resolved, env.clock);
     let journal: Journal | undefined;
+    const writes = resolved.mirror && new MirrorWrites(resolved.mirror, env.clock);
     try {
-      journal = await openJournal(plan, resolved, server, env, notice);
+      journal = await openJournal(plan, resolved, server, env, notice, writes);
       const { results, rejects } = plan.outputs;
-      return new ImportRun(plan, resolved, env, lock, journal, new ImportOutputs({ results, rejects }, resolved.headers, isJsonInput(plan.source), env.secrets));
+      return new ImportRun(plan, resolved, env, lock, journal, new ImportOutputs({ results, rejects }, resolved.headers, isJsonInput(plan.source), env.secrets), writes);
     } catch (err) {
       // Nothing was sent: the journal and the lock go as if the run had not started.
       if (journal?.previous.length === 0) journal.discard();
@@ -195,14 +207,18 @@ export class ImportRun {
 
   /** Send every row through the engine; each row's outcome goes to the report files, then every event to `onEvent`. */
   async send(onEvent: (e: ImportEvent) => void): Promise<EngineResult> {
-    const { plan, resolved, env, journal, outputs } = this;
+    const { plan, resolved, env, journal, outputs, mirrorWrites } = this;
     const { policy } = plan;
     // The report files are written every OUTPUTS_FLUSH_MS of the run's clock while rows come, and at close.
     const sent = new AbortController();
     const flushing = (async () => {
       while (!sent.signal.aborted) {
         await env.clock.sleep(OUTPUTS_FLUSH_MS, sent.signal);
-        if (!sent.signal.aborted) outputs.flush();
+        if (!sent.signal.aborted) {
+          outputs.flush();
+          // Without a journal, nothing else writes the mirror while rows come.
+          if (!journal) mirrorWrites?.flush();
+        }
       }
     })();
     try {
@@ -218,6 +234,7 @@ export class ImportRun {
         settleInFlightAt: wait === undefined ? undefined : env.clock.now() + wait,
         rerun: journal?.lastRunComplete() ?? false,
         match: resolved.match,
+        cards: mirrorWrites,
         force: policy.force,
         signal: env.drain,
         stopNow: env.stopNow,
@@ -229,6 +246,9 @@ export class ImportRun {
       // The journal is kept, whatever the end: it is the memory of this board's imports. A run that read its
       // input to the end says so, and the next one is a re-run (rows done are named once), not a resume.
       if (result.summary.stopped === undefined) journal?.complete();
+      // The last cards before the journal's last records (close), or at once without a journal.
+      mirrorWrites?.flush();
+      if (mirrorWrites?.failure && !result.fatal) return { ...result, fatal: mirrorWrites.failure };
       return result;
     } finally {
       sent.abort();
@@ -242,6 +262,7 @@ export class ImportRun {
     this.closed = true;
     this.outputs.close();
     this.journal?.close();
+    this.mirrorWrites?.flush();
     this.lock.release();
   }
 }

@@ -24,7 +24,7 @@ export type SendResult =
    * A read of the board found the card a try that may have been applied made: a try of this run, or of an
    * earlier one (`earlier`). `idExists`: the row posted an `_id` that names a card on the board.
    */
-  | { kind: 'found'; id: string; reason: string; by: 'key' | 'content'; earlier?: boolean; idExists?: boolean }
+  | { kind: 'found'; id: string; reason: string; by: 'key' | 'content'; earlier?: boolean; idExists?: boolean; card: Card }
   | { kind: 'rejected'; message: string; fatal?: ApiError }
   | { kind: 'uncertain'; message: string }
   /** The service could not be reached (or answered only 503) for the whole grace: nothing of the row was applied. */
@@ -55,7 +55,7 @@ export interface SendContext {
   /** A read of the board settled whether the row's try was applied (counted in the summary). */
   onSettled(row: RowRef): void;
   /** The row's card on the board, by --match-on key or by content (batched, recheck.ts). */
-  recheck(probe: Probe): Promise<string | undefined>;
+  recheck(probe: Probe): Promise<Card | undefined>;
   /**
    * Whether the board is known to update a card posted with its `_id` (Update if exists, spec 4.3 rule 4):
    * only then may a post with an `_id` whose card exists be repeated. Else (Always Create New, or not known
@@ -112,7 +112,7 @@ function unreachable(err: ApiError, ms: number, asked?: { ms: number; graceMs: n
 }
 
 /** Where a row that may have been applied stands, read from the board. */
-type Settled = { kind: 'found'; id: string; by: 'key' | 'content'; idExists?: boolean } | { kind: 'send' } | { kind: 'uncertain'; message: string };
+type Settled = { kind: 'found'; id: string; by: 'key' | 'content'; idExists?: boolean; card: Card } | { kind: 'send' } | { kind: 'uncertain'; message: string };
 
 /** Whether `card` holds every value `body` sends (its `_id` aside), compared as canonical JSON. */
 function holds(card: Card, body: Record<string, unknown>): boolean {
@@ -137,7 +137,7 @@ async function settle(sc: SendContext, row: RowRef, body: Record<string, unknown
       const card = await sc.api.getCard(id, { signal: sc.stop, maxTries: 8 });
       if (sc.updatesById()) return { kind: 'send' };
       idExists = true;
-      if (holds(card, body)) return { kind: 'found', id, by: 'content', idExists };
+      if (holds(card, body)) return { kind: 'found', id, by: 'content', idExists, card };
     } catch (err) {
       if (sc.stop.aborted) return { kind: 'uncertain', message: `${reason}; interrupted while reading card ${id}` };
       if (!(err instanceof ApiError) || err.status !== 404) {
@@ -148,9 +148,9 @@ async function settle(sc: SendContext, row: RowRef, body: Record<string, unknown
   }
   const probe: Probe = key !== undefined ? { kind: 'key', key } : { kind: 'content', body };
   try {
-    const id = await sc.recheck(probe);
-    if (id === undefined) return { kind: 'send' };
-    const found: Settled = { kind: 'found', id, by: probe.kind };
+    const card = await sc.recheck(probe);
+    if (card === undefined) return { kind: 'send' };
+    const found: Settled = { kind: 'found', id: card._id, by: probe.kind, card };
     if (idExists !== undefined) found.idExists = idExists;
     return found;
   } catch (readErr) {
@@ -161,7 +161,7 @@ async function settle(sc: SendContext, row: RowRef, body: Record<string, unknown
 
 /** A row's ending found on the board by `settled`. */
 function foundResult(settled: Extract<Settled, { kind: 'found' }>, reason: string, earlier: boolean): SendResult {
-  const result: SendResult = { kind: 'found', id: settled.id, reason, by: settled.by };
+  const result: SendResult = { kind: 'found', id: settled.id, reason, by: settled.by, card: settled.card };
   if (earlier) result.earlier = true;
   if (settled.idExists !== undefined) result.idExists = settled.idExists;
   return result;

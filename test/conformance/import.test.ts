@@ -3,6 +3,9 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { serverIdentity } from '../../src/import/board-lock.js';
+import { openMirror } from '../../src/mirror/open.js';
+import type { Card } from '../../src/spec-types.js';
 import { tempDir } from '../helpers/cli.js';
 import { run, seen, start } from './helpers.js';
 
@@ -33,6 +36,41 @@ describe('import --match-on against the alt server', () => {
     const third = await run(server, args);
     expect(JSON.parse(third.stdout)).toMatchObject({ rows: 23, unchanged: 23 });
     expect(seen(server, 'POST').length - posted).toBe(2);
+  });
+});
+
+describe('import --match-on --mirror against the alt server', () => {
+  it('a fresh mirror: the drifted cards only, no page read; a second run right after sends nothing', async () => {
+    const server = await start({ idStyle: 'numeric', pageSize: 7, createdStatus: 201, extraCardKeys: true, schemaWrapped: true, gzip: 'always', updateMode: 'Update if exists' });
+    const env = { CARDBOARD_MIRROR: join(tempDir(), 'alt.db') };
+    const file = join(tempDir(), 'tasks.ndjson');
+    writeFileSync(file, `${ROWS.map((r) => JSON.stringify(r)).join('\n')}\n`);
+    const args = ['import', file, '--match-on', 'Title', '--json'];
+    expect(JSON.parse((await run(server, args)).stdout)).toMatchObject({ created: 23 });
+    const mirror = openMirror(env, { baseUrl: server.url, server: await serverIdentity(server.url), id: server.opts.boardId }, { create: true });
+    const now = new Date().toISOString();
+    const pull = mirror.beginPull(now);
+    mirror.savePage(pull, 0, server.cards as Card[]);
+    mirror.finishPull(pull, [], now);
+    mirror.close();
+
+    server.cards.find((c) => c.Title === 'Task 4')!.Status = 'Blocked';
+    server.cards.find((c) => c.Title === 'Task 9')!.Estimate = '12';
+    // The mirror was told of the drift (as a listener would have been).
+    const told = openMirror(env, { baseUrl: server.url, server: await serverIdentity(server.url), id: server.opts.boardId }, { create: false });
+    told.applyDeliveries(['Task 4', 'Task 9'].map((t) => ({ kind: 'card' as const, receivedAt: now, card: server.cards.find((c) => c.Title === t) as Card })));
+    told.close();
+    const pages = () => server.requests.filter((r) => r.method === 'GET' && /\/api\/aptlet\/[^/?]+(\?|$)/.test(r.url)).length;
+    const [posted, read] = [seen(server, 'POST').length, pages()];
+    const second = await run(server, [...args, '--mirror'], { env });
+    expect(JSON.parse(second.stdout)).toMatchObject({ rows: 23, created: 0, updated: 2, unchanged: 21, index: { from: 'mirror', cards: 23 } });
+    expect(seen(server, 'POST').length - posted).toBe(2);
+    expect(pages() - read).toBe(0);
+    const third = await run(server, [...args, '--mirror', '--restart'], { env });
+    expect(JSON.parse(third.stdout)).toMatchObject({ rows: 23, unchanged: 23 });
+    expect(seen(server, 'POST').length - posted).toBe(2);
+    expect(pages() - read).toBe(0);
+    expect(server.cards).toHaveLength(23);
   });
 });
 

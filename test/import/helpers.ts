@@ -54,6 +54,7 @@ export function spawnCli(
   args: string[],
   stdinFile?: string,
   board = BOARD_ID,
+  env: Record<string, string> = {},
 ): {
   child: ChildProcess;
   output: () => { stdout: string; stderr: string };
@@ -63,7 +64,7 @@ export function spawnCli(
   ended: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 } {
   const child = spawn(process.execPath, [BIN, ...args], {
-    env: childEnv({ env: { CARDBOARD_BASE_URL: emu.url, CARDBOARD_BOARD: board, CARDBOARD_TOKEN: emu.boards[board]!.token } }),
+    env: childEnv({ env: { CARDBOARD_BASE_URL: emu.url, CARDBOARD_BOARD: board, CARDBOARD_TOKEN: emu.boards[board]!.token, ...env } }),
     stdio: [stdinFile === undefined ? 'ignore' : openSync(stdinFile, 'r'), 'pipe', 'pipe'],
   });
   let stdout = '';

@@ -13,9 +13,9 @@ import { SimService, simApi, simClock } from '../helpers/sim.js';
 const BODY = { Name: 'A', Status: 'Open' };
 const DIGEST = rowDigest(BODY, false);
 const row = (line = 2): Row => startRow({ kind: 'row', line, values: ['A', 'Open'] });
-const send = (body: Record<string, unknown> = { ...BODY }, extra: { key?: string; idFromIndex?: boolean } = {}): RowEvent => ({
+const send = (body: Record<string, unknown> = { ...BODY }, extra: { key?: string; idFromIndex?: boolean; idOnBoard?: boolean } = {}): RowEvent => ({
   type: 'prepared',
-  prepared: { kind: 'send', body, idFromIndex: extra.idFromIndex ?? false, ...(extra.key === undefined ? {} : { key: extra.key }) },
+  prepared: { kind: 'send', body, idFromIndex: extra.idFromIndex ?? false, ...(extra.key === undefined ? {} : { key: extra.key }), ...(extra.idOnBoard ? { idOnBoard: true } : {}) },
 });
 const entry = (state: JournalEntry['state'], line = 7): JournalEntry => ({ line, digest: DIGEST, state, id: 'c-old', run: 0 });
 
@@ -106,8 +106,8 @@ describe("a row's life, one event at a time", () => {
     expect(after({ kind: 'unreachable', fatal: denied })).toEqual({ at: 'unsent', stop: { reason: 'fatal', error: denied } });
     expect(after({ kind: 'rejected', message: '401', fatal: denied })).toEqual({ at: 'finished', state: 'rejected', message: '401', stop: { reason: 'fatal', error: denied } });
     expect(after({ kind: 'uncertain', message: '502' })).toEqual({ at: 'finished', state: 'uncertain', message: '502' });
-    expect(after({ kind: 'found', id: 'c4', reason: '502', by: 'content' })).toEqual({ at: 'finished', state: 'created', id: 'c4', message: 'found on the board by content after: 502' });
-    expect(after({ kind: 'found', id: 'c4', reason: '502', by: 'key' }, { ...BODY, _id: 'c4' })).toMatchObject({ state: 'updated' });
+    expect(after({ kind: 'found', id: 'c4', reason: '502', by: 'content', card: { _id: 'c4' } })).toEqual({ at: 'finished', state: 'created', id: 'c4', message: 'found on the board by content after: 502' });
+    expect(after({ kind: 'found', id: 'c4', reason: '502', by: 'key', card: { _id: 'c4' } }, { ...BODY, _id: 'c4' })).toMatchObject({ state: 'updated' });
     expect(after({ kind: 'ok', card: { _id: 'c5' }, recovered: 'ECONNRESET' })).toEqual({ at: 'finished', state: 'created', id: 'c5', message: 'after a retry (ECONNRESET)' });
     // The same `_id` back: an update, and the answer the Update Mode probe waits for.
     expect(after({ kind: 'ok', card: { _id: 'c6' } }, { ...BODY, _id: 'c6' })).toEqual({ at: 'finished', state: 'updated', id: 'c6', confirmsUpdate: true });
@@ -125,11 +125,16 @@ describe("a row's life, one event at a time", () => {
     const there = posted(true);
     expect(there.phase).toMatchObject({ state: 'created', id: 'c2', message: 'board created a new card instead of updating c1', stop: { reason: 'mode' } });
     expect((there.phase as { stop: { error: Error } }).stop.error.message).toMatch(/^Line 2 was posted with _id c1, and the board created a new card c2 .*'Always Create New'/);
-    // An `_id` the board itself gave (--match-on) needs no check: the card exists.
+    // An `_id` the board itself gave (--match-on over its pages) needs no check: the card exists.
     const r = row();
-    advanceRow(r, send({ ...BODY, _id: 'c1' }, { key: 'A', idFromIndex: true }));
+    advanceRow(r, send({ ...BODY, _id: 'c1' }, { key: 'A', idFromIndex: true, idOnBoard: true }));
     advanceRow(r, { type: 'matched', seen: undefined });
     expect(advanceRow(r, { type: 'sent', result: { kind: 'ok', card: { _id: 'c2' } } })).toMatchObject({ at: 'finished', state: 'created', stop: { reason: 'mode' } });
+    // One from a mirror may name a card deleted since: checked like an `_id` of the file.
+    const m = row();
+    advanceRow(m, send({ ...BODY, _id: 'c1' }, { key: 'A', idFromIndex: true }));
+    advanceRow(m, { type: 'matched', seen: undefined });
+    expect(advanceRow(m, { type: 'sent', result: { kind: 'ok', card: { _id: 'c2' } } })).toEqual({ at: 'checking', id: 'c2' });
   });
 
   it('every state says whether it is journalled and owns its card', () => {

@@ -6,6 +6,7 @@ import type { GlobalOptions } from '../../context.js';
 import { shellQuote } from '../../import/mapping.js';
 import type { ImportPlan } from '../../import/plan.js';
 import { parseDuration } from '../../units.js';
+import { DEFAULT_MAX_AGE_MS } from '../../mirror/fresh.js';
 import { DEFAULT_CONCURRENCY, DEFAULT_GIVE_UP_AFTER } from './plan-from-flags.js';
 
 /** What a hint changes in the user's command; `null` drops an output flag. */
@@ -62,6 +63,8 @@ function importCommandWords(plan: ImportPlan, globals: GlobalOptions, over: Comm
   for (const h of mapping.skipColumns) words.push('--skip-column', h);
   const matchOn = over.matchOn ?? key.matchOn;
   if (matchOn !== undefined) words.push('--match-on', matchOn);
+  if (key.mirror !== undefined) words.push('--mirror');
+  if (key.mirror !== undefined && key.mirror.maxAgeMs !== DEFAULT_MAX_AGE_MS) words.push('--max-age', durationText(key.mirror.maxAgeMs));
   if (key.idColumn !== undefined) words.push('--id-column', key.idColumn);
   if (source.formatGiven !== undefined) words.push('--input-format', source.formatGiven);
   for (const [field, type] of plan.types) words.push('--type', `${field}=${type}`);

@@ -12,7 +12,7 @@ import { ImportRun, type ResolvedImport } from '../../import/run.js';
 import { createStatus } from '../../io/status.js';
 import { writeJson } from '../../io/write.js';
 import { importCommandLine } from './command-line.js';
-import { noticeLines, partialHint, rememberedText } from './messages.js';
+import { indexJson, matchRows, noticeLines, partialHint, rememberedText } from './messages.js';
 import { type ImportDeps, resolveImport } from './resolve.js';
 import { type ImportProgress, rejectedText, renderDryRun, renderSummary, startProgress } from './render.js';
 import { groupDigits, plural } from '../../io/text.js';
@@ -29,10 +29,23 @@ export async function runImport(ctx: Context, plan: ImportPlan, deps: ImportDeps
     { flag: '--journal', path: outputs.journal },
   ]);
   const resolved = await resolveImport(ctx, plan, deps);
-  if (!plan.policy.dryRun) return executeImport(ctx, plan, resolved);
+  try {
+    if (plan.policy.dryRun) await dryRunImport(ctx, plan, resolved);
+    else await executeImport(ctx, plan, resolved);
+  } finally {
+    resolved.mirror?.close();
+  }
+}
+
+/** --dry-run: what a run would do, sending nothing; exit 3 when it would reject rows. */
+async function dryRunImport(ctx: Context, plan: ImportPlan, resolved: ResolvedImport): Promise<void> {
+  const { outputs } = plan;
   const { columns, match, items, api } = resolved;
   const report = await dryRun(items, { columns, sendEmpty: resolved.sendEmpty, match, force: plan.policy.force });
-  const changes = await describeChanges(api, report.updateSample);
+  // With the index from the mirror, the cards it compared against are the mirror's: no GET.
+  const { mirror } = resolved;
+  const cards = mirror && match?.from.kind === 'mirror' ? { getCard: async (id: string) => mirror.card(id) ?? Promise.reject(new Error(`${id}: not in the mirror`)) } : api;
+  const changes = await describeChanges(cards, report.updateSample);
   await renderDryRun(ctx, outputs, { columns, report, match, boardId: api.board.id, changes, words: columnWords(plan.source.format) });
   // A dry run is a CI gate: rows a run would reject end it as such a run would end (exit 3).
   if (report.rejected > 0) {
@@ -77,9 +90,11 @@ async function executeImport(ctx: Context, plan: ImportPlan, resolved: ResolvedI
     const { rows, created, updated, found, unchanged, skipped, rejected, uncertain, settled, durationMs } = summary;
     const rowsPerSec = Math.round(rowsPerSecond({ rows, skipped, elapsedMs: durationMs }) * 10) / 10;
     // The same state names as --dry-run --json (with dryRun telling them apart), results files and the journal.
-    await writeJson(ctx.stdout, { dryRun: false, rows, created, updated, found, unchanged, skipped, rejected, uncertain, settled, durationMs, rowsPerSec, results: paths.results ?? null, rejects: paths.rejects ?? null });
+    const match = resolved.match ? { index: indexJson(resolved.match) } : {};
+    const mirror = resolved.mirror ? { mirror: { location: resolved.mirror.location, saved: run.mirrorWrites?.applied ?? 0 } } : {};
+    await writeJson(ctx.stdout, { dryRun: false, rows, created, updated, found, unchanged, skipped, rejected, uncertain, settled, durationMs, rowsPerSec, results: paths.results ?? null, rejects: paths.rejects ?? null, ...match, ...mirror });
   } else {
-    await renderSummary(ctx, summary, progress.problems, paths);
+    await renderSummary(ctx, summary, progress.problems, paths, matchRows(resolved, run.mirrorWrites?.applied));
   }
   const resume = journal ? `Run the same command again to resume: ${importCommandLine(plan, ctx.globals)}` : undefined;
   if (fatal) {

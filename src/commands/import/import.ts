@@ -1,6 +1,7 @@
 import { type Command, Option } from 'commander';
 import type { Context, ContextRef } from '../../context.js';
 import type { ImportPlan } from '../../import/plan.js';
+import { DEFAULT_MAX_AGE_MS } from '../../mirror/fresh.js';
 import { nounSummary } from '../nouns.js';
 import { runImport } from './execute.js';
 import { DEFAULT_CONCURRENCY, DEFAULT_GIVE_UP_AFTER, planFromFlags } from './plan-from-flags.js';
@@ -44,6 +45,8 @@ export function importCommand(parent: Command, ctx: ContextRef, run: (ctx: Conte
     .option('--map-file <file.json>', 'a JSON mapping {"column or key": "Field" | null to skip}')
     .option('--skip-column <header>', 'do not send this column or key (repeatable)', collect, [])
     .option('--match-on <field>', 'update the card whose field has the same value (upsert on a natural key)')
+    .option('--mirror', 'with --match-on: take its index from the board\'s mirror when it is fresh (no page read); else read the pages')
+    .option('--max-age <duration>', `with --mirror: how old the mirror may be to be used, e.g. 5m or 1h (default: ${DEFAULT_MAX_AGE_MS / 60_000}m)`)
     .option('--id-column <header>', 'the column or key holding card ids (default: one named _id)')
     .option('--dry-run', 'read, map and check every row; send nothing (only GETs); exit 3 if a run would reject rows')
     .option('--concurrency <n>', 'requests in flight at once; more than 1 is faster against a server without a rate limit, and cards may land out of file order', String(DEFAULT_CONCURRENCY))

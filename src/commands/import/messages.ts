@@ -3,6 +3,7 @@
 // after rejected or uncertain rows.
 import type { Context } from '../../context.js';
 import type { Journal, JournalKey } from '../../import/journal.js';
+import type { KeyIndex } from '../../import/match-index.js';
 import type { ImportPlan } from '../../import/plan.js';
 import { finishedBefore, type ResolvedImport, type RunNotice } from '../../import/run.js';
 import type { ImportSummary } from '../../import/types.js';
@@ -105,4 +106,26 @@ export function partialHint(ctx: Context, plan: ImportPlan, resolved: ResolvedIm
   });
   lines.push(`Fix the rows in ${rejects}, then import it with the same flags: ${cmd}`);
   return lines.join('\n');
+}
+
+/** Where the --match-on index came from, for --json: the pages read, or the mirror with its age. */
+export function indexJson(match: KeyIndex): Record<string, unknown> {
+  const { from, cards } = match;
+  if (from.kind === 'pages') return { from: 'pages', pages: from.pages, cards };
+  return { from: 'mirror', location: from.location, ageMs: from.ageMs === undefined ? null : Math.round(from.ageMs), reason: from.reason, cards };
+}
+
+/** The same for people: "21 pages, 1,000 cards" or "the mirror (pulled 3 min ago), 1,000 cards, no page read". */
+export function indexText(match: KeyIndex): string {
+  const { from, cards } = match;
+  if (from.kind === 'pages') return `${plural(from.pages, 'page')} read, ${plural(cards, 'card')}`;
+  return `the mirror (${from.reason}), ${plural(cards, 'card')}, no page read`;
+}
+
+/** The summary's rows of --match-on and --mirror: where the index came from, and the cards saved to the mirror. */
+export function matchRows(resolved: Pick<ResolvedImport, 'match' | 'mirror'>, mirrorSaved: number | undefined): [string, string][] {
+  const rows: [string, string][] = [];
+  if (resolved.match) rows.push(['index', indexText(resolved.match)]);
+  if (resolved.mirror && mirrorSaved !== undefined) rows.push(['mirror', `${plural(mirrorSaved, 'card')} of this run saved to ${resolved.mirror.location}`]);
+  return rows;
 }

@@ -2,6 +2,7 @@
 // checked here, so a bad one stops the command (exit 2) before the file is opened or anything is sent.
 import { parseDuration, parseInteger } from '../../units.js';
 import { UsageError } from '../../errors.js';
+import { DEFAULT_MAX_AGE_MS } from '../../mirror/fresh.js';
 import { emptyRecord } from '../../own-keys.js';
 import { parseMapFlag } from '../../import/mapping.js';
 import { type ImportPlan, isJsonInput, type PlanSource } from '../../import/plan.js';
@@ -56,6 +57,16 @@ function checkFormatFlags(source: PlanSource, types: ReadonlyMap<string, FieldTy
   if (format === 'json' && file === '-') throw new UsageError('A JSON array is read from a file, not stdin.', { hint: 'Pipe one object per line with --input-format ndjson.' });
 }
 
+/** --mirror [--max-age D]: the index of --match-on from the board's mirror, so both need --match-on. */
+function parseMirror(flags: Record<string, unknown>): { maxAgeMs: number } | undefined {
+  if (flags.maxAge !== undefined && !flags.mirror) throw new UsageError('--max-age applies to --mirror.', { hint: 'Add --mirror (with --match-on FIELD), or drop --max-age.' });
+  if (!flags.mirror) return undefined;
+  if (flags.matchOn === undefined) {
+    throw new UsageError('--mirror needs --match-on FIELD: it takes the --match-on index from the board\'s mirror instead of its pages.', { hint: 'Add --match-on with the field that identifies a card (e.g. --match-on Name), or drop --mirror.' });
+  }
+  return { maxAgeMs: flags.maxAge === undefined ? DEFAULT_MAX_AGE_MS : parseDuration(String(flags.maxAge), '--max-age') };
+}
+
 /** Commander's flags (values as commander gives them) → the import's plan; bad values are UsageErrors (exit 2, nothing sent). */
 export function planFromFlags(file: string, flags: Record<string, unknown>): ImportPlan {
   const concurrency = parseInteger(String(flags.concurrency), '--concurrency', 1, 64);
@@ -81,7 +92,7 @@ export function planFromFlags(file: string, flags: Record<string, unknown>): Imp
   return {
     source,
     mapping: { map, mapFile: stringOrUndefined(flags.mapFile), skipColumns: flags.skipColumn as string[], allowUnknown: Boolean(flags.allowUnknown) },
-    key: { idColumn: stringOrUndefined(flags.idColumn), matchOn: stringOrUndefined(flags.matchOn) },
+    key: { idColumn: stringOrUndefined(flags.idColumn), matchOn: stringOrUndefined(flags.matchOn), mirror: parseMirror(flags) },
     types,
     outputs: { results: stringOrUndefined(flags.results), rejects: stringOrUndefined(flags.rejects), journal: stringOrUndefined(flags.journal), json: Boolean(flags.json) },
     policy: {

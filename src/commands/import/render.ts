@@ -10,6 +10,7 @@ import { createProgress } from '../../io/progress.js';
 import { renderTable } from '../../io/table.js';
 import { groupDigits, plural, terminalText } from '../../io/text.js';
 import type { PlanOutputs } from '../../import/plan.js';
+import { indexJson } from './messages.js';
 
 /** Lines of the rows that did not make it, for the summary (the first 20 of each are listed). */
 interface Problems {
@@ -116,13 +117,14 @@ export async function startProgress(ctx: Context, outputs: Pick<PlanOutputs, 'js
 }
 
 /** The end-of-run summary on stderr: counts per state, duration, rate, the report files, the lines to look at. */
-export async function renderSummary(ctx: Context, summary: ImportSummary, problems: Problems, outputs: PlanOutputs): Promise<void> {
+export async function renderSummary(ctx: Context, summary: ImportSummary, problems: Problems, outputs: PlanOutputs, extra: [string, string][] = []): Promise<void> {
   if (ctx.globals.quiet) return;
   const rate = rowsPerSecond({ rows: summary.rows, skipped: summary.skipped, elapsedMs: summary.durationMs });
   const rows: [string, string | number][] = ROW_STATES.map((state) => [state, summary[state]]);
   rows.push(['rows', summary.rows], ['duration', duration(summary.durationMs)], ['rate', rateText(rate)]);
   rows.push(['retries', `${summary.retries} (${summary.waits} after 429)`]);
   if (summary.settled > 0) rows.push(['settled', `${summary.settled} (may have been applied: the board was read, nothing re-sent blindly)`]);
+  rows.push(...extra);
   if (outputs.results) rows.push(['results', outputs.results]);
   if (outputs.rejects) rows.push(['rejects', outputs.rejects]);
   const out: string[] = [];
@@ -168,7 +170,7 @@ export async function renderDryRun(
   const added = dryRun.columns.flatMap((c) => (c.target.kind === 'new' ? [c.target.field] : []));
   if (outputs.json) {
     const { rows, created, updated, unchanged, rejected, rejections, sample } = report;
-    const json = { dryRun: true, mapping: mappingToFile(dryRun.columns), newFields: added, rows, created, updated, unchanged, rejected, rejections, sample, changes: dryRun.changes ?? [] };
+    const json = { dryRun: true, mapping: mappingToFile(dryRun.columns), newFields: added, rows, created, updated, unchanged, rejected, rejections, sample, changes: dryRun.changes ?? [], ...(dryRun.match ? { index: indexJson(dryRun.match) } : {}) };
     ctx.stdout.write(`${JSON.stringify(json, null, 2)}\n`);
     return;
   }
@@ -179,7 +181,7 @@ export async function renderDryRun(
   if (report.sample.length === 0) out.push('  (none)');
   out.push('', `Would send ${groupDigits(report.rows - report.rejected - report.unchanged)} of ${plural(report.rows, 'row')}; a run would end with:`);
   out.push(`  created ${report.created}`);
-  out.push(`  updated ${report.updated}${dryRun.match ? ` (by ${dryRun.match.field}; ${plural(dryRun.match.cards, 'card')} on the board)` : ' (rows with an _id)'}`);
+  out.push(`  updated ${report.updated}${dryRun.match ? ` (by ${dryRun.match.field}; ${dryRun.match.from.kind === 'mirror' ? `${plural(dryRun.match.cards, 'card')} in the mirror, ${dryRun.match.from.reason}` : `${plural(dryRun.match.cards, 'card')} on the board`})` : ' (rows with an _id)'}`);
   if (dryRun.match) out.push(`  unchanged ${report.unchanged} (equal to their card: not sent)`);
   out.push(`  rejected ${report.rejected}`);
   for (const r of report.rejections) out.push(`    line ${r.line}: ${r.reason}`);

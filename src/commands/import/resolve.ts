@@ -1,13 +1,10 @@
 // The plan resolved against the input and the board: everything decided before the first POST (the file,
 // the schema, the mapping, the --match-on index). Any problem found here stops the run with nothing sent.
 import { createReadStream, existsSync, statSync } from 'node:fs';
-import type { ApiClient } from '../../api/types.js';
 import { type Context, isInteractive } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import { announceStdin, readTextFile } from '../../io/input.js';
 import { parseMapFile, resolveMapping, unmappedError } from '../../import/mapping.js';
-import { type KeyIndex, loadKeyIndex } from '../../import/match-index.js';
-import { createProgress, pagesText } from '../../io/progress.js';
 import { type FileScan, scanFile } from '../../import/scan.js';
 import { makeDecoder, readCsv } from '../../import/source.js';
 import { ndjsonKeys, readJsonArray, readNdjson } from '../../import/json-source.js';
@@ -15,6 +12,7 @@ import { type ImportPlan, isJsonInput, type PlanSource, sendsEmpty } from '../..
 import type { ResolvedImport } from '../../import/run.js';
 import { type ColumnMapping, type CsvItem, columnWords, type FieldType } from '../../import/types.js';
 import { importCommandLine } from './command-line.js';
+import { readKeyIndex } from './key-index.js';
 import { askMapping, inquirerPrompter, type Prompter, previewAndSave, terminalSafePrompter } from './interactive.js';
 
 /** What tests may replace: the prompter (a scripted one stands in for a terminal). */
@@ -101,26 +99,8 @@ export async function resolveImport(ctx: Context, plan: ImportPlan, deps: Import
   if (key.matchOn !== undefined && !sentFields(columns).includes(key.matchOn)) {
     throw new UsageError(`--match-on ${key.matchOn}: no column is sent as that field.`, { hint: `Fields sent: ${sentFields(columns).join(', ')}.` });
   }
-  const match = key.matchOn ? await readKeyIndex(ctx, api, plan.outputs.json, key.matchOn, sentFields(columns)) : undefined;
+  const found = key.matchOn ? await readKeyIndex(ctx, api, plan, key.matchOn, sentFields(columns)) : undefined;
   // Without rows read ahead for the preview, the reader itself: one async generator less per row.
   const items = buffered.length > 0 ? chain(buffered, reader) : { [Symbol.asyncIterator]: () => reader };
-  return { api, scan, headers, columns, match, items, sendEmpty };
-}
-
-/** Read the board for --match-on with progress on stderr (pages, cards): a large board takes a while. */
-async function readKeyIndex(ctx: Context, api: ApiClient, json: boolean, field: string, fields: string[]): Promise<KeyIndex> {
-  const progress = await createProgress(ctx, { silent: json });
-  progress.start(`Reading the board for --match-on ${field}…`);
-  let read = { pages: 0, cards: 0 };
-  try {
-    const index = await loadKeyIndex(api, field, fields, ctx.signal, (r) => {
-      read = r;
-      if (!json && !ctx.globals.quiet) progress.update(pagesText(r));
-    });
-    progress.succeed(pagesText(read).replace(/^Reading/, 'Read'));
-    return index;
-  } catch (err) {
-    progress.stop();
-    throw err;
-  }
+  return { api, scan, headers, columns, match: found?.index, mirror: found?.mirror, items, sendEmpty };
 }
