@@ -202,7 +202,8 @@ function prepareAll(db: Database) {
     lastPos: p('SELECT max(pos) FROM cards'),
     insertCard: p('INSERT INTO cards (_id, body, pos, pulled, missed, delivered_seq, updated_at) VALUES (?, ?, ?, ?, 0, ?, ?)'),
     pageCard: p('UPDATE cards SET body = ?, pos = ?, pulled = ?, missed = 0, updated_at = coalesce(?, updated_at) WHERE _id = ?'),
-    sighted: p('UPDATE cards SET pos = ?, pulled = ?, missed = 0 WHERE _id = ?'),
+    // A card a delivery or write touched has no misses (keep() cleared them): only its place and its sighting change.
+    sighted: p('UPDATE cards SET pos = ?, pulled = ? WHERE _id = ?'),
     confirmCard: p('UPDATE cards SET body = ?, pulled = ?, missed = 0, updated_at = coalesce(?, updated_at) WHERE _id = ?'),
     deliveredCard: p('UPDATE cards SET body = ?, delivered_seq = ?, missed = 0, updated_at = ? WHERE _id = ?'),
     deleteCard: p('DELETE FROM cards WHERE _id = ?'),
