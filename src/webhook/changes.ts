@@ -125,6 +125,48 @@ function isCommentShape(json: Json): boolean {
 }
 
 /**
+ * A delivery's body, parsed as every reader of deliveries parses it: 'unread' when larger than `maxBodyBytes`,
+ * 'not-json' when it is not JSON; a body whose decoded value may hold a secret (JSON escapes the raw-bytes
+ * scrub cannot see) has each secret replaced by `***`, keys included.
+ */
+export function parseBody(body: Buffer, maxBodyBytes: number, secrets: readonly string[]): { value: unknown } | 'unread' | 'not-json' {
+  if (body.length > maxBodyBytes) return 'unread';
+  let value: unknown;
+  try {
+    value = JSON.parse(body.toString('utf8'));
+  } catch {
+    return 'not-json';
+  }
+  return { value: mayShowSecret(body, secrets) ? redactValue(secrets, value) : value };
+}
+
+/** What a parsed body is, as read at the top of this file: the one reading of CardStates and of the mirror. */
+export type BodyReading =
+  | { kind: 'card'; cardId: string; card: Json; name?: string }
+  | { kind: 'deleted'; cardId?: string; name?: string }
+  | { kind: 'comment'; cardId?: string; name?: string; comment: { content?: string; author?: string } }
+  | { kind: 'other'; cardId?: string; name?: string };
+
+/** Read a parsed body (see the top of this file). */
+export function readBody(value: unknown): BodyReading {
+  if (!isObject(value)) return { kind: 'other' };
+  const { subject, name } = eventParts(value);
+  const cardId = ownString(subject, '_id') ?? firstString(subject, CARD_ID_KEYS) ?? firstString(value, CARD_ID_KEYS);
+  const named = name === undefined ? {} : { name };
+  const withId = cardId === undefined ? {} : { cardId };
+  if ((name !== undefined && DELETE_NAME.test(name)) || subject.deleted === true || subject.isDeleted === true) return { kind: 'deleted', ...withId, ...named };
+  const subjectId = ownString(subject, '_id');
+  if ((name !== undefined && COMMENT_NAME.test(name)) || (subjectId === undefined && isCommentShape(subject))) {
+    const content = ownString(subject, 'content');
+    const author = ownString(subject, 'userName') ?? ownString(subject, 'userId');
+    const comment = { ...(content === undefined ? {} : { content }), ...(author === undefined ? {} : { author }) };
+    return { kind: 'comment', ...withId, ...named, comment };
+  }
+  if (subjectId === undefined) return { kind: 'other', ...withId, ...named };
+  return { kind: 'card', cardId: subjectId, card: subject, ...named };
+}
+
+/**
  * The last delivered state of each card, by `_id`, in bounded memory (a Map kept in least-recently-seen
  * order), and each delivery turned into what it changed. One instance per stream of deliveries, fed in
  * their order: `webhook listen` (live and the record it resumes), `webhook replay --changed`, the inspector.
@@ -157,37 +199,44 @@ export class CardStates {
 
   /** What this body did, and remember the card's new state. */
   apply(body: Buffer): DeliveryChange {
-    if (body.length > this.maxBodyBytes) return { event: 'other', changes: [], unread: true };
-    let value: unknown;
-    try {
-      value = JSON.parse(body.toString('utf8'));
-    } catch {
-      return { event: 'other', changes: [] };
-    }
-    if (mayShowSecret(body, this.secrets)) value = redactValue(this.secrets, value);
-    return this.applyValue(value, body.length);
+    const parsed = parseBody(body, this.maxBodyBytes, this.secrets);
+    if (parsed === 'unread') return { event: 'other', changes: [], unread: true };
+    if (parsed === 'not-json') return { event: 'other', changes: [] };
+    return this.applyValue(parsed.value, body.length);
   }
 
   /** As apply, for a body already parsed; `bytes` is its size on the wire. */
   applyValue(value: unknown, bytes: number): DeliveryChange {
-    if (!isObject(value)) return { event: 'other', changes: [] };
-    const { subject, name } = eventParts(value);
-    const cardId = ownString(subject, '_id') ?? firstString(subject, CARD_ID_KEYS) ?? firstString(value, CARD_ID_KEYS);
-    const named = name === undefined ? {} : { name };
-    const withId = cardId === undefined ? {} : { cardId };
-    if ((name !== undefined && DELETE_NAME.test(name)) || subject.deleted === true || subject.isDeleted === true) {
-      if (cardId !== undefined) this.forget(cardId);
-      return { event: 'deleted', ...withId, ...named, changes: [] };
+    const read = readBody(value);
+    const named = read.name === undefined ? {} : { name: read.name };
+    const withId = read.cardId === undefined ? {} : { cardId: read.cardId };
+    switch (read.kind) {
+      case 'deleted':
+        if (read.cardId !== undefined) this.forget(read.cardId);
+        return { event: 'deleted', ...withId, ...named, changes: [] };
+      case 'comment':
+        return { event: 'comment', ...withId, ...named, changes: [], comment: read.comment };
+      case 'other':
+        return { event: 'other', ...withId, ...named, changes: [] };
+      case 'card':
+        return { ...this.diff(read.cardId, read.card, bytes), ...named };
     }
-    const subjectId = ownString(subject, '_id');
-    if ((name !== undefined && COMMENT_NAME.test(name)) || (subjectId === undefined && isCommentShape(subject))) {
-      const content = ownString(subject, 'content');
-      const author = ownString(subject, 'userName') ?? ownString(subject, 'userId');
-      const comment = { ...(content === undefined ? {} : { content }), ...(author === undefined ? {} : { author }) };
-      return { event: 'comment', ...withId, ...named, changes: [], comment };
-    }
-    if (subjectId === undefined) return { event: 'other', ...withId, ...named, changes: [] };
-    return { ...this.diff(subjectId, subject, bytes), ...named };
+  }
+
+  /**
+   * Remember `fields` as the card's last state, only if the card is not remembered already: what another
+   * source (the mirror) knew of it before this run's deliveries, so the next one is shown against it.
+   */
+  prime(cardId: string, fields: Readonly<Record<string, unknown>>): void {
+    if (this.cards.has(cardId)) return;
+    const state = fieldRecord();
+    for (const field of Object.keys(fields)) if (field !== '_id') state[field] = fields[field];
+    this.remember(cardId, { fields: state, bytes: Buffer.byteLength(JSON.stringify(state)) });
+  }
+
+  /** Whether the card's state is remembered. */
+  has(cardId: string): boolean {
+    return this.cards.has(cardId);
   }
 
   private diff(cardId: string, card: Json, bytes: number): DeliveryChange {

@@ -5,6 +5,7 @@ import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Clock } from '../clock.js';
+import { LISTENER_BEAT_MS, type MirrorStore } from '../mirror/types.js';
 import { CardboardError, UsageError } from '../errors.js';
 import type { FileLock } from '../file-lock.js';
 import { childStop, type Stopper, whenAborted } from '../interrupt.js';
@@ -16,7 +17,8 @@ import { readHistory } from './history.js';
 import { type InspectPlan, makeInspector, startInspector } from './inspector/open.js';
 import type { Inspector } from './inspector/server.js';
 import { type ConnectionLimits, reachesListener } from './limits.js';
-import { type DeliveryHook, Listener, type ListenerEvent, type ListenerStats, refusedTotal, SelfForwardError } from './listener.js';
+import { Listener, type ListenerEvent, type ListenerStats, refusedTotal, SelfForwardError } from './listener.js';
+import { type MirrorCounts, MirrorHook } from './mirror-hook.js';
 import { type OutageState, type OutageStep, OutageTracker } from './outage.js';
 import type { RecordFile } from './record-file.js';
 import { lockRecord, openRecord } from './record-open.js';
@@ -43,8 +45,8 @@ export interface ListenPlan {
   public?: PublicPlan;
   /** Report the outage every second while the forward target is down (a live line's clock). */
   ticks?: boolean;
-  /** Applied to each verified delivery before its 200. */
-  mirror?: DeliveryHook;
+  /** The board's mirror, opened at start: each verified delivery is applied to it before its 200 (MirrorHook). */
+  mirror?: { open(): MirrorStore };
 }
 
 /** What the engine reports. */
@@ -58,7 +60,7 @@ export type ListenEvent =
   | { type: 'outage'; state: OutageState }
   | { type: 'tunnel'; tunnel: TunnelEvent }
   /** The run is over: the server closed, the record file flushed and closed, the lock released, the spool removed if nothing waits in it. */
-  | { type: 'stopped'; stats: ListenerStats; pending: number | undefined; spool?: { path: string; kept: boolean } };
+  | { type: 'stopped'; stats: ListenerStats; pending: number | undefined; spool?: { path: string; kept: boolean }; mirror?: MirrorCounts & { location: string } };
 
 /** What a renderer may read between events. */
 export interface ListenView {
@@ -79,6 +81,8 @@ export interface ListenReady {
   resumed: number;
   /** Deliveries of a record file made without forwarding, which are not forwarded (replay sends them). */
   skipped: number;
+  /** Where the mirror fed by this listener is (MirrorStore.location). */
+  mirror?: string;
 }
 
 interface ListenEngineOptions {
@@ -98,11 +102,21 @@ export function refuseSelfForward(plan: Pick<ListenPlan, 'forward' | 'host' | 'p
   if (plan.forward && plan.port !== 0 && reachesListener(plan.forward.url, plan.host, plan.port)) throw selfForward(plan.forward.url, plan.port);
 }
 
+/** The listener's first beat in the mirror: a mirror that cannot be written is said so, naming it. */
+function firstBeat(store: MirrorStore, since: string): void {
+  try {
+    store.listenerBeat(since, since);
+  } catch (err) {
+    if (err instanceof CardboardError) throw err;
+    throw new CardboardError(`cannot write to the mirror ${store.location}: ${(err as Error).message}`, { hint: 'Check that the file and its folder are writable, or set CARDBOARD_MIRROR to another file.', cause: err });
+  }
+}
+
 /**
  * Runs `webhook listen`: start() opens everything and binds the port, run() serves until stopped, then
  * shuts down in order: the server (requests in flight finish, then the record file is flushed and closed)
- * and the tunnel's tool, then the inspector and the lock, and last the spool, removed only when nothing in
- * it waits to be forwarded.
+ * and the tunnel's tool, then the inspector, the mirror (the listener's beat ends) and the lock, and last the
+ * spool, removed only when nothing in it waits to be forwarded.
  */
 export class ListenEngine implements ListenView {
   private readonly states: CardStates;
@@ -111,6 +125,7 @@ export class ListenEngine implements ListenView {
   private inspector: Inspector | undefined;
   private lock: FileLock | undefined;
   private spool: string | undefined;
+  private mirror: { store: MirrorStore; hook: MirrorHook; since: string } | undefined;
 
   constructor(
     private readonly plan: ListenPlan,
@@ -142,6 +157,8 @@ export class ListenEngine implements ListenView {
     let record: RecordFile | undefined;
     try {
       record = recordPath === undefined ? undefined : openRecord(recordPath);
+      const store = plan.mirror?.open();
+      this.mirror = store && { store, hook: new MirrorHook(store, this.states, plan.secrets), since: new Date(clock.now()).toISOString() };
       const inspector = plan.inspect ? await this.makeInspector(plan.inspect) : undefined;
       this.inspector = inspector;
       // The cards' last states, from what the record file holds (a restarted listener goes on where it was);
@@ -157,17 +174,21 @@ export class ListenEngine implements ListenView {
         limits: plan.limits,
         record,
         forward: plan.forward,
-        mirror: plan.mirror,
+        mirror: this.mirror?.hook,
         clock,
         onEvent: (e) => this.onListenerEvent(e),
       });
       this.listener = listener;
+      // The first beat before the port is bound: a mirror that cannot be written ends the run before any delivery.
+      if (this.mirror) firstBeat(this.mirror.store, this.mirror.since);
       const ready = await this.bind(listener, inspector);
       inspector?.stats(listener.stats.delivered, refusedTotal(listener.stats));
-      return { ...ready, spool: this.spool, resumed: listener.forwarder?.resumed ?? 0, skipped: listener.forwarder?.skipped ?? 0 };
+      return { ...ready, spool: this.spool, resumed: listener.forwarder?.resumed ?? 0, skipped: listener.forwarder?.skipped ?? 0, mirror: this.mirror?.store.location };
     } catch (err) {
       await this.inspector?.stop();
       await record?.close();
+      this.closeMirror(true);
+      this.mirror = undefined;
       this.lock?.release();
       throw err;
     }
@@ -182,6 +203,7 @@ export class ListenEngine implements ListenView {
     const listener = this.started();
     const ticker = childStop();
     const ticks = this.plan.ticks && this.outages ? this.tick(ticker.signal) : undefined;
+    const beats = this.mirror ? this.beat(this.mirror, ticker.signal) : undefined;
     let failure: unknown;
     const tunnel = this.plan.public
       ? runTunnel(this.plan.public, {
@@ -203,7 +225,9 @@ export class ListenEngine implements ListenView {
     } finally {
       await this.inspector?.stop();
       ticker.abort('stopped');
-      await ticks;
+      await Promise.all([ticks, beats]);
+      // After the server closed and the record file was closed: no delivery is applied any more.
+      this.closeMirror();
       this.lock?.release();
     }
     const pending = listener.forwarder?.pending;
@@ -212,7 +236,8 @@ export class ListenEngine implements ListenView {
       rmSync(this.spool, { force: true });
       rmSync(cursorPath(this.spool), { force: true });
     }
-    this.emit({ type: 'stopped', stats: listener.stats, pending, spool: this.spool === undefined ? undefined : { path: this.spool, kept: pending !== 0 } });
+    const mirror = this.mirror && { location: this.mirror.store.location, ...this.mirror.hook.counts };
+    this.emit({ type: 'stopped', stats: listener.stats, pending, spool: this.spool === undefined ? undefined : { path: this.spool, kept: pending !== 0 }, mirror });
     if (failure !== undefined) throw failure;
   }
 
@@ -273,6 +298,38 @@ export class ListenEngine implements ListenView {
         this.emit(event);
     }
     if ((event.type === 'delivery' || event.type === 'rejected') && inspector) inspector.stats(this.stats.delivered, refusedTotal(this.stats));
+  }
+
+  /**
+   * The listener's sign of life in the mirror, every LISTENER_BEAT_MS: a mirror fed by a running listener is
+   * fresh. A beat that cannot be written is reported once; deliveries go on being applied (or refused).
+   */
+  private async beat(mirror: NonNullable<ListenEngine['mirror']>, signal: AbortSignal): Promise<void> {
+    let reported = false;
+    for (;;) {
+      await this.opts.clock.sleep(LISTENER_BEAT_MS, signal);
+      if (signal.aborted) return;
+      try {
+        mirror.store.listenerBeat(mirror.since, new Date(this.opts.clock.now()).toISOString());
+        reported = false;
+      } catch (err) {
+        if (!reported) this.emit({ type: 'error', message: `cannot write the listener's beat to the mirror: ${(err as Error).message}` });
+        reported = true;
+      }
+    }
+  }
+
+  /** The listener is gone from the mirror, which is closed; a failure is reported (unless `quiet`), the run still ends. */
+  private closeMirror(quiet = false): void {
+    const mirror = this.mirror;
+    if (!mirror) return;
+    try {
+      mirror.store.listenerGone(mirror.since);
+    } catch (err) {
+      if (!quiet) this.emit({ type: 'error', message: `cannot mark the listener gone in the mirror: ${(err as Error).message}` });
+    } finally {
+      mirror.store.close();
+    }
   }
 
   /** The outage's clock moves every second, not only at each try (up to 5 s apart). */

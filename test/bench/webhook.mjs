@@ -1,6 +1,6 @@
 // Webhook listener benchmark: deliveries a second and p99 time to the 200 with 32
-// concurrent senders, for `cardboard webhook listen --json` (verify only, then verify + --record) beside a
-// bare node:http server that answers 200, all in the same run on the same machine. The listener's stdout
+// concurrent senders, for `cardboard webhook listen --json` (verify only, then verify + --record, then verify
+// + --mirror, each delivery a card of its own) beside a bare node:http server that answers 200, all in the same run on the same machine. The listener's stdout
 // is piped into `cat`, as a user's `| jq` would read it. Also reports the server's CPU time per delivery
 // (Linux /proc; null elsewhere): steadier than the rate on a shared machine. Needs a build (npm run build).
 // With --ref PATH (another build's bin/cardboard.js) its listener is measured too, each configuration beside
@@ -56,14 +56,19 @@ async function stop(child) {
   await exited;
 }
 
-function cannon(url, duration) {
+// The same card with `[<id>]` as its id, which autocannon replaces by a new id in each request: every
+// delivery to the mirror is a card it did not hold (an insert, the costlier write), none merged into one row.
+const NEW_CARD_BODY = BODY.replace('65a1f0c2e4b0a1b2c3d4e5f6', '[<id>]');
+
+function cannon(url, duration, body = BODY) {
   return autocannon({
     url,
     method: 'POST',
     connections: 32,
     duration,
     headers: { 'content-type': 'application/json', 'x-signingKey': KEY },
-    body: BODY,
+    body,
+    idReplacement: body !== BODY,
   });
 }
 
@@ -76,12 +81,12 @@ function cpuMicros(pid) {
   return ((Number(fields[11]) + Number(fields[12])) * 1e6) / 100; // clock ticks of 10 ms (USER_HZ)
 }
 
-async function measure(name, args, env) {
+async function measure(name, args, env, body) {
   const { url, child } = await start(args, env);
   try {
-    await cannon(url, 1); // warm-up: JIT, connections
+    await cannon(url, 1, body); // warm-up: JIT, connections
     const before = cpuMicros(child.pid);
-    const r = await cannon(url, seconds);
+    const r = await cannon(url, seconds, body);
     const after = cpuMicros(child.pid);
     const cpuUsPerDelivery = before === undefined || after === undefined ? null : Math.round((after - before) / r.requests.total);
     return { name, deliveriesPerSec: Math.round(r.requests.average), p50Ms: r.latency.p50, p99Ms: r.latency.p99, cpuUsPerDelivery, total: r.requests.total, non2xx: r.non2xx, errors: r.errors + r.timeouts };
@@ -93,16 +98,19 @@ async function measure(name, args, env) {
 const dir = mkdtempSync(join(tmpdir(), 'cardboard-bench-'));
 const record = join(dir, 'bench.jsonl');
 const env = { CARDBOARD_SIGNING_KEY: KEY, CARDBOARD_CONFIG_DIR: dir };
+// --mirror needs a board; nothing is asked of its server (a port nothing listens on).
+const mirrorEnv = (file) => ({ ...env, CARDBOARD_BOARD: 'b-bench', CARDBOARD_BASE_URL: 'http://127.0.0.1:9', CARDBOARD_MIRROR: join(dir, file) });
 const targets = [
   ['bare node:http (200 only)', ['-e', BARE], {}],
   ['webhook listen (verify)', [BIN, 'webhook', 'listen', '--port', '0', '--json'], env],
   ...(REF_BIN ? [['ref webhook listen (verify)', [REF_BIN, 'webhook', 'listen', '--port', '0', '--json'], env]] : []),
   ['webhook listen --record', [BIN, 'webhook', 'listen', '--port', '0', '--json', '--record', record], env],
   ...(REF_BIN ? [['ref webhook listen --record', [REF_BIN, 'webhook', 'listen', '--port', '0', '--json', '--record', join(dir, 'ref.jsonl')], env]] : []),
+  ['webhook listen --mirror', [BIN, 'webhook', 'listen', '--port', '0', '--json', '--mirror'], mirrorEnv('bench.db'), NEW_CARD_BODY],
 ];
 if (reverse) targets.reverse();
 const rows = [];
-for (const [name, args, targetEnv] of targets) rows.push(await measure(name, args, targetEnv));
+for (const [name, args, targetEnv, body] of targets) rows.push(await measure(name, args, targetEnv, body));
 const recordBytes = statSync(record).size;
 rmSync(dir, { recursive: true, force: true });
 const meta = { node: process.version, connections: 32, seconds, bodyBytes: Buffer.byteLength(BODY), recordBytes };

@@ -119,6 +119,18 @@ describe('CardStates: what a delivery did to its card', () => {
   });
 });
 
+describe('CardStates.prime: a state known from elsewhere (the mirror)', () => {
+  it('is what the next delivery is compared against, only for a card not remembered already', () => {
+    const s = new CardStates();
+    s.prime('c1', { _id: 'c1', Name: 'Fix login', Status: 'Open' });
+    expect(s.apply(body({ _id: 'c1', Status: 'Done' }))).toEqual({ event: 'changed', cardId: 'c1', changes: [{ field: 'Status', before: 'Open', after: 'Done' }] });
+    // Remembered now: priming again with an older state changes nothing.
+    s.prime('c1', { _id: 'c1', Status: 'Open' });
+    expect(s.apply(body({ _id: 'c1', Status: 'Done' })).event).toBe('unchanged');
+    expect(s.get('c1')).toEqual({ Name: 'Fix login', Status: 'Done' });
+  });
+});
+
 describe('delivery lines and --json', () => {
   const states = new CardStates();
   const line = (v: unknown, seq = 1) => {

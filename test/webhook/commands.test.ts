@@ -29,14 +29,14 @@ describe('webhook listen parsing', () => {
   it('turns flags into plain options with the documented defaults', async () => {
     const { run, done } = parse((p, r) => webhookListenCommand(p, () => ctx, r), ['listen']);
     await done;
-    expect(run).toHaveBeenCalledWith(ctx, { port: 8787, host: '127.0.0.1', path: '/', signingKeyStdin: false, forwardTo: undefined, forwardTimeout: { ms: 30_000, text: '30s' }, record: undefined, json: false, maxBody: 1024 * 1024, maxConnections: 128, verify: true }, expect.anything());
+    expect(run).toHaveBeenCalledWith(ctx, { port: 8787, host: '127.0.0.1', path: '/', signingKeyStdin: false, forwardTo: undefined, forwardTimeout: { ms: 30_000, text: '30s' }, record: undefined, json: false, maxBody: 1024 * 1024, maxConnections: 128, verify: true, mirror: false }, expect.anything());
   });
 
   it('reads every flag', async () => {
-    const args = ['listen', '--port', '0', '--host', '0.0.0.0', '--path', '/hooks', '--signing-key-stdin', '--forward-to', 'http://localhost:3000/x', '--forward-timeout', '2m', '--record', 'r.jsonl', '--json', '--max-body', '64kb', '--max-connections', '16', '--no-verify'];
+    const args = ['listen', '--port', '0', '--host', '0.0.0.0', '--path', '/hooks', '--signing-key-stdin', '--forward-to', 'http://localhost:3000/x', '--forward-timeout', '2m', '--record', 'r.jsonl', '--json', '--max-body', '64kb', '--max-connections', '16', '--no-verify', '--mirror'];
     const { run, done } = parse((p, r) => webhookListenCommand(p, () => ctx, r), args);
     await done;
-    expect(run.mock.calls[0]![1]).toEqual({ port: 0, host: '0.0.0.0', path: '/hooks', signingKeyStdin: true, forwardTo: 'http://localhost:3000/x', forwardTimeout: { ms: 120_000, text: '2m' }, record: 'r.jsonl', json: true, maxBody: 65_536, maxConnections: 16, verify: false });
+    expect(run.mock.calls[0]![1]).toEqual({ port: 0, host: '0.0.0.0', path: '/hooks', signingKeyStdin: true, forwardTo: 'http://localhost:3000/x', forwardTimeout: { ms: 120_000, text: '2m' }, record: 'r.jsonl', json: true, maxBody: 65_536, maxConnections: 16, verify: false, mirror: true });
   });
 
   it('refuses a bad --forward-to before running', async () => {
@@ -123,6 +123,7 @@ describe('rendering and filters', () => {
     const failed = { ms: 1, body: Buffer.alloc(0), error: 'ECONNREFUSED' };
     expect(forwardLine({ type: 'forward', seq: 3, attempt: 2, answer: failed, ok: false, retryInMs: 400, pending: 5 })).toBe('  ↳ #3 forward (try 2): no answer (ECONNREFUSED) after 1.0 ms  → retry in 400 ms, 5 waiting');
     expect(summaryLine({ delivered: 4, rejected: { 403: 2, 404: 0, 405: 0, 413: 1, 500: 0 } }, 1)).toBe('stopped: 4 delivered, 3 refused (403: 2, 413: 1), 1 waiting to be forwarded');
+    expect(summaryLine({ delivered: 4, rejected: { 403: 0, 404: 0, 405: 0, 413: 0, 500: 1 } }, undefined, { applied: 3, unplaced: 1 })).toBe('stopped: 4 delivered, 1 refused (500: 1), 3 applied to the mirror, 1 unplaced (kept in it, no card changed)');
   });
 
   it('filters on exact, case-sensitive field names', () => {

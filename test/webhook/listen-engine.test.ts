@@ -1,6 +1,6 @@
 // The listen engine in process: the events it emits and the order of its shutdown (the server stops, then
-// the record or spool is closed, then the spool is removed only if nothing in it waits), the mirror hook
-// before the 200, a failed start that leaves the record file free, and the outage steps of forward tries.
+// the record or spool is closed, then the spool is removed only if nothing in it waits; the mirror's hook:
+// mirror-hook.test.ts), a failed start that leaves the record file free, and the outage steps of forward tries.
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
@@ -151,32 +151,6 @@ describe('the listen engine', () => {
     expect(stopped).toMatchObject({ pending: 1, spool: { path: ready.spool, kept: true }, stats: { delivered: 1 } });
     const lines = readFileSync(ready.spool!, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as { seq: number; bodyBase64: string });
     expect(lines.map((l) => [l.seq, Buffer.from(l.bodyBase64, 'base64').toString()])).toEqual([[1, body.toString()]]);
-  });
-
-  it('applies the mirror hook to each delivery after it is recorded and before its 200; a hook that throws gets 500', async () => {
-    const record = join(tempDir(), 'hooks.jsonl');
-    const seen: Array<{ seqs: number[]; recorded: number }> = [];
-    let fail = false;
-    const mirror = {
-      apply(deliveries: readonly { seq: number }[]) {
-        seen.push({ seqs: deliveries.map((d) => d.seq), recorded: readFileSync(record, 'utf8').split('\n').filter(Boolean).length });
-        if (fail) throw new Error('mirror disk full');
-      },
-    };
-    const r = recorder();
-    const engine = new ListenEngine(plan({ record, mirror }), { clock: realClock, onEvent: r.onEvent });
-    const ready = await engine.start();
-    const stop = childStop();
-    const run = engine.run(stop, new AbortController().signal);
-    expect(await post(ready.url, '{"_id":"m1"}', KEY)).toBe(200);
-    expect(seen).toEqual([{ seqs: [1], recorded: 1 }]);
-    fail = true;
-    // Not acknowledged: the service sends it again.
-    expect(await post(ready.url, '{"_id":"m2"}', KEY)).toBe(500);
-    expect(r.events).toContainEqual({ type: 'error', message: 'cannot apply to the mirror: mirror disk full' });
-    expect(r.events.filter((e) => e.type === 'delivery')).toHaveLength(1);
-    stop.abort('test');
-    await run;
   });
 
   it('a start that fails (the port is taken) closes the record file and frees its lock for the next listener', async () => {

@@ -110,6 +110,7 @@ export function listenScreen(ctx: Context, screen: ScreenOptions): ListenScreen 
       else if (screen.keySource) status.info(`Verifying x-signingKey with the key from ${screen.keySource}.`);
       if (screen.record) status.info(`Recording to ${screen.record}.`);
       else if (ready.spool) status.info(`Spooling deliveries for forwarding in ${ready.spool} (removed at exit once all are forwarded).`);
+      if (ready.mirror) status.info(`Applying each delivery to the mirror ${ready.mirror} before its 200.`);
       if (!screen.forwardTo) return;
       status.info(`Forwarding to ${screen.forwardTo} (timeout ${formatDuration(screen.forwardTimeout)}).`);
       if (ready.resumed > 0) status.info(resumedForwardText(ready.resumed));
@@ -143,7 +144,7 @@ export function listenScreen(ctx: Context, screen: ScreenOptions): ListenScreen 
         case 'stopped':
           live?.clear();
           stdout.flush();
-          status.info(summaryLine(event.stats, event.pending));
+          status.info(summaryLine(event.stats, event.pending, event.mirror));
           if (event.spool?.kept) status.warn(spoolKeptText(event.pending ?? 0, event.spool.path));
           return;
       }

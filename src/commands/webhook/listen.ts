@@ -12,6 +12,7 @@ import { findTool, type TunnelChoice } from '../../webhook/tunnel/public.js';
 import { TIMING_ENV, timingFromEnv } from '../../webhook/tunnel/tunnel.js';
 import { inspectPlan } from './inspect.js';
 import { KEY_TRANSPORT_HELP, loadSigningKey, noKeyHint, receivedSecrets, signingKeyStdinOption } from './key.js';
+import { listenMirror } from './listen-mirror.js';
 import { listenScreen } from './listen-render.js';
 import { checkPublicFlags, parseTunnel } from './tunnel-flags.js';
 
@@ -35,6 +36,8 @@ export interface WebhookListenOptions {
   publicUrl?: string;
   /** Open the local inspector page on these ports (--inspect). */
   inspect?: InspectPlan;
+  /** Apply each delivery to the selected board's mirror before its 200. */
+  mirror?: boolean;
 }
 
 /**
@@ -55,6 +58,7 @@ export function webhookListenCommand(parent: Command, ctx: ContextRef, run = run
     .option('--forward-to <url>', "re-send each delivery to your app, exact bytes and headers, in order, until it answers 2xx")
     .option('--forward-timeout <duration>', 'how long your app may take per forward, e.g. 30s or 2m', '30s')
     .option('--record <file.jsonl>', 'append every verified delivery to this file before answering 200')
+    .option('--mirror', "apply every verified delivery to the selected board's mirror (SQLite) before answering 200")
     .option('--json', 'print one JSON object per delivery (also when stdout is not a terminal)')
     .option('--max-body <size>', 'largest body accepted; bigger gets 413', '1mb')
     .option('--max-connections <n>', 'open connections at most; at the cap the oldest idle one is closed', '128')
@@ -68,7 +72,9 @@ into Card Sources and checked with a signed test delivery (never recorded or for
 again if it ends or stops forwarding. --verbose shows what it prints.
 
 Each delivery is shown as what it changed on its card, against the card's last delivery (the record file's
-at start): Status: Open → Done, new card, deleted, a comment; --json adds change, cardId and changes.
+at start, else the mirror's card with --mirror): Status: Open → Done, new card, deleted, a comment; --json
+adds change, cardId and changes. With --mirror a delivery the mirror cannot place (not a card, a delete or
+a comment) is kept in it and counted, and changes no card.
 
 Only POST is a delivery (else 405). Idle connections close after 10 s, a request must be in within 30 s
 (CARDBOARD_WEBHOOK_TIMEOUTS=idle=10s,headers=15s,request=30s). --forward-to the listener itself is refused.
@@ -103,6 +109,7 @@ Examples:
         tunnel,
         publicUrl,
         inspect: flags.inspect === undefined ? undefined : inspectPlan(flags.inspect as string | true),
+        mirror: flags.mirror === true,
       }, secrets());
     });
 }
@@ -114,6 +121,8 @@ export async function runWebhookListen(ctx: Context, opts: WebhookListenOptions,
   refuseSelfForward({ forward, host: opts.host, port: opts.port });
   const limits = { ...timeoutsFromEnv(ctx.env[TIMEOUTS_ENV]), maxConnections: opts.maxConnections };
   const timing = timingFromEnv(isPublic ? ctx.env[TIMING_ENV] : undefined);
+  // The board is settled before anything opens: --mirror with none is a usage error (exit 2).
+  const mirror = opts.mirror ? await listenMirror(ctx) : undefined;
   // Found before anything opens: a missing tool is a usage error (exit 2), with how to install it.
   const found = opts.tunnel ? await findTool(opts.tunnel, ctx.env) : undefined;
   const signing = await loadSigningKey(ctx, opts.signingKeyStdin, 'listen', keeper);
@@ -126,7 +135,7 @@ export async function runWebhookListen(ctx: Context, opts: WebhookListenOptions,
   const { host, port, path, maxBody, record } = opts;
   const engine = new ListenEngine(
     {
-      host, port, path, maxBody, record, limits, forward, secrets,
+      host, port, path, maxBody, record, limits, forward, secrets, mirror,
       key: opts.verify ? signing?.key : undefined,
       inspect: opts.inspect && { plan: opts.inspect, insecure: ctx.globals.insecure, replayTimeout: opts.forwardTimeout },
       public: isPublic ? { choice: opts.tunnel, found, publicUrl: opts.publicUrl, timing, env: ctx.env } : undefined,

@@ -141,10 +141,11 @@ export function rejectLine(e: Extract<ListenerEvent, { type: 'rejected' }>): str
 }
 
 /** The last status line: what was delivered, refused, and what still waits to be forwarded. */
-export function summaryLine(stats: ListenerStats, pending: number | undefined): string {
+export function summaryLine(stats: ListenerStats, pending: number | undefined, mirror?: { applied: number; unplaced: number }): string {
   const refused = Object.entries(stats.rejected).filter(([, n]) => n > 0);
   const parts = [`${stats.delivered} delivered`, `${refusedTotal(stats)} refused${refused.length ? ` (${refused.map(([s, n]) => `${s}: ${n}`).join(', ')})` : ''}`];
   if (pending !== undefined) parts.push(`${pending} waiting to be forwarded`);
+  if (mirror) parts.push(`${mirror.applied} applied to the mirror, ${mirror.unplaced} unplaced (kept in it, no card changed)`);
   return `stopped: ${parts.join(', ')}`;
 }
 

@@ -1,5 +1,5 @@
 // `webhook listen` with 32 concurrent senders beside a bare node:http server answering 200, with the signing key
-// checked, then with --record too. test/bench/webhook.mjs does one round (bare, listen, listen --record, and the
+// checked, then with --record too; and `listen --mirror` (each delivery a new card) beside `listen --record`. test/bench/webhook.mjs does one round (bare, listen, listen --record, and the
 // ref's listener beside each with --against; autocannon, 32 connections); this runs it several times, the order
 // of the targets reversed every other round, and keeps the median of each figure and of each round's ratio.
 import { fileURLToPath } from 'node:url';
@@ -9,6 +9,8 @@ import { figure, median, num, pairedRatio, ratioText, sig } from '../lib/stats.m
 const SCRIPT = fileURLToPath(new URL('../webhook.mjs', import.meta.url));
 const GOAL = 0.8;
 const P99_MS = 10;
+/** `listen --mirror` beside `listen --record`: deliveries a second. */
+const MIRROR_GOAL = 0.8;
 
 /** Run the webhook scenario. */
 export async function webhook({ quick, ref }) {
@@ -32,10 +34,11 @@ export async function webhook({ quick, ref }) {
   const bare = pick('bare');
   const listen = pick('webhook listen (verify)');
   const record = pick('webhook listen --record');
+  const mirror = pick('webhook listen --mirror');
   const refListen = ref ? pick('ref webhook listen (verify)') : undefined;
   const refRecord = ref ? pick('ref webhook listen --record') : undefined;
   const strip = ({ rates, cpu, ...m }) => ({ ...m, samples: rates, cpuSamples: cpu });
-  const data = { runs, secondsEach: seconds, connections: 32, bare: strip(bare), listen: strip(listen), record: strip(record), ref: ref && { label: ref.label, listen: strip(refListen), record: strip(refRecord) } };
+  const data = { runs, secondsEach: seconds, connections: 32, bare: strip(bare), listen: strip(listen), record: strip(record), mirror: strip(mirror), ref: ref && { label: ref.label, listen: strip(refListen), record: strip(refRecord) } };
   const text = (m) => `${figure(m.rates, 'deliveries/s')}, p99 ${num(m.p99)} ms${m.cpu ? `, ${figure(m.cpu, 'µs CPU/delivery')}` : ''}`;
   const row = (label, m, theirs) => {
     const ratio = pairedRatio(m.rates, bare.rates);
@@ -54,9 +57,19 @@ export async function webhook({ quick, ref }) {
     }
     return r;
   };
+  const mirrorRatio = pairedRatio(mirror.rates, record.rates);
+  const mirrorRow = {
+    scenario: '`webhook listen --json --mirror`, 32 senders, each delivery a new card',
+    cardboard: text(mirror),
+    beside: `\`listen --record\`: ${text(record)}`,
+    ratio: sig(mirrorRatio.median),
+    ratioText: ratioText(mirrorRatio),
+    goal: `≥ ${MIRROR_GOAL}× \`listen --record\``,
+    met: mirrorRatio.median >= MIRROR_GOAL,
+  };
   return {
     data,
-    rows: [row('`webhook listen --json`, 32 senders, key checked', listen, refListen), row('`webhook listen --json --record F`, 32 senders, key checked', record, refRecord)],
+    rows: [row('`webhook listen --json`, 32 senders, key checked', listen, refListen), row('`webhook listen --json --record F`, 32 senders, key checked', record, refRecord), mirrorRow],
     note: ref ? 'webhook: the ref in every round.' : undefined,
   };
 }

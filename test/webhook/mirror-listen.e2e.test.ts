@@ -1,0 +1,222 @@
+// `webhook listen --mirror` end to end: the built binary receives the emulator's own deliveries over HTTP
+// and keeps the board's mirror, read back here with Python's sqlite3 (a client other than cardboard's): the
+// cards as the server has them, a delete that removes one, an undocumented body kept and counted but
+// changing no card, no secret in the file, change lines against the mirror after a restart without a
+// record file, nothing acknowledged lost to kill -9, and a mirror that cannot be written answered 500 (the
+// emulator sends it again once it can).
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { request } from 'undici';
+import { afterEach, describe, expect, it } from 'vitest';
+import { runMain, tempDir } from '../helpers/cli.js';
+import { BOARD_ID, type RunningEmulator, SIGNING_KEY, startTestEmulator, TOKEN } from '../helpers/emulator.js';
+import { startOnPty } from '../helpers/pty.js';
+import { waitFor } from '../helpers/wait.js';
+import { post, type RunningListener, startListener } from './helpers.js';
+
+const cleanup: Array<() => Promise<unknown> | void> = [];
+afterEach(async () => {
+  for (const c of cleanup.splice(0).reverse()) await c();
+});
+
+type Row = Record<string, unknown>;
+
+/** The rows of each statement on the mirror, read with Python's sqlite3 (one process for them all). */
+function sqlEach(db: string, queries: string[]): Row[][] {
+  const script = `import json, sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+out = []
+for q in sys.argv[2:]:
+    cur = c.execute(q)
+    c.commit()
+    names = [d[0] for d in cur.description or []]
+    out.append([dict(zip(names, r)) for r in cur.fetchall()])
+print(json.dumps(out))`;
+  const r = spawnSync('python3', ['-c', script, db, ...queries], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`python3 sqlite3: ${r.stderr}`);
+  return JSON.parse(r.stdout) as Row[][];
+}
+
+function sql(db: string, query: string): Row[] {
+  return sqlEach(db, [query])[0]!;
+}
+
+function mirroredCards(db: string): Map<string, Row> {
+  return new Map(sql(db, 'SELECT _id, body FROM cards').map((r) => [r._id as string, JSON.parse(r.body as string) as Row]));
+}
+
+interface Setup {
+  emu: RunningEmulator;
+  db: string;
+  env: Record<string, string>;
+}
+
+async function setup(): Promise<Setup> {
+  const emu = await startTestEmulator();
+  cleanup.push(() => emu.close());
+  const db = join(tempDir(), 'board.db');
+  return { emu, db, env: { CARDBOARD_BASE_URL: emu.url, CARDBOARD_BOARD: BOARD_ID, CARDBOARD_TOKEN: TOKEN, CARDBOARD_SIGNING_KEY: SIGNING_KEY, CARDBOARD_MIRROR: db } };
+}
+
+async function listen(s: Setup, args: string[] = []): Promise<RunningListener> {
+  const l = await startListener(['--mirror', '--json', ...args], { env: s.env });
+  cleanup.push(() => l.stop('SIGKILL'));
+  s.emu.boards[BOARD_ID]!.webhookUrl = l.url;
+  return l;
+}
+
+async function putCard(s: Setup, fields: string[]): Promise<string> {
+  const r = await runMain(['card', 'put', ...fields, '--json'], { env: s.env });
+  expect(r.code, r.stderr).toBe(0);
+  return (JSON.parse(r.stdout) as { _id: string })._id;
+}
+
+/** Wait until the emulator has delivered every webhook it queued (each answered 200). */
+async function delivered(s: Setup, n: number): Promise<void> {
+  await waitFor(() => {
+    const w = s.emu.state()[BOARD_ID]!.webhooks;
+    return w.pending === 0 && w.delivered >= n;
+  }, { what: () => `${n} webhooks delivered: ${JSON.stringify(s.emu.state()[BOARD_ID]!.webhooks)}` });
+}
+
+function deliveryLines(l: RunningListener): Row[] {
+  return l.stdout().split('\n').filter(Boolean).map((line) => JSON.parse(line) as Row);
+}
+
+describe('webhook listen --mirror', () => {
+  it('keeps the cards as the server has them; a delete removes one; an undocumented body is kept and counted, changing no card', async () => {
+    const s = await setup();
+    const l = await listen(s);
+    await l.waitFor(new RegExp(`mirror ${s.db.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} before its 200`));
+    const a = await putCard(s, ['Name=Fix login', 'Status=Open']);
+    const b = await putCard(s, ['Name=Ship it', 'Status=Open', 'Owner=Bo']);
+    await putCard(s, ['--id', a, 'Status=Done', 'Owner=Ada']);
+    await putCard(s, ['Name=Third']);
+    await delivered(s, 4);
+    const server = new Map(s.emu.state()[BOARD_ID]!.cards.map((card) => [card._id, card as Row]));
+    expect(server.size).toBe(3);
+    expect(mirroredCards(s.db)).toEqual(server);
+    // A listener feeds the mirror: its sign of life is there while it runs.
+    expect(sql(s.db, 'SELECT count(*) AS n FROM listener')).toEqual([{ n: 1 }]);
+
+    expect(await post(l.url, JSON.stringify({ event: 'card.deleted', card: { _id: b } }), SIGNING_KEY)).toBe(200);
+    const upload = JSON.stringify({ event: 'file.uploaded', cardId: a, data: { fileName: 'a.png', Status: 'Gone' } });
+    expect(await post(l.url, upload, SIGNING_KEY)).toBe(200);
+    expect(await post(l.url, 'not json at all', SIGNING_KEY)).toBe(200);
+    // A delete that names no card: placed nowhere, never guessed.
+    expect(await post(l.url, JSON.stringify({ event: 'card.deleted', data: { Name: 'Third' } }), SIGNING_KEY)).toBe(200);
+    server.delete(b);
+    expect(mirroredCards(s.db)).toEqual(server);
+    const unplaced = sql(s.db, "SELECT name, card_id, body FROM deliveries WHERE kind = 'unplaced' ORDER BY seq");
+    expect(unplaced).toEqual([
+      { name: 'file.uploaded', card_id: a, body: upload },
+      { name: null, card_id: null, body: 'not json at all' },
+      { name: 'card.deleted', card_id: null, body: JSON.stringify({ event: 'card.deleted', data: { Name: 'Third' } }) },
+    ]);
+    const stopped = await l.stop('SIGINT');
+    expect(stopped.signal).toBe('SIGINT');
+    expect(stopped.stderr).toContain('stopped: 8 delivered, 0 refused, 5 applied to the mirror, 3 unplaced');
+    // Gone from the mirror once stopped.
+    expect(sql(s.db, 'SELECT * FROM listener')).toEqual([]);
+  });
+
+  it('holds neither the signing key nor the token, however a body spells them', async () => {
+    const s = await setup();
+    const l = await listen(s);
+    const escaped = (secret: string) => secret.replace('-', '\\u002d');
+    expect(await post(l.url, `{"_id":"s1","Note":"key ${SIGNING_KEY} token ${TOKEN}","Esc":"${escaped(SIGNING_KEY)}","${escaped(TOKEN)}":"x"}`, SIGNING_KEY)).toBe(200);
+    expect(await post(l.url, `{"hello":"${escaped(TOKEN)}","plain":"${SIGNING_KEY}"}`, SIGNING_KEY)).toBe(200);
+    expect(mirroredCards(s.db).get('s1')).toEqual({ _id: 's1', Note: 'key *** token ***', Esc: '***', '***': 'x' });
+    const everything = JSON.stringify(sqlEach(s.db, ['cards', 'deliveries', 'listener', 'meta', 'fields', 'pulls', 'tombstones'].map((t) => `SELECT * FROM ${t}`)));
+    expect(everything).toContain('***');
+    for (const secret of [SIGNING_KEY, TOKEN]) {
+      expect(everything).not.toContain(secret);
+      for (const file of [s.db, `${s.db}-wal`]) if (existsSync(file)) expect(readFileSync(file).includes(secret)).toBe(false);
+    }
+    await l.stop('SIGINT');
+    for (const secret of [SIGNING_KEY, TOKEN]) expect(readFileSync(s.db).includes(secret)).toBe(false);
+  });
+
+  it('a listener restarted with no record file shows each change against the mirror', async () => {
+    const s = await setup();
+    const first = await listen(s);
+    const id = await putCard(s, ['Name=Fix login', 'Status=Open']);
+    await delivered(s, 1);
+    expect((await first.stop('SIGINT')).signal).toBe('SIGINT');
+
+    // On a terminal, with no --record: the line compares against the mirror's card.
+    const pty = startOnPty(['webhook', 'listen', '--port', '0', '--mirror'], s.env, { cols: 160 });
+    cleanup.push(async () => {
+      pty.type('\u0003');
+      await pty.exit;
+    });
+    s.emu.boards[BOARD_ID]!.webhookUrl = (await pty.waitFor(/Listening on (\S+)/))[1]!;
+    await putCard(s, ['--id', id, 'Status=Done']);
+    await pty.waitFor(/#1 {2}POST \/ {2}card /);
+    expect(pty.raw().replace(/\r/g, '')).toMatch(new RegExp(`#1  POST /  card ${id}  Status: Open → Done  \\d+ B\\n`));
+    pty.type('\u0003');
+    expect(await pty.ended).toEqual({ code: null, signal: 'SIGINT' });
+  });
+
+  it('loses no acknowledged delivery to kill -9 in a burst, and the emulator sends again what was not acknowledged', async () => {
+    const s = await setup();
+    const l = await listen(s);
+    const acked: string[] = [];
+    const unanswered: string[] = [];
+    let next = 0;
+    const TOTAL = 2000;
+    // 16 senders, one delivery at a time each; kill -9 lands after the 300th acknowledgement.
+    const sender = async () => {
+      while (next < TOTAL) {
+        const id = `k${next++}`;
+        try {
+          const res = await request(l.url, { method: 'POST', body: JSON.stringify({ _id: id, N: id }), headers: { 'content-type': 'application/json', 'x-signingKey': SIGNING_KEY } });
+          await res.body.dump();
+          if (res.statusCode === 200) acked.push(id);
+          else unanswered.push(id);
+        } catch {
+          unanswered.push(id);
+        }
+        if (acked.length === 300) l.child.kill('SIGKILL');
+      }
+    };
+    await Promise.all(Array.from({ length: 16 }, sender));
+    expect((await l.stop()).signal).toBe('SIGKILL');
+    expect(unanswered.length).toBeGreaterThan(0);
+    const kept = mirroredCards(s.db);
+    expect(acked.filter((id) => !kept.has(id))).toEqual([]);
+    expect(acked.length).toBeGreaterThanOrEqual(300);
+
+    // A card changed while no listener runs: the emulator tries, fails, and tries again until one answers.
+    const late = await putCard(s, ['Name=While down']);
+    await waitFor(() => s.emu.state()[BOARD_ID]!.webhooks.attempts >= 2, { what: 'the emulator to retry' });
+    await listen(s);
+    await delivered(s, 1);
+    expect(mirroredCards(s.db).get(late)).toEqual({ _id: late, Name: 'While down' });
+  });
+
+  it('answers 500, not 200, while the mirror cannot be written, and applies the delivery when the emulator sends it again', async () => {
+    const s = await setup();
+    const l = await listen(s);
+    // The store's write fails: every insert into its deliveries log is refused.
+    sql(s.db, "CREATE TRIGGER refuse BEFORE INSERT ON deliveries BEGIN SELECT RAISE(ABORT, 'refused by the test'); END");
+    expect(await post(l.url, '{"_id":"x1","Status":"Open"}', SIGNING_KEY)).toBe(500);
+    await l.waitFor(/cannot apply to the mirror: .*refused by the test/);
+    expect(mirroredCards(s.db).has('x1')).toBe(false);
+    const id = await putCard(s, ['Name=Retried', 'Status=Open']);
+    await waitFor(() => s.emu.state()[BOARD_ID]!.webhooks.attempts >= 3, { what: 'the emulator to be answered 500 and retry' });
+    expect(s.emu.state()[BOARD_ID]!.webhooks.delivered).toBe(0);
+    sql(s.db, 'DROP TRIGGER refuse');
+    await delivered(s, 1);
+    expect(mirroredCards(s.db).get(id)).toEqual({ _id: id, Name: 'Retried', Status: 'Open' });
+    expect(deliveryLines(l).map((d) => d.cardId)).toEqual([id]);
+  });
+
+  it('refuses --mirror without a board (exit 2), before listening', async () => {
+    const r = await runMain(['webhook', 'listen', '--port', '0', '--mirror'], { env: { CARDBOARD_SIGNING_KEY: SIGNING_KEY } });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/--mirror needs a board: no board selected/);
+    expect(r.stderr).not.toContain('Listening on');
+  });
+});
