@@ -50,14 +50,14 @@ describe('mirror pull against the emulator (spawned CLI, real HTTP)', () => {
     const before = pageReads(emu);
     emu.setFaults(undefined);
     emu.resetRequests();
-    const next = await runCli(['mirror', 'pull'], { env });
+    const next = await runCli(['mirror', 'pull', '--json'], { env });
     expect(next.code, next.stderr).toBe(0);
     expect(next.stderr).toMatch(/Resuming pull #1 begun \S+ at page (\d+) \(\d+ pages, \d+ cards saved before it stopped\)\./);
     const resumedAt = Number(/at page (\d+)/.exec(next.stderr)![1]);
     expect(resumedAt).toBeGreaterThanOrEqual(before - 2);
     // 40 pages and the empty one in all: this run reads only those from where the first stopped.
     expect(pageReads(emu)).toBe(41 - resumedAt);
-    expect(next.stderr).toContain(`(resumed at page ${resumedAt})`);
+    expect(JSON.parse(next.stdout)).toMatchObject({ pull: 1, resumedAt: { page: resumedAt, startedAt: expect.any(String) }, pages: 40 - resumedAt });
     expect(mirrorCards(file)).toEqual(serverCards(emu));
   });
 

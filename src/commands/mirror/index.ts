@@ -9,8 +9,7 @@ The mirror is a SQLite file per board (CARDBOARD_MIRROR sets its path) that othe
 the sqlite3 shell, Python, Datasette. See docs/mirror.md.
 
 Examples:
-  $ cardboard mirror pull
-  $ cardboard mirror status
+  $ cardboard mirror pull && cardboard mirror status
   $ cardboard mirror pull --every 5m`;
 
 /** Register `mirror` with its verbs pull and status. */

@@ -43,7 +43,7 @@ Examples:
 export function mirrorPullCommand(parent: Command, ctx: ContextRef, run = runMirrorPull): Command {
   return parent
     .command('pull')
-    .description("Read every page of the board into its mirror; --every: again and again, printing each change")
+    .description('Read every page of the board into its mirror; --every: again and again')
     .option('--every <duration>', `pull again this long after each pull ends, until Ctrl-C (at least ${formatDuration(MIN_EVERY_MS)})`)
     .option('--json', 'print the summary (with --every: each change) as JSON')
     .addHelpText('after', EXAMPLES)

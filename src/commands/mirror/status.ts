@@ -18,8 +18,8 @@ and how fresh it is. Makes no request to the service. A board never pulled: exit
 that makes its mirror.
 
 Examples:
-  $ cardboard mirror status
-  $ cardboard mirror status --json | jq .freshness`;
+  $ cardboard mirror pull && cardboard mirror status
+  $ cardboard mirror pull --quiet && cardboard mirror status --json | jq .freshness`;
 
 /** Define `mirror status` under `parent`; `run` is replaceable so parse tests can spy on the options. */
 export function mirrorStatusCommand(parent: Command, ctx: ContextRef, run = runMirrorStatus): Command {
