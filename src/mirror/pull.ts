@@ -103,9 +103,19 @@ export async function pullMirror(api: Api, store: MirrorStore, opts: PullOptions
     onPage: (r) => (read = r),
   });
   let index = 0;
-  for await (const cards of pages) {
+  // One page read ahead: the next page is asked for before this one is saved, so a page's transaction (and
+  // its fsync) overlaps the next request instead of adding to it. The walk checks the next page against
+  // the store only once it has arrived, after this page was saved (savePage is synchronous).
+  const walk = pages[Symbol.asyncIterator]();
+  let next = walk.next();
+  for (;;) {
+    const step = await next;
+    if (step.done) break;
+    next = walk.next();
+    // Awaited above on the next turn; marked handled so a failure while this page is saved is not unhandled.
+    next.catch(() => {});
     const page = start + index++;
-    const changes = store.savePage(cursor, page, cards);
+    const changes = store.savePage(cursor, page, step.value);
     tally(changes, count);
     requests++;
     emit({ type: 'page', page, read: { ...read, page }, changes });

@@ -16,13 +16,14 @@ import { importSpeed } from './scenarios/import-speed.mjs';
 import { list } from './scenarios/list.mjs';
 import { matchMemory } from './scenarios/match-memory.mjs';
 import { memory } from './scenarios/memory.mjs';
+import { mirrorPull } from './scenarios/mirror-pull.mjs';
 import { resync } from './scenarios/resync.mjs';
 import { soak } from './scenarios/soak.mjs';
 import { startup } from './scenarios/startup.mjs';
 import { webhook } from './scenarios/webhook.mjs';
 import { webhookMemory } from './scenarios/webhook-memory.mjs';
 
-const SCENARIOS = { startup, 'import-speed': importSpeed, 'import-limit': importLimit, memory, list, webhook, 'webhook-memory': webhookMemory, resync, 'match-memory': matchMemory, soak };
+const SCENARIOS = { startup, 'import-speed': importSpeed, 'import-limit': importLimit, memory, list, webhook, 'webhook-memory': webhookMemory, resync, 'match-memory': matchMemory, soak, 'mirror-pull': mirrorPull };
 const JSON_PATH = fileURLToPath(new URL('./results.json', import.meta.url));
 const MD_PATH = fileURLToPath(new URL('./results.md', import.meta.url));
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));

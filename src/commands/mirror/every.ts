@@ -56,7 +56,8 @@ export async function pullEveryScreen(ctx: Context, api: ApiClient, store: Mirro
       try {
         return await pullMirror(api, store, { signal: ctx.signal, clock: ctx.clock, onEvent });
       } catch (err) {
-        throw pullFailure(ctx, store, err);
+        // Stopped by the user: where the next pull resumes. Any other failure is told by onFailure.
+        throw ctx.signal.aborted ? pullFailure(ctx, store, err) : err;
       }
     },
     {
@@ -72,7 +73,7 @@ export async function pullEveryScreen(ctx: Context, api: ApiClient, store: Mirro
       },
       onFailure: (err) => {
         if (!passing(err)) return false;
-        status.warn(`${err.message} Trying again in ${formatDuration(every)}.`);
+        status.warn(`${err.message} The pull goes on where it stopped in ${formatDuration(every)}.`);
         return true;
       },
     },
