@@ -1,11 +1,11 @@
 // Where a board's mirror lives, and opening it: for writing (a pull, a listener, an import), or read-only (a
 // query). The storage is reached only through these and the interfaces of types.ts.
 import { createHash } from 'node:crypto';
-import { closeSync, existsSync } from 'node:fs';
+import { closeSync, existsSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { cacheDir } from '../config/dirs.js';
 import { UsageError } from '../errors.js';
-import { errnoCode } from '../fs-errors.js';
+import { errnoCode, fileError } from '../fs-errors.js';
 import { createPrivateFile, makePrivateDir } from '../private-file.js';
 import { notFilled, SqliteMirror } from './sqlite-store.js';
 import { SqliteReader } from './reader.js';
@@ -52,14 +52,29 @@ function createFile(location: string): void {
  */
 export function openMirror(env: Env, board: MirrorBoard, options: { create: boolean }): MirrorStore {
   const location = mirrorLocation(env, board);
-  if (options.create) createFile(location);
-  else if (!existsSync(location)) throw notFilled(location);
+  findFile(location, options.create);
   return SqliteMirror.open(location, board, location, options.create);
 }
 
 /** Open the mirror of `board` read-only, for queries; absent, it is the error openMirror gives without `create`. */
 export function openMirrorReader(env: Env, board: MirrorBoard): MirrorReader {
   const location = mirrorLocation(env, board);
-  if (!existsSync(location)) throw notFilled(location);
+  findFile(location, false);
   return SqliteReader.open(location, board);
+}
+
+/**
+ * Check the mirror's file before SQLite opens it: made owner-only when `create`, else there (or notFilled).
+ * A directory, or a path the system refuses, is a UsageError naming it.
+ */
+function findFile(location: string, create: boolean): void {
+  try {
+    if (statSync(location, { throwIfNoEntry: false })?.isDirectory()) {
+      throw new UsageError(`CARDBOARD_MIRROR ${location} is a directory: give a file path, such as ${join(location, 'board.db')}.`);
+    }
+    if (create) createFile(location);
+    else if (!existsSync(location)) throw notFilled(location);
+  } catch (err) {
+    throw fileError(err, { action: 'open the mirror', path: location, hint: 'Set CARDBOARD_MIRROR to a file path in a writable directory, or unset it.' });
+  }
 }

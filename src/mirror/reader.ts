@@ -71,7 +71,6 @@ export class SqliteReader implements MirrorReader {
     const db = openDatabase(`${pathToFileURL(location).href}?mode=ro`, location);
     try {
       if (checkMirror(db, board, location) === 0) throw notFilled(location);
-      db.exec('PRAGMA query_only = 1');
       return new SqliteReader(db, location);
     } catch (err) {
       db.close();
@@ -89,6 +88,9 @@ export class SqliteReader implements MirrorReader {
     } catch (err) {
       throw new UsageError(`query: ${firstLine(err)}`, { hint: 'The tables are cards, card_fields, fields, pulls and deliveries.' });
     }
+    // The connection is made query_only here, after the prepare and before anything runs: SQLite applies a
+    // flag PRAGMA (`PRAGMA query_only = 0`) as it prepares it.
+    this.db.exec('PRAGMA query_only = 1');
     if (!stmt.reader) throw new UsageError(`query is read-only: ${verbOf(sql)} statements are refused; nothing was run.`);
     stmt.raw(true);
     return { columns: stmt.columns().map((c) => c.name), rows: rowsOf(stmt) };

@@ -97,15 +97,20 @@ export function loadLibsql(): typeof Libsql {
 /** Open `path` with libsql, turning the errors of a path that holds no SQLite into the user's terms. */
 export function openDatabase(path: string, location: string): Database {
   const Database = loadLibsql();
+  let db: Database;
   try {
-    const db = new Database(path, { timeout: BUSY_TIMEOUT_MS });
-    // The first read tells a file that is not SQLite (libsql opens lazily).
+    db = new Database(path, { timeout: BUSY_TIMEOUT_MS });
+  } catch (err) {
+    // libsql says only "Unable to open connection … : 14" (SQLITE_CANTOPEN), with no code.
+    throw new CardboardError(`Cannot open the mirror ${location}.`, { hint: 'Check that it is a file you can read and write, or point CARDBOARD_MIRROR elsewhere.', cause: err });
+  }
+  try {
+    // The first read tells a file that is not SQLite.
     db.prepare('SELECT count(*) FROM sqlite_master').raw().get();
     return db;
   } catch (err) {
-    const code = sqliteCode(err);
-    if (code === 'SQLITE_NOTADB') throw new UsageError(`${location} is not a SQLite file, so it cannot hold a mirror; nothing was changed.`, { hint: 'Point CARDBOARD_MIRROR at another file, or unset it.' });
-    if (code === 'SQLITE_CANTOPEN') throw new CardboardError(`Cannot open the mirror ${location}.`, { hint: 'Check that its directory exists and is writable, or point CARDBOARD_MIRROR elsewhere.', cause: err });
+    db.close();
+    if (sqliteCode(err) === 'SQLITE_NOTADB') throw new UsageError(`${location} is not a SQLite file, so it cannot hold a mirror; nothing was changed.`, { hint: 'Point CARDBOARD_MIRROR at another file, or unset it.' });
     throw err;
   }
 }
@@ -202,7 +207,8 @@ function prepareAll(db: Database) {
     lastPos: p('SELECT max(pos) FROM cards'),
     insertCard: p('INSERT INTO cards (_id, body, pos, pulled, missed, delivered_seq, updated_at) VALUES (?, ?, ?, ?, 0, ?, ?)'),
     pageCard: p('UPDATE cards SET body = ?, pos = ?, pulled = ?, missed = 0, updated_at = coalesce(?, updated_at) WHERE _id = ?'),
-    sighted: p('UPDATE cards SET pos = ?, pulled = ?, missed = 0 WHERE _id = ?'),
+    // A card a delivery or write touched has no misses (keep() cleared them): only its place and its sighting change.
+    sighted: p('UPDATE cards SET pos = ?, pulled = ? WHERE _id = ?'),
     confirmCard: p('UPDATE cards SET body = ?, pulled = ?, missed = 0, updated_at = coalesce(?, updated_at) WHERE _id = ?'),
     deliveredCard: p('UPDATE cards SET body = ?, delivered_seq = ?, missed = 0, updated_at = ? WHERE _id = ?'),
     deleteCard: p('DELETE FROM cards WHERE _id = ?'),
@@ -225,6 +231,8 @@ function prepareAll(db: Database) {
     clearFields: p('DELETE FROM fields'),
     addField: p('INSERT INTO fields (pos, name, body) VALUES (?, ?, ?)'),
     beat: p('INSERT INTO listener (since, beat_at) VALUES (?, ?) ON CONFLICT (since) DO UPDATE SET beat_at = excluded.beat_at'),
+    // A listener killed before it could say it stopped: forgotten once silent for a day.
+    forgetListeners: p('DELETE FROM listener WHERE julianday(beat_at) < julianday(?) - 1'),
     gone: p('DELETE FROM listener WHERE since = ?'),
     // The listener that has fed the mirror longest among those alive as late as the latest beat.
     listener: p('SELECT since, beat_at FROM listener WHERE julianday(beat_at) >= (SELECT max(julianday(beat_at)) FROM listener) - ? ORDER BY since LIMIT 1'),
@@ -321,6 +329,8 @@ export class SqliteMirror implements MirrorStore {
   }
 
   *cards(): Iterable<Card> {
+    // libsql walks each iterate() with rows of its own: walks one inside another, or one left unfinished,
+    // share the statement safely.
     for (const row of this.s.all.iterate() as Iterable<[string]>) yield JSON.parse(row[0]) as Card;
   }
 
@@ -464,7 +474,10 @@ export class SqliteMirror implements MirrorStore {
   }
 
   listenerBeat(since: string, now: string): void {
-    this.write(() => this.s.beat.run(since, now));
+    this.write(() => {
+      this.s.beat.run(since, now);
+      this.s.forgetListeners.run(now);
+    });
   }
 
   listenerGone(since: string): void {

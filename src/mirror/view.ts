@@ -31,20 +31,18 @@ export function quoteText(text: string): string {
   return text
     .split('\0')
     .map((part) => `'${part.replace(/'/g, "''")}'`)
-    .join(" || char(0) || '");
+    .join(' || char(0) || ');
 }
 
 /**
- * A key that a JSON path `$."key"` finds in a body written by JSON.stringify, with every SQLite from 3.38
- * (the first with `->>`) on: SQLite before 3.45 compares the path's key with the key's JSON text as
- * written, and no version reads a `"` inside a quoted path key, so a key with a quote, a backslash or a
- * character JSON.stringify escapes (controls, lone surrogate halves) is looked up by json_each instead.
+ * The SQL of the value of `key` in the card body of the row (`cards.body`, written by JSON.stringify), as
+ * json_extract returns it, in every SQLite from 3.38 (the first with `->>`) on. A path `$."key"` holds the
+ * key as JSON spells it (JSON.stringify's escapes, `\\`, `\n`, `\u0000`): SQLite before 3.45 compares a
+ * path's key with the key's JSON text byte for byte, and later ones compare both unescaped. No version reads
+ * a `"` inside a quoted path key, so a key with one is looked up by json_each, whose `key` is unescaped.
  */
-const PATH_SAFE_KEY = /^(?:[^"\\\u0000-\u001f\ud800-\udfff]|[\ud800-\udbff][\udc00-\udfff])*$/;
-
-/** The SQL of the value of `key` in the card body of the row (`cards.body`), as json_extract returns it. */
 export function fieldValue(key: string): string {
-  if (PATH_SAFE_KEY.test(key)) return `json_extract(cards.body, ${quoteText(`$."${key}"`)})`;
+  if (!key.includes('"')) return `json_extract(cards.body, ${quoteText(`$."${JSON.stringify(key).slice(1, -1)}"`)})`;
   return `(SELECT value FROM json_each(cards.body) WHERE key = ${quoteText(key)})`;
 }
 

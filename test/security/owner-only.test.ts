@@ -13,6 +13,7 @@ import { type Prompter, previewAndSave } from '../../src/commands/import/interac
 import { FileLock } from '../../src/file-lock.js';
 import { defaultJournalPath, Journal } from '../../src/import/journal.js';
 import type { ColumnMapping } from '../../src/import/types.js';
+import { mirrorLocation, openMirror } from '../../src/mirror/open.js';
 import { durationOf } from '../../src/units.js';
 import { cursorPath, Forwarder } from '../../src/webhook/forwarder.js';
 import { RecordFile } from '../../src/webhook/record-file.js';
@@ -134,6 +135,22 @@ describe('every writer creates owner-only files and directories, whatever the um
     writeFileSync(join(dir, 'shared.map.json'), '{}', { mode: 0o644 });
     await save(join(dir, 'shared.map.json'));
     expect(mode(join(dir, 'shared.map.json'))).toBe('644');
+  });
+
+  it.each(MASKS)('a board mirror 0600, with the -wal and -shm files SQLite makes beside it, in a 0700 directory (umask %s)', async (_, mask) => {
+    const env = { CARDBOARD_CACHE_DIR: join(tempDir(), 'cache') };
+    const board = { baseUrl: 'http://h.example', server: 'h.example:80', id: 'b' };
+    const store = await withUmask(mask, () => {
+      const opened = openMirror(env, board, { create: true });
+      opened.applyDeliveries([{ kind: 'comment', receivedAt: '2030-01-01T00:00:00.000Z' }]);
+      return opened;
+    });
+    try {
+      const file = mirrorLocation(env, board);
+      expect([mode(file), mode(`${file}-wal`), mode(`${file}-shm`), mode(join(file, '..'))]).toEqual(['600', '600', '600', '700']);
+    } finally {
+      store.close();
+    }
   });
 
   it.each(MASKS)("the forwarder's log of forwarded deliveries 0600 (umask %s)", async (_, mask) => {

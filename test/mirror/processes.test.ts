@@ -1,0 +1,76 @@
+// The mirror shared by processes, as a listener and a pull share it: child processes running the built store
+// (dist/) write at once and all succeed, and a child killed with SIGKILL loses no write it acknowledged.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { openMirror } from '../../src/mirror/open.js';
+import { tempDir } from '../helpers/cli.js';
+import { until } from '../import/helpers.js';
+import { BOARD, mirrorEnv } from './helpers.js';
+
+const OPEN = pathToFileURL(fileURLToPath(new URL('../../dist/mirror/open.js', import.meta.url))).href;
+
+/** A child node process running `body` (an ES module with `openMirror`, `env` and `board` in scope), its stdout collected. */
+function child(body: string, env: Record<string, string>): { proc: ChildProcess; out: () => string; exit: Promise<number | null> } {
+  const script = join(tempDir('cardboard-mirror-child-'), 'child.mjs');
+  writeFileSync(script, `import { openMirror } from ${JSON.stringify(OPEN)};\nconst env = ${JSON.stringify(env)};\nconst board = ${JSON.stringify(BOARD)};\n${body}\n`);
+  const proc = spawn(process.execPath, [script], { stdio: ['pipe', 'pipe', 'inherit'] });
+  onTestFinished(() => void proc.kill('SIGKILL'));
+  let out = '';
+  proc.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  const exit = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
+  return { proc, out: () => out, exit };
+}
+
+describe('a mirror shared by processes', () => {
+  it('two processes writing at once both succeed: each write waits for the other instead of failing', async () => {
+    const env = mirrorEnv();
+    const writer = (name: string) =>
+      child(
+        `const store = openMirror(env, board, { create: true });
+         process.stdout.write('ready\\n');
+         process.stdin.once('data', () => {
+           for (let i = 0; i < 300; i++) {
+             if (i % 2) store.applyWrites([{ _id: '${name}' + i, n: i }], 't');
+             else store.applyDeliveries([{ kind: 'card', receivedAt: 't', card: { _id: '${name}' + i, n: i } }]);
+           }
+           store.close();
+         });`,
+        env,
+      );
+    const a = writer('a');
+    const b = writer('b');
+    await until(() => a.out() === 'ready\n' && b.out() === 'ready\n', 'both writers to open the mirror');
+    a.proc.stdin!.end('go\n');
+    b.proc.stdin!.end('go\n');
+    expect(await Promise.all([a.exit, b.exit])).toEqual([0, 0]);
+    const store = openMirror(env, BOARD, { create: false });
+    onTestFinished(() => store.close());
+    expect(store.count()).toBe(600);
+    expect(store.status().deliveries.applied).toBe(300);
+  });
+
+  it.each([40, 137])('a process killed with SIGKILL after acknowledging %i deliveries loses none of them', async (acks) => {
+    const env = mirrorEnv();
+    const listener = child(
+      `const store = openMirror(env, board, { create: true });
+       for (let i = 1; ; i++) {
+         store.applyDeliveries([{ kind: 'card', receivedAt: 't', card: { _id: 'c' + i, Status: 'Open', n: i } }]);
+         process.stdout.write(i + '\\n');
+       }`,
+      env,
+    );
+    const acknowledged = () => listener.out().split('\n').filter((l) => l !== '').map(Number);
+    await until(() => acknowledged().length >= acks, `${acks} acknowledged deliveries`);
+    listener.proc.kill('SIGKILL');
+    await listener.exit;
+    const store = openMirror(env, BOARD, { create: false });
+    onTestFinished(() => store.close());
+    const acked = acknowledged();
+    expect(acked.length).toBeGreaterThanOrEqual(acks);
+    expect(acked.filter((i) => store.card(`c${i}`)?.n !== i)).toEqual([]);
+    expect(store.status().deliveries.applied).toBeGreaterThanOrEqual(acked.length);
+  });
+});
