@@ -38,6 +38,7 @@ const LOADERS: { [name in NounName]: () => Promise<NounModule> } = {
   comment: () => import('./commands/comment/index.js'),
   import: () => import('./commands/import/index.js'),
   webhook: () => import('./commands/webhook/index.js'),
+  mirror: () => import('./commands/mirror/index.js'),
   query: () => import('./commands/query/index.js'),
   api: () => import('./commands/api/index.js'),
   emulator: () => import('./commands/emulator/index.js'),

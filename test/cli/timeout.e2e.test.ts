@@ -55,6 +55,9 @@ function invocations(): Record<string, { args: string[]; code: number; input?: s
     'webhook listen': { args: ['webhook', 'listen', '--port', '0'], code: 4 }, // no signing key: refuses to start
     'webhook replay': { args: ['webhook', 'replay', join(dir, 'missing.jsonl'), '--to', `${emu.url}/hook`], code: 2 },
     'webhook send': { args: ['webhook', 'send', '--to', `${emu.url}/hook`, '--card', cardId], env: { CARDBOARD_SIGNING_KEY: SIGNING_KEY }, code: 1 }, // answered 404
+    // The mirror of this run's own file: a pull (requests), and the status of a mirror never made (exit 1, none sent).
+    'mirror pull': { args: ['mirror', 'pull'], env: { CARDBOARD_MIRROR: join(dir, 'mirror.db') }, code: 0 },
+    'mirror status': { args: ['mirror', 'status'], env: { CARDBOARD_MIRROR: join(dir, 'no-mirror.db') }, code: 1 },
     emulator: { args: ['emulator', '--boards', join(dir, 'missing.json')], code: 2 },
     completion: { args: ['completion', 'bash'], code: 0 },
   };

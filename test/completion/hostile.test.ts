@@ -373,7 +373,7 @@ describe.skipIf(!has('fish'))('fish completion of server words (real fish, compl
     expect(candidates('cardboard board set-signing-key p')).toEqual(['plain']);
     expect(candidates('cardboard -b evil import x.csv --type D')).toEqual(['Due Date=', 'Due Time=']);
     expect(candidates('cardboard import x.csv --type Status=')).toEqual(['Status=boolean', 'Status=json', 'Status=number', 'Status=string']);
-    expect(candidates('cardboard help ')).toEqual(['api', 'board', 'card', 'comment', 'completion', 'emulator', 'import', 'query', 'schema', 'webhook']);
+    expect(candidates('cardboard help ')).toEqual(['api', 'board', 'card', 'comment', 'completion', 'emulator', 'import', 'mirror', 'query', 'schema', 'webhook']);
     expect(candidates('cardboard help card ')).toEqual(['get', 'list', 'put']);
   });
 });

@@ -82,6 +82,8 @@ export interface AltServer {
   /** Rules of the spec the client broke (token in the query, wrong content type...). Tests expect it empty. */
   violations: string[];
   faults: Fault[];
+  /** Called before a page of cards is served (a test changes the board between the pages of a walk). */
+  hooks: { beforePage?: (page: number) => void };
   /** Add n cards with values of every JSON type; returns their ids. */
   seed(n: number): string[];
   close(): Promise<void>;
@@ -174,6 +176,7 @@ export async function startAltServer(overrides: Partial<AltOptions> = {}, fields
     requests: [] as SeenRequest[],
     violations: [] as string[],
     faults: [] as Fault[],
+    hooks: {} as AltServer['hooks'],
   };
 
   function createCard(values: Record<string, unknown>): Record<string, unknown> {
@@ -269,6 +272,7 @@ export async function startAltServer(overrides: Partial<AltOptions> = {}, fields
       if (req.method === 'POST') return putCard(req, res, body!);
       const page = url.searchParams.get('page') ?? '0';
       if (!/^\d+$/.test(page)) return fail(req, res, 400, 'page must be a zero-based integer');
+      state.hooks.beforePage?.(Number(page));
       const start = Number(page) * opts.pageSize;
       return json(req, res, 200, state.cards.slice(start, start + opts.pageSize));
     }

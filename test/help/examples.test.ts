@@ -111,7 +111,7 @@ const examples = [...byCommand].map(([command, paths]) => ({ path: paths.join(',
 
 describe('--help of every command', () => {
   it('walks every command group of the program', () => {
-    expect(nouns).toEqual(['board', 'schema', 'card', 'comment', 'import', 'webhook', 'query', 'api', 'emulator', 'completion']);
+    expect(nouns).toEqual(['board', 'schema', 'card', 'comment', 'import', 'webhook', 'mirror', 'query', 'api', 'emulator', 'completion']);
     expect(pages.map((p) => p.path.join(' '))).toEqual(
       expect.arrayContaining(['board add', 'board set-signing-key', 'card put', 'webhook listen', 'import', 'completion']),
     );
@@ -241,8 +241,8 @@ function substitute(command: string): string {
     .replaceAll('64f1c2e8a1b2c3d4e5f60718', cardId);
   // A server example binds any free port: its default or named one (4010, 8787, 9000) may be held by another
   // run of this suite on the same machine.
-  if (!LONG_RUNNING.test(out)) return out;
-  return /--port \d+/.test(out) ? out.replace(/--port \d+/, '--port 0') : out.replace(LONG_RUNNING, (m) => `${m} --port 0`);
+  if (!SERVER.test(out)) return out;
+  return /--port \d+/.test(out) ? out.replace(/--port \d+/, '--port 0') : out.replace(SERVER, (m) => `${m} --port 0`);
 }
 
 interface Outcome {
@@ -315,7 +315,8 @@ async function runUntilReady(command: string, cwd: string, env: NodeJS.ProcessEn
   const child = spawn('bash', ['-o', 'pipefail', '-c', command], { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   let ready = false;
   child.stderr?.on('data', (b: Buffer) => {
-    if (!ready && /^ ?listening on http:\/\/\S+/im.test(b.toString())) {
+    // A server's ready line, or the end of the first pull of `mirror pull --every`.
+    if (!ready && /^ ?listening on http:\/\/\S+|^Pulled .* Next pull at /im.test(b.toString())) {
       ready = true;
       killGroup(child, 'SIGINT');
     }
@@ -324,7 +325,9 @@ async function runUntilReady(command: string, cwd: string, env: NodeJS.ProcessEn
   return { ...outcome, ready };
 }
 
-const LONG_RUNNING = /\bcardboard (webhook listen|emulator)\b/;
+/** Examples that run until Ctrl-C: the servers (on --port 0), and the pull that repeats. */
+const SERVER = /\bcardboard (webhook listen|emulator)\b/;
+const LONG_RUNNING = /\bcardboard (webhook listen|emulator|mirror pull --every)\b/;
 
 
 describe('every example works as written against the emulator', () => {

@@ -40,7 +40,7 @@ describe('--json', () => {
     const without = all.filter(({ cmd }) => !cmd.options.some((o) => o.long === '--json')).map(({ name }) => name);
     expect(without.sort()).toEqual([...NO_DATA.keys(), ...AS_SENT.keys()].sort());
     expect(withJson.map(({ name }) => name).sort()).toEqual(
-      ['board list', 'board show', 'card get', 'card list', 'card put', 'comment', 'import', 'query', 'schema', 'webhook listen', 'webhook replay', 'webhook send'].sort(),
+      ['board list', 'board show', 'card get', 'card list', 'card put', 'comment', 'import', 'mirror pull', 'mirror status', 'query', 'schema', 'webhook listen', 'webhook replay', 'webhook send'].sort(),
     );
   });
 });

@@ -197,6 +197,16 @@ describe('every --json shape in docs/json.md matches the real output (emulator)'
       expect(unanswered.code).toBe(1);
       return [answered.stdout, unanswered.stdout];
     },
+    'cardboard mirror pull --json': async () => {
+      const env = { CARDBOARD_MIRROR: join(tempDir(), 'mirror.db') };
+      // A resumed pull's `resumedAt` is checked where a pull is killed (test/mirror/pull.e2e.test.ts).
+      return [await ok(['mirror', 'pull', '--json'], { env }), await ok(['mirror', 'pull', '--json'], { env })];
+    },
+    'cardboard mirror status --json': async () => {
+      const env = { CARDBOARD_MIRROR: join(tempDir(), 'mirror.db') };
+      await ok(['mirror', 'pull'], { env });
+      return [await ok(['mirror', 'status', '--json'], { env })];
+    },
   };
   /** Flags documented under another heading: `card list --json` is `card list --format json`. */
   const SAME_AS = new Map([

@@ -51,6 +51,14 @@ const LINE_NEW_FIELDS = 4;
 
 /** The part of a delivery line that says what happened: to a card, a comment, or what the body is. */
 function changeText(delivery: Delivery, change: DeliveryChange): string {
+  return change.event === 'other' ? otherText(delivery, change) : cardChangeText(change);
+}
+
+/**
+ * What happened to a card, as a delivery line says it (`card X  Status: Open → Done`, `new card` with its first
+ * fields, `deleted`, a comment): also the line of a change `mirror pull --every` found. Escaped for a terminal.
+ */
+export function cardChangeText(change: DeliveryChange): string {
   const id = change.cardId === undefined ? undefined : short(change.cardId, 26);
   const more = (n: number) => (n > 0 ? [`+${n} more`] : []);
   switch (change.event) {
@@ -72,7 +80,7 @@ function changeText(delivery: Delivery, change: DeliveryChange): string {
       return `comment on card ${id ?? '(no _id)'}${by}${text}`;
     }
     case 'other':
-      return otherText(delivery, change);
+      return change.name === undefined ? 'other' : short(change.name, 30);
   }
 }
 
@@ -116,9 +124,13 @@ export function deliveryLine(delivery: Delivery, change?: DeliveryChange): strin
  * before), and `"name"` / `"comment"` when the body gave them.
  */
 export function changeJsonTail(change: DeliveryChange): string {
+  return `,${JSON.stringify(changeJson(change)).slice(1, -1)}`;
+}
+
+/** The keys changeJsonTail adds, as an object (`mirror pull --every --json` prints them after its own). */
+export function changeJson(change: DeliveryChange): Record<string, unknown> {
   const { event, cardId, name, changes, comment } = change;
-  const extra = { change: event, ...(cardId === undefined ? {} : { cardId }), ...(name === undefined ? {} : { name }), changes, ...(comment === undefined ? {} : { comment }) };
-  return `,${JSON.stringify(extra).slice(1, -1)}`;
+  return { change: event, ...(cardId === undefined ? {} : { cardId }), ...(name === undefined ? {} : { name }), changes, ...(comment === undefined ? {} : { comment }) };
 }
 
 /** An answer as `200 OK in 3.1 ms`, or the network failure. */
