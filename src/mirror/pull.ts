@@ -7,8 +7,9 @@
 //   card can pass from the page not yet read to the one just read and be skipped. It is then `unseen` at the
 //   end and read alone (GET, spec 4.4) before anything is deleted: found, it is kept as read.
 // - a card on two pages (a card created ahead of the reader moves the rest right) is saved twice, the
-//   second time over the first: one row. A page made only of cards this pull saved is a server repeating
-//   itself, and ends the walk (the api's guard, asking the store what was saved).
+//   second time over the first: one row. Many created in front (during the walk, or between a kill and the
+//   resume) make whole pages of cards this pull saved: the walk goes through them, and only a server
+//   repeating itself ends it (walk.ts).
 // - a card created during the walk may be past the page being read when it lands, or before it: the next
 //   pull (or a delivery) brings it. A card changed after its page was read keeps the older values until then.
 import type { Api, PagesRead } from '../api/types.js';
@@ -16,6 +17,7 @@ import type { Clock } from '../clock.js';
 import { ApiError } from '../errors.js';
 import type { Card } from '../spec-types.js';
 import type { MirrorChange, MirrorStore, PullCursor } from './types.js';
+import { pullPages } from './walk.js';
 
 /** Tries of each page and of each GET of one card: a whole-board walk is patient (as `import` is). */
 const PULL_TRIES = 8;
@@ -94,19 +96,12 @@ export async function pullMirror(api: Api, store: MirrorStore, opts: PullOptions
   emit({ type: 'begun', pull: { ...cursor } });
   const start = cursor.nextPage;
   let read: PagesRead = { page: start, pages: 0, cards: 0 };
-  const pages = api.cardPages({
-    startPage: start,
-    signal,
-    maxTries: PULL_TRIES,
-    // The store knows which cards this pull saved (in this process or before a kill): no set held here.
-    seen: (card: Card) => store.pulledBy(cursor, card._id),
-    onPage: (r) => (read = r),
-  });
+  // The store knows which cards this pull saved (in this process or before a kill): no set held here.
+  const walk = pullPages(api, store, cursor, { signal, maxTries: PULL_TRIES, onPage: (r) => (read = r) });
   let index = 0;
   // One page read ahead: the next page is asked for before this one is saved, so a page's transaction (and
   // its fsync) overlaps the next request instead of adding to it. The walk checks the next page against
   // the store only once it has arrived, after this page was saved (savePage is synchronous).
-  const walk = pages[Symbol.asyncIterator]();
   let next = walk.next();
   for (;;) {
     const step = await next;

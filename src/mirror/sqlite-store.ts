@@ -344,6 +344,18 @@ export class SqliteMirror implements MirrorStore {
     });
   }
 
+  abandonPull(): PullCursor | undefined {
+    return this.write(() => {
+      const open = this.s.openPull.get() as PullRow | undefined;
+      if (open === undefined) return undefined;
+      // Its row goes (the next pull may take its number: rowids reuse the largest + 1), and with it every
+      // sign that a card was seen by it. Rare: prepared here, not with the statements of every open.
+      this.db.prepare('UPDATE cards SET pulled = NULL WHERE pulled = ?').run(open[0]);
+      this.db.prepare('DELETE FROM pulls WHERE id = ?').run(open[0]);
+      return cursorOf(open, true);
+    });
+  }
+
   pulledBy(pull: PullCursor, id: string): boolean {
     return this.s.pulledBy.get(id, pull.id) !== undefined;
   }

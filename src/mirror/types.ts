@@ -87,6 +87,11 @@ export interface MirrorStore {
 
   /** Begin a pull, or go on with the one an earlier process left unfinished. */
   beginPull(now: string): PullCursor;
+  /**
+   * Abandon the pull an earlier process left unfinished, so that the next beginPull starts a new one at page
+   * 0: the cards it saved stay, and count as unseen by the next pull. Returns it, or undefined when none was open.
+   */
+  abandonPull(): PullCursor | undefined;
   /** Whether this pull already saved the card (the page walk's repeated-page check). */
   pulledBy(pull: PullCursor, id: string): boolean;
   /**

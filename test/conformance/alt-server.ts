@@ -83,7 +83,11 @@ export interface AltServer {
   violations: string[];
   faults: Fault[];
   /** Called before a page of cards is served (a test changes the board between the pages of a walk). */
-  hooks: { beforePage?: (page: number) => void };
+  hooks: {
+    beforePage?: (page: number) => void;
+    /** The page answered when `page` is asked for (a server that repeats its pages); default `page`. */
+    servePage?: (page: number) => number;
+  };
   /** Add n cards with values of every JSON type; returns their ids. */
   seed(n: number): string[];
   close(): Promise<void>;
@@ -273,7 +277,7 @@ export async function startAltServer(overrides: Partial<AltOptions> = {}, fields
       const page = url.searchParams.get('page') ?? '0';
       if (!/^\d+$/.test(page)) return fail(req, res, 400, 'page must be a zero-based integer');
       state.hooks.beforePage?.(Number(page));
-      const start = Number(page) * opts.pageSize;
+      const start = (state.hooks.servePage?.(Number(page)) ?? Number(page)) * opts.pageSize;
       return json(req, res, 200, state.cards.slice(start, start + opts.pageSize));
     }
     if (kind === 'aptlet' && sub === 'card' && parts.length === 5 && req.method === 'GET') {

@@ -79,6 +79,6 @@ export function pullFailure(ctx: Context, store: MirrorStore, err: unknown): unk
   if (!open) return err;
   const where = `pull #${open.id} stopped at page ${open.nextPage} (${plural(open.pages, 'page')}, ${plural(open.cards, 'card')} saved)`;
   if (ctx.signal.aborted) return new CancelledError(`Interrupted: ${where}.`, { hint: resumeHint(), cause: err });
-  createStatus(ctx).warn(`${where}; ${resumeHint()}`);
+  createStatus(ctx).warn(`${where}. ${resumeHint()}`);
   return err;
 }

@@ -5,7 +5,7 @@ import { CardboardError, UsageError } from '../../errors.js';
 import { FileLock } from '../../file-lock.js';
 import { createProgress, pagesText } from '../../io/progress.js';
 import { createStatus } from '../../io/status.js';
-import { plural } from '../../io/text.js';
+import { groupDigits, plural } from '../../io/text.js';
 import { writeJson } from '../../io/write.js';
 import { type PullEvent, pullMirror } from '../../mirror/pull.js';
 import type { MirrorStore } from '../../mirror/types.js';
@@ -19,6 +19,8 @@ export interface MirrorPullOptions {
   /** Pull again this long after each pull ends, until Ctrl-C. */
   every?: Duration;
   json: boolean;
+  /** Abandon a pull an earlier process left unfinished, and walk from page 0. */
+  restart?: boolean;
 }
 
 /** The shortest --every: a pull of a small board takes a few requests, and a shorter wait watches no better. */
@@ -29,6 +31,7 @@ Reads every page of the board into its mirror (a SQLite file, see \`cardboard mi
 client's rate, with progress on stderr, then reconciles: a card no page showed is read alone (GET) before
 it is deleted from the mirror, since pages shift while cards change (spec 4.5). Ctrl-C stops after the
 page in hand is saved and ends by SIGINT (130); the next pull resumes after it, even after kill -9.
+--restart abandons such an unfinished pull and reads the board again from page 0 (the cards it saved stay).
 One pull of a mirror at a time (a lock beside the file). --json prints the summary as JSON.
 --every pulls again and again until Ctrl-C, and prints each card a pull found new, changed or deleted, in
 the line and JSON shapes of \`webhook listen\` (--json, or piped: one JSON line each); it states its
@@ -37,7 +40,7 @@ request budget at start. The first pull of an empty mirror prints no change line
 Examples:
   $ cardboard mirror pull
   $ cardboard mirror pull --every 5m
-  $ cardboard mirror pull --json | jq .deleted`;
+  $ cardboard mirror pull --restart`;
 
 /** Define `mirror pull` under `parent`; `run` is replaceable so parse tests can spy on the options. */
 export function mirrorPullCommand(parent: Command, ctx: ContextRef, run = runMirrorPull): Command {
@@ -46,13 +49,14 @@ export function mirrorPullCommand(parent: Command, ctx: ContextRef, run = runMir
     .description('Read every page of the board into its mirror; --every: again and again')
     .option('--every <duration>', `pull again this long after each pull ends, until Ctrl-C (at least ${formatDuration(MIN_EVERY_MS)})`)
     .option('--json', 'print the summary (with --every: each change) as JSON')
+    .option('--restart', 'abandon an unfinished pull and read the board from page 0')
     .addHelpText('after', EXAMPLES)
-    .action(async (flags: { every?: string; json?: boolean }) => {
+    .action(async (flags: { every?: string; json?: boolean; restart?: boolean }) => {
       const every = flags.every === undefined ? undefined : readDuration(flags.every, '--every');
       if (every && every.ms < MIN_EVERY_MS) {
         throw new UsageError(`--every ${every.text} is shorter than ${formatDuration(MIN_EVERY_MS)}`, { hint: `Give --every ${formatDuration(MIN_EVERY_MS)} or more (e.g. --every 5m).` });
       }
-      await run(ctx(), { ...(every ? { every } : {}), json: flags.json ?? false });
+      await run(ctx(), { ...(every ? { every } : {}), json: flags.json ?? false, ...(flags.restart ? { restart: true } : {}) });
     });
 }
 
@@ -70,6 +74,7 @@ export async function runMirrorPull(ctx: Context, opts: MirrorPullOptions): Prom
   try {
     const lock = await FileLock.acquire(`${store.location}.pull.lock`, { doing: 'mirror pull', clock: ctx.clock, refuse: pullRunning });
     try {
+      if (opts.restart) abandon(ctx, store);
       if (opts.every) await pullEveryScreen(ctx, api, store, opts.every, opts.json);
       else await pullOnce(ctx, api, store, opts.json);
     } finally {
@@ -78,6 +83,14 @@ export async function runMirrorPull(ctx: Context, opts: MirrorPullOptions): Prom
   } finally {
     store.close();
   }
+}
+
+/** --restart: the unfinished pull is abandoned (said on stderr), so that the pull begins at page 0. */
+function abandon(ctx: Context, store: MirrorStore): void {
+  const left = store.abandonPull();
+  const status = createStatus(ctx);
+  if (left) status.info(`Abandoned pull #${left.id} begun ${left.startedAt} at page ${groupDigits(left.nextPage)}; reading the board from page 0.`);
+  else status.info('No unfinished pull to abandon; reading the board from page 0.');
 }
 
 /** One pull with progress on stderr, then its summary (a line on stderr, or JSON on stdout). */
