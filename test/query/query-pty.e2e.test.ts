@@ -5,8 +5,8 @@ import { runOnPty } from '../helpers/pty.js';
 import { filledMirror } from './mirror-fixture.js';
 
 let env: Record<string, string>;
-beforeAll(() => {
-  env = filledMirror().env;
+beforeAll(async () => {
+  env = (await filledMirror()).env;
 });
 
 describe('cardboard query on a terminal', () => {
