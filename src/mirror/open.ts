@@ -58,7 +58,11 @@ export function openMirror(env: Env, board: MirrorBoard, options: { create: bool
 
 /** Open the mirror of `board` read-only, for queries; absent, it is the error openMirror gives without `create`. */
 export function openMirrorReader(env: Env, board: MirrorBoard): MirrorReader {
-  const location = mirrorLocation(env, board);
+  return openReaderAt(mirrorLocation(env, board), board);
+}
+
+/** openMirrorReader for a location already found with mirrorLocation (a thread that has no environment of its own). */
+export function openReaderAt(location: string, board: MirrorBoard): MirrorReader {
   findFile(location, false);
   return SqliteReader.open(location, board);
 }

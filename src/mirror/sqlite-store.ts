@@ -509,8 +509,25 @@ export class SqliteMirror implements MirrorStore {
     return status;
   }
 
+  /**
+   * libsql's close() does not close the connection: each statement prepared on it (this store keeps its
+   * own for its life) holds the connection until V8 collects the statement, and SQLite closes it only then,
+   * at a moment no one chooses, or never when the process ends by process.exit, as the CLI does. Closing
+   * the last connection, SQLite copies the write-ahead log into the file and deletes the log: so the
+   * file changed long after close(), and a CLI run left its changes in board.db-wal, not in board.db (a
+   * copy of the file alone, or a reader of it alone, `?immutable=1`, saw none of them). A checkpoint here
+   * copies every change into the file now and empties the log, so the file is whole when close() returns
+   * and the late close has nothing left to write into it. It waits for no one (busy timeout 0): while
+   * another process reads or writes, it copies what it can and the rest stays in the log for a later one.
+   */
   close(): void {
-    if (this.db.open) this.db.close();
+    if (!this.db.open) return;
+    try {
+      this.db.exec('PRAGMA busy_timeout = 0; PRAGMA wal_checkpoint(TRUNCATE);');
+    } catch {
+      // The changes stay in the log, where every SQLite reader finds them; a later checkpoint copies them.
+    }
+    this.db.close();
   }
 }
 

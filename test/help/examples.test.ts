@@ -186,7 +186,7 @@ afterAll(async () => {
 async function fillBoardMirror(): Promise<string> {
   const file = join(tempDir('cardboard-help-mirror-'), 'board.sqlite');
   const read = async (path: string) => (await (await fetch(`${emulator.url}/api/aptlet/${BOARD}${path}`, { headers: { 'x-token': TOKEN } })).json()) as unknown;
-  fillMirror({ CARDBOARD_MIRROR: file }, { baseUrl: emulator.url, id: BOARD }, (await read('/schema')) as Field[], (await read('?page=0')) as Card[]);
+  await fillMirror({ CARDBOARD_MIRROR: file }, { baseUrl: emulator.url, id: BOARD }, (await read('/schema')) as Field[], (await read('?page=0')) as Card[]);
   return file;
 }
 

@@ -137,11 +137,11 @@ describe('every --json shape in docs/json.md matches the real output (emulator)'
     ],
     'cardboard card list --format ndjson': async () => [await ok(['card', 'list', '--format', 'ndjson'])],
     'cardboard query --format json': async () => {
-      const { env } = filledMirror();
+      const { env } = await filledMirror();
       const sql = "SELECT _id, Name, Points, NULL AS empty, x'00' AS bytes FROM card_fields";
       return [await ok(['query', sql, '--format', 'json'], { env }), await ok(['query', '--json', '--fields', '_id', sql], { env })];
     },
-    'cardboard query --format ndjson': async () => [await ok(['query', 'SELECT * FROM card_fields'], { env: filledMirror().env })],
+    'cardboard query --format ndjson': async () => [await ok(['query', 'SELECT * FROM card_fields'], { env: (await filledMirror()).env })],
     'cardboard comment --json': async () => [await ok(['comment', id, 'Deployed', '--json'])],
     'cardboard import --json': async () => {
       const dir = tempDir();

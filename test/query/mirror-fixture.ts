@@ -1,7 +1,8 @@
 // A board's mirror filled by the store itself (no service): the file `cardboard query` reads in these tests,
 // and the environment that selects it.
-import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
+import { serverIdentity } from '../../src/import/board-lock.js';
+import { openMirror } from '../../src/mirror/open.js';
 import type { Card, Field } from '../../src/spec-types.js';
 import { tempDir } from '../helpers/cli.js';
 
@@ -25,35 +26,25 @@ export const CARDS: Card[] = [
   { _id: 'c3', Name: HOSTILE, Status: 'Open', Points: 1.5 },
 ];
 
-/**
- * The store's code as built (dist/), run in a child process: libsql closes a connection for good only once
- * its statements are garbage (and then checkpoints the write-ahead log into the file), so a store opened in
- * the test's own process could change the file at any later moment of the test.
- */
-const FILL = `
-const [{ openMirror }, { serverIdentity }] = await Promise.all([import(process.env.OPEN_JS), import(process.env.LOCK_JS)]);
-const { env, board, fields, cards } = JSON.parse(process.env.FILL);
-const store = openMirror(env, { ...board, server: await serverIdentity(board.baseUrl) }, { create: true });
-const now = new Date().toISOString();
-store.saveSchema(fields);
-const pull = store.beginPull(now);
-store.savePage(pull, 0, cards);
-store.finishPull(pull, [], now);
-store.close();
-`;
-
-const dist = (path: string) => new URL(`../../dist/${path}`, import.meta.url).href;
-
 /** Fill the mirror of `board` named by `env` (CARDBOARD_MIRROR) with one complete pull of `cards`, through the store. */
-export function fillMirror(env: Record<string, string>, board: { baseUrl: string; id: string }, fields: readonly Field[], cards: readonly Card[]): void {
-  const fill = JSON.stringify({ env, board, fields, cards });
-  execFileSync(process.execPath, ['--input-type=module', '-e', FILL], { env: { ...process.env, FILL: fill, OPEN_JS: dist('mirror/open.js'), LOCK_JS: dist('import/board-lock.js') }, stdio: ['ignore', 'ignore', 'inherit'] });
+export async function fillMirror(env: Record<string, string>, board: { baseUrl: string; id: string }, fields: readonly Field[], cards: readonly Card[]): Promise<void> {
+  const store = openMirror(env, { ...board, server: await serverIdentity(board.baseUrl) }, { create: true });
+  try {
+    const now = new Date().toISOString();
+    store.saveSchema(fields);
+    const pull = store.beginPull(now);
+    store.savePage(pull, 0, cards);
+    store.finishPull(pull, [], now);
+  } finally {
+    // The store's close() leaves the file whole and its log empty: nothing writes to it afterwards.
+    store.close();
+  }
 }
 
 /** A mirror of CARDS in a fresh directory; `env` selects it for a run of cardboard. */
-export function filledMirror(cards: readonly Card[] = CARDS): { file: string; env: Record<string, string> } {
+export async function filledMirror(cards: readonly Card[] = CARDS): Promise<{ file: string; env: Record<string, string> }> {
   const file = join(tempDir('cardboard-query-'), 'board.sqlite');
   const env = { CARDBOARD_MIRROR: file, CARDBOARD_BOARD: BOARD, CARDBOARD_BASE_URL: BASE_URL };
-  fillMirror(env, { baseUrl: BASE_URL, id: BOARD }, FIELDS, cards);
+  await fillMirror(env, { baseUrl: BASE_URL, id: BOARD }, FIELDS, cards);
   return { file, env };
 }

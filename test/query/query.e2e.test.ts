@@ -11,8 +11,8 @@ import { ndjson } from '../commands/helpers.js';
 import { filledMirror } from './mirror-fixture.js';
 
 let mirror: { file: string; env: Record<string, string> };
-beforeAll(() => {
-  mirror = filledMirror();
+beforeAll(async () => {
+  mirror = await filledMirror();
 });
 
 const query = (args: string[], opts: { input?: string; env?: Record<string, string> } = {}) => runMain(['query', ...args], { input: opts.input, env: { ...mirror.env, ...opts.env } });
@@ -23,10 +23,14 @@ function cardsByPython(file: string): string[] {
   return execFileSync(python(), ['-c', script, file], { encoding: 'utf8' }).trim().split('\n');
 }
 
-/** The file's bytes and times (and its write-ahead log's, if it has one), to tell that nothing wrote to it. */
+/**
+ * The file's bytes and times (and its write-ahead log's, if it holds anything), to tell that nothing wrote to
+ * it. An empty log is no log: the store's close() empties it, and SQLite deletes it when the last connection
+ * to the file closes, which for the store that filled it is whenever its statements are collected.
+ */
 function fingerprint(file: string): string {
   return [file, `${file}-wal`]
-    .filter((f) => existsSync(f))
+    .filter((f) => existsSync(f) && statSync(f).size > 0)
     .map((f) => `${f} ${createHash('sha256').update(readFileSync(f)).digest('hex')} ${statSync(f).mtimeMs} ${statSync(f).size}`)
     .join('\n');
 }

@@ -1,6 +1,6 @@
 import type { Context } from '../../context.js';
 import { resolveBoard } from '../../config/resolve.js';
-import { CardboardError } from '../../errors.js';
+import { CancelledError, CardboardError } from '../../errors.js';
 import { checkBaseUrl } from '../../http/url.js';
 import { serverIdentity } from '../../import/board-lock.js';
 import { createStatus } from '../../io/status.js';
@@ -71,21 +71,28 @@ export async function mirrorListing(ctx: Context, opts: CardListOptions, table: 
     // No age is too old here: the line says how old, and the user judges.
     const fresh = freshness(status, Number.POSITIVE_INFINITY, ctx.clock.now());
     createStatus(ctx).info(`From the mirror (${fresh.reason}, ${plural(status.cards, 'card')}).`);
-    return { columns, keep: whereFilter(terms), pages: batches(store.cards()), what: terms.length > 0 ? 'matching cards' : 'cards', footer: async () => undefined, cap, close };
+    return { columns, keep: whereFilter(terms), pages: batches(store.cards(), ctx.signal), what: terms.length > 0 ? 'matching cards' : 'cards', footer: async () => undefined, cap, close };
   } catch (err) {
     close();
     throw err;
   }
 }
 
-/** The mirror's cards in batches of BATCH. */
-async function* batches(cards: Iterable<Card>): AsyncIterable<Card[]> {
+/**
+ * The mirror's cards in batches of BATCH. SQLite reads them synchronously, and a writer whose reader keeps up
+ * (a file, a fast pipe) never waits: so the event loop turns between batches, for Ctrl-C and SIGTERM to be
+ * heard, and the walk stops once `signal` has aborted. Without the turn, a listing of a million cards ran
+ * to its end, seconds after Ctrl-C, and exited 0.
+ */
+async function* batches(cards: Iterable<Card>, signal: AbortSignal): AsyncIterable<Card[]> {
   let batch: Card[] = [];
   for (const card of cards) {
     batch.push(card);
     if (batch.length < BATCH) continue;
     yield batch;
     batch = [];
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    if (signal.aborted) throw new CancelledError('Interrupted.', { cause: signal.reason });
   }
   if (batch.length > 0) yield batch;
 }

@@ -2,19 +2,19 @@ import { type Command, Option } from 'commander';
 import type { Context, ContextRef } from '../../context.js';
 import { resolveBoard } from '../../config/resolve.js';
 import { didYouMean } from '../../did-you-mean.js';
-import { CancelledError, PartialError, UsageError } from '../../errors.js';
+import { PartialError, UsageError } from '../../errors.js';
 import { serverIdentity } from '../../import/board-lock.js';
 import { readStdin } from '../../io/input.js';
 import { createRecordWriter, defaultFormat, FORMATS, type Format } from '../../io/records.js';
 import { createStatus } from '../../io/status.js';
 import { groupDigits } from '../../io/text.js';
-import { openMirrorReader } from '../../mirror/open.js';
-import type { QueryResult } from '../../mirror/types.js';
+import { mirrorLocation } from '../../mirror/open.js';
 import { MAX_TABLE_ROWS } from '../card/list.js';
 import { type RecordFlags, recordChoice } from '../card/record-flags.js';
 import { nounSummary } from '../nouns.js';
 import { distinctNames, rowRecord, type ValueNotes, valueNoteLines } from './rows.js';
-import { runStatement, SCHEMA_SQL } from './sql.js';
+import { SCHEMA_SQL } from './sql.js';
+import { startStatement, type StatementThread } from './thread.js';
 
 /** What `query` runs and how it prints the rows. */
 export interface QueryOptions {
@@ -78,27 +78,30 @@ async function statementText(ctx: Context, opts: QueryOptions): Promise<string> 
   return sql;
 }
 
-/** Run the statement over the selected board's mirror (read-only) and print its rows. */
+/**
+ * Run the statement over the selected board's mirror (read-only) and print its rows. The statement runs in a
+ * thread of its own (thread.ts), so Ctrl-C and SIGTERM stop the run at once however long SQLite computes.
+ */
 export async function runQuery(ctx: Context, opts: QueryOptions): Promise<void> {
   const sql = await statementText(ctx, opts);
   const address = resolveBoard(ctx, await ctx.config.read());
-  const reader = await openMirrorReader(ctx.env, { ...address, server: await serverIdentity(address.baseUrl) });
+  const board = { ...address, server: await serverIdentity(address.baseUrl) };
+  // A terminal table stops at MAX_TABLE_ROWS: one row more tells that there are more.
+  const table = (opts.format ?? defaultFormat(ctx)) === 'table' && ctx.stdout.isTTY === true;
+  const statement = await startStatement(mirrorLocation(ctx.env, board), board, sql, table ? MAX_TABLE_ROWS + 1 : undefined, ctx.signal);
   try {
-    await printRows(ctx, runStatement(reader, sql), opts);
+    await printRows(ctx, statement, opts);
   } finally {
-    reader.close();
+    await statement.stop(ctx.signal);
   }
 }
-
-/** Rows read between two turns of the event loop, so a Ctrl-C is heard during a long result. */
-const ROWS_PER_TURN = 1000;
 
 /**
  * Write the rows as records. Every format streams, row by row, but the table on a terminal, which holds its
  * rows (its widths depend on them all) and so stops at MAX_TABLE_ROWS with a PartialError (exit 3), as
  * `card list --all` does.
  */
-async function printRows(ctx: Context, result: QueryResult, opts: QueryOptions): Promise<void> {
+async function printRows(ctx: Context, result: StatementThread, opts: QueryOptions): Promise<void> {
   const status = createStatus(ctx);
   const format = opts.format ?? defaultFormat(ctx);
   const { names, renamed } = distinctNames(result.columns);
@@ -109,16 +112,14 @@ async function printRows(ctx: Context, result: QueryResult, opts: QueryOptions):
   const notes: ValueNotes = { blobs: new Set(), bigIntegers: new Set() };
   let count = 0;
   let cut = false;
-  for (const row of result.rows) {
-    if (table && count === MAX_TABLE_ROWS) {
-      cut = true;
-      break;
-    }
-    await writer.write(rowRecord(row, names, notes));
-    count++;
-    if (count % ROWS_PER_TURN === 0) {
-      await new Promise<void>((resolve) => setImmediate(resolve));
-      if (ctx.signal.aborted) throw new CancelledError('Interrupted.', { cause: ctx.signal.reason });
+  rows: for await (const batch of result.batches()) {
+    for (const row of batch) {
+      if (table && count === MAX_TABLE_ROWS) {
+        cut = true;
+        break rows;
+      }
+      await writer.write(rowRecord(row, names, notes));
+      count++;
     }
   }
   await writer.end(table ? `${groupDigits(count)} ${count === 1 ? 'row' : 'rows'}${cut ? ' (the first; there are more)' : ''}` : undefined);
