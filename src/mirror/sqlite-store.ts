@@ -284,8 +284,8 @@ export class SqliteMirror implements MirrorStore {
       // of the process (kill -9: the OS holds it), as the listener's record file does (written before the
       // 200); the WAL reaches the disk at each checkpoint, which sync() runs (the listener: about once a
       // second while deliveries come), so a crash of the machine loses at most the last moments, as the
-      // record file's background fdatasync does. FULL would sync the disk at every commit, each a wait of
-      // milliseconds that held the listener's event loop: 0.15× the deliveries a second of --record.
+      // record file's background fdatasync does. FULL would sync the disk at every commit: a wait of
+      // milliseconds each time, on the listener's event loop.
       db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;');
       if (format < MIRROR_FORMAT) migrate(db, board, location);
       return new SqliteMirror(db, path, location, board);
