@@ -13,12 +13,14 @@
 //
 // Every change is one transaction begun IMMEDIATE (it takes the write lock at once, so two processes wait
 // for each other through the busy timeout instead of failing when a reader turns into a writer).
+import { closeSync, fdatasyncSync, openSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { isDeepStrictEqual } from 'node:util';
 import type Libsql from 'libsql';
 import { CardboardError, UsageError } from '../errors.js';
 import type { Card, Field } from '../spec-types.js';
 import { type MirrorBoard, type MirrorChange, type MirrorDelivery, type MirrorStatus, type MirrorStore, type PullCursor, LISTENER_BEAT_MS } from './types.js';
+import { CardRun, type RunStatements, runStatements } from './card-run.js';
 import { cardFieldsView } from './view.js';
 
 type Database = Libsql.Database;
@@ -173,6 +175,17 @@ function inWrite<T>(db: Database, location: string, fn: () => T): T {
   }
 }
 
+/** Make what was written to the file at `path` reach the disk (fdatasync). */
+function syncFile(path: string): void {
+  // r+: Windows flushes only a file opened for writing; nothing is written.
+  const fd = openSync(path, 'r+');
+  try {
+    fdatasyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /** The first `max` bytes of `text` in UTF-8, cut before a character, never inside one. */
 function cutUtf8(text: string, max: number): { text: string; cut: boolean } {
   const bytes = Buffer.from(text);
@@ -207,15 +220,11 @@ function prepareAll(db: Database) {
     lastPos: p('SELECT max(pos) FROM cards'),
     insertCard: p('INSERT INTO cards (_id, body, pos, pulled, missed, delivered_seq, updated_at) VALUES (?, ?, ?, ?, 0, ?, ?)'),
     pageCard: p('UPDATE cards SET body = ?, pos = ?, pulled = ?, missed = 0, updated_at = coalesce(?, updated_at) WHERE _id = ?'),
-    // A card a delivery or write touched has no misses (keep() cleared them): only its place and its sighting change.
+    // A card a delivery or write touched has no misses (a CardRun cleared them): only its place and its sighting change.
     sighted: p('UPDATE cards SET pos = ?, pulled = ? WHERE _id = ?'),
     confirmCard: p('UPDATE cards SET body = ?, pulled = ?, missed = 0, updated_at = coalesce(?, updated_at) WHERE _id = ?'),
-    deliveredCard: p('UPDATE cards SET body = ?, delivered_seq = ?, missed = 0, updated_at = ? WHERE _id = ?'),
     deleteCard: p('DELETE FROM cards WHERE _id = ?'),
     tombstone: p('SELECT seq FROM tombstones WHERE _id = ?'),
-    setTombstone: p('INSERT INTO tombstones (_id, seq) VALUES (?, ?) ON CONFLICT (_id) DO UPDATE SET seq = excluded.seq'),
-    clearTombstone: p('DELETE FROM tombstones WHERE _id = ?'),
-    logDelivery: p('INSERT INTO deliveries (seq, received_at, kind, name, card_id, body, body_cut) VALUES (?, ?, ?, ?, ?, ?, ?)'),
     openPull: p('SELECT id, started_at, start_seq, next_page, pages, cards, finished_at, deleted FROM pulls WHERE finished_at IS NULL ORDER BY id DESC LIMIT 1'),
     lastPull: p('SELECT id, started_at, start_seq, next_page, pages, cards, finished_at, deleted FROM pulls WHERE finished_at IS NOT NULL ORDER BY id DESC LIMIT 1'),
     newPull: p('INSERT INTO pulls (started_at, start_seq) VALUES (?, ?)'),
@@ -230,6 +239,7 @@ function prepareAll(db: Database) {
     fields: p('SELECT body FROM fields ORDER BY pos'),
     clearFields: p('DELETE FROM fields'),
     addField: p('INSERT INTO fields (pos, name, body) VALUES (?, ?, ?)'),
+    checkpoint: p('PRAGMA wal_checkpoint(PASSIVE)'),
     beat: p('INSERT INTO listener (since, beat_at) VALUES (?, ?) ON CONFLICT (since) DO UPDATE SET beat_at = excluded.beat_at'),
     // A listener killed before it could say it stopped: forgotten once silent for a day.
     forgetListeners: p('DELETE FROM listener WHERE julianday(beat_at) < julianday(?) - 1'),
@@ -247,13 +257,16 @@ function cursorOf(row: PullRow, resumed: boolean): PullCursor {
 /** The SQLite store of one board's mirror (MirrorStore). Open it with openMirror (open.ts). */
 export class SqliteMirror implements MirrorStore {
   private readonly s: ReturnType<typeof prepareAll>;
+  private readonly run: RunStatements;
 
   private constructor(
     private readonly db: Database,
+    private readonly path: string,
     readonly location: string,
     readonly board: MirrorBoard,
   ) {
     this.s = prepareAll(db);
+    this.run = runStatements(db);
   }
 
   /**
@@ -267,14 +280,15 @@ export class SqliteMirror implements MirrorStore {
       const format = checkMirror(db, board, location);
       if (format === 0 && !create) throw notFilled(location);
       // WAL: a reader (a query, `card list --mirror`) never waits for the listener or a pull, nor they for
-      // it. synchronous=FULL: in WAL mode NORMAL already keeps a returned commit across a crash of the
-      // process (kill -9: the WAL is written before COMMIT returns, the OS holds it); FULL also syncs the
-      // WAL to the disk on each commit, so an acknowledged delivery survives a crash of the machine, as
-      // the listener's record file (one fdatasync before the answer) does. One sync per transaction: a
-      // page, a burst of deliveries, a batch of writes.
-      db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;');
+      // it. synchronous=NORMAL: a commit writes the WAL before it returns, so what it wrote survives a crash
+      // of the process (kill -9: the OS holds it), as the listener's record file does (written before the
+      // 200); the WAL reaches the disk at each checkpoint, which sync() runs (the listener: about once a
+      // second while deliveries come), so a crash of the machine loses at most the last moments, as the
+      // record file's background fdatasync does. FULL would sync the disk at every commit: a wait of
+      // milliseconds each time, on the listener's event loop.
+      db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;');
       if (format < MIRROR_FORMAT) migrate(db, board, location);
-      return new SqliteMirror(db, location, board);
+      return new SqliteMirror(db, path, location, board);
     } catch (err) {
       db.close();
       throw err;
@@ -288,13 +302,6 @@ export class SqliteMirror implements MirrorStore {
   private metaNumber(key: string): number {
     const row = this.s.meta.get(key) as [string] | undefined;
     return row === undefined ? 0 : Number(row[0]);
-  }
-
-  /** The next sequence number of a delivery or own write (a transaction must be open). */
-  private nextSeq(): number {
-    const seq = this.metaNumber('seq') + 1;
-    this.s.setMeta.run('seq', String(seq));
-    return seq;
   }
 
   private lastPos(): number {
@@ -431,58 +438,60 @@ export class SqliteMirror implements MirrorStore {
   applyDeliveries(deliveries: readonly MirrorDelivery[]): MirrorChange[] {
     if (deliveries.length === 0) return [];
     return this.write(() => {
+      const run = new CardRun(this.run, deliveries.flatMap((d) => (d.kind === 'card' ? [idOf(d.card)] : d.kind === 'deleted' ? [d.id] : [])));
       const out: MirrorChange[] = [];
+      const logged: unknown[][] = [];
       for (const d of deliveries) {
-        const seq = this.nextSeq();
+        const seq = run.next();
         let cardId: string | undefined;
         let body: { text: string; cut: boolean } | undefined;
         if (d.kind === 'card') {
-          cardId = idOf(d.card);
-          const row = this.row(cardId);
-          const before = row === undefined ? undefined : (JSON.parse(row[0]) as Card);
+          cardId = d.card._id;
+          const before = run.card(cardId);
           // Spread, not Object.assign: a key named __proto__ is the card's own data, never its prototype.
           const after = before === undefined ? d.card : { ...before, ...d.card };
-          this.keep(cardId, row, after, seq, d.receivedAt);
-          this.s.clearTombstone.run(cardId);
+          run.put(cardId, after, d.receivedAt);
           if (!isDeepStrictEqual(before, after)) out.push(before === undefined ? { id: cardId, after } : { id: cardId, before, after });
         } else if (d.kind === 'deleted') {
           cardId = d.id;
-          const row = this.row(cardId);
-          if (row !== undefined) {
-            this.s.deleteCard.run(cardId);
-            out.push({ id: cardId, before: JSON.parse(row[0]) as Card });
-          }
-          this.s.setTombstone.run(cardId, seq);
+          const before = run.card(cardId);
+          if (before !== undefined) out.push({ id: cardId, before });
+          run.remove(cardId);
         } else {
           cardId = d.cardId;
           if (d.kind === 'unplaced') body = cutUtf8(d.body, UNPLACED_BODY_MAX);
         }
-        this.s.logDelivery.run(seq, d.receivedAt, d.kind, d.name ?? null, cardId ?? null, body?.text ?? null, body?.cut ? 1 : 0);
+        logged.push([seq, d.receivedAt, d.kind, d.name ?? null, cardId ?? null, body?.text ?? null, body?.cut ? 1 : 0]);
       }
+      run.end();
+      this.run.logDeliveries.run(logged);
       return out;
     });
-  }
-
-  /** Keep `after` as the card `id` (whose row is `row`), changed by delivery or write `seq` at `at`. */
-  private keep(id: string, row: CardRow | undefined, after: Card, seq: number, at: string): void {
-    if (row === undefined) this.s.insertCard.run(id, JSON.stringify(after), this.lastPos(), null, seq, at);
-    else this.s.deliveredCard.run(JSON.stringify(after), seq, at, id);
   }
 
   applyWrites(cards: readonly Card[], now: string): MirrorChange[] {
     if (cards.length === 0) return [];
     return this.write(() => {
+      const run = new CardRun(this.run, cards.map(idOf));
       const out: MirrorChange[] = [];
       for (const card of cards) {
-        const id = idOf(card);
-        const row = this.row(id);
-        const before = row === undefined ? undefined : (JSON.parse(row[0]) as Card);
-        this.keep(id, row, card, this.nextSeq(), now);
-        this.s.clearTombstone.run(id);
-        if (!isDeepStrictEqual(before, card)) out.push(before === undefined ? { id, after: card } : { id, before, after: card });
+        run.next();
+        const before = run.card(card._id);
+        run.put(card._id, card, now);
+        if (!isDeepStrictEqual(before, card)) out.push(before === undefined ? { id: card._id, after: card } : { id: card._id, before, after: card });
       }
+      run.end();
       return out;
     });
+  }
+
+  sync(): void {
+    // PASSIVE: copies what it can without waiting for a reader; under synchronous=NORMAL a checkpoint syncs
+    // the WAL to the disk before copying it, and the database file after. A reader still on an older state
+    // (a query paged slowly) keeps it from copying, and then from syncing, what came after: the WAL is
+    // synced here instead.
+    const [, frames, copied] = this.s.checkpoint.get() as [number, number, number];
+    if (copied < frames) syncFile(`${this.path}-wal`);
   }
 
   listenerBeat(since: string, now: string): void {

@@ -66,7 +66,8 @@ export const LISTENER_BEAT_MS = 10_000;
 
 /**
  * The storage of one board's mirror. Every method is synchronous and every write is one transaction, durable
- * against a crash of the process when it returns (the listener answers 200 only after `applyDeliveries`).
+ * against a crash of the process when it returns (the listener answers 200 only after `applyDeliveries`), and
+ * against a crash of the machine after the next `sync`.
  * Several processes may have one mirror open at once (a listener and a pull): writes wait for each other.
  */
 export interface MirrorStore {
@@ -122,6 +123,11 @@ export interface MirrorStore {
    * newer than any page a running pull read before (as a delivery is).
    */
   applyWrites(cards: readonly Card[], now: string): MirrorChange[];
+  /**
+   * Make every write returned so far survive a crash of the machine too (a returned write survives a crash of
+   * the process already). A listener calls it about once a second while deliveries come, and at its stop.
+   */
+  sync(): void;
   /** A listener feeding the mirror is alive; `since` is when it started. */
   listenerBeat(since: string, now: string): void;
   /** The listener stopped. */

@@ -124,12 +124,15 @@ function isCommentShape(json: Json): boolean {
   return ownString(json, 'content') !== undefined && (ownString(json, 'userId') !== undefined || ownString(json, 'userName') !== undefined);
 }
 
+/** A body as parseBody read it. */
+export type ParsedBody = { value: unknown } | 'unread' | 'not-json';
+
 /**
  * A delivery's body, parsed as every reader of deliveries parses it: 'unread' when larger than `maxBodyBytes`,
  * 'not-json' when it is not JSON; a body whose decoded value may hold a secret (JSON escapes the raw-bytes
  * scrub cannot see) has each secret replaced by `***`, keys included.
  */
-export function parseBody(body: Buffer, maxBodyBytes: number, secrets: readonly string[]): { value: unknown } | 'unread' | 'not-json' {
+export function parseBody(body: Buffer, maxBodyBytes: number, secrets: readonly string[]): ParsedBody {
   if (body.length > maxBodyBytes) return 'unread';
   let value: unknown;
   try {
@@ -199,10 +202,19 @@ export class CardStates {
 
   /** What this body did, and remember the card's new state. */
   apply(body: Buffer): DeliveryChange {
-    const parsed = parseBody(body, this.maxBodyBytes, this.secrets);
+    return this.applyParsed(this.parse(body), body.length);
+  }
+
+  /** `body` parsed as apply parses it (with this instance's limit and secrets), for a caller that reads it too. */
+  parse(body: Buffer): ParsedBody {
+    return parseBody(body, this.maxBodyBytes, this.secrets);
+  }
+
+  /** As apply, for a body parse() read already; `bytes` is its size on the wire. */
+  applyParsed(parsed: ParsedBody, bytes: number): DeliveryChange {
     if (parsed === 'unread') return { event: 'other', changes: [], unread: true };
     if (parsed === 'not-json') return { event: 'other', changes: [] };
-    return this.applyValue(parsed.value, body.length);
+    return this.applyValue(parsed.value, bytes);
   }
 
   /** As apply, for a body already parsed; `bytes` is its size on the wire. */

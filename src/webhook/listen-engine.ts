@@ -102,6 +102,14 @@ export function refuseSelfForward(plan: Pick<ListenPlan, 'forward' | 'host' | 'p
   if (plan.forward && plan.port !== 0 && reachesListener(plan.forward.url, plan.host, plan.port)) throw selfForward(plan.forward.url, plan.port);
 }
 
+/**
+ * How often, at most, a listener syncs the mirror to the disk while deliveries come: what an OS crash or a
+ * power loss may take of what it acknowledged (a crash of the process takes nothing). A sync is a checkpoint,
+ * two fsyncs and a copy of the pages written since the last one: once a second it cost the listener under
+ * load a few milliseconds a second (docs/benchmarks.md).
+ */
+const MIRROR_SYNC_MS = 1000;
+
 /** The listener's first beat in the mirror: a mirror that cannot be written is said so, naming it. */
 function firstBeat(store: MirrorStore, since: string): void {
   try {
@@ -203,7 +211,7 @@ export class ListenEngine implements ListenView {
     const listener = this.started();
     const ticker = childStop();
     const ticks = this.plan.ticks && this.outages ? this.tick(ticker.signal) : undefined;
-    const beats = this.mirror ? this.beat(this.mirror, ticker.signal) : undefined;
+    const beats = this.mirror ? Promise.all([this.beat(this.mirror, ticker.signal), this.syncs(this.mirror, ticker.signal)]) : undefined;
     let failure: unknown;
     const tunnel = this.plan.public
       ? runTunnel(this.plan.public, {
@@ -285,7 +293,9 @@ export class ListenEngine implements ListenView {
         return;
       case 'delivery': {
         // Every delivery is shown as what it did to its card, against the card's last delivered state.
-        const change = this.states.apply(event.delivery.body);
+        // Parsed once: the mirror's hook read the body before its 200.
+        const { body } = event.delivery;
+        const change = this.states.applyParsed(this.mirror?.hook.take(event.delivery) ?? this.states.parse(body), body.length);
         inspector?.add(event.delivery, change, { recorded: false });
         this.emit({ type: 'delivery', delivery: event.delivery, change, view: event.view });
         break;
@@ -319,12 +329,38 @@ export class ListenEngine implements ListenView {
     }
   }
 
-  /** The listener is gone from the mirror, which is closed; a failure is reported (unless `quiet`), the run still ends. */
+  /**
+   * Every MIRROR_SYNC_MS in which deliveries were applied, the mirror is synced (MirrorStore.sync): what it
+   * acknowledged survives a crash of the machine after at most that long, and an idle mirror costs nothing.
+   * A sync that fails is reported once; deliveries go on being applied (each commit survives a crash of the
+   * process whatever the sync does).
+   */
+  private async syncs(mirror: NonNullable<ListenEngine['mirror']>, signal: AbortSignal): Promise<void> {
+    let synced = 0;
+    let reported = false;
+    for (;;) {
+      await this.opts.clock.sleep(MIRROR_SYNC_MS, signal);
+      if (signal.aborted) return;
+      const applied = mirror.hook.counts.applied + mirror.hook.counts.unplaced;
+      if (applied === synced) continue;
+      try {
+        mirror.store.sync();
+        synced = applied;
+        reported = false;
+      } catch (err) {
+        if (!reported) this.emit({ type: 'error', message: `cannot sync the mirror to the disk: ${(err as Error).message}` });
+        reported = true;
+      }
+    }
+  }
+
+  /** The listener is gone from the mirror, which is synced and closed; a failure is reported (unless `quiet`), the run still ends. */
   private closeMirror(quiet = false): void {
     const mirror = this.mirror;
     if (!mirror) return;
     try {
       mirror.store.listenerGone(mirror.since);
+      mirror.store.sync();
     } catch (err) {
       if (!quiet) this.emit({ type: 'error', message: `cannot mark the listener gone in the mirror: ${(err as Error).message}` });
     } finally {

@@ -2,7 +2,7 @@
 // board's mirror before its 200, and the mirror's cards as they were before it remembered for its change line.
 import type { MirrorChange, MirrorDelivery, MirrorStore } from '../mirror/types.js';
 import type { Card } from '../spec-types.js';
-import { type CardStates, parseBody, readBody } from './changes.js';
+import { type CardStates, type ParsedBody, parseBody, readBody } from './changes.js';
 import { type Delivery, mayShowSecret } from './delivery.js';
 import type { DeliveryHook } from './listener.js';
 
@@ -19,8 +19,12 @@ export interface MirrorCounts {
  * one whose decoded value may still spell one (JSON escapes) is kept as its value redacted, never as sent.
  */
 export function placeDelivery(delivery: Pick<Delivery, 'receivedAt' | 'body'>, maxBodyBytes: number, secrets: readonly string[]): MirrorDelivery {
+  return placeParsed(delivery, parseBody(delivery.body, maxBodyBytes, secrets), secrets);
+}
+
+/** As placeDelivery, for a body parseBody read already (CardStates reads it too: it is parsed once). */
+function placeParsed(delivery: Pick<Delivery, 'receivedAt' | 'body'>, parsed: ParsedBody, secrets: readonly string[]): MirrorDelivery {
   const { receivedAt, body } = delivery;
-  const parsed = parseBody(body, maxBodyBytes, secrets);
   // The text of an unplaced body: as received (decoded as UTF-8; the record file keeps its bytes), or its
   // redacted value when the decoded body may show a secret.
   const text = () => (typeof parsed === 'object' && mayShowSecret(body, secrets) ? JSON.stringify(parsed.value) : body.toString('utf8'));
@@ -50,6 +54,8 @@ export function placeDelivery(delivery: Pick<Delivery, 'receivedAt' | 'body'>, m
  */
 export class MirrorHook implements DeliveryHook {
   readonly counts: MirrorCounts = { applied: 0, unplaced: 0 };
+  /** Each delivery's body as apply parsed it, until the listener reads its change (take). */
+  private readonly parsed = new WeakMap<Delivery, ParsedBody>();
 
   constructor(
     private readonly store: MirrorStore,
@@ -58,13 +64,24 @@ export class MirrorHook implements DeliveryHook {
   ) {}
 
   apply(deliveries: readonly Delivery[]): void {
-    const batch = deliveries.map((d) => placeDelivery(d, this.states.maxBodyBytes, this.secrets));
+    const batch = deliveries.map((d) => {
+      const parsed = this.states.parse(d.body);
+      this.parsed.set(d, parsed);
+      return placeParsed(d, parsed, this.secrets);
+    });
     const changes = this.store.applyDeliveries(batch);
     for (const placed of batch) {
       if (placed.kind === 'unplaced') this.counts.unplaced++;
       else this.counts.applied++;
     }
     this.prime(batch, changes);
+  }
+
+  /** The body of `delivery` as apply parsed it (once: a second call has none), for its change line. */
+  take(delivery: Delivery): ParsedBody | undefined {
+    const parsed = this.parsed.get(delivery);
+    this.parsed.delete(delivery);
+    return parsed;
   }
 
   /**

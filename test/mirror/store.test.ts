@@ -1,8 +1,11 @@
 // The SQLite store of a board's mirror (src/mirror/sqlite-store.ts), rule by rule, each checked through the
 // interface and, where the rule is about the file, with a connection of the test's own.
+import { copyFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { UNPLACED_BODY_MAX } from '../../src/mirror/sqlite-store.js';
 import type { MirrorDelivery } from '../../src/mirror/types.js';
+import { tempDir } from '../helpers/cli.js';
 import { BOARD, mirrorEnv, newMirror, rowsOf } from './helpers.js';
 
 const T0 = '2030-01-01T10:00:00.000Z';
@@ -221,12 +224,85 @@ describe('applyDeliveries', () => {
     expect(store.status().deliveries).toEqual({ applied: 3, unplaced: 2, lastAt: T1 });
   });
 
+  it('applies a batch in order as one delivery at a time would: twice the same card, a delete and a card made again, a field set to null', () => {
+    const env = mirrorEnv();
+    const store = newMirror(env);
+    store.savePage(store.beginPull(T0), 0, [card('a', { S: 'Open', N: 1 }), card('b', { S: 'Open' }), card('gone', { S: 'Open' })]);
+    store.applyDeliveries([deleted('gone')]);
+    const at = (c: ReturnType<typeof card>, receivedAt: string): MirrorDelivery => ({ kind: 'card', receivedAt, card: c });
+    expect(
+      store.applyDeliveries([
+        at(card('a', { S: 'Doing' }), T0),
+        deleted('b'),
+        at(card('n', { S: 'New' }), T0),
+        at(card('a', { S: 'Done', N: null }), T1),
+        at(card('b', { S: 'Back' }), T1),
+        deleted('n'),
+        at(card('gone', { S: 'Again' }), T1),
+      ]),
+    ).toEqual([
+      { id: 'a', before: card('a', { S: 'Open', N: 1 }), after: card('a', { S: 'Doing', N: 1 }) },
+      { id: 'b', before: card('b', { S: 'Open' }) },
+      { id: 'n', after: card('n', { S: 'New' }) },
+      // A field the service set to null stays, null: it is not a field left out.
+      { id: 'a', before: card('a', { S: 'Doing', N: 1 }), after: card('a', { S: 'Done', N: null }) },
+      { id: 'b', after: card('b', { S: 'Back' }) },
+      { id: 'n', before: card('n', { S: 'New' }) },
+      { id: 'gone', after: card('gone', { S: 'Again' }) },
+    ]);
+    expect(rowsOf(env.CARDBOARD_MIRROR, 'SELECT body FROM cards WHERE _id = ?', 'a')).toEqual([['{"_id":"a","S":"Done","N":null}']]);
+    // A card kept keeps its place; one deleted and made again goes to the end, in the order made; each row
+    // says the last delivery that made it, and when.
+    expect(rowsOf(env.CARDBOARD_MIRROR, 'SELECT _id, pulled IS NULL, delivered_seq, updated_at FROM cards ORDER BY pos')).toEqual([
+      ['a', 0, 5, T1],
+      ['b', 1, 6, T1],
+      ['gone', 1, 8, T1],
+    ]);
+    expect(rowsOf(env.CARDBOARD_MIRROR, 'SELECT _id, seq FROM tombstones ORDER BY _id')).toEqual([['n', 7]]);
+    expect(rowsOf(env.CARDBOARD_MIRROR, 'SELECT seq, kind, card_id FROM deliveries ORDER BY seq')).toEqual([
+      [1, 'deleted', 'gone'],
+      [2, 'card', 'a'],
+      [3, 'deleted', 'b'],
+      [4, 'card', 'n'],
+      [5, 'card', 'a'],
+      [6, 'card', 'b'],
+      [7, 'deleted', 'n'],
+      [8, 'card', 'gone'],
+    ]);
+    expect(rowsOf(env.CARDBOARD_MIRROR, "SELECT value FROM meta WHERE key = 'seq'")).toEqual([['8']]);
+  });
+
+  it('applies a batch larger than one statement takes (64 rows) whole, in order', () => {
+    const env = mirrorEnv();
+    const store = newMirror(env);
+    const batch = Array.from({ length: 150 }, (_, i) => delivered(card(`c${String(i).padStart(3, '0')}`, { n: i })));
+    expect(store.applyDeliveries(batch)).toHaveLength(150);
+    expect([...store.cards()]).toEqual(batch.map((d) => (d as Extract<MirrorDelivery, { kind: 'card' }>).card));
+    expect(rowsOf(env.CARDBOARD_MIRROR, 'SELECT count(*), min(seq), max(seq) FROM deliveries')).toEqual([[150, 1, 150]]);
+  });
+
   it('applies a batch in one transaction: a delivery that fails leaves none of the batch applied', () => {
     const store = newMirror();
     expect(() => store.applyDeliveries([delivered(card('a')), { kind: 'card', receivedAt: T0, card: { S: 'no id' } as never }])).toThrow(/without an _id/);
     expect(store.count()).toBe(0);
     expect(store.status().deliveries.applied).toBe(0);
     expect(store.beginPull(T0).startSeq).toBe(0);
+  });
+});
+
+describe('sync', () => {
+  it('brings what was applied into the database file itself, so that it needs no WAL to be read', () => {
+    const env = mirrorEnv();
+    const store = newMirror(env);
+    store.sync();
+    store.applyDeliveries([delivered(card('a', { S: 'Open' }))]);
+    // The file alone, as the disk holds it once synced: without its -wal, which a commit alone writes to.
+    const copy = join(tempDir('cardboard-mirror-copy-'), 'copy.db');
+    copyFileSync(env.CARDBOARD_MIRROR, copy);
+    expect(rowsOf(copy, 'SELECT count(*) FROM cards')).toEqual([[0]]);
+    store.sync();
+    copyFileSync(env.CARDBOARD_MIRROR, copy);
+    expect(rowsOf(copy, 'SELECT body FROM cards')).toEqual([['{"_id":"a","S":"Open"}']]);
   });
 });
 

@@ -5,7 +5,7 @@
 // (mirror-listen.e2e.test.ts) run the real one.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Clock } from '../../src/clock.js';
 import { realClock } from '../../src/clock.js';
 import { childStop } from '../../src/interrupt.js';
@@ -61,6 +61,9 @@ class MemoryStore {
   }
   listenerGone(since: string): void {
     this.log.push(`gone ${since}`);
+  }
+  sync(): void {
+    this.log.push('sync');
   }
   close(): void {
     this.log.push('close');
@@ -195,9 +198,44 @@ describe('the listen engine with a mirror', () => {
     await time.advance(LISTENER_BEAT_MS);
     expect(store.log).toEqual([`beat ${since} ${since}`, `beat ${since} 2026-11-26T10:00:10.000Z`, `beat ${since} 2026-11-26T10:00:20.000Z`]);
     await l.end();
-    expect(store.log.slice(-2)).toEqual([`gone ${since}`, 'close']);
+    expect(store.log.slice(-3)).toEqual([`gone ${since}`, 'sync', 'close']);
     // The run's end is reported once the mirror is closed.
     expect(l.events.at(-1)).toMatchObject({ type: 'stopped' });
+  });
+
+  it('syncs the mirror to the disk a second at most after deliveries were applied, on its clock, and not while none come', async () => {
+    const store = new MemoryStore();
+    const time = steppedClock(Date.parse('2026-11-26T10:00:00.000Z'));
+    const l = await running(store, {}, time.clock);
+    const syncs = () => store.log.filter((line) => line === 'sync').length;
+    await time.advance(1000);
+    expect(syncs()).toBe(0);
+    expect(await post(l.ready.url, '{"_id":"c1","Status":"Open"}', KEY)).toBe(200);
+    expect(syncs()).toBe(0);
+    await time.advance(1000);
+    expect(syncs()).toBe(1);
+    await time.advance(1000);
+    await time.advance(1000);
+    expect(syncs()).toBe(1);
+    expect(await post(l.ready.url, '{"_id":"c1","Status":"Done"}', KEY)).toBe(200);
+    await time.advance(1000);
+    expect(syncs()).toBe(2);
+    await l.end();
+  });
+
+  it('parses each body once: the change line is read from what the mirror placed', async () => {
+    const store = new MemoryStore();
+    const l = await running(store);
+    const parse = vi.spyOn(JSON, 'parse');
+    let parsed: unknown[];
+    try {
+      expect(await post(l.ready.url, '{"_id":"c1","Status":"Open"}', KEY)).toBe(200);
+    } finally {
+      parsed = parse.mock.calls.map(([text]) => text);
+      parse.mockRestore();
+    }
+    expect(parsed.filter((text) => text === '{"_id":"c1","Status":"Open"}')).toHaveLength(1);
+    expect(l.deliveries()[0]!.change).toMatchObject({ event: 'new', changes: [{ field: 'Status', after: 'Open' }] });
   });
 
   it('a start that fails closes the mirror', async () => {

@@ -1,0 +1,203 @@
+// The card writes of one transaction of deliveries or own writes (sqlite-store.ts), held in memory while the
+// transaction walks them in order and written at its end in a handful of statements whatever its size: one
+// read of the rows it touches, one write of the cards it keeps, one of those it deletes. A listener under load
+// applies a batch of twenty or more deliveries at a time, and a statement costs about as much as the row it
+// writes: one statement a row would double the cost of the batch.
+import type Libsql from 'libsql';
+import type { Card } from '../spec-types.js';
+
+type Database = Libsql.Database;
+type Statement = Libsql.Statement;
+
+/**
+ * Rows one multi-row statement takes at most: 64 rows of 7 values stay far below SQLite's limit on the values
+ * one statement binds (999 in the oldest builds), and a larger batch runs the statement once per 64 rows.
+ */
+const ROWS_PER_STATEMENT = 64;
+
+/**
+ * A statement of the form `head VALUES row, row, … tail`, prepared once for each count of rows it is run
+ * with (at most ROWS_PER_STATEMENT of them, so a connection prepares at most that many).
+ */
+export class RowsStatement {
+  private readonly byCount = new Map<number, Statement>();
+
+  constructor(
+    private readonly db: Database,
+    private readonly head: string,
+    private readonly row: string,
+    private readonly tail = '',
+  ) {}
+
+  /** Run it over `rows`, each the values of one row in the order `row` binds them. */
+  run(rows: readonly (readonly unknown[])[]): void {
+    for (let at = 0; at < rows.length; at += ROWS_PER_STATEMENT) {
+      const chunk = rows.slice(at, at + ROWS_PER_STATEMENT);
+      this.of(chunk.length).run(chunk.flat());
+    }
+  }
+
+  private of(count: number): Statement {
+    let stmt = this.byCount.get(count);
+    if (stmt === undefined) {
+      stmt = this.db.prepare(`${this.head} VALUES ${Array<string>(count).fill(this.row).join(', ')}${this.tail}`);
+      this.byCount.set(count, stmt);
+    }
+    return stmt;
+  }
+}
+
+/** The statements a run uses, prepared once per connection (runStatements). */
+export interface RunStatements {
+  seq: Statement;
+  setSeq: Statement;
+  lastPos: Statement;
+  anyTombstone: Statement;
+  rows: Statement;
+  deleteCards: Statement;
+  clearTombstones: Statement;
+  setTombstone: Statement;
+  keepCards: RowsStatement;
+  logDeliveries: RowsStatement;
+}
+
+/** Prepare the statements of a run on `db`. */
+export function runStatements(db: Database): RunStatements {
+  const ids = 'SELECT value FROM json_each(?)';
+  return {
+    seq: db.prepare("SELECT value FROM meta WHERE key = 'seq'").raw(true),
+    setSeq: db.prepare("INSERT INTO meta (key, value) VALUES ('seq', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value"),
+    lastPos: db.prepare('SELECT max(pos) FROM cards').raw(true),
+    anyTombstone: db.prepare('SELECT 1 FROM tombstones LIMIT 1').raw(true),
+    // The ids go in as one JSON array: any count of them, one statement.
+    rows: db.prepare(`SELECT _id, body FROM cards WHERE _id IN (${ids})`).raw(true),
+    deleteCards: db.prepare(`DELETE FROM cards WHERE _id IN (${ids})`),
+    clearTombstones: db.prepare(`DELETE FROM tombstones WHERE _id IN (${ids})`),
+    setTombstone: db.prepare('INSERT INTO tombstones (_id, seq) VALUES (?, ?) ON CONFLICT (_id) DO UPDATE SET seq = excluded.seq'),
+    // A card the table holds keeps its place and its last pull; a new one takes the place given.
+    keepCards: new RowsStatement(
+      db,
+      'INSERT INTO cards (_id, body, pos, pulled, missed, delivered_seq, updated_at)',
+      '(?, ?, ?, NULL, 0, ?, ?)',
+      ' ON CONFLICT (_id) DO UPDATE SET body = excluded.body, missed = 0, delivered_seq = excluded.delivered_seq, updated_at = excluded.updated_at',
+    ),
+    logDeliveries: new RowsStatement(db, 'INSERT INTO deliveries (seq, received_at, kind, name, card_id, body, body_cut)', '(?, ?, ?, ?, ?, ?, ?)'),
+  };
+}
+
+/** One card a run touched or read. */
+interface Entry {
+  /** The table held a row for it when the run began. */
+  held: boolean;
+  /** That row was deleted during the run (and a card made again after it takes a new row, at a new place). */
+  dropped: boolean;
+  /** The card now, or undefined when there is none; `text` stands for it until it is first read. */
+  card: Card | undefined;
+  text: string | undefined;
+  /** A delivery or write of this run made it `card`: the last one's sequence number and time. */
+  seq?: number;
+  at?: string;
+  /** Its place on the board, for a card this run made. */
+  pos?: number;
+  /** The sequence number of the delete that ended it, when no card came after. */
+  tomb?: number;
+}
+
+/**
+ * The cards of one write transaction, each read at most once and written once at the end, with the
+ * transaction's sequence numbers: each delivery or own write takes the next (`next()`), the last is saved.
+ * Deliveries are applied in order, so the end state of each card is the one the last of them left.
+ */
+export class CardRun {
+  private seq: number;
+  private nextPos: number | undefined;
+  /** Whether any tombstone was there when the run began (none, most of the time: no other process writes meanwhile). */
+  private readonly tombstones: boolean;
+  private readonly entries = new Map<string, Entry>();
+
+  /** Begin a run in an open write transaction; `ids`: the cards it will touch, read in one statement. */
+  constructor(
+    private readonly s: RunStatements,
+    ids: readonly string[],
+  ) {
+    const seq = s.seq.get() as [string] | undefined;
+    this.seq = seq === undefined ? 0 : Number(seq[0]);
+    this.tombstones = s.anyTombstone.get() !== undefined;
+    for (const id of ids) this.entries.set(id, { held: false, dropped: false, card: undefined, text: undefined });
+    if (ids.length === 0) return;
+    for (const [id, body] of s.rows.all(JSON.stringify(ids)) as [string, string][]) {
+      const entry = this.entries.get(id)!;
+      entry.held = true;
+      entry.text = body;
+    }
+  }
+
+  /** The sequence number of the next delivery or write. */
+  next(): number {
+    return ++this.seq;
+  }
+
+  /** The card `id` as it is now (one of the ids the run began with). */
+  card(id: string): Card | undefined {
+    const entry = this.entry(id);
+    if (entry.text !== undefined) {
+      entry.card = JSON.parse(entry.text) as Card;
+      entry.text = undefined;
+    }
+    return entry.card;
+  }
+
+  /** The card `id` is now `card`, by the current delivery or write at `at`. */
+  put(id: string, card: Card, at: string): void {
+    const entry = this.entry(id);
+    const exists = entry.card !== undefined || entry.text !== undefined;
+    if (!exists && entry.pos === undefined) entry.pos = this.place();
+    entry.card = card;
+    entry.text = undefined;
+    entry.seq = this.seq;
+    entry.at = at;
+    entry.tomb = undefined;
+  }
+
+  /** The card `id` is deleted by the current delivery: it leaves a tombstone. */
+  remove(id: string): void {
+    const entry = this.entry(id);
+    if (entry.held) entry.dropped = true;
+    entry.card = undefined;
+    entry.text = undefined;
+    entry.pos = undefined;
+    entry.seq = undefined;
+    entry.tomb = this.seq;
+  }
+
+  /** Write what the run did: deleted rows, kept cards, tombstones, and the last sequence number. */
+  end(): void {
+    const drop: string[] = [];
+    const keep: unknown[][] = [];
+    const kept: string[] = [];
+    for (const [id, e] of this.entries) {
+      if (e.dropped) drop.push(id);
+      if (e.tomb !== undefined) this.s.setTombstone.run(id, e.tomb);
+      if (e.seq === undefined) continue;
+      // A card the table still holds keeps its place (the upsert leaves `pos` alone): 0 is not used.
+      keep.push([id, JSON.stringify(e.card), e.pos ?? 0, e.seq, e.at]);
+      kept.push(id);
+    }
+    if (drop.length > 0) this.s.deleteCards.run(JSON.stringify(drop));
+    this.s.keepCards.run(keep);
+    if (this.tombstones && kept.length > 0) this.s.clearTombstones.run(JSON.stringify(kept));
+    this.s.setSeq.run(String(this.seq));
+  }
+
+  private entry(id: string): Entry {
+    const entry = this.entries.get(id);
+    if (entry === undefined) throw new Error(`card ${id} was not read at the start of the run`);
+    return entry;
+  }
+
+  /** The next place at the end of the board: after every card the table holds, and every card made before in this run. */
+  private place(): number {
+    this.nextPos ??= ((this.s.lastPos.get() as [number | null])[0] ?? 0) + 1;
+    return this.nextPos++;
+  }
+}
