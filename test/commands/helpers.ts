@@ -29,6 +29,15 @@ export async function cli(
   return r;
 }
 
+/** Put each card of `values` (each the operands of one `card put`) on the test board in turn, each one succeeding; the board's card ids afterwards. */
+export async function putCards(emu: RunningEmulator, values: readonly string[][]): Promise<string[]> {
+  for (const v of values) {
+    const r = await cli(emu, ['card', 'put', ...v]);
+    expect(r.code, r.stderr).toBe(0);
+  }
+  return emu.state()[BOARD_ID]!.cards.map((c) => c._id);
+}
+
 /** Parse NDJSON output into records. */
 export function ndjson(text: string): Record<string, unknown>[] {
   return text

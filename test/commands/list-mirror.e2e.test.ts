@@ -4,38 +4,24 @@
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { checkBaseUrl } from '../../src/http/url.js';
-import { serverIdentity } from '../../src/import/board-lock.js';
-import { openMirror } from '../../src/mirror/open.js';
-import type { MirrorStore } from '../../src/mirror/types.js';
 import type { Card, Field } from '../../src/spec-types.js';
 import { type CardListOptions, MAX_TABLE_ROWS, runCardList } from '../../src/commands/card/list.js';
 import { PartialError } from '../../src/errors.js';
 import { tempDir } from '../helpers/cli.js';
 import { testContext } from '../io/buffers.js';
-import { BOARD_ID, type RunningEmulator, startTestEmulator, TOKEN } from '../helpers/emulator.js';
-import { cli, ndjson } from './helpers.js';
+import { BOARD_ID, type RunningEmulator, startTestEmulator } from '../helpers/emulator.js';
+import { emulatorBoard, emulatorSchema, fillMirror } from '../helpers/mirror.js';
+import { cli, ndjson, putCards } from './helpers.js';
 
 let emu: RunningEmulator;
 const dir = tempDir();
 const MIRROR = join(dir, 'board.db');
 const env = { CARDBOARD_MIRROR: MIRROR };
 
-async function store(path: string): Promise<MirrorStore> {
-  const baseUrl = checkBaseUrl(emu.url, true);
-  return openMirror({ CARDBOARD_MIRROR: path }, { id: BOARD_ID, baseUrl, server: await serverIdentity(baseUrl) }, { create: true });
-}
-
 /** Save the board's cards into the mirror at `path` in pages of two, as a pull would; `finish` false leaves the pull open. */
 async function fill(path: string, finish = true): Promise<void> {
-  const schema = (await (await fetch(`${emu.url}/api/aptlet/${BOARD_ID}/schema`, { headers: { 'x-token': TOKEN } })).json()) as Field[];
   const cards: Card[] = emu.state()[BOARD_ID]!.cards;
-  const s = await store(path);
-  s.saveSchema(schema);
-  const pull = s.beginPull(new Date().toISOString());
-  for (let page = 0; page * 2 < cards.length; page++) s.savePage(pull, page, cards.slice(page * 2, page * 2 + 2));
-  if (finish) s.finishPull(pull, [], new Date().toISOString());
-  s.close();
+  await fillMirror({ CARDBOARD_MIRROR: path }, await emulatorBoard(emu), cards, { fields: await emulatorSchema(emu), pageSize: 2, finish });
 }
 
 beforeAll(async () => {
@@ -49,7 +35,7 @@ beforeAll(async () => {
     ['Name=six', 'Status=Open', 'Priority:=9', 'Owner:=null'],
     ['Name=seven', 'Status=Open', 'Owner:={"name":"Ada"}'],
   ];
-  for (const v of values) expect((await cli(emu, ['card', 'put', ...v])).code).toBe(0);
+  await putCards(emu, values);
   await fill(MIRROR);
 });
 afterAll(async () => {
@@ -131,12 +117,8 @@ describe('card list --mirror', () => {
 
   it('a terminal table stops at the same number of rows as a live one: exit 3, pointing to the streaming formats', async () => {
     const big = join(dir, 'big.db');
-    const s = await store(big);
-    s.saveSchema([{ name: 'Name', uuid: 'u1' }] as Field[]);
-    const pull = s.beginPull(new Date().toISOString());
-    s.savePage(pull, 0, Array.from({ length: MAX_TABLE_ROWS + 1 }, (_, i) => ({ _id: `c${i}`, Name: `card ${i}` })));
-    s.finishPull(pull, [], new Date().toISOString());
-    s.close();
+    const cards = Array.from({ length: MAX_TABLE_ROWS + 1 }, (_, i) => ({ _id: `c${i}`, Name: `card ${i}` }));
+    await fillMirror({ CARDBOARD_MIRROR: big }, await emulatorBoard(emu), cards, { fields: [{ name: 'Name', uuid: 'u1' }] as Field[] });
     const run = async (opts: Partial<CardListOptions>) => {
       const t = testContext({ tty: true, env: { CARDBOARD_BASE_URL: emu.url, CARDBOARD_BOARD: BOARD_ID, CARDBOARD_MIRROR: big, CARDBOARD_CONFIG_DIR: dir } });
       const err = await runCardList(t.ctx, { page: 0, all: true, mirror: true, ...opts }).catch((e: unknown) => e);

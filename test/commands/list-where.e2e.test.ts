@@ -3,17 +3,12 @@
 // did-you-mean before any page is read.
 import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { BOARD_ID, type RunningEmulator, startTestEmulator } from '../helpers/emulator.js';
+import { BOARD_ID, pageRequests, type RunningEmulator, startTestEmulator } from '../helpers/emulator.js';
 import { runOnPty } from '../helpers/pty.js';
-import { cli, ndjson } from './helpers.js';
+import { cli, ndjson, putCards } from './helpers.js';
 
 let emu: RunningEmulator;
 let ids: string[];
-const pageRequests = () =>
-  emu
-    .requests()
-    .filter((r) => r.method === 'GET' && /^\/api\/aptlet\/b-test\?page=/.test(r.path))
-    .map((r) => r.path.split('page=')[1]);
 
 beforeAll(async () => {
   // Pages of two: [one, two], [three, four], [five, six], [seven].
@@ -27,11 +22,7 @@ beforeAll(async () => {
     ['Name=six', 'Status=Open', 'Priority:=9', 'Owner:=null'],
     ['Name=seven', 'Status=Open', 'Owner:={"name":"Ada"}'],
   ];
-  for (const v of values) {
-    const r = await cli(emu, ['card', 'put', ...v]);
-    expect(r.code, r.stderr).toBe(0);
-  }
-  ids = emu.state()[BOARD_ID]!.cards.map((c) => c._id);
+  ids = await putCards(emu, values);
 });
 afterAll(async () => {
   await emu.close();
@@ -47,7 +38,7 @@ describe('card list --where, live', () => {
     const r = await cli(emu, ['card', 'list', '--where', 'Status=Open'], { spawn: true });
     expect(r.code, r.stderr).toBe(0);
     expect(names(r.stdout)).toEqual(['one', 'Four', 'six', 'seven']);
-    expect(pageRequests()).toEqual(['0', '1', '2', '3', '4']);
+    expect(pageRequests(emu)).toEqual(['0', '1', '2', '3', '4']);
   });
 
   it('each operator, and several --where all holding', async () => {
@@ -67,13 +58,13 @@ describe('card list --where, live', () => {
     const r = await cli(emu, ['card', 'list', '--where', 'Status=Open', '--limit', '2']);
     expect(r.code, r.stderr).toBe(0);
     expect(names(r.stdout)).toEqual(['one', 'Four']);
-    expect(pageRequests()).toEqual(['0', '1']);
+    expect(pageRequests(emu)).toEqual(['0', '1']);
   });
 
   it('--page filters that page only', async () => {
     const r = await cli(emu, ['card', 'list', '--where', 'Status=Open', '--page', '1']);
     expect(names(r.stdout)).toEqual(['Four']);
-    expect(pageRequests()).toEqual(['1']);
+    expect(pageRequests(emu)).toEqual(['1']);
   });
 
   it('--fields and --format work as without --where', async () => {
@@ -98,7 +89,7 @@ describe('card list --where, live', () => {
       'hint: Run `cardboard schema` for the exact names.',
     ]);
     expect(r.stdout).toBe('');
-    expect(pageRequests()).toEqual([]);
+    expect(pageRequests(emu)).toEqual([]);
   });
 
   it('no operator, or < without a number: exit 2 naming the expression', async () => {

@@ -1,15 +1,10 @@
 import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { BOARD_ID, type RunningEmulator, startTestEmulator } from '../helpers/emulator.js';
-import { cli, ndjson } from './helpers.js';
+import { BOARD_ID, pageRequests, type RunningEmulator, startTestEmulator } from '../helpers/emulator.js';
+import { cli, ndjson, putCards } from './helpers.js';
 
 let emu: RunningEmulator;
 let ids: string[];
-const pageRequests = () =>
-  emu
-    .requests()
-    .filter((r) => r.method === 'GET' && /^\/api\/aptlet\/b-test\?page=/.test(r.path))
-    .map((r) => r.path.split('page=')[1]);
 
 beforeAll(async () => {
   emu = await startTestEmulator({ pageSize: 2 });
@@ -20,11 +15,7 @@ beforeAll(async () => {
     ['Name=four\nlines', 'Status=Done'],
     ['Name=five'],
   ];
-  for (const v of values) {
-    const r = await cli(emu, ['card', 'put', ...v]);
-    expect(r.code, r.stderr).toBe(0);
-  }
-  ids = emu.state()[BOARD_ID]!.cards.map((c) => c._id);
+  ids = await putCards(emu, values);
 });
 afterAll(async () => {
   await emu.close();
@@ -38,7 +29,7 @@ describe('card list', () => {
     const r = await cli(emu, ['card', 'list']);
     expect(r.code, r.stderr).toBe(0);
     expect(ndjson(r.stdout).map((c) => c._id)).toEqual(ids.slice(0, 2));
-    expect(pageRequests()).toEqual(['0']);
+    expect(pageRequests(emu)).toEqual(['0']);
   });
 
   it('--page N shows that zero-based page', async () => {
@@ -50,7 +41,7 @@ describe('card list', () => {
     const r = await cli(emu, ['card', 'list', '--all']);
     expect(r.code, r.stderr).toBe(0);
     expect(ndjson(r.stdout)).toEqual(emu.state()[BOARD_ID]!.cards);
-    expect(pageRequests()).toEqual(['0', '1', '2', '3']);
+    expect(pageRequests(emu)).toEqual(['0', '1', '2', '3']);
   });
 
   it('--all --format csv: _id then the schema order, values that round-trip', async () => {
@@ -75,7 +66,7 @@ describe('card list', () => {
   it('--limit stops early and stops fetching pages', async () => {
     const r = await cli(emu, ['card', 'list', '--all', '--limit', '3']);
     expect(ndjson(r.stdout).map((c) => c._id)).toEqual(ids.slice(0, 3));
-    expect(pageRequests()).toEqual(['0', '1']);
+    expect(pageRequests(emu)).toEqual(['0', '1']);
     const exact = await cli(emu, ['card', 'list', '--all', '--limit', '2', '--format', 'csv']);
     expect(exact.stdout.trim().split('\r\n')).toHaveLength(3);
   });
@@ -85,14 +76,14 @@ describe('card list', () => {
     expect(r.code, r.stderr).toBe(0);
     expect(ndjson(r.stdout).map((c) => c._id)).toEqual(ids.slice(0, 3));
     expect(r.stderr).toBe('');
-    expect(pageRequests()).toEqual(['0', '1']);
+    expect(pageRequests(emu)).toEqual(['0', '1']);
   });
 
   it('--page with --limit starts there and stops at the empty page when the board ends first', async () => {
     const r = await cli(emu, ['card', 'list', '--page', '1', '--limit', '10', '--format', 'csv'], { spawn: true });
     expect(r.code, r.stderr).toBe(0);
     expect((parse(r.stdout) as string[][]).slice(1).map((row) => row[0])).toEqual(ids.slice(2));
-    expect(pageRequests()).toEqual(['1', '2', '3']);
+    expect(pageRequests(emu)).toEqual(['1', '2', '3']);
   });
 
   it('--json is --format json; with another --format it is a usage error and nothing is sent', async () => {
@@ -129,7 +120,7 @@ describe('card list', () => {
     const r = await cli(emu, ['card', 'list', '--fields', 'status']);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain("did you mean 'Status'");
-    expect(pageRequests()).toEqual([]);
+    expect(pageRequests(emu)).toEqual([]);
   });
 
   it('--format table piped: header and tab-separated rows', async () => {

@@ -3,10 +3,9 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { serverIdentity } from '../../src/import/board-lock.js';
-import { openMirror } from '../../src/mirror/open.js';
 import type { Card } from '../../src/spec-types.js';
 import { tempDir } from '../helpers/cli.js';
+import { fillMirror, openTestMirror } from '../helpers/mirror.js';
 import { run, seen, start } from './helpers.js';
 
 const ROWS = Array.from({ length: 23 }, (_, i) => ({ Title: `Task ${i + 1}`, Status: i % 2 ? 'Open' : 'Done', Estimate: i * 1.5, Tags: ['a', i] }));
@@ -47,17 +46,14 @@ describe('import --match-on --mirror against the alt server', () => {
     writeFileSync(file, `${ROWS.map((r) => JSON.stringify(r)).join('\n')}\n`);
     const args = ['import', file, '--match-on', 'Title', '--json'];
     expect(JSON.parse((await run(server, args)).stdout)).toMatchObject({ created: 23 });
-    const mirror = openMirror(env, { baseUrl: server.url, server: await serverIdentity(server.url), id: server.opts.boardId }, { create: true });
+    const board = { baseUrl: server.url, id: server.opts.boardId };
     const now = new Date().toISOString();
-    const pull = mirror.beginPull(now);
-    mirror.savePage(pull, 0, server.cards as Card[]);
-    mirror.finishPull(pull, [], now);
-    mirror.close();
+    await fillMirror(env, board, server.cards as Card[], { at: now });
 
     server.cards.find((c) => c.Title === 'Task 4')!.Status = 'Blocked';
     server.cards.find((c) => c.Title === 'Task 9')!.Estimate = '12';
     // The mirror was told of the drift (as a listener would have been).
-    const told = openMirror(env, { baseUrl: server.url, server: await serverIdentity(server.url), id: server.opts.boardId }, { create: false });
+    const told = await openTestMirror(env, board, false);
     told.applyDeliveries(['Task 4', 'Task 9'].map((t) => ({ kind: 'card' as const, receivedAt: now, card: server.cards.find((c) => c.Title === t) as Card })));
     told.close();
     const pages = () => server.requests.filter((r) => r.method === 'GET' && /\/api\/aptlet\/[^/?]+(\?|$)/.test(r.url)).length;

@@ -28,7 +28,7 @@ import { BIN, CHILD_KILL_MS, childEnv, runMain, tempDir } from '../helpers/cli.j
 import type { Card, Field } from '../../src/spec-types.js';
 import { type RunningEmulator, startTestEmulator } from '../helpers/emulator.js';
 import { recordDeliveries, startKeyReceiver } from '../helpers/receiver.js';
-import { fillMirror } from '../query/mirror-fixture.js';
+import { fillMirror } from '../helpers/mirror.js';
 
 const BOARD = '64f1c2e8';
 const TOKEN = 'tok-help-examples';
@@ -186,7 +186,7 @@ afterAll(async () => {
 async function fillBoardMirror(): Promise<string> {
   const file = join(tempDir('cardboard-help-mirror-'), 'board.sqlite');
   const read = async (path: string) => (await (await fetch(`${emulator.url}/api/aptlet/${BOARD}${path}`, { headers: { 'x-token': TOKEN } })).json()) as unknown;
-  await fillMirror({ CARDBOARD_MIRROR: file }, { baseUrl: emulator.url, id: BOARD }, (await read('/schema')) as Field[], (await read('?page=0')) as Card[]);
+  await fillMirror({ CARDBOARD_MIRROR: file }, { baseUrl: emulator.url, id: BOARD }, (await read('?page=0')) as Card[], { fields: (await read('/schema')) as Field[] });
   return file;
 }
 

@@ -60,3 +60,16 @@ export function startTestEmulator(opts: Partial<EmulatorOptions> = {}): Promise<
     port: opts.port ?? 0,
   });
 }
+
+/**
+ * Each read of the board's cards (GET /api/aptlet/<id>, spec 4.5) the emulator received, in order, as the
+ * page it asked for: its query string after `page=` ('' for none; a query string that does not start with
+ * `page=` is kept whole, so that a test comparing pages sees it).
+ */
+export function pageRequests(emu: RunningEmulator, id = BOARD_ID): string[] {
+  const list = new RegExp(`^/api/aptlet/${id}(\\?|$)`);
+  return emu
+    .requests()
+    .filter((r) => r.method === 'GET' && list.test(r.path))
+    .map((r) => (r.path.split('?')[1] ?? '').replace(/^page=/, ''));
+}

@@ -7,6 +7,7 @@ import { existsSync, statSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { openMirror } from '../../src/mirror/open.js';
 import type { Card } from '../../src/spec-types.js';
+import { fillStore } from '../helpers/mirror.js';
 import { python } from '../helpers/pty.js';
 import { BOARD, mirrorEnv } from './helpers.js';
 
@@ -50,10 +51,7 @@ describe('close()', () => {
   it('leaves every change in the file itself, and the log empty', () => {
     const env = mirrorEnv();
     const store = openMirror(env, BOARD, { create: true });
-    store.saveSchema([{ name: 'Name', uuid: 'u-name', type: 'text' }]);
-    const pull = store.beginPull('2024-01-01T00:00:00.000Z');
-    store.savePage(pull, 0, CARDS);
-    store.finishPull(pull, [], '2024-01-01T00:00:00.000Z');
+    fillStore(store, CARDS, { fields: [{ name: 'Name', uuid: 'u-name', type: 'text' }], at: '2024-01-01T00:00:00.000Z' });
     store.close();
     expect(cardsInFileAlone(env.CARDBOARD_MIRROR)).toBe(CARDS.length);
     const log = `${env.CARDBOARD_MIRROR}-wal`;

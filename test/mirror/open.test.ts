@@ -1,6 +1,5 @@
 // Where a mirror lives and what opening it checks: its location, owner-only files, another board's mirror
 // refused, a file of something else refused, and the file as other programs read it (Python's sqlite3).
-import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -9,6 +8,7 @@ import { CardboardError, ExitCode, UsageError } from '../../src/errors.js';
 import { mirrorLocation, openMirror } from '../../src/mirror/open.js';
 import { columnNames } from '../../src/mirror/view.js';
 import { tempDir } from '../helpers/cli.js';
+import { pythonSql } from '../helpers/mirror.js';
 import { BOARD, mirrorEnv, newMirror, rowsOf } from './helpers.js';
 
 const mode = (path: string) => (statSync(path).mode & 0o777).toString(8);
@@ -106,7 +106,7 @@ describe('openMirror', () => {
     expect(thrown(() => openMirror(env, BOARD, { create: true })).message).toBe(`${env.CARDBOARD_MIRROR} is not a SQLite file, so it cannot hold a mirror; nothing was changed.`);
     expect(readFileSync(env.CARDBOARD_MIRROR, 'utf8')).toBe('my notes\n'.repeat(100));
     const other = mirrorEnv();
-    execFileSync('python3', ['-c', 'import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute("create table notes (t)"); c.commit()', other.CARDBOARD_MIRROR]);
+    pythonSql(other.CARDBOARD_MIRROR, ['create table notes (t)'], { write: true });
     const err = thrown(() => openMirror(other, BOARD, { create: true }));
     expect([err.exitCode, err.message]).toEqual([ExitCode.usage, `${other.CARDBOARD_MIRROR} is a SQLite database of something else, not a mirror; nothing was changed.`]);
     expect(rowsOf(other.CARDBOARD_MIRROR, "SELECT name FROM sqlite_master WHERE type = 'table'")).toEqual([['notes']]);
@@ -125,7 +125,7 @@ describe('openMirror', () => {
   it('refuses a mirror in a newer format than it reads, changing nothing', () => {
     const env = mirrorEnv();
     newMirror(env).close();
-    execFileSync('python3', ['-c', 'import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute("update meta set value = \'2\' where key = \'format\'"); c.commit()', env.CARDBOARD_MIRROR]);
+    pythonSql(env.CARDBOARD_MIRROR, ["update meta set value = '2' where key = 'format'"], { write: true });
     const err = thrown(() => openMirror(env, BOARD, { create: true }));
     expect(err.message).toBe(`The mirror ${env.CARDBOARD_MIRROR} is in format 2, newer than this cardboard reads (1); nothing was changed.`);
     expect(rowsOf(env.CARDBOARD_MIRROR, "SELECT value FROM meta WHERE key = 'format'")).toEqual([['2']]);
@@ -151,14 +151,8 @@ describe('the file as another program reads it (Python sqlite3)', () => {
     });
     store.savePage(store.beginPull('t'), 0, cards);
     store.close();
-    const script = [
-      'import json, sqlite3, sys',
-      'db = sqlite3.connect(sys.argv[1])',
-      'cards = [[i, json.loads(b)] for i, b in db.execute("SELECT _id, body FROM cards ORDER BY _id")]',
-      'cur = db.execute("SELECT * FROM card_fields ORDER BY _id")',
-      'print(json.dumps({"cards": cards, "columns": [d[0] for d in cur.description], "rows": cur.fetchall()}))',
-    ].join('\n');
-    const read = JSON.parse(execFileSync('python3', ['-c', script, env.CARDBOARD_MIRROR], { encoding: 'utf8' })) as { cards: [string, unknown][]; columns: string[]; rows: unknown[][] };
+    const [body, view] = pythonSql(env.CARDBOARD_MIRROR, ['SELECT _id, body FROM cards ORDER BY _id', 'SELECT * FROM card_fields ORDER BY _id']);
+    const read = { cards: body!.rows.map(([id, text]) => [id, JSON.parse(String(text))]), columns: view!.columns, rows: view!.rows };
     expect(read.cards).toEqual(cards.map((c) => [c._id, c]));
     expect(read.columns).toEqual(['_id', ...columnNames(HOSTILE)]);
     expect(new Set(read.columns.map((c) => c.replace(/[A-Z]/g, (l) => l.toLowerCase()))).size).toBe(read.columns.length);

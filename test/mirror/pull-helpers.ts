@@ -1,12 +1,11 @@
 // What the `mirror pull` tests share: the environment of a run against the emulator or the alternative
-// server, the mirror read by a SQLite client other than cardboard (python3's sqlite3), and writes to the
-// emulator over HTTP while a pull walks its pages.
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+// server, the boards' cards to compare with the mirror's (test/helpers/mirror.ts reads those with python3's
+// sqlite3), and writes to the emulator over HTTP while a pull walks its pages.
+import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { BIN, childEnv, tempDir } from '../helpers/cli.js';
 import { BOARD_ID, type RunningEmulator, TOKEN } from '../helpers/emulator.js';
 import type { AltServer } from '../conformance/alt-server.js';
-import { python } from '../helpers/pty.js';
 
 /** A fresh mirror file's path (CARDBOARD_MIRROR), in a directory of its own. */
 export function mirrorFile(): string {
@@ -23,17 +22,6 @@ export function altEnv(alt: AltServer, file: string): Record<string, string> {
   return { CARDBOARD_BASE_URL: alt.url, CARDBOARD_BOARD: alt.opts.boardId, CARDBOARD_TOKEN: alt.opts.token, CARDBOARD_MIRROR: file };
 }
 
-const READ_MIRROR = `
-import json, sqlite3, sys
-db = sqlite3.connect('file:' + sys.argv[1] + '?mode=ro', uri=True)
-print(json.dumps({row[0]: json.loads(row[1]) for row in db.execute('SELECT _id, body FROM cards')}))
-`;
-
-/** The cards of the mirror at `file` by `_id`, each its `body` parsed, as python3's sqlite3 reads them. */
-export function mirrorCards(file: string): Record<string, Record<string, unknown>> {
-  return JSON.parse(execFileSync(python(), ['-c', READ_MIRROR, file], { encoding: 'utf8' })) as Record<string, Record<string, unknown>>;
-}
-
 /** Cards by `_id` (the server's list, for a comparison with mirrorCards). */
 export function byId(cards: readonly Record<string, unknown>[]): Record<string, Record<string, unknown>> {
   return Object.fromEntries(cards.map((c) => [String(c._id), { ...c }]));
@@ -42,11 +30,6 @@ export function byId(cards: readonly Record<string, unknown>[]): Record<string, 
 /** The emulator test board's cards by `_id`. */
 export function serverCards(emu: RunningEmulator): Record<string, Record<string, unknown>> {
   return byId(emu.state()[BOARD_ID]!.cards);
-}
-
-/** Page reads (GET of the board's list) the emulator received. */
-export function pageReads(emu: RunningEmulator): number {
-  return emu.requests().filter((r) => r.method === 'GET' && r.path.includes('?page=')).length;
 }
 
 /**

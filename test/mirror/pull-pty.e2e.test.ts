@@ -4,7 +4,9 @@ import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 import { startOnPty } from '../helpers/pty.js';
 import { start, until } from '../import/helpers.js';
-import { emuEnv, mirrorCards, mirrorFile, pageReads, serverCards } from './pull-helpers.js';
+import { pageRequests } from '../helpers/emulator.js';
+import { mirrorCards } from '../helpers/mirror.js';
+import { emuEnv, mirrorFile, serverCards } from './pull-helpers.js';
 
 describe('mirror pull stopped by Ctrl-C on a pty', () => {
   it('ends by SIGINT (a shell sees 130), says how to resume, and the next pull resumes', async () => {
@@ -14,7 +16,7 @@ describe('mirror pull stopped by Ctrl-C on a pty', () => {
     // CI unset: the spinner runs, as on a user's terminal.
     const pty = startOnPty(['mirror', 'pull'], { ...env, CI: undefined });
     await pty.waitFor(/Reading the board/);
-    await until(() => pageReads(emu) >= 6, 'the pull to read six pages');
+    await until(() => pageRequests(emu).length >= 6, 'the pull to read six pages');
     pty.type('\x03');
     // Death by SIGINT, which a shell reports as 130 (and a shell loop stops at).
     expect(await pty.ended).toEqual({ code: null, signal: 'SIGINT' });
@@ -27,7 +29,7 @@ describe('mirror pull stopped by Ctrl-C on a pty', () => {
     expect(next.code, next.stderr).toBe(0);
     const at = Number(/Resuming pull #1 begun \S+ at page (\d+)/.exec(next.stderr)?.[1]);
     expect(at).toBeGreaterThanOrEqual(5);
-    expect(pageReads(emu)).toBe(31 - at);
+    expect(pageRequests(emu).length).toBe(31 - at);
     expect(mirrorCards(file)).toEqual(serverCards(emu));
   });
 });

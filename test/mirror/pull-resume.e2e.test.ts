@@ -7,7 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers/cli.js';
 import { run, start } from '../conformance/helpers.js';
 import type { AltServer } from '../conformance/alt-server.js';
-import { altEnv, byId, mirrorCards, mirrorFile, spawnWith } from './pull-helpers.js';
+import { mirrorCards } from '../helpers/mirror.js';
+import { altEnv, byId, mirrorFile, spawnWith } from './pull-helpers.js';
 
 const pageReads = (alt: AltServer) => alt.requests.filter((r) => r.method === 'GET' && r.url.includes('?page=')).length;
 

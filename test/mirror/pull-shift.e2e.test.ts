@@ -6,7 +6,8 @@
 import { describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers/cli.js';
 import { run, start } from '../conformance/helpers.js';
-import { altEnv, byId, mirrorCards, mirrorFile } from './pull-helpers.js';
+import { mirrorCards } from '../helpers/mirror.js';
+import { altEnv, byId, mirrorFile } from './pull-helpers.js';
 
 const cardGets = (alt: { requests: { method: string; url: string }[] }) => alt.requests.filter((r) => r.method === 'GET' && r.url.includes('/card/')).map((r) => decodeURIComponent(r.url.split('/card/')[1]!));
 

@@ -4,9 +4,10 @@
 // killed with -9 resumes; two pulls of one mirror never run at once; --every prints what changed.
 import { describe, expect, it } from 'vitest';
 import { runCli, tempDir } from '../helpers/cli.js';
-import { BOARD_ID } from '../helpers/emulator.js';
+import { BOARD_ID, pageRequests } from '../helpers/emulator.js';
 import { start, until } from '../import/helpers.js';
-import { emuEnv, mirrorCards, mirrorFile, pageReads, postCard, serverCards, spawnWith } from './pull-helpers.js';
+import { mirrorCards } from '../helpers/mirror.js';
+import { emuEnv, mirrorFile, postCard, serverCards, spawnWith } from './pull-helpers.js';
 
 describe('mirror pull against the emulator (spawned CLI, real HTTP)', () => {
   it('under 500s and resets, with cards created and changed during the walk: a second pull leaves the mirror equal to the board', async () => {
@@ -44,10 +45,10 @@ describe('mirror pull against the emulator (spawned CLI, real HTTP)', () => {
     const file = mirrorFile();
     const env = emuEnv(emu, file);
     const run = spawnWith(['mirror', 'pull'], env);
-    await until(() => pageReads(emu) >= 15, 'the pull to read 15 pages');
+    await until(() => pageRequests(emu).length >= 15, 'the pull to read 15 pages');
     run.child.kill('SIGKILL');
     expect((await run.ended).signal).toBe('SIGKILL');
-    const before = pageReads(emu);
+    const before = pageRequests(emu).length;
     emu.setFaults(undefined);
     emu.resetRequests();
     const next = await runCli(['mirror', 'pull', '--json'], { env });
@@ -56,7 +57,7 @@ describe('mirror pull against the emulator (spawned CLI, real HTTP)', () => {
     const resumedAt = Number(/at page (\d+)/.exec(next.stderr)![1]);
     expect(resumedAt).toBeGreaterThanOrEqual(before - 2);
     // 40 pages and the empty one in all: this run reads only those from where the first stopped.
-    expect(pageReads(emu)).toBe(41 - resumedAt);
+    expect(pageRequests(emu).length).toBe(41 - resumedAt);
     expect(JSON.parse(next.stdout)).toMatchObject({ pull: 1, resumedAt: { page: resumedAt, startedAt: expect.any(String) }, pages: 40 - resumedAt });
     expect(mirrorCards(file)).toEqual(serverCards(emu));
   });
@@ -66,7 +67,7 @@ describe('mirror pull against the emulator (spawned CLI, real HTTP)', () => {
     const file = mirrorFile();
     const env = emuEnv(emu, file);
     const run = spawnWith(['mirror', 'pull'], env);
-    await until(() => pageReads(emu) >= 2, 'the first pull to read pages');
+    await until(() => pageRequests(emu).length >= 2, 'the first pull to read pages');
     const second = await runCli(['mirror', 'pull'], { env });
     expect(second.code, second.stderr).toBe(1);
     expect(second.stderr).toContain(`error: Another \`cardboard mirror pull\` is pulling into this mirror: process ${run.child.pid} on `);

@@ -5,16 +5,14 @@ import { CardboardError, ExitCode, UsageError } from '../../src/errors.js';
 import { openMirrorReader } from '../../src/mirror/open.js';
 import { countStatements } from '../../src/mirror/reader.js';
 import type { MirrorReader } from '../../src/mirror/types.js';
+import { fillStore } from '../helpers/mirror.js';
 import { BOARD, mirrorEnv, newMirror, rowsOf } from './helpers.js';
 
 /** A mirror with two cards and a reader of it. */
 function filled(): { reader: MirrorReader; path: string } {
   const env = mirrorEnv();
   const store = newMirror(env);
-  store.saveSchema([{ name: 'Status', uuid: 'u1' }]);
-  const pull = store.beginPull('t');
-  store.savePage(pull, 0, [{ _id: 'a', Status: 'Open' }, { _id: 'b', Status: 'Done' }]);
-  store.finishPull(pull, [], 't');
+  fillStore(store, [{ _id: 'a', Status: 'Open' }, { _id: 'b', Status: 'Done' }], { fields: [{ name: 'Status', uuid: 'u1' }], at: 't' });
   store.close();
   const reader = openMirrorReader(env, BOARD);
   onTestFinished(() => reader.close());

@@ -1,10 +1,9 @@
 // A board's mirror filled by the store itself (no service): the file `cardboard query` reads in these tests,
 // and the environment that selects it.
 import { join } from 'node:path';
-import { serverIdentity } from '../../src/import/board-lock.js';
-import { openMirror } from '../../src/mirror/open.js';
 import type { Card, Field } from '../../src/spec-types.js';
 import { tempDir } from '../helpers/cli.js';
+import { fillMirror } from '../helpers/mirror.js';
 
 /** A base URL nothing listens on: a command that sent a request would fail. */
 const BASE_URL = 'http://127.0.0.1:9';
@@ -26,25 +25,10 @@ export const CARDS: Card[] = [
   { _id: 'c3', Name: HOSTILE, Status: 'Open', Points: 1.5 },
 ];
 
-/** Fill the mirror of `board` named by `env` (CARDBOARD_MIRROR) with one complete pull of `cards`, through the store. */
-export async function fillMirror(env: Record<string, string>, board: { baseUrl: string; id: string }, fields: readonly Field[], cards: readonly Card[]): Promise<void> {
-  const store = openMirror(env, { ...board, server: await serverIdentity(board.baseUrl) }, { create: true });
-  try {
-    const now = new Date().toISOString();
-    store.saveSchema(fields);
-    const pull = store.beginPull(now);
-    store.savePage(pull, 0, cards);
-    store.finishPull(pull, [], now);
-  } finally {
-    // The store's close() leaves the file whole and its log empty: nothing writes to it afterwards.
-    store.close();
-  }
-}
-
 /** A mirror of CARDS in a fresh directory; `env` selects it for a run of cardboard. */
 export async function filledMirror(cards: readonly Card[] = CARDS): Promise<{ file: string; env: Record<string, string> }> {
   const file = join(tempDir('cardboard-query-'), 'board.sqlite');
   const env = { CARDBOARD_MIRROR: file, CARDBOARD_BOARD: BOARD, CARDBOARD_BASE_URL: BASE_URL };
-  await fillMirror(env, { baseUrl: BASE_URL, id: BOARD }, FIELDS, cards);
+  await fillMirror(env, { baseUrl: BASE_URL, id: BOARD }, cards, { fields: FIELDS });
   return { file, env };
 }

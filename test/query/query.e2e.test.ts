@@ -1,12 +1,12 @@
 // `cardboard query "SQL"` over a board's mirror filled by the store: rows as card list prints cards, writes
 // refused with the file left as it was, SQL errors on one line with the tables named.
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { BIN, childEnv, runCli, runMain, tempDir } from '../helpers/cli.js';
-import { python } from '../helpers/pty.js';
+import { pythonSql } from '../helpers/mirror.js';
 import { ndjson } from '../commands/helpers.js';
 import { filledMirror } from './mirror-fixture.js';
 
@@ -17,10 +17,9 @@ beforeAll(async () => {
 
 const query = (args: string[], opts: { input?: string; env?: Record<string, string> } = {}) => runMain(['query', ...args], { input: opts.input, env: { ...mirror.env, ...opts.env } });
 
-/** The mirror's cards as another SQLite client (python3's sqlite3) reads them. */
+/** The mirror's card ids as another SQLite client (python3's sqlite3) reads them. */
 function cardsByPython(file: string): string[] {
-  const script = 'import sqlite3, sys\nc = sqlite3.connect("file:" + sys.argv[1] + "?mode=ro", uri=True)\nprint("\\n".join(r[0] for r in c.execute("SELECT _id FROM cards ORDER BY _id")))';
-  return execFileSync(python(), ['-c', script, file], { encoding: 'utf8' }).trim().split('\n');
+  return pythonSql(file, ['SELECT _id FROM cards ORDER BY _id'])[0]!.rows.map((r) => String(r[0]));
 }
 
 /**

@@ -4,13 +4,13 @@
 // changing no card, no secret in the file, change lines against the mirror after a restart without a
 // record file, nothing acknowledged lost to kill -9, and a mirror that cannot be written answered 500 (the
 // emulator sends it again once it can).
-import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runMain, tempDir } from '../helpers/cli.js';
 import { BOARD_ID, type RunningEmulator, SIGNING_KEY, startTestEmulator, TOKEN } from '../helpers/emulator.js';
+import { mirrorCards, pythonRows, pythonSql } from '../helpers/mirror.js';
 import { startOnPty } from '../helpers/pty.js';
 import { waitFor } from '../helpers/wait.js';
 import { post, type RunningListener, startListener } from './helpers.js';
@@ -22,28 +22,9 @@ afterEach(async () => {
 
 type Row = Record<string, unknown>;
 
-/** The rows of each statement on the mirror, read with Python's sqlite3 (one process for them all). */
-function sqlEach(db: string, queries: string[]): Row[][] {
-  const script = `import json, sqlite3, sys
-c = sqlite3.connect(sys.argv[1])
-out = []
-for q in sys.argv[2:]:
-    cur = c.execute(q)
-    c.commit()
-    names = [d[0] for d in cur.description or []]
-    out.append([dict(zip(names, r)) for r in cur.fetchall()])
-print(json.dumps(out))`;
-  const r = spawnSync('python3', ['-c', script, db, ...queries], { encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`python3 sqlite3: ${r.stderr}`);
-  return JSON.parse(r.stdout) as Row[][];
-}
-
-function sql(db: string, query: string): Row[] {
-  return sqlEach(db, [query])[0]!;
-}
-
+/** The mirror's cards by `_id`, as python3's sqlite3 reads them. */
 function mirroredCards(db: string): Map<string, Row> {
-  return new Map(sql(db, 'SELECT _id, body FROM cards').map((r) => [r._id as string, JSON.parse(r.body as string) as Row]));
+  return new Map(Object.entries(mirrorCards(db)));
 }
 
 interface Setup {
@@ -98,7 +79,7 @@ describe('webhook listen --mirror', () => {
     expect(server.size).toBe(3);
     expect(mirroredCards(s.db)).toEqual(server);
     // A listener feeds the mirror: its sign of life is there while it runs.
-    expect(sql(s.db, 'SELECT count(*) AS n FROM listener')).toEqual([{ n: 1 }]);
+    expect(pythonRows(s.db, 'SELECT count(*) AS n FROM listener')).toEqual([{ n: 1 }]);
 
     expect(await post(l.url, JSON.stringify({ event: 'card.deleted', card: { _id: b } }), SIGNING_KEY)).toBe(200);
     const upload = JSON.stringify({ event: 'file.uploaded', cardId: a, data: { fileName: 'a.png', Status: 'Gone' } });
@@ -108,7 +89,7 @@ describe('webhook listen --mirror', () => {
     expect(await post(l.url, JSON.stringify({ event: 'card.deleted', data: { Name: 'Third' } }), SIGNING_KEY)).toBe(200);
     server.delete(b);
     expect(mirroredCards(s.db)).toEqual(server);
-    const unplaced = sql(s.db, "SELECT name, card_id, body FROM deliveries WHERE kind = 'unplaced' ORDER BY seq");
+    const unplaced = pythonRows(s.db, "SELECT name, card_id, body FROM deliveries WHERE kind = 'unplaced' ORDER BY seq");
     expect(unplaced).toEqual([
       { name: 'file.uploaded', card_id: a, body: upload },
       { name: null, card_id: null, body: 'not json at all' },
@@ -118,7 +99,7 @@ describe('webhook listen --mirror', () => {
     expect(stopped.signal).toBe('SIGINT');
     expect(stopped.stderr).toContain('stopped: 8 delivered, 0 refused, 5 applied to the mirror, 3 unplaced');
     // Gone from the mirror once stopped.
-    expect(sql(s.db, 'SELECT * FROM listener')).toEqual([]);
+    expect(pythonRows(s.db, 'SELECT * FROM listener')).toEqual([]);
   });
 
   it('holds neither the signing key nor the token, however a body spells them', async () => {
@@ -128,7 +109,7 @@ describe('webhook listen --mirror', () => {
     expect(await post(l.url, `{"_id":"s1","Note":"key ${SIGNING_KEY} token ${TOKEN}","Esc":"${escaped(SIGNING_KEY)}","${escaped(TOKEN)}":"x"}`, SIGNING_KEY)).toBe(200);
     expect(await post(l.url, `{"hello":"${escaped(TOKEN)}","plain":"${SIGNING_KEY}"}`, SIGNING_KEY)).toBe(200);
     expect(mirroredCards(s.db).get('s1')).toEqual({ _id: 's1', Note: 'key *** token ***', Esc: '***', '***': 'x' });
-    const everything = JSON.stringify(sqlEach(s.db, ['cards', 'deliveries', 'listener', 'meta', 'fields', 'pulls', 'tombstones'].map((t) => `SELECT * FROM ${t}`)));
+    const everything = JSON.stringify(pythonSql(s.db, ['cards', 'deliveries', 'listener', 'meta', 'fields', 'pulls', 'tombstones'].map((t) => `SELECT * FROM ${t}`)));
     expect(everything).toContain('***');
     for (const secret of [SIGNING_KEY, TOKEN]) {
       expect(everything).not.toContain(secret);
@@ -200,14 +181,14 @@ describe('webhook listen --mirror', () => {
     const s = await setup();
     const l = await listen(s);
     // The store's write fails: every insert into its deliveries log is refused.
-    sql(s.db, "CREATE TRIGGER refuse BEFORE INSERT ON deliveries BEGIN SELECT RAISE(ABORT, 'refused by the test'); END");
+    pythonSql(s.db, ["CREATE TRIGGER refuse BEFORE INSERT ON deliveries BEGIN SELECT RAISE(ABORT, 'refused by the test'); END"], { write: true });
     expect(await post(l.url, '{"_id":"x1","Status":"Open"}', SIGNING_KEY)).toBe(500);
     await l.waitFor(/cannot apply to the mirror: .*refused by the test/);
     expect(mirroredCards(s.db).has('x1')).toBe(false);
     const id = await putCard(s, ['Name=Retried', 'Status=Open']);
     await waitFor(() => s.emu.state()[BOARD_ID]!.webhooks.attempts >= 3, { what: 'the emulator to be answered 500 and retry' });
     expect(s.emu.state()[BOARD_ID]!.webhooks.delivered).toBe(0);
-    sql(s.db, 'DROP TRIGGER refuse');
+    pythonSql(s.db, ['DROP TRIGGER refuse'], { write: true });
     await delivered(s, 1);
     expect(mirroredCards(s.db).get(id)).toEqual({ _id: id, Name: 'Retried', Status: 'Open' });
     expect(deliveryLines(l).map((d) => d.cardId)).toEqual([id]);

@@ -8,6 +8,7 @@ import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeSync } from '
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BOARD, startEmulator } from '../lib/emulator.mjs';
+import { fillMirror } from '../lib/mirror.mjs';
 import { childEnv, log, OUT, runCli } from '../lib/proc.mjs';
 import { sig } from '../lib/stats.mjs';
 
@@ -39,22 +40,6 @@ function exportFile() {
   return path;
 }
 
-/** Fill the mirror at `location` with the emulator's board, as a complete pull that ended now. */
-async function fillMirror(emu, location) {
-  const { openMirror } = await import('../../../dist/mirror/open.js');
-  const { serverIdentity } = await import('../../../dist/import/board-lock.js');
-  const cards = (await emu.state())[BOARD].cards;
-  const store = openMirror({ CARDBOARD_MIRROR: location }, { baseUrl: emu.url, server: await serverIdentity(emu.url), id: BOARD }, { create: true });
-  try {
-    const now = new Date().toISOString();
-    const pull = store.beginPull(now);
-    for (let page = 0; page * PAGE_SIZE < cards.length; page++) store.savePage(pull, page, cards.slice(page * PAGE_SIZE, (page + 1) * PAGE_SIZE));
-    store.finishPull(pull, [], now);
-  } finally {
-    store.close();
-  }
-}
-
 /** One re-sync on a fresh seeded emulator (with `mirror`: from a mirror filled just before): time, summary, requests. */
 async function syncOnce(path, mirror) {
   const emu = await startEmulator({ rateLimit: `${PER_MINUTE}/min`, burst: BURST, pageSize: PAGE_SIZE, seedCards: ROWS, updateMode: 'Update if exists' });
@@ -63,7 +48,7 @@ async function syncOnce(path, mirror) {
     const env = { ...emu.env, CARDBOARD_CONFIG_DIR: dir };
     if (mirror) {
       env.CARDBOARD_MIRROR = join(dir, 'mirror.db');
-      await fillMirror(emu, env.CARDBOARD_MIRROR);
+      await fillMirror({ CARDBOARD_MIRROR: env.CARDBOARD_MIRROR }, emu.url, (await emu.state())[BOARD].cards, { pageSize: PAGE_SIZE });
     }
     const args = ['import', path, '--match-on', 'Name', ...(mirror ? ['--mirror'] : []), '--concurrency', '1', '--json', '--restart', '--journal', join(dir, 'journal')];
     const r = await runCli(args, { env: childEnv(env) });

@@ -8,6 +8,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BOARD, startEmulator } from '../lib/emulator.mjs';
+import { fillMirror } from '../lib/mirror.mjs';
 import { childEnv, log, OUT, runCli } from '../lib/proc.mjs';
 import { figure, median, num, sig } from '../lib/stats.mjs';
 
@@ -18,25 +19,6 @@ const GOAL_MS = 1000;
 const GOAL_RATIO = 100;
 // The seeded cards: Status To do/Doing/Done, Owner Ada/Grace/Linus/Margaret in turn; about 1 in 12 match.
 const WHERE = ['--where', 'Status=Doing', '--where', 'Owner~gr'];
-
-/** Fill the mirror at `env.CARDBOARD_MIRROR` with `cards`, as one complete pull would. */
-async function fillMirror(env, baseUrl, cards) {
-  const { openMirror } = await import('../../../dist/mirror/open.js');
-  const { serverIdentity } = await import('../../../dist/import/board-lock.js');
-  const { checkBaseUrl } = await import('../../../dist/http/url.js');
-  const url = checkBaseUrl(baseUrl, true);
-  const store = openMirror(env, { id: BOARD, baseUrl: url, server: await serverIdentity(url) }, { create: true });
-  try {
-    const schema = await fetch(`${baseUrl}/api/aptlet/${BOARD}/schema`, { headers: { 'x-token': env.CARDBOARD_TOKEN } });
-    store.saveSchema(await schema.json());
-    const now = new Date().toISOString();
-    const pull = store.beginPull(now);
-    for (let page = 0; page * PAGE_SIZE < cards.length; page++) store.savePage(pull, page, cards.slice(page * PAGE_SIZE, (page + 1) * PAGE_SIZE));
-    store.finishPull(pull, [], now);
-  } finally {
-    store.close();
-  }
-}
 
 /** Lines of an NDJSON file, parsed, and the file removed. */
 function ids(path) {
@@ -59,7 +41,7 @@ export async function whereMirror({ quick }) {
   try {
     log(`filling the mirror with ${cards} cards`);
     const state = await emu.state();
-    await fillMirror(env, emu.url, state[BOARD].cards);
+    await fillMirror(env, emu.url, state[BOARD].cards, { pageSize: PAGE_SIZE, schema: true });
 
     log('card list --where, live (no rate limit; its requests counted)');
     const before = (await emu.requests()).length;
