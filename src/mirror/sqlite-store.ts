@@ -286,7 +286,12 @@ export class SqliteMirror implements MirrorStore {
       // second while deliveries come), so a crash of the machine loses at most the last moments, as the
       // record file's background fdatasync does. FULL would sync the disk at every commit: a wait of
       // milliseconds each time, on the listener's event loop.
-      db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;');
+      // wal_autocheckpoint: SQLite's own checkpoint runs inside a commit once the log holds that many pages
+      // (1000 by default: a listener under load would copy the log into the file several times a second,
+      // each copy rewriting the same pages, the card index's, again). The listener checkpoints itself
+      // (sync), and close() empties the log: this one is only a bound on the log's size (about 40 MB) for
+      // a writer that does neither for a while.
+      db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA wal_autocheckpoint = 10000;');
       if (format < MIRROR_FORMAT) migrate(db, board, location);
       return new SqliteMirror(db, path, location, board);
     } catch (err) {
