@@ -191,6 +191,8 @@ describe('webhook listen --mirror', () => {
     pythonSql(s.db, ['DROP TRIGGER refuse'], { write: true });
     await delivered(s, 1);
     expect(mirroredCards(s.db).get(id)).toEqual({ _id: id, Name: 'Retried', Status: 'Open' });
+    // The line is printed after the 200, so the emulator may count the delivery before the line is read.
+    await waitFor(() => deliveryLines(l).length > 0, { what: 'the delivery line on stdout' });
     expect(deliveryLines(l).map((d) => d.cardId)).toEqual([id]);
   });
 
