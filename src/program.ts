@@ -391,8 +391,18 @@ export async function usageAdvice(err: Commander.CommanderError | UsageError, cm
     candidates = [cmd, ...commandAncestors(cmd)].flatMap((c) => c.createHelp().visibleOptions(c).flatMap((o) => (o.long ? [o.long] : [])));
   }
   if (word === undefined || candidates.length === 0) return { usage };
+  const synonym = flagSynonym(word);
+  if (synonym !== undefined && candidates.includes(synonym)) return { suggestion: synonym, usage };
   const { didYouMean } = await import('./did-you-mean.js');
   return { suggestion: didYouMean(word, candidates), usage };
+}
+
+/**
+ * Our flag for one that people bring from other tools and that no spelling distance finds: `--filter`
+ * (kubectl, docker, `webhook replay` here) is `--where` where a command filters by an expression.
+ */
+function flagSynonym(word: string): string | undefined {
+  return word === '--filter' ? '--where' : undefined;
 }
 
 /** The groups above `cmd`, nearest first, the root last. */

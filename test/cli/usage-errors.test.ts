@@ -29,6 +29,8 @@ describe("commander's usage errors", () => {
     [['schema', 'extra'], "error: too many arguments for 'schema'. Expected 0 arguments but got 1.\n", usage('schema [options]', 'schema ')],
     [['card', 'list', '--limt', '3'], "error: unknown option '--limt'\nDid you mean --limit?\n", usage('card list [options]', 'card list ')],
     [['card', 'list', '--limt=3'], "error: unknown option '--limt=3'\nDid you mean --limit?\n", usage('card list [options]', 'card list ')],
+    [['card', 'list', '--filter', 'Status=Open'], "error: unknown option '--filter'\nDid you mean --where?\n", usage('card list [options]', 'card list ')],
+    [['card', 'get', 'x', '--filter'], "error: unknown option '--filter'\n", usage('card get [options] <cardId>', 'card get ')],
     [['card', 'get', 'x', '--verbos'], "error: unknown option '--verbos'\nDid you mean --verbose?\n", usage('card get [options] <cardId>', 'card get ')],
     [
       ['card', 'list', '--format', 'xx'],
