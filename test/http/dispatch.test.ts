@@ -165,7 +165,8 @@ describe('dispatchRequest (undici controller handler)', () => {
     const srv = await serve((_req, res) => {
       closed = new Promise((r) => res.on('close', () => r()));
       res.writeHead(200, { 'content-type': 'text/plain', 'content-length': '1000' });
-      // One byte every 10 ms: each gap far below bodyTimeout, the whole body 10 s.
+      // One byte every 10 ms: each gap far below bodyTimeout, the whole body 10 s. The deadline (3 s) leaves
+      // a busy machine time to deliver the request before it ends the answer.
       const timer = setInterval(() => {
         if (res.destroyed) return clearInterval(timer);
         bytes++;
@@ -173,7 +174,7 @@ describe('dispatchRequest (undici controller handler)', () => {
       }, 10);
       res.on('close', () => clearInterval(timer));
     });
-    const err = await dispatchRequest(agent(), request(srv.origin, { bodyTimeout: 5000, deadlineMs: 150, deadlines: deadlines() })).catch((e: unknown) => e);
+    const err = await dispatchRequest(agent(), request(srv.origin, { bodyTimeout: 5000, deadlineMs: 3000, deadlines: deadlines() })).catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'ERR_ANSWER_TIMEOUT' });
     await closed;
     expect(bytes).toBeLessThan(1000);
