@@ -68,7 +68,10 @@ describe('mirror pull against the emulator (spawned CLI, real HTTP)', () => {
     const env = emuEnv(emu, file);
     const run = spawnWith(['mirror', 'pull'], env);
     await until(() => pageRequests(emu).length >= 2, 'the first pull to read pages');
+    // Its next pages now take 8 s each, so it still holds the lock however slowly the second one starts.
+    emu.setFaults('delay:8s');
     const second = await runCli(['mirror', 'pull'], { env });
+    emu.setFaults(undefined);
     expect(second.code, second.stderr).toBe(1);
     expect(second.stderr).toContain(`error: Another \`cardboard mirror pull\` is pulling into this mirror: process ${run.child.pid} on `);
     expect(second.stderr).toContain(`The lock is ${file}.pull.lock.`);
