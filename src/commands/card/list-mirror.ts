@@ -1,8 +1,5 @@
 import type { Context } from '../../context.js';
-import { resolveBoard } from '../../config/resolve.js';
 import { CancelledError, CardboardError } from '../../errors.js';
-import { checkBaseUrl } from '../../http/url.js';
-import { serverIdentity } from '../../import/board-lock.js';
 import { createStatus } from '../../io/status.js';
 import { plural } from '../../io/text.js';
 import { freshness } from '../../mirror/fresh.js';
@@ -12,24 +9,13 @@ import { checkKeys } from '../../schema/match.js';
 import { unknownKeysError } from '../../schema/check.js';
 import { parseWhere, whereFilter } from '../../schema/where.js';
 import type { Card } from '../../spec-types.js';
+import { selectedMirrorBoard } from '../mirror/open-board.js';
 import { MAX_TABLE_ROWS } from './list-live.js';
 import type { CardListOptions, Listing } from './listing.js';
 import { columnsOf } from './record-flags.js';
 
 /** Cards handed to the writer at a time: the mirror streams its rows, and the writer flushes between batches. */
 const BATCH = 1000;
-
-/**
- * The selected board as a mirror knows it, from the flags, the environment and the config alone: no request
- * (the token is not needed either). The base URL is read as a request would send it, and the server named by
- * serverIdentity, so that every spelling of one service finds one mirror.
- */
-export async function selectedMirrorBoard(ctx: Context): Promise<MirrorBoard> {
-  const { id, baseUrl: raw } = resolveBoard(ctx, await ctx.config.read());
-  // No token crosses the network here, so plain http is no reason to refuse: the URL is only normalised.
-  const baseUrl = checkBaseUrl(raw, true);
-  return { id, baseUrl, server: await serverIdentity(baseUrl) };
-}
 
 /**
  * The mirror of the selected board, which must have been pulled whole at least once (openMirror says where

@@ -1,9 +1,7 @@
 import { type Command, Option } from 'commander';
 import type { Context, ContextRef } from '../../context.js';
-import { resolveBoard } from '../../config/resolve.js';
 import { didYouMean } from '../../did-you-mean.js';
 import { PartialError, UsageError } from '../../errors.js';
-import { serverIdentity } from '../../import/board-lock.js';
 import { readStdin } from '../../io/input.js';
 import { createRecordWriter, defaultFormat, FORMATS, type Format } from '../../io/records.js';
 import { createStatus } from '../../io/status.js';
@@ -11,6 +9,7 @@ import { groupDigits } from '../../io/text.js';
 import { mirrorLocation } from '../../mirror/open.js';
 import { MAX_TABLE_ROWS } from '../card/list.js';
 import { type RecordFlags, recordChoice } from '../card/record-flags.js';
+import { selectedMirrorBoard } from '../mirror/open-board.js';
 import { nounSummary } from '../nouns.js';
 import { distinctNames, rowRecord, type ValueNotes, valueNoteLines } from './rows.js';
 import { SCHEMA_SQL } from './sql.js';
@@ -84,8 +83,7 @@ async function statementText(ctx: Context, opts: QueryOptions): Promise<string> 
  */
 export async function runQuery(ctx: Context, opts: QueryOptions): Promise<void> {
   const sql = await statementText(ctx, opts);
-  const address = resolveBoard(ctx, await ctx.config.read());
-  const board = { ...address, server: await serverIdentity(address.baseUrl) };
+  const board = await selectedMirrorBoard(ctx);
   // A terminal table stops at MAX_TABLE_ROWS: one row more tells that there are more.
   const table = (opts.format ?? defaultFormat(ctx)) === 'table' && ctx.stdout.isTTY === true;
   const statement = await startStatement(mirrorLocation(ctx.env, board), board, sql, table ? MAX_TABLE_ROWS + 1 : undefined, ctx.signal);

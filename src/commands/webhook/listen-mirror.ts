@@ -2,9 +2,9 @@
 import { resolveSelection } from '../../config/index.js';
 import type { Context } from '../../context.js';
 import { UsageError } from '../../errors.js';
-import { serverIdentity } from '../../import/board-lock.js';
 import { openMirror } from '../../mirror/open.js';
 import type { MirrorStore } from '../../mirror/types.js';
+import { selectedMirrorBoard } from '../mirror/open-board.js';
 
 /** The selected board's mirror, created if need be; a UsageError (exit 2) when no board is selected. */
 export async function listenMirror(ctx: Context): Promise<{ open(): MirrorStore }> {
@@ -19,7 +19,6 @@ export async function listenMirror(ctx: Context): Promise<{ open(): MirrorStore 
       hint: 'Pass --base-url or set CARDBOARD_BASE_URL, or store the board with `cardboard board add`.',
     });
   }
-  const baseUrl = selection.baseUrl.value;
-  const board = { baseUrl, server: await serverIdentity(baseUrl), id: selection.id.value };
+  const board = await selectedMirrorBoard(ctx);
   return { open: () => openMirror(ctx.env, board, { create: true }) };
 }
