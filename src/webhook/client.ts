@@ -14,6 +14,8 @@ export interface Answer {
   ms: number;
   /** The answer's body (capped), empty on failure. */
   body: Buffer;
+  /** The answer's headers (names lower-case, repeated ones joined with ", "), without the signing key; absent on failure. */
+  headers?: Record<string, string>;
   /** Network error code or message when no answer came (ECONNREFUSED, timeout…). */
   error?: string;
   /** The answer's Retry-After header, when it has one (the forwarder's wait honours it). */
@@ -40,6 +42,16 @@ const MAX_ANSWER_BYTES = 64 * 1024;
 function withoutKey(body: Buffer, headers: Record<string, string>): Buffer {
   let out = body;
   for (const [name, key] of Object.entries(headers)) if (isSigningHeader(name)) out = scrubBytes(out, key);
+  return out;
+}
+
+/** The answer's headers as text, each value scrubbed of the key the request carried (an app may echo it). */
+function answerHeaders(received: Record<string, string | string[] | undefined>, sent: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(received)) {
+    if (value === undefined) continue;
+    out[name] = withoutKey(Buffer.from(Array.isArray(value) ? value.join(', ') : value, 'latin1'), sent).toString('latin1');
+  }
   return out;
 }
 
@@ -99,7 +111,7 @@ export class DeliveryClient {
         keepBytes: MAX_ANSWER_BYTES,
         onWritten: () => (written ??= this.now()),
       });
-      const answer: Answer = { status: res.statusCode, ms: since(), body: withoutKey(res.body, req.headers) };
+      const answer: Answer = { status: res.statusCode, ms: since(), body: withoutKey(res.body, req.headers), headers: answerHeaders(res.headers, req.headers) };
       const retryAfter = res.headers['retry-after'];
       if (retryAfter !== undefined) answer.retryAfter = Array.isArray(retryAfter) ? retryAfter[0] : retryAfter;
       return answer;

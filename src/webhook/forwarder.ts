@@ -14,6 +14,8 @@ import { type RecordFile, readDeliveries } from './record-file.js';
 export interface ForwardEvent {
   type: 'forward';
   seq: number;
+  /** Where it was forwarded (the --forward-to URL of its route). */
+  url: string;
   attempt: number;
   answer: Answer;
   /** A 2xx answer: the delivery is done. */
@@ -195,7 +197,7 @@ export class Forwarder {
       // The jitter keeps a fleet of listeners from retrying in step.
       backoff: { baseMs: opts.retryBaseMs ?? APP_BACKOFF.baseMs, maxMs: opts.retryCapMs ?? APP_BACKOFF.maxMs },
       stop,
-      onRetry: (info) => opts.onEvent({ type: 'forward', seq: delivery.seq, attempt: info.attempt, answer: answer!, ok: false, retryInMs: info.delayMs, pending: this.pending }),
+      onRetry: (info) => opts.onEvent({ type: 'forward', seq: delivery.seq, url: opts.url, attempt: info.attempt, answer: answer!, ok: false, retryInMs: info.delayMs, pending: this.pending }),
     });
     try {
       await retrying(once, undefined, policy, stop, { clock });
@@ -204,7 +206,7 @@ export class Forwarder {
       if (stop.aborted) return false;
       throw err;
     }
-    opts.onEvent({ type: 'forward', seq: delivery.seq, attempt, answer: answer!, ok: true, retryInMs: undefined, pending: this.pending - 1 });
+    opts.onEvent({ type: 'forward', seq: delivery.seq, url: opts.url, attempt, answer: answer!, ok: true, retryInMs: undefined, pending: this.pending - 1 });
     return true;
   }
 }

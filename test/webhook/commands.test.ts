@@ -119,9 +119,9 @@ describe('rendering and filters', () => {
 
   it('shows a forward with its status, time and the start of the answer, or its retry', () => {
     const answer = { status: 200, ms: 12.4, body: Buffer.from('{"ok":true}') };
-    expect(forwardLine({ type: 'forward', seq: 3, attempt: 1, answer, ok: true, pending: 0 })).toBe('  ↳ #3 forward: 200 OK in 12 ms  {"ok":true}');
+    expect(forwardLine({ type: 'forward', seq: 3, url: 'http://127.0.0.1:3000/', attempt: 1, answer, ok: true, pending: 0 })).toBe('  ↳ #3 forward: 200 OK in 12 ms  {"ok":true}');
     const failed = { ms: 1, body: Buffer.alloc(0), error: 'ECONNREFUSED' };
-    expect(forwardLine({ type: 'forward', seq: 3, attempt: 2, answer: failed, ok: false, retryInMs: 400, pending: 5 })).toBe('  ↳ #3 forward (try 2): no answer (ECONNREFUSED) after 1.0 ms  → retry in 400 ms, 5 waiting');
+    expect(forwardLine({ type: 'forward', seq: 3, url: 'http://127.0.0.1:3000/', attempt: 2, answer: failed, ok: false, retryInMs: 400, pending: 5 })).toBe('  ↳ #3 forward (try 2): no answer (ECONNREFUSED) after 1.0 ms  → retry in 400 ms, 5 waiting');
     expect(summaryLine({ delivered: 4, rejected: { 403: 2, 404: 0, 405: 0, 413: 1, 500: 0 } }, 1)).toBe('stopped: 4 delivered, 3 refused (403: 2, 413: 1), 1 waiting to be forwarded');
     expect(summaryLine({ delivered: 4, rejected: { 403: 0, 404: 0, 405: 0, 413: 0, 500: 1 } }, undefined, { applied: 3, unplaced: 1 })).toBe('stopped: 4 delivered, 1 refused (500: 1), 3 applied to the mirror, 1 unplaced (kept in it, no card changed)');
   });

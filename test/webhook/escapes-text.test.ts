@@ -6,7 +6,7 @@ import type { Delivery } from '../../src/webhook/delivery.js';
 
 const LONE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]|\\ud8[0-9a-f]{2}/;
 const delivery = (body: string): Delivery => ({ seq: 1, receivedAt: '2026-01-02T03:04:05.678Z', method: 'POST', path: '/', headers: {}, body: Buffer.from(body) });
-const forward = (body: string) => forwardLine({ type: 'forward', seq: 1, attempt: 1, answer: { status: 200, ms: 2, body: Buffer.from(body) }, ok: true, pending: 0 });
+const forward = (body: string) => forwardLine({ type: 'forward', seq: 1, url: 'http://127.0.0.1:3000/', attempt: 1, answer: { status: 200, ms: 2, body: Buffer.from(body) }, ok: true, pending: 0 });
 
 describe('webhook lines share the one shortening', () => {
   it("the start of an app's answer is cut between clusters: no half of a surrogate pair", () => {

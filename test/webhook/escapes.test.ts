@@ -39,11 +39,11 @@ describe('webhook lines are terminal-safe', () => {
   });
   it("a forward retry line escapes the target's answer", () => {
     const answer = { status: 503, ms: 2, body: Buffer.from(`${HOSTILE.retitle}busy${HOSTILE.erase}${HOSTILE.rtl}`) };
-    const line = forwardLine({ type: 'forward', seq: 1, attempt: 1, answer, ok: false, retryInMs: 100, pending: 1 });
+    const line = forwardLine({ type: 'forward', seq: 1, url: 'http://127.0.0.1:3000/', attempt: 1, answer, ok: false, retryInMs: 100, pending: 1 });
     expect(line).not.toMatch(RAW);
     expect(line).toContain('\\e]0;pwned\\abusy\\e[1A\\e[2Kevil\\u202etxt.exe');
     const failed = { ms: 1, body: Buffer.alloc(0), error: `weird${HOSTILE.cr}` };
-    expect(forwardLine({ type: 'forward', seq: 1, attempt: 2, answer: failed, ok: false, retryInMs: 100, pending: 1 })).not.toMatch(RAW);
+    expect(forwardLine({ type: 'forward', seq: 1, url: 'http://127.0.0.1:3000/', attempt: 2, answer: failed, ok: false, retryInMs: 100, pending: 1 })).not.toMatch(RAW);
   });
   it('a refused request line escapes the method and path it names', () => {
     const line = rejectLine({ type: 'rejected', status: 404, method: 'POST', path: `/a${HOSTILE.erase}\n`, reason: 'not the listening path', total: 1 });

@@ -312,7 +312,7 @@ describe('inspector: the event stream', () => {
     });
     expect(stream.events[2]!.data).toEqual({ forwardTo: null, recording: true, kept: 2, dropped: 0 });
     i.add(delivery(3, bodies[2]!), states.apply(bodies[2]!), { recorded: false });
-    const fwd: ForwardEvent = { type: 'forward', seq: 3, attempt: 2, ok: false, answer: { ms: 12.345, body: Buffer.alloc(0), error: 'ECONNREFUSED' }, retryInMs: 100, pending: 1 };
+    const fwd: ForwardEvent = { type: 'forward', seq: 3, url: 'http://127.0.0.1:3000/', attempt: 2, ok: false, answer: { ms: 12.345, body: Buffer.alloc(0), error: 'ECONNREFUSED' }, retryInMs: 100, pending: 1 };
     i.forward(fwd);
     i.forward({ ...fwd, attempt: 3, ok: true, answer: { status: 200, ms: 3.04, body: Buffer.from('ok') } });
     i.stats(3, 1);

@@ -5,8 +5,8 @@ import { createLiveLine, type LivePart, liveText } from '../../src/io/live-line.
 import type { ForwardEvent } from '../../src/webhook/forwarder.js';
 
 const URL = 'http://127.0.0.1:3000/hooks';
-const refused = (attempt: number, pending = 4): ForwardEvent => ({ type: 'forward', seq: 7, attempt, answer: { ms: 0.4, body: Buffer.alloc(0), error: 'ECONNREFUSED' }, ok: false, retryInMs: 5000, pending });
-const answered = (attempt: number, status: number): ForwardEvent => ({ type: 'forward', seq: 7, attempt, answer: { status, ms: 2, body: Buffer.from('{"ok":true}') }, ok: status < 300, retryInMs: status < 300 ? undefined : 5000, pending: status < 300 ? 3 : 4 });
+const refused = (attempt: number, pending = 4): ForwardEvent => ({ type: 'forward', seq: 7, url: 'http://127.0.0.1:3000/', attempt, answer: { ms: 0.4, body: Buffer.alloc(0), error: 'ECONNREFUSED' }, ok: false, retryInMs: 5000, pending });
+const answered = (attempt: number, status: number): ForwardEvent => ({ type: 'forward', seq: 7, url: 'http://127.0.0.1:3000/', attempt, answer: { status, ms: 2, body: Buffer.from('{"ok":true}') }, ok: status < 300, retryInMs: status < 300 ? undefined : 5000, pending: status < 300 ? 3 : 4 });
 
 describe('a long outage of the forward target: not a retry line every 5 s for ever', () => {
   it('prints the first failure, then only a rare reminder when piped, and one line when it is back', () => {
