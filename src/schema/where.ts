@@ -115,6 +115,21 @@ export function unknownWhereField(expr: string, fields: readonly (Field | string
   });
 }
 
+/**
+ * The expressions read with no schema at hand (a listener without a board): each splits at its leftmost
+ * operator, as a field name holding no operator character reads anyway. `<`/`>` operands are checked as
+ * resolveWhere checks them.
+ */
+export function whereWithoutSchema(exprs: readonly string[]): WhereTerm[] {
+  return parseWhere(
+    exprs,
+    exprs.map((expr) => {
+      checkWhereSyntax(expr);
+      return splits(expr)[0]!.field;
+    }),
+  );
+}
+
 /** Resolve, or throw unknownWhereField for the first expression that names no field. */
 export function parseWhere(exprs: readonly string[], fields: readonly (Field | string)[]): WhereTerm[] {
   const { terms, unknown } = resolveWhere(exprs, fields);

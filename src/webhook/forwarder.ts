@@ -44,6 +44,13 @@ interface ForwarderOptions {
   retryBaseMs?: number;
   retryCapMs?: number;
   clock?: Clock;
+  /** The ack log (default cursorPath of the record file): one per route, so each resumes where it was. */
+  cursor?: string;
+  /**
+   * Whether this route takes a delivery (a filtered route, routes.ts); one it does not take is passed over
+   * and counted as done, unsent. Undefined: every delivery.
+   */
+  takes?: (delivery: Delivery) => boolean;
 }
 
 /** Path of the ack log of a record file: one forwarded sequence number a line. */
@@ -79,6 +86,8 @@ export class Forwarder {
   /** Offset in the record file of the first delivery not in memory; undefined when none is on disk only. */
   private spillFrom: number | undefined;
   private lastAcked: number;
+  /** Deliveries passed over (not taken) since the ack log was last written: written before the loop waits. */
+  private passedOver = false;
   private wake: (() => void) | undefined;
   private done: Promise<void> | undefined;
   /** Deliveries that were already in the record file and get forwarded now (a resumed run). */
@@ -87,7 +96,7 @@ export class Forwarder {
   readonly skipped: number;
 
   constructor(private readonly opts: ForwarderOptions) {
-    const path = cursorPath(opts.record.path);
+    const path = opts.cursor ?? cursorPath(opts.record.path);
     const cursor = readCursor(path);
     // A record file made without --forward-to: forward only what arrives from now on.
     this.lastAcked = cursor ?? opts.record.lastSeq;
@@ -136,6 +145,7 @@ export class Forwarder {
     this.stopper.abort();
     this.wake?.();
     await this.done;
+    this.writePassedOver();
     closeSync(this.cursorFd);
     await this.client.close();
   }
@@ -155,18 +165,29 @@ export class Forwarder {
       if (this.queue.length === 0 && this.spillFrom !== undefined) this.refill();
       const head = this.queue[0];
       if (!head) {
+        this.writePassedOver();
         await new Promise<void>((resolve) => {
           this.wake = resolve;
         });
         this.wake = undefined;
         continue;
       }
-      if (!(await this.forward(head))) return;
+      const taken = this.opts.takes === undefined || this.opts.takes(head);
+      if (taken && !(await this.forward(head))) return;
       this.queue.shift();
       this.queueBytes -= head.body.length;
-      writeSync(this.cursorFd, `${head.seq}\n`);
+      // One line per delivery forwarded; a run of deliveries passed over costs one line, when the loop idles.
+      if (taken) writeSync(this.cursorFd, `${head.seq}\n`);
+      this.passedOver = !taken;
       this.lastAcked = head.seq;
     }
+  }
+
+  /** Note in the ack log the deliveries passed over since the last line (a restart then does not weigh them again). */
+  private writePassedOver(): void {
+    if (!this.passedOver) return;
+    this.passedOver = false;
+    writeSync(this.cursorFd, `${this.lastAcked}\n`);
   }
 
   /**

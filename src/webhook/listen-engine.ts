@@ -12,7 +12,7 @@ import { childStop, type Stopper, whenAborted } from '../interrupt.js';
 import type { Duration } from '../units.js';
 import { CardStates, type DeliveryChange } from './changes.js';
 import type { Delivery } from './delivery.js';
-import { cursorPath, type ForwardEvent } from './forwarder.js';
+import type { ForwardEvent } from './forwarder.js';
 import { readHistory } from './history.js';
 import { type InspectPlan, makeInspector, startInspector } from './inspector/open.js';
 import type { Inspector } from './inspector/server.js';
@@ -22,6 +22,7 @@ import { type MirrorCounts, MirrorHook } from './mirror-hook.js';
 import { type OutageState, type OutageStep, OutageTracker } from './outage.js';
 import type { RecordFile } from './record-file.js';
 import { lockRecord, openRecord } from './record-open.js';
+import { filterText, hasFilters, type RouteDecision, routeCursorPath, Router, type Routing } from './routes.js';
 import { type PublicPlan, runTunnel } from './tunnel/public.js';
 import type { TunnelEvent } from './tunnel/tunnel.js';
 
@@ -39,7 +40,14 @@ export interface ListenPlan {
   limits: Partial<ConnectionLimits>;
   /** The record file; without it, forwarding goes through a spool file removed once all is forwarded. */
   record?: string;
+  /** One --forward-to without filters. */
   forward?: { url: string; timeout: Duration };
+  /**
+   * Instead of `forward`: the filters (--changed, --where) and the routes of --forward-to (routes.ts).
+   * `namesChecked`: the filters' field names were checked against the board's schema; else a card with a
+   * field that differs from a filter's only by case is warned about once.
+   */
+  routing?: Routing & { timeout: Duration; namesChecked: boolean };
   inspect?: { plan: InspectPlan; insecure: boolean | undefined; replayTimeout: Duration };
   /** Make the listener public (needs `key`): a tunnel tool, or the user's URL, checked. */
   public?: PublicPlan;
@@ -65,8 +73,8 @@ export type ListenEvent =
 /** What a renderer may read between events. */
 export interface ListenView {
   readonly stats: ListenerStats;
-  /** The forward target's outage now; undefined while it is up. */
-  outage(): OutageState | undefined;
+  /** The outage of each forward target that is down now, in the order of the routes. */
+  outages(): Array<{ url: string; state: OutageState }>;
 }
 
 /** The listener is up. */
@@ -81,6 +89,10 @@ export interface ListenReady {
   resumed: number;
   /** Deliveries of a record file made without forwarding, which are not forwarded (replay sends them). */
   skipped: number;
+  /** Each --forward-to with its filters (as flags) and its own `resumed` and `skipped` (the fields above are the first route's). */
+  routes: Array<{ url: string; filter: string; resumed: number; skipped: number }>;
+  /** The filters given before any --forward-to, as flags: they choose what is printed. */
+  filter?: string;
   /** Where the mirror fed by this listener is (MirrorStore.location). */
   mirror?: string;
 }
@@ -98,9 +110,11 @@ function selfForward(url: string, port: number): UsageError {
 }
 
 /** Refuse, before anything is opened, a forward to the listener itself; with port 0 the listener checks once bound. */
-export function refuseSelfForward(plan: Pick<ListenPlan, 'forward' | 'host' | 'port'>): void {
-  if (plan.forward && plan.port !== 0 && reachesListener(plan.forward.url, plan.host, plan.port)) throw selfForward(plan.forward.url, plan.port);
+export function refuseSelfForward(urls: readonly string[], plan: Pick<ListenPlan, 'host' | 'port'>): void {
+  for (const url of urls) if (plan.port !== 0 && reachesListener(url, plan.host, plan.port)) throw selfForward(url, plan.port);
 }
+
+const NO_FILTER = { where: [], changed: [] };
 
 /**
  * How often, at most, a listener syncs the mirror to the disk while deliveries come: what an OS crash or a
@@ -128,7 +142,12 @@ function firstBeat(store: MirrorStore, since: string): void {
  */
 export class ListenEngine implements ListenView {
   private readonly states: CardStates;
-  private readonly outages: OutageTracker | undefined;
+  /** The routes of --forward-to (one for a plain --forward-to), and the router when some filter is given. */
+  private readonly routing: (Routing & { timeout: Duration }) | undefined;
+  private readonly router: Router | undefined;
+  /** Every route's URL: what a delivery goes to when no filter is given. */
+  private readonly urls: string[] | undefined;
+  private readonly trackers = new Map<string, OutageTracker>();
   private listener: Listener | undefined;
   private inspector: Inspector | undefined;
   private lock: FileLock | undefined;
@@ -142,15 +161,25 @@ export class ListenEngine implements ListenView {
     // A public URL is checked with a delivery signed with the key: one the listener verifies.
     if (plan.public && plan.key === undefined) throw new Error('a public listener needs the signing key');
     this.states = new CardStates({ secrets: plan.secrets });
-    this.outages = plan.forward ? new OutageTracker() : undefined;
+    const routing = plan.routing ?? (plan.forward && { global: NO_FILTER, routes: [{ url: plan.forward.url, filter: NO_FILTER }], timeout: plan.forward.timeout });
+    this.routing = routing;
+    this.router = routing && hasFilters(routing) ? new Router(routing, { secrets: plan.secrets, warn: plan.routing?.namesChecked ? undefined : (message) => this.emit({ type: 'error', message }) }) : undefined;
+    this.urls = routing?.routes.map((r) => r.url);
+    for (const url of this.urls ?? []) this.trackers.set(url, new OutageTracker());
   }
 
   get stats(): ListenerStats {
     return this.started().stats;
   }
 
-  outage(): OutageState | undefined {
-    return this.outages?.state(this.opts.clock.now());
+  outages(): Array<{ url: string; state: OutageState }> {
+    const now = this.opts.clock.now();
+    const down: Array<{ url: string; state: OutageState }> = [];
+    for (const [url, tracker] of this.trackers) {
+      const state = tracker.state(now);
+      if (state) down.push({ url, state });
+    }
+    return down;
   }
 
   /** Open the record file (or the spool), the inspector and the listener; errors name the flag to fix. */
@@ -158,7 +187,7 @@ export class ListenEngine implements ListenView {
     const { plan } = this;
     const { clock } = this.opts;
     // Forwarding always goes through a file so nothing acknowledged waits only in memory.
-    this.spool = plan.forward && !plan.record ? join(tmpdir(), `cardboard-webhook-${process.pid}-${clock.now()}.jsonl`) : undefined;
+    this.spool = this.routing && !plan.record ? join(tmpdir(), `cardboard-webhook-${process.pid}-${clock.now()}.jsonl`) : undefined;
     const recordPath = plan.record ?? this.spool;
     // One listener per record file: two would number their deliveries alike and interleave their lines.
     this.lock = plan.record === undefined ? undefined : await lockRecord(plan.record, clock);
@@ -171,7 +200,20 @@ export class ListenEngine implements ListenView {
       this.inspector = inspector;
       // The cards' last states, from what the record file holds (a restarted listener goes on where it was);
       // the inspector shows the same deliveries as history.
-      if (plan.record) readHistory(plan.record, this.states, inspector && ((d, change) => inspector.add(d, change, { recorded: true })));
+      const router = this.router;
+      if (plan.record) {
+        readHistory(
+          plan.record,
+          this.states,
+          inspector || router
+            ? (d, change) => {
+                const decision = router?.decide(d, change, this.states, false);
+                inspector?.add(d, change, { recorded: true, routes: decision?.routes ?? this.urls });
+              }
+            : undefined,
+        );
+      }
+      const routing = this.routing;
       const listener = new Listener({
         host: plan.host,
         port: plan.port,
@@ -181,7 +223,12 @@ export class ListenEngine implements ListenView {
         maxBody: plan.maxBody,
         limits: plan.limits,
         record,
-        forward: plan.forward,
+        routes: routing?.routes.map((route, i) => ({
+          url: route.url,
+          timeout: routing.timeout,
+          cursor: routeCursorPath(recordPath!, routing, i),
+          takes: router && ((d: Delivery) => router.takes(i, d)),
+        })),
         mirror: this.mirror?.hook,
         clock,
         onEvent: (e) => this.onListenerEvent(e),
@@ -191,7 +238,9 @@ export class ListenEngine implements ListenView {
       if (this.mirror) firstBeat(this.mirror.store, this.mirror.since);
       const ready = await this.bind(listener, inspector);
       inspector?.stats(listener.stats.delivered, refusedTotal(listener.stats));
-      return { ...ready, spool: this.spool, resumed: listener.forwarder?.resumed ?? 0, skipped: listener.forwarder?.skipped ?? 0, mirror: this.mirror?.store.location };
+      const routes = listener.forwarders.map((f, i) => ({ url: routing!.routes[i]!.url, filter: filterText(routing!.routes[i]!.filter), resumed: f.resumed, skipped: f.skipped }));
+      const filter = routing && filterText(routing.global);
+      return { ...ready, spool: this.spool, resumed: routes[0]?.resumed ?? 0, skipped: routes[0]?.skipped ?? 0, routes, ...(filter ? { filter } : {}), mirror: this.mirror?.store.location };
     } catch (err) {
       await this.inspector?.stop();
       await record?.close();
@@ -210,7 +259,7 @@ export class ListenEngine implements ListenView {
   async run(stop: Stopper, signal: AbortSignal): Promise<void> {
     const listener = this.started();
     const ticker = childStop();
-    const ticks = this.plan.ticks && this.outages ? this.tick(ticker.signal) : undefined;
+    const ticks = this.plan.ticks && this.trackers.size > 0 ? this.tick(ticker.signal) : undefined;
     const beats = this.mirror ? Promise.all([this.beat(this.mirror, ticker.signal), this.syncs(this.mirror, ticker.signal)]) : undefined;
     let failure: unknown;
     const tunnel = this.plan.public
@@ -238,11 +287,11 @@ export class ListenEngine implements ListenView {
       this.closeMirror();
       this.lock?.release();
     }
-    const pending = listener.forwarder?.pending;
+    const pending = listener.forwarder && listener.forwarders.reduce((sum, f) => sum + f.pending, 0);
     // The spool goes only once every delivery in it was forwarded; else it is where a resumed run starts.
     if (this.spool && pending === 0) {
       rmSync(this.spool, { force: true });
-      rmSync(cursorPath(this.spool), { force: true });
+      for (let i = 0; i < listener.forwarders.length; i++) rmSync(routeCursorPath(this.spool, this.routing!, i), { force: true });
     }
     const mirror = this.mirror && { location: this.mirror.store.location, ...this.mirror.hook.counts };
     this.emit({ type: 'stopped', stats: listener.stats, pending, spool: this.spool === undefined ? undefined : { path: this.spool, kept: pending !== 0 }, mirror });
@@ -264,7 +313,7 @@ export class ListenEngine implements ListenView {
       plan: inspect.plan,
       key: plan.key,
       verified: plan.key !== undefined,
-      forwardTo: plan.forward?.url,
+      forwardTo: this.urls?.[0],
       recording: plan.record !== undefined,
       insecure: inspect.insecure,
       replayTimeout: inspect.replayTimeout,
@@ -296,12 +345,14 @@ export class ListenEngine implements ListenView {
         // Parsed once: the mirror's hook read the body before its 200.
         const { body } = event.delivery;
         const change = this.states.applyParsed(this.mirror?.hook.take(event.delivery) ?? this.states.parse(body), body.length);
-        inspector?.add(event.delivery, change, { recorded: false });
-        this.emit({ type: 'delivery', delivery: event.delivery, change, view: event.view });
+        // With filters, decided now, against the card's state as this delivery left it (routes.ts).
+        const decision: RouteDecision | undefined = this.router?.decide(event.delivery, change, this.states);
+        inspector?.add(event.delivery, change, { recorded: false, routes: decision?.routes ?? this.urls });
+        if (decision?.printed !== false) this.emit({ type: 'delivery', delivery: event.delivery, change, view: event.view });
         break;
       }
       case 'forward':
-        this.emit({ ...event, outage: this.outages!.next(event, this.opts.clock.now()) });
+        this.emit({ ...event, outage: this.trackers.get(event.url)!.next(event, this.opts.clock.now()) });
         inspector?.forward(event);
         return;
       default:
@@ -373,8 +424,8 @@ export class ListenEngine implements ListenView {
     for (;;) {
       await this.opts.clock.sleep(1000, signal);
       if (signal.aborted) return;
-      const state = this.outage();
-      if (state) this.emit({ type: 'outage', state });
+      const [down] = this.outages();
+      if (down) this.emit({ type: 'outage', state: down.state });
     }
   }
 }

@@ -47,7 +47,9 @@ export interface ListenerOptions {
   /** Each verified delivery is appended here before its 200, so an acknowledged delivery survives a crash. */
   record?: RecordFile;
   /** Forward every verified delivery to the app; needs `record`. */
-  forward?: { url: string; timeout: Duration; retryCapMs?: number; memoryCount?: number; memoryBytes?: number };
+  forward?: ForwardRoute;
+  /** Instead of `forward`: one forwarder per route (--forward-to given with filters, or more than once); needs `record`. */
+  routes?: readonly ForwardRoute[];
   /** Connection cap and timeouts (default DEFAULT_LIMITS). */
   limits?: Partial<ConnectionLimits>;
   /** Applied to each verified delivery before its 200 (see DeliveryHook). */
@@ -60,6 +62,17 @@ export interface ListenerOptions {
    * and forwarding, and reports the first such failure as an 'error' event.
    */
   onEvent: (e: ListenerEvent) => void;
+}
+
+/** Where a forwarder sends deliveries: its URL, its own ack log and which deliveries it takes (Forwarder's options). */
+export interface ForwardRoute {
+  url: string;
+  timeout: Duration;
+  retryCapMs?: number;
+  memoryCount?: number;
+  memoryBytes?: number;
+  cursor?: string;
+  takes?: (delivery: Delivery) => boolean;
 }
 
 /**
@@ -99,7 +112,10 @@ export function refusedTotal(stats: ListenerStats): number {
 /** A webhook receiver on node:http: verify, record, answer 200 at once, then hand over to the forwarder. */
 export class Listener {
   readonly stats: ListenerStats = { delivered: 0, rejected: { 403: 0, 404: 0, 405: 0, 413: 0, 500: 0 } };
+  /** The first route's forwarder (the only one without routes). */
   readonly forwarder: Forwarder | undefined;
+  /** One per route, in the order given. */
+  readonly forwarders: readonly Forwarder[];
   /** This listener's id in x-cardboard-forwarded: what it forwards carries it, so it knows it if it comes back. */
   readonly id = randomBytes(8).toString('hex');
   private readonly server: Server;
@@ -124,8 +140,11 @@ export class Listener {
   private handlerFailed = false;
 
   constructor(private readonly opts: ListenerOptions) {
-    if (opts.forward && !opts.record) throw new Error('forwarding needs a record file');
-    this.forwarder = opts.forward && opts.record ? new Forwarder({ ...opts.forward, key: opts.key, record: opts.record, onEvent: (e) => this.emit(e), forwardedBy: this.id, clock: opts.clock }) : undefined;
+    const routes = opts.routes ?? (opts.forward ? [opts.forward] : []);
+    if (routes.length > 0 && !opts.record) throw new Error('forwarding needs a record file');
+    const record = opts.record!;
+    this.forwarders = routes.map((route) => new Forwarder({ ...route, key: opts.key, record, onEvent: (e) => this.emit(e), forwardedBy: this.id, clock: opts.clock }));
+    this.forwarder = this.forwarders[0];
     this.seq = opts.record?.lastSeq ?? 0;
     this.keyMatches = opts.key === undefined ? undefined : keyMatcher(opts.key);
     this.secrets = [...new Set([...(opts.key === undefined ? [] : [opts.key]), ...(opts.secrets ?? [])])].filter((k) => k !== '');
@@ -166,14 +185,15 @@ export class Listener {
       });
     });
     const { port } = this.server.address() as AddressInfo;
-    if (this.opts.forward && reachesListener(this.opts.forward.url, this.opts.host, port)) {
+    const self = (this.opts.routes ?? (this.opts.forward ? [this.opts.forward] : [])).find((route) => reachesListener(route.url, this.opts.host, port));
+    if (self) {
       await new Promise<void>((resolve) => this.server.close(() => resolve()));
-      throw new SelfForwardError(this.opts.forward.url, port);
+      throw new SelfForwardError(self.url, port);
     }
     const host = this.opts.host.includes(':') ? `[${this.opts.host}]` : this.opts.host;
     const url = `http://${host}:${port}${this.opts.path}`;
     this.emit({ type: 'listening', url });
-    this.forwarder?.start();
+    for (const forwarder of this.forwarders) forwarder.start();
     return url;
   }
 
@@ -220,7 +240,7 @@ export class Listener {
     this.server.closeAllConnections();
     await closed;
     await this.opts.record?.flush();
-    await this.forwarder?.stop();
+    await Promise.all(this.forwarders.map((f) => f.stop()));
     await this.opts.record?.close();
   }
 
@@ -367,7 +387,7 @@ export class Listener {
     this.stats.delivered += batch.length;
     for (const { delivery, offset, view } of recorded) {
       this.emit({ type: 'delivery', delivery, view });
-      this.forwarder?.enqueue(delivery, offset);
+      for (const forwarder of this.forwarders) forwarder.enqueue(delivery, offset);
     }
   }
 

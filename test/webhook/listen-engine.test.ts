@@ -189,7 +189,7 @@ describe('the listen engine', () => {
     ]);
     expect(tries[0]!.outage).toMatchObject({ state: { reason: '503', tries: 1, pending: 1 } });
     expect(tries[1]!.outage).toMatchObject({ tries: 2 });
-    expect(engine.outage()).toBeUndefined();
+    expect(engine.outages()).toEqual([]);
     stop.abort('test');
     await run;
   });

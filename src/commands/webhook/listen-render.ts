@@ -26,6 +26,8 @@ interface ScreenOptions {
   verify: boolean;
   record?: string;
   forwardTo?: string;
+  /** With filters or several --forward-to: the routes (forward lines then name their URL). */
+  routing?: { routes: readonly unknown[] };
   forwardTimeout: Duration;
   /** Shown decoded, with these redacted. */
   secrets: readonly string[];
@@ -50,7 +52,8 @@ export function listenScreen(ctx: Context, screen: ScreenOptions): ListenScreen 
   // While --forward-to is down, and while the listener is public, its state is one line updated in place
   // where delivery lines go (stdout on a terminal, stderr with --json), if that is a terminal; every other
   // write clears it and draws it again.
-  const live = (screen.forwardTo || isPublic) && !(json && ctx.globals.quiet) ? createLiveLine(json ? ctx.stderr : ctx.stdout) : undefined;
+  const forwarding = screen.forwardTo !== undefined || (screen.routing?.routes.length ?? 0) > 0;
+  const live = (forwarding || isPublic) && !(json && ctx.globals.quiet) ? createLiveLine(json ? ctx.stderr : ctx.stdout) : undefined;
   const stdoutStream = live ? live.wrap(ctx.stdout) : ctx.stdout;
   const stderr = live ? live.wrap(ctx.stderr) : ctx.stderr;
   const status = createStatus(ctx, stderr);
@@ -64,8 +67,7 @@ export function listenScreen(ctx: Context, screen: ScreenOptions): ListenScreen 
     if (!live || !view) return;
     const parts: LivePart[] = [];
     if (publicState) parts.push({ state: publicState.state, detail: `${view.stats.delivered} delivered · ${refusedTotal(view.stats)} refused`, url: publicState.url || undefined });
-    const outage = view.outage();
-    if (outage) parts.push(outageLive(screen.forwardTo!, outage));
+    for (const { url, state } of view.outages()) parts.push(outageLive(url, state));
     if (parts.length) live.show(parts);
     else live.clear();
   };
@@ -111,10 +113,12 @@ export function listenScreen(ctx: Context, screen: ScreenOptions): ListenScreen 
       if (screen.record) status.info(`Recording to ${screen.record}.`);
       else if (ready.spool) status.info(`Spooling deliveries for forwarding in ${ready.spool} (removed at exit once all are forwarded).`);
       if (ready.mirror) status.info(`Applying each delivery to the mirror ${ready.mirror} before its 200.`);
-      if (!screen.forwardTo) return;
-      status.info(`Forwarding to ${screen.forwardTo} (timeout ${formatDuration(screen.forwardTimeout)}).`);
-      if (ready.resumed > 0) status.info(resumedForwardText(ready.resumed));
-      if (ready.skipped > 0) status.info(notForwardedText(ready.skipped, screen.record!, screen.forwardTo));
+      if (ready.filter) status.info(`Only deliveries that match ${ready.filter} are printed${forwarding ? ' and forwarded' : ''}.`);
+      for (const route of ready.routes) {
+        status.info(`Forwarding to ${route.url}${route.filter ? ` what matches ${route.filter}` : ''} (timeout ${formatDuration(screen.forwardTimeout)}).`);
+        if (route.resumed > 0) status.info(resumedForwardText(route.resumed));
+        if (route.skipped > 0) status.info(notForwardedText(route.skipped, screen.record!, route.url));
+      }
     },
     show(event, current) {
       view = current;
@@ -126,7 +130,7 @@ export function listenScreen(ctx: Context, screen: ScreenOptions): ListenScreen 
           status.info(rejectLine(event));
           break;
         case 'forward': {
-          const shown = outageOutput(screen.forwardTo!, event, event.outage);
+          const shown = outageOutput(event.url, event, event.outage, screen.routing !== undefined);
           const print = json ? status.info : out;
           if (shown.line) print(shown.line);
           if (live) redraw();

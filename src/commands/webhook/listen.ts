@@ -14,6 +14,7 @@ import { inspectPlan } from './inspect.js';
 import { KEY_TRANSPORT_HELP, loadSigningKey, noKeyHint, receivedSecrets, signingKeyStdinOption } from './key.js';
 import { listenMirror } from './listen-mirror.js';
 import { listenScreen } from './listen-render.js';
+import { type FlagRouting, resolveRouting, routeOptionParsers, routesFromFlags } from './routes-flags.js';
 import { checkPublicFlags, parseTunnel } from './tunnel-flags.js';
 
 /** Options of `webhook listen`, as plain data. */
@@ -23,6 +24,8 @@ export interface WebhookListenOptions {
   path: string;
   signingKeyStdin: boolean;
   forwardTo?: string;
+  /** Instead of `forwardTo`: the filters (--changed, --where) and every --forward-to with its own (routes-flags.ts). */
+  routing?: FlagRouting;
   /** How long the app may take per forward, as the user wrote it. */
   forwardTimeout: Duration;
   record?: string;
@@ -48,6 +51,7 @@ const STOP_GRACE_MS = 2000;
 
 /** Register `webhook listen`. */
 export function webhookListenCommand(parent: Command, ctx: ContextRef, run = runWebhookListen, secrets: SecretsRef = ownSecrets): Command {
+  const routeFlag = routeOptionParsers();
   return parent
     .command('listen')
     .description('Receive webhook deliveries: verify, answer 200 at once, print, record, forward')
@@ -55,7 +59,9 @@ export function webhookListenCommand(parent: Command, ctx: ContextRef, run = run
     .option('--host <host>', 'address to bind', '127.0.0.1')
     .option('--path <path>', 'the only path served; others get 404', '/')
     .addOption(signingKeyStdinOption())
-    .option('--forward-to <url>', "re-send each delivery to your app, exact bytes and headers, in order, until it answers 2xx")
+    .option('--forward-to <url>', 're-send each delivery to your app, exact bytes and headers, in order, until it answers 2xx (repeatable: each with the filters that follow it)', routeFlag.forwardTo)
+    .option('--where <expr>', 'print and forward only deliveries whose card has Field=value, Field!=value, Field~text, Field<n or Field>n (repeatable: all must hold)', routeFlag.where)
+    .option('--changed <field>', 'print and forward only deliveries that changed this field of their card (repeatable: any of them)', routeFlag.changed)
     .option('--forward-timeout <duration>', 'how long your app may take per forward, e.g. 30s or 2m', '30s')
     .option('--record <file.jsonl>', 'append every verified delivery to this file before answering 200')
     .option('--mirror', "apply every verified delivery to the selected board's mirror (SQLite) before answering 200")
@@ -84,7 +90,7 @@ Examples:
   $ CARDBOARD_SIGNING_KEY="$SIGNING_KEY" cardboard webhook listen --forward-to http://localhost:3000/hooks --record hooks.jsonl
   $ cardboard webhook listen --tunnel cloudflared --record hooks.jsonl --inspect
   $ cardboard webhook listen --signing-key-stdin --port 9000 --json < signing-key.txt`)
-    .action(async (flags: Record<string, string | boolean | undefined>) => {
+    .action(async (flags: Record<string, string | boolean | undefined> & Parameters<typeof routesFromFlags>[0]) => {
       const path = String(flags.path);
       if (!path.startsWith('/')) throw new UsageError(`--path must start with "/": ${path}`);
       const tunnel = flags.tunnel === undefined ? undefined : parseTunnel(flags.tunnel as string | true);
@@ -92,14 +98,15 @@ Examples:
       const publicUrl = flags.publicUrl === undefined ? undefined : httpUrl(String(flags.publicUrl), '--public-url', { insecure: ctx().globals.insecure });
       const port = parsePort(String(flags.port));
       const verify = flags.verify !== false;
+      const { forwardTo, routing } = routesFromFlags(flags, ctx().globals.insecure);
       if (tunnel || publicUrl) checkPublicFlags({ tunnel, publicUrl, verify, host: String(flags.host), port });
       await run(ctx(), {
         port,
         host: String(flags.host),
         path,
         signingKeyStdin: flags.signingKeyStdin === true,
-        // The forwarder signs each forward with the key: plain http:// only to loopback unless --insecure.
-        forwardTo: flags.forwardTo === undefined ? undefined : httpUrl(String(flags.forwardTo), '--forward-to', { insecure: ctx().globals.insecure }),
+        forwardTo,
+        routing,
         forwardTimeout: readDuration(String(flags.forwardTimeout), '--forward-timeout'),
         record: flags.record === undefined ? undefined : String(flags.record),
         json: flags.json === true,
@@ -118,7 +125,9 @@ Examples:
 export async function runWebhookListen(ctx: Context, opts: WebhookListenOptions, keeper: SecretKeeper): Promise<void> {
   const isPublic = opts.tunnel !== undefined || opts.publicUrl !== undefined;
   const forward = opts.forwardTo ? { url: opts.forwardTo, timeout: opts.forwardTimeout } : undefined;
-  refuseSelfForward({ forward, host: opts.host, port: opts.port });
+  refuseSelfForward(opts.routing ? opts.routing.routes.map((r) => r.url) : forward ? [forward.url] : [], opts);
+  // Field names checked before anything opens: an unknown one is a usage error (exit 2).
+  const routing = opts.routing && { ...(await resolveRouting(ctx, opts.routing)), timeout: opts.forwardTimeout };
   const limits = { ...timeoutsFromEnv(ctx.env[TIMEOUTS_ENV]), maxConnections: opts.maxConnections };
   const timing = timingFromEnv(isPublic ? ctx.env[TIMING_ENV] : undefined);
   // The board is settled before anything opens: --mirror with none is a usage error (exit 2).
@@ -135,7 +144,7 @@ export async function runWebhookListen(ctx: Context, opts: WebhookListenOptions,
   const { host, port, path, maxBody, record } = opts;
   const engine = new ListenEngine(
     {
-      host, port, path, maxBody, record, limits, forward, secrets, mirror,
+      host, port, path, maxBody, record, limits, forward, routing, secrets, mirror,
       key: opts.verify ? signing?.key : undefined,
       inspect: opts.inspect && { plan: opts.inspect, insecure: ctx.globals.insecure, replayTimeout: opts.forwardTimeout },
       public: isPublic ? { choice: opts.tunnel, found, publicUrl: opts.publicUrl, timing, env: ctx.env } : undefined,

@@ -5,7 +5,7 @@ import { type LivePart, liveText } from '../../io/live-line.js';
 import { plural, terminalText } from '../../io/text.js';
 import type { ForwardEvent } from '../../webhook/forwarder.js';
 import { type OutageState, type OutageStep, OutageTracker } from '../../webhook/outage.js';
-import { forwardLine } from './render.js';
+import { forwardLine as lineOf } from './render.js';
 
 /** What one forward try changes on screen. */
 interface OutageOutput {
@@ -37,8 +37,9 @@ export function outageLive(url: string, state: OutageState): LivePart {
   };
 }
 
-/** What a forward try to `url` shows, given what it did to the outage. */
-export function outageOutput(url: string, event: ForwardEvent, step: OutageStep): OutageOutput {
+/** What a forward try to `url` shows, given what it did to the outage; `named`: its lines name the URL (one of several routes). */
+export function outageOutput(url: string, event: ForwardEvent, step: OutageStep, named = false): OutageOutput {
+  const forwardLine = (e: ForwardEvent) => lineOf(e, named ? url : undefined);
   switch (step.phase) {
     case 'up':
       return { line: forwardLine(event) };

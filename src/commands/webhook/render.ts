@@ -139,10 +139,10 @@ export function answerText(answer: { status?: number; ms: number; error?: string
   return `${answer.status} ${STATUS_CODES[answer.status] ?? ''} in ${ms(answer.ms)}`.replace('  ', ' ');
 }
 
-/** One line per forward try: status, time, the start of the app's answer, and the retry plan on failure. */
-export function forwardLine(event: ForwardEvent): string {
+/** One line per forward try: status, time, the start of the app's answer, and the retry plan on failure; `to`: the URL, named when there are several. */
+export function forwardLine(event: ForwardEvent, to?: string): string {
   const start = answerStart(event.answer.body);
-  const head = `  ↳ #${event.seq} forward${event.attempt > 1 ? ` (try ${event.attempt})` : ''}: ${answerText(event.answer)}${start ? `  ${start}` : ''}`;
+  const head = `  ↳ #${event.seq} forward${to === undefined ? '' : ` to ${to}`}${event.attempt > 1 ? ` (try ${event.attempt})` : ''}: ${answerText(event.answer)}${start ? `  ${start}` : ''}`;
   if (event.ok) return terminalText(event.answer.status === 200 ? head : `${head}  (note: the service itself retries anything but 200, spec 6)`);
   return terminalText(`${head}  → retry in ${ms(event.retryInMs ?? 0)}, ${event.pending} waiting`);
 }

@@ -142,9 +142,9 @@ export class Inspector {
     throw last ?? new Error('no port to listen on');
   }
 
-  /** Keep a delivery with what it changed, and show it; `recorded`: from the record file's history. */
-  add(delivery: Delivery, change: DeliveryChange, { recorded }: { recorded: boolean }): void {
-    this.store.add(delivery, change, recorded);
+  /** Keep a delivery with what it changed, and show it; `recorded`: from the record file's history; `routes`: the --forward-to URLs it goes to. */
+  add(delivery: Delivery, change: DeliveryChange, { recorded, routes }: { recorded: boolean; routes?: string[] }): void {
+    this.store.add(delivery, change, recorded, routes);
     // The entry's JSON (its preview decoded) is made only for a page that is open.
     if (this.streams.size > 0) this.broadcast('entry', this.store.view(delivery.seq));
   }

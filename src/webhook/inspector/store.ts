@@ -32,6 +32,8 @@ interface EntryView {
   change: DeliveryChange;
   preview: string;
   forward?: ForwardView;
+  /** The --forward-to URLs this delivery goes to; absent when the run forwards nothing, [] when every route's filters left it out. */
+  routes?: string[];
 }
 
 /** One delivery with its headers and body (GET deliveries/<seq>). */
@@ -50,6 +52,7 @@ interface Entry {
   change: DeliveryChange;
   recorded: boolean;
   forward?: ForwardView;
+  routes?: string[];
 }
 
 /** A forward event as the page shows it (event `forward`), ms rounded to 0.1. */
@@ -90,13 +93,14 @@ export class EntryStore {
   }
 
   /** Keep a delivery (a seq seen again replaces its entry). */
-  add(delivery: Delivery, change: DeliveryChange, recorded: boolean): void {
+  add(delivery: Delivery, change: DeliveryChange, recorded: boolean, routes?: string[]): void {
     const old = this.entries.get(delivery.seq);
     if (old) {
       this.entries.delete(delivery.seq);
       this.bytes -= old.delivery.body.length;
     }
     const entry: Entry = { delivery, shown: shownDelivery(delivery, this.secrets), change, recorded };
+    if (routes) entry.routes = routes;
     this.entries.set(delivery.seq, entry);
     this.bytes += delivery.body.length;
     for (const [seq, oldest] of this.entries) {
@@ -162,5 +166,6 @@ function entryView(entry: Entry, verified: boolean): EntryView {
   const preview = shown.body.subarray(0, PREVIEW_CHARS * 4).toString('utf8').slice(0, PREVIEW_CHARS);
   const v: EntryView = { seq: shown.seq, receivedAt: shown.receivedAt, method: shown.method, path: shown.path, size: entry.delivery.body.length, verified, recorded: entry.recorded, change: entry.change, preview };
   if (entry.forward) v.forward = entry.forward;
+  if (entry.routes) v.routes = entry.routes;
   return v;
 }
