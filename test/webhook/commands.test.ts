@@ -39,6 +39,36 @@ describe('webhook listen parsing', () => {
     expect(run.mock.calls[0]![1]).toEqual({ port: 0, host: '0.0.0.0', path: '/hooks', signingKeyStdin: true, forwardTo: 'http://localhost:3000/x', forwardTimeout: { ms: 120_000, text: '2m' }, record: 'r.jsonl', json: true, maxBody: 65_536, maxConnections: 16, verify: false, mirror: true });
   });
 
+  it('gives each filter to the --forward-to before it, and those before the first to every route, whatever the options interleave', async () => {
+    const args = ['listen', '--changed', 'Owner', '--forward-to', 'http://localhost:3000/a', '--where', 'Status=Done', '--changed', 'Name', '--where', 'Priority>2', '--forward-to', 'http://localhost:3001/b', '--where', 'Owner~ann', '--where', 'Name!=x'];
+    const { run, done } = parse((p, r) => webhookListenCommand(p, () => ctx, r), args);
+    await done;
+    expect(run.mock.calls[0]![1]).toMatchObject({
+      forwardTo: undefined,
+      routing: {
+        global: { where: [], changed: ['Owner'] },
+        routes: [
+          { url: 'http://localhost:3000/a', where: ['Status=Done', 'Priority>2'], changed: ['Name'] },
+          { url: 'http://localhost:3001/b', where: ['Owner~ann', 'Name!=x'], changed: [] },
+        ],
+      },
+    });
+    // The same command parsed twice: the second parse's order is its own.
+    const program = new Command().exitOverride();
+    const again = spy();
+    webhookListenCommand(program, () => ctx, again);
+    await program.parseAsync(['listen', '--forward-to', 'http://localhost:3000/a', '--where', 'A=1'], { from: 'user' });
+    await program.parseAsync(['listen', '--where', 'A=1', '--forward-to', 'http://localhost:3000/a'], { from: 'user' });
+    expect(again.mock.calls[0]![1]).toMatchObject({ routing: { global: { where: [] }, routes: [{ url: 'http://localhost:3000/a', where: ['A=1'] }] } });
+    expect(again.mock.calls[1]![1]).toMatchObject({ routing: { global: { where: ['A=1'] }, routes: [{ url: 'http://localhost:3000/a', where: [] }] } });
+  });
+
+  it('keeps one plain --forward-to as it was: no routing', async () => {
+    const { run, done } = parse((p, r) => webhookListenCommand(p, () => ctx, r), ['listen', '--forward-to', 'http://localhost:3000/a']);
+    await done;
+    expect(run.mock.calls[0]![1]).toMatchObject({ forwardTo: 'http://localhost:3000/a', routing: undefined });
+  });
+
   it('refuses a bad --forward-to before running', async () => {
     const { run, done } = parse((p, r) => webhookListenCommand(p, () => ctx, r), ['listen', '--forward-to', 'localhost:3000']);
     await expect(done).rejects.toThrow(UsageError);

@@ -2,6 +2,7 @@
 // emulator's real deliveries (card put) or signed POSTs, and two stand-in apps.
 import { readdirSync, readFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
+import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runMain, tempDir } from '../helpers/cli.js';
 import { BOARD_ID, type RunningEmulator, SIGNING_KEY, startTestEmulator, TEST_BOARDS, TOKEN } from '../helpers/emulator.js';
@@ -213,5 +214,47 @@ describe('resume after kill -9, route by route', () => {
     expect(owners.received.map((x) => x.body.toString())).toEqual([sent[0], sent[2], '{"_id":"r1","Owner":"cy","Status":"Open"}']);
     // The route that was up got everything it takes once, and nothing again.
     expect(done.received.map((x) => x.body.toString())).toEqual([sent[1], sent[2]]);
+  });
+});
+
+/** The inspector's entries up to its `ready` event (the history), read from its event stream. */
+async function inspectorEntries(page: string): Promise<Array<Record<string, unknown>>> {
+  const res = await request(`${page}events`);
+  let text = '';
+  for await (const chunk of res.body) {
+    text += (chunk as Buffer).toString('utf8');
+    if (/event: ready\n.*\n\n/.test(text)) break;
+  }
+  res.body.destroy();
+  return text
+    .split('\n\n')
+    .filter((block) => block.startsWith('event: entry'))
+    .map((block) => JSON.parse(/^data: (.*)$/m.exec(block)![1]!) as Record<string, unknown>);
+}
+
+describe('the inspector', () => {
+  it("keeps every delivery, each with the URLs of the routes that take it ([] for none), live and from the record file's history", async () => {
+    const a = await app();
+    const b = await app();
+    const record = join(tempDir(), 'hooks.jsonl');
+    const args = ['--record', record, '--forward-to', a.url, '--where', 'Status=Done', '--forward-to', b.url, '--changed', 'Owner'];
+    const first = await listen(args);
+    expect(await post(first.url, '{"_id":"i1","Status":"Done","Owner":"ann"}', SIGNING_KEY)).toBe(200);
+    await b.waitForCompleted(1);
+    await first.stop();
+    const second = await listen([...args, '--inspect', '0']);
+    await second.waitFor(/Inspector: (\S+)/);
+    const page = /Inspector: (\S+)/.exec(second.stderr())![1]!;
+    expect(await post(second.url, '{"_id":"i1","Status":"Open","Owner":"ann"}', SIGNING_KEY)).toBe(200);
+    await waitFor(async () => (await inspectorEntries(page)).length === 2, { what: 'two entries in the inspector' });
+    const entries = await inspectorEntries(page);
+    expect(entries.map((e) => [e.seq, e.recorded, e.routes])).toEqual([
+      [1, true, [a.url, b.url]],
+      [2, false, []],
+    ]);
+    const r = await second.stop();
+    // Not printed, but answered and recorded.
+    expect(seqsOf(r.stdout)).toEqual([]);
+    expect(r.stderr).toContain('stopped: 1 delivered');
   });
 });

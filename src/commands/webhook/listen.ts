@@ -14,7 +14,7 @@ import { inspectPlan } from './inspect.js';
 import { KEY_TRANSPORT_HELP, loadSigningKey, noKeyHint, receivedSecrets, signingKeyStdinOption } from './key.js';
 import { listenMirror } from './listen-mirror.js';
 import { listenScreen } from './listen-render.js';
-import { type FlagRouting, resolveRouting, routeOptionParsers, routesFromFlags } from './routes-flags.js';
+import { type FlagRouting, resolveRouting, ROUTES_HELP, routeOptionParsers, routesFromFlags } from './routes-flags.js';
 import { checkPublicFlags, parseTunnel } from './tunnel-flags.js';
 
 /** Options of `webhook listen`, as plain data. */
@@ -86,8 +86,11 @@ Only POST is a delivery (else 405). Idle connections close after 10 s, a request
 (CARDBOARD_WEBHOOK_TIMEOUTS=idle=10s,headers=15s,request=30s). --forward-to the listener itself is refused.
 ${KEY_TRANSPORT_HELP}
 
+${ROUTES_HELP}
+
 Examples:
   $ CARDBOARD_SIGNING_KEY="$SIGNING_KEY" cardboard webhook listen --forward-to http://localhost:3000/hooks --record hooks.jsonl
+  $ cardboard webhook listen --record hooks.jsonl --forward-to http://localhost:3000/done --where Status=Done --forward-to http://localhost:3001/owner --changed Owner
   $ cardboard webhook listen --tunnel cloudflared --record hooks.jsonl --inspect
   $ cardboard webhook listen --signing-key-stdin --port 9000 --json < signing-key.txt`)
     .action(async (flags: Record<string, string | boolean | undefined> & Parameters<typeof routesFromFlags>[0]) => {

@@ -12,6 +12,19 @@ import { describeUnknownKeys } from '../../schema/match.js';
 import { checkWhereSyntax, type WhereTerm, whereAgainstBoard, whereWithoutSchema } from '../../schema/where.js';
 import type { Routing } from '../../webhook/routes.js';
 
+/** The help of the filters and routes (after the options of `webhook listen`). */
+export const ROUTES_HELP = `--changed and --where choose the deliveries printed (and --json) and forwarded; every delivery is still
+answered 200, recorded, applied to the mirror and kept by the inspector. --changed F: the delivery changed F
+on its card against the card's last delivery (a new card changes each field it has); --where: the grammar
+of \`card list --where\`, on the card's fields after the delivery. A delete, a comment or a body that is no
+card matches neither. Several --where must all hold; several --changed: any of them.
+Filters before the first --forward-to are global (they choose what is printed and narrow every route);
+filters after a --forward-to, up to the next, are that URL's own: each kind of change to its own app. A
+delivery is printed when the global filters match and, with --forward-to, some route takes it. Field names
+are exact: checked against the board's schema when a board and token are set, else a card whose field
+differs only by case is warned about. One --forward-to with no filter keeps <record>.forwarded; every other
+route keeps <record>.forwarded-<hash of its URL and filters>, so each resumes where it was.`;
+
 /** One value of a route option, numbered in the order commander read it. */
 interface Given {
   at: number;
