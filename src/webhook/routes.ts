@@ -200,6 +200,13 @@ export class Router {
     return this.global.matches(change, card) && this.filters[index]!.matches(change, card);
   }
 
+  /** How many of the deliveries after `afterSeq` up to `lastSeq` route `index` takes (one not decided counts as taken). */
+  taken(index: number, afterSeq: number, lastSeq: number): number {
+    let n = 0;
+    for (let seq = afterSeq + 1; seq <= lastSeq; seq++) if (this.decisions[index]!.get(seq) !== false) n++;
+    return n;
+  }
+
   /** Warn once per filter field that a card has only in another case (field names are exact, spec 2.2). */
   private checkCase(card: Card): void {
     for (const field of this.fields) {

@@ -1,6 +1,8 @@
 // `webhook listen --changed/--where` and one --forward-to per filter, end to end: the built binary, the
 // emulator's real deliveries (card put) or signed POSTs, and two stand-in apps.
 import { readdirSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { basename, dirname, join } from 'node:path';
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -128,6 +130,23 @@ describe('filters and routes: each kind of change to its URL', () => {
   });
 });
 
+describe('without --record', () => {
+  it("the spool and every route's ack log go at the stop once each route is done", async () => {
+    const a = await app();
+    const b = await app();
+    const listener = await listen(['--forward-to', a.url, '--where', 'Status=Done', '--forward-to', b.url]);
+    const spool = /Spooling deliveries for forwarding in (\S+) /.exec(await listener.waitFor(/Spooling .*\n/).then(() => listener.stderr()))![1]!;
+    expect(await post(listener.url, '{"_id":"s1","Status":"Done"}', SIGNING_KEY)).toBe(200);
+    expect(await post(listener.url, '{"_id":"s2","Status":"Open"}', SIGNING_KEY)).toBe(200);
+    await a.waitForCompleted(1);
+    await b.waitForCompleted(2);
+    expect(readdirSync(dirname(spool)).filter((f) => f.startsWith(basename(spool)))).toHaveLength(3);
+    const r = await listener.stop();
+    expect(r.stderr).toContain('0 waiting to be forwarded');
+    expect(readdirSync(dirname(spool)).filter((f) => f.startsWith(basename(spool)))).toEqual([]);
+  });
+});
+
 describe('the order of the flags', () => {
   it('a filter belongs to the --forward-to before it; the same flags in another order route otherwise', async () => {
     const a = await app();
@@ -158,6 +177,19 @@ describe('bad filters: exit 2, before anything listens', () => {
     const twice = await spawnCli(['webhook', 'listen', '--port', '0', '--forward-to', 'http://127.0.0.1:9/x', '--changed', 'Status', '--forward-to', 'http://127.0.0.1:9/x'], { env: { CARDBOARD_SIGNING_KEY: SIGNING_KEY } }).stop('SIGCONT');
     expect(twice.code).toBe(2);
     expect(twice.stderr).toContain('--forward-to http://127.0.0.1:9/x is given twice');
+  });
+
+  it('a route to the listener itself is refused, whichever --forward-to it is', async () => {
+    const free = await new Promise<number>((resolve) => {
+      const server = createServer().listen(0, '127.0.0.1', () => {
+        const { port } = server.address() as AddressInfo;
+        server.close(() => resolve(port));
+      });
+    });
+    const args = ['webhook', 'listen', '--port', String(free), '--forward-to', `http://localhost:${free}/`, '--where', 'Status=Done', '--forward-to', 'http://127.0.0.1:9/x'];
+    const r = await spawnCli(args, { env: { CARDBOARD_SIGNING_KEY: SIGNING_KEY } }).stop('SIGCONT');
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`--forward-to http://localhost:${free}/ is this listener itself (port ${free})`);
   });
 
   it("with a board at hand, a field name not on the board is refused with the board's own (did you mean)", async () => {
@@ -205,6 +237,9 @@ describe('resume after kill -9, route by route', () => {
     expect(killed.signal).toBe('SIGKILL');
     await owners.up();
     const second = await listen(args);
+    // Four deliveries came after the owners route's last ack; it takes two of them.
+    await second.waitFor(/Resuming: .*\n/);
+    expect(second.stderr()).toContain('Resuming: 2 recorded deliveries were never forwarded; sending them first.');
     await owners.waitForCompleted(2);
     expect(await post(second.url, '{"_id":"r1","Owner":"cy","Status":"Open"}', SIGNING_KEY)).toBe(200);
     await owners.waitForCompleted(3);
