@@ -1,6 +1,6 @@
 // Webhook listener benchmark: deliveries a second and p99 time to the 200 with 32
 // concurrent senders, for `cardboard webhook listen --json` (verify only, then verify + --record, then verify
-// + --mirror, each delivery a card of its own) beside a bare node:http server that answers 200, all in the same run on the same machine. The listener's stdout
+// + --mirror, each delivery a card of its own, then verify + --record + --where filters) beside a bare node:http server that answers 200, all in the same run on the same machine. The listener's stdout
 // is piped into `cat`, as a user's `| jq` would read it. Also reports the server's CPU time per delivery
 // (Linux /proc; null elsewhere): steadier than the rate on a shared machine. Needs a build (npm run build).
 // With --ref PATH (another build's bin/cardboard.js) its listener is measured too, each configuration beside
@@ -107,6 +107,9 @@ const targets = [
   ['webhook listen --record', [BIN, 'webhook', 'listen', '--port', '0', '--json', '--record', record], env],
   ...(REF_BIN ? [['ref webhook listen --record', [REF_BIN, 'webhook', 'listen', '--port', '0', '--json', '--record', join(dir, 'ref.jsonl')], env]] : []),
   ['webhook listen --mirror', [BIN, 'webhook', 'listen', '--port', '0', '--json', '--mirror'], mirrorEnv('bench.db'), NEW_CARD_BODY],
+  // Filtered: each delivery's card, as it stands after the delivery, weighed by two --where; every one
+  // matches, so as much is printed as with --record alone.
+  ['webhook listen --where --record', [BIN, 'webhook', 'listen', '--port', '0', '--json', '--record', join(dir, 'filtered.jsonl'), '--where', 'Status~progress', '--where', 'Priority!=Low'], env],
 ];
 if (reverse) targets.reverse();
 const rows = [];

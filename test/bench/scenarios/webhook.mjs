@@ -1,5 +1,6 @@
 // `webhook listen` with 32 concurrent senders beside a bare node:http server answering 200, with the signing key
-// checked, then with --record too; and `listen --mirror` (each delivery a new card) beside `listen --record`. test/bench/webhook.mjs does one round (bare, listen, listen --record, and the
+// checked, then with --record too; and `listen --mirror` (each delivery a new card) and `listen --record --where`
+// (two filters, every delivery matching) beside `listen --record`. test/bench/webhook.mjs does one round (bare, listen, listen --record, and the
 // ref's listener beside each with --against; autocannon, 32 connections); this runs it several times, the order
 // of the targets reversed every other round, and keeps the median of each figure and of each round's ratio.
 import { fileURLToPath } from 'node:url';
@@ -11,6 +12,8 @@ const GOAL = 0.8;
 const P99_MS = 10;
 /** `listen --mirror` beside `listen --record`: deliveries a second. */
 const MIRROR_GOAL = 0.8;
+/** `listen --record` with two --where filters (each delivery matches, so it prints as much) beside `listen --record`. */
+const FILTER_GOAL = 0.9;
 
 /** Run the webhook scenario. */
 export async function webhook({ quick, ref }) {
@@ -35,10 +38,11 @@ export async function webhook({ quick, ref }) {
   const listen = pick('webhook listen (verify)');
   const record = pick('webhook listen --record');
   const mirror = pick('webhook listen --mirror');
+  const filtered = pick('webhook listen --where');
   const refListen = ref ? pick('ref webhook listen (verify)') : undefined;
   const refRecord = ref ? pick('ref webhook listen --record') : undefined;
   const strip = ({ rates, cpu, ...m }) => ({ ...m, samples: rates, cpuSamples: cpu });
-  const data = { runs, secondsEach: seconds, connections: 32, bare: strip(bare), listen: strip(listen), record: strip(record), mirror: strip(mirror), ref: ref && { label: ref.label, listen: strip(refListen), record: strip(refRecord) } };
+  const data = { runs, secondsEach: seconds, connections: 32, bare: strip(bare), listen: strip(listen), record: strip(record), mirror: strip(mirror), filtered: strip(filtered), ref: ref && { label: ref.label, listen: strip(refListen), record: strip(refRecord) } };
   const text = (m) => `${figure(m.rates, 'deliveries/s')}, p99 ${num(m.p99)} ms${m.cpu ? `, ${figure(m.cpu, 'µs CPU/delivery')}` : ''}`;
   const row = (label, m, theirs) => {
     const ratio = pairedRatio(m.rates, bare.rates);
@@ -67,9 +71,19 @@ export async function webhook({ quick, ref }) {
     goal: `≥ ${MIRROR_GOAL}× \`listen --record\``,
     met: mirrorRatio.median >= MIRROR_GOAL,
   };
+  const filterRatio = pairedRatio(filtered.rates, record.rates);
+  const filterRow = {
+    scenario: "`webhook listen --json --record F --where 'Status~progress' --where 'Priority!=Low'`, 32 senders, every delivery matching",
+    cardboard: text(filtered),
+    beside: `\`listen --record\`: ${text(record)}`,
+    ratio: sig(filterRatio.median),
+    ratioText: ratioText(filterRatio),
+    goal: `≥ ${FILTER_GOAL}× \`listen --record\``,
+    met: filterRatio.median >= FILTER_GOAL,
+  };
   return {
     data,
-    rows: [row('`webhook listen --json`, 32 senders, key checked', listen, refListen), row('`webhook listen --json --record F`, 32 senders, key checked', record, refRecord), mirrorRow],
+    rows: [row('`webhook listen --json`, 32 senders, key checked', listen, refListen), row('`webhook listen --json --record F`, 32 senders, key checked', record, refRecord), mirrorRow, filterRow],
     note: ref ? 'webhook: the ref in every round.' : undefined,
   };
 }
