@@ -91,8 +91,7 @@ ${ROUTES_HELP}
 Examples:
   $ CARDBOARD_SIGNING_KEY="$SIGNING_KEY" cardboard webhook listen --forward-to http://localhost:3000/hooks --record hooks.jsonl
   $ cardboard webhook listen --record hooks.jsonl --forward-to http://localhost:3000/done --where Status=Done --forward-to http://localhost:3001/owner --changed Owner
-  $ cardboard webhook listen --tunnel cloudflared --record hooks.jsonl --inspect
-  $ cardboard webhook listen --signing-key-stdin --port 9000 --json < signing-key.txt`)
+  $ cardboard webhook listen --tunnel cloudflared --record hooks.jsonl --inspect`)
     .action(async (flags: Record<string, string | boolean | undefined> & Parameters<typeof routesFromFlags>[0]) => {
       const path = String(flags.path);
       if (!path.startsWith('/')) throw new UsageError(`--path must start with "/": ${path}`);
