@@ -51,6 +51,8 @@ interface ForwarderOptions {
    * and counted as done, unsent. Undefined: every delivery.
    */
   takes?: (delivery: Delivery) => boolean;
+  /** With `takes`: how many of the deliveries after `afterSeq` up to `lastSeq` it takes (those a resumed run sends). */
+  taken?: (afterSeq: number, lastSeq: number) => number;
 }
 
 /** Path of the ack log of a record file: one forwarded sequence number a line. */
@@ -88,6 +90,8 @@ export class Forwarder {
   private lastAcked: number;
   /** Deliveries passed over (not taken) since the ack log was last written: written before the loop waits. */
   private passedOver = false;
+  /** With `takes`: the deliveries recorded, taken and not forwarded yet (`pending`). */
+  private waiting = 0;
   private wake: (() => void) | undefined;
   private done: Promise<void> | undefined;
   /** Deliveries that were already in the record file and get forwarded now (a resumed run). */
@@ -101,8 +105,10 @@ export class Forwarder {
     // A record file made without --forward-to: forward only what arrives from now on.
     this.lastAcked = cursor ?? opts.record.lastSeq;
     this.skipped = cursor === undefined ? opts.record.lastSeq : 0;
-    this.resumed = opts.record.lastSeq - this.lastAcked;
-    if (this.resumed > 0) this.spillFrom = 0;
+    const after = opts.record.lastSeq - this.lastAcked;
+    if (after > 0) this.spillFrom = 0;
+    this.resumed = opts.takes && after > 0 ? (opts.taken?.(this.lastAcked, opts.record.lastSeq) ?? after) : after;
+    this.waiting = this.resumed;
     if (cursor === undefined || cursor > 0) {
       // Start (or compact) the ack log with the one number that matters.
       writePrivateFile(`${path}.tmp`, `${this.lastAcked}\n`, { flag: '--record' });
@@ -111,9 +117,9 @@ export class Forwarder {
     this.cursorFd = openPrivate(path, 'a', { flag: '--record', reread: true });
   }
 
-  /** Deliveries recorded but not yet forwarded. */
+  /** Deliveries recorded but not yet forwarded (with `takes`: those it takes). */
   get pending(): number {
-    return this.opts.record.lastSeq - this.lastAcked;
+    return this.opts.takes ? this.waiting : this.opts.record.lastSeq - this.lastAcked;
   }
 
   /** Deliveries held in memory right now (the rest of `pending` waits in the record file). */
@@ -128,6 +134,7 @@ export class Forwarder {
 
   /** Queue a delivery just recorded at `offset` in the record file. */
   enqueue(delivery: Delivery, offset: number): void {
+    if (this.opts.takes?.(delivery)) this.waiting++;
     // A body larger than the byte bound is kept when nothing else waits: it is in memory already, and
     // reading its record line back would cost several times its size.
     const fits = this.queue.length === 0 || (this.queue.length < (this.opts.memoryCount ?? 1000) && this.queueBytes + delivery.body.length <= (this.opts.memoryBytes ?? 32 * 1024 * 1024));
@@ -165,6 +172,8 @@ export class Forwarder {
       if (this.queue.length === 0 && this.spillFrom !== undefined) this.refill();
       const head = this.queue[0];
       if (!head) {
+        // Nothing recorded is left to weigh: none waits (a count that took an undecided delivery for taken is righted here).
+        this.waiting = 0;
         this.writePassedOver();
         await new Promise<void>((resolve) => {
           this.wake = resolve;
@@ -174,6 +183,7 @@ export class Forwarder {
       }
       const taken = this.opts.takes === undefined || this.opts.takes(head);
       if (taken && !(await this.forward(head))) return;
+      if (taken) this.waiting--;
       this.queue.shift();
       this.queueBytes -= head.body.length;
       // One line per delivery forwarded; a run of deliveries passed over costs one line, when the loop idles.

@@ -228,6 +228,7 @@ export class ListenEngine implements ListenView {
           timeout: routing.timeout,
           cursor: routeCursorPath(recordPath!, routing, i),
           takes: router && ((d: Delivery) => router.takes(i, d)),
+          taken: router && ((afterSeq: number, lastSeq: number) => router.taken(i, afterSeq, lastSeq)),
         })),
         mirror: this.mirror?.hook,
         clock,
@@ -238,10 +239,7 @@ export class ListenEngine implements ListenView {
       if (this.mirror) firstBeat(this.mirror.store, this.mirror.since);
       const ready = await this.bind(listener, inspector);
       inspector?.stats(listener.stats.delivered, refusedTotal(listener.stats));
-      // A filtered route resumes with the deliveries it takes among those after its last ack.
-      const last = record?.lastSeq ?? 0;
-      const resumed = (i: number, n: number) => (router && n > 0 ? router.taken(i, last - n, last) : n);
-      const routes = listener.forwarders.map((f, i) => ({ url: routing!.routes[i]!.url, filter: filterText(routing!.routes[i]!.filter), resumed: resumed(i, f.resumed), skipped: f.skipped }));
+      const routes = listener.forwarders.map((f, i) => ({ url: routing!.routes[i]!.url, filter: filterText(routing!.routes[i]!.filter), resumed: f.resumed, skipped: f.skipped }));
       const filter = routing && filterText(routing.global);
       return { ...ready, spool: this.spool, resumed: routes[0]?.resumed ?? 0, skipped: routes[0]?.skipped ?? 0, routes, ...(filter ? { filter } : {}), mirror: this.mirror?.store.location };
     } catch (err) {

@@ -73,6 +73,7 @@ export interface ForwardRoute {
   memoryBytes?: number;
   cursor?: string;
   takes?: (delivery: Delivery) => boolean;
+  taken?: (afterSeq: number, lastSeq: number) => number;
 }
 
 /**

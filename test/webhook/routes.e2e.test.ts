@@ -147,6 +147,28 @@ describe('without --record', () => {
   });
 });
 
+describe('what waits', () => {
+  it('a route that is down counts as waiting only the deliveries it takes', async () => {
+    const down = await app();
+    await down.down();
+    const record = join(tempDir(), 'hooks.jsonl');
+    const listener = await listen(['--record', record, '--forward-to', down.url, '--where', 'Status=Done']);
+    for (const body of ['{"_id":"q1","Status":"Done"}', '{"_id":"q2","Status":"Open"}', '{"_id":"q3","Status":"Open"}', '{"_id":"q4","Status":"Done"}']) {
+      expect(await post(listener.url, body, SIGNING_KEY)).toBe(200);
+    }
+    await listener.waitFor(/#1 forward to .*ECONNREFUSED/);
+    const r = await listener.stop();
+    expect(r.stderr).toContain('stopped: 4 delivered, 0 refused, 2 waiting to be forwarded');
+    await down.up();
+    const again = await listen(['--record', record, '--forward-to', down.url, '--where', 'Status=Done']);
+    await again.waitFor(/Resuming: .*\n/);
+    expect(again.stderr()).toContain('Resuming: 2 recorded deliveries were never forwarded; sending them first.');
+    await down.waitForCompleted(2);
+    expect((await again.stop()).stderr).toContain('0 waiting to be forwarded');
+    expect(down.received.map((x) => (JSON.parse(x.body.toString()) as { _id: string })._id)).toEqual(['q1', 'q4']);
+  });
+});
+
 describe('the order of the flags', () => {
   it('a filter belongs to the --forward-to before it; the same flags in another order route otherwise', async () => {
     const a = await app();
