@@ -142,3 +142,17 @@ describe('the redelivery backoff (simulated time)', () => {
     expect(gaps(await tryTimes(3, 50))).toEqual([50, 50, 50]);
   });
 });
+
+describe('webhookUrl (--webhook-url)', () => {
+  it('points the first board at the URL, replacing the boards file’s, and the other boards keep theirs', async () => {
+    const hook = await receiver([]);
+    cleanup.push(hook.close);
+    const emu = await startTestEmulator({ webhookUrl: hook.url });
+    cleanup.push(() => emu.close());
+    expect(Object.keys(emu.boards)[0]).toBe(BOARD_ID);
+    expect(Object.values(emu.boards).map((b) => b.webhookUrl)).toEqual([hook.url, null, null]);
+    await put(emu, { Name: 'A' });
+    await waitFor(() => hook.got.length === 1);
+    expect(hook.got[0]!.headers['x-signingkey']).toBe(SIGNING_KEY);
+  });
+});

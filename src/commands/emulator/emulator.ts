@@ -108,10 +108,9 @@ Webhooks are retried until answered 200, waiting 0.5 s, then twice as long after
 a listener that was down gets the next try within seconds (the service keeps its own spacing).
 
 Examples:
-  $ cardboard emulator                       # the demo board (fixed credentials); prints the export lines to paste
+  $ cardboard emulator --webhook-url http://127.0.0.1:8787/   # the demo board, its changes sent to \`webhook listen\`; prints the export lines
   $ cardboard emulator --port 0 --boards fixtures/demo-boards.json --page-size 2
-  $ cardboard emulator --rate-limit 120/min --faults 503:0.05,delay:200ms   # as the service: 120/min, bursts of 20
-  $ cardboard emulator --webhook-url http://127.0.0.1:8787/   # deliveries to \`cardboard webhook listen\``,
+  $ cardboard emulator --rate-limit 120/min --faults 503:0.05,delay:200ms   # as the service: 120/min, bursts of 20`,
     )
     .action(async (flags: Record<string, string | boolean | undefined>) => run(ctx(), toOptions(flags, ctx().globals.insecure), secrets()));
 }

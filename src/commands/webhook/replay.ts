@@ -61,9 +61,8 @@ ${KEY_TRANSPORT_HELP}
 
 Examples:
   $ cardboard webhook replay hooks.jsonl --to http://localhost:3000/hooks
-  $ cardboard webhook replay hooks.jsonl --to http://localhost:3000/hooks --from 42 --filter Status=Done
-  $ cardboard webhook replay hooks.jsonl --to http://localhost:3000/hooks --changed Status
-  $ cardboard webhook replay hooks.jsonl --to http://localhost:3000/hooks --from 42 --set Status=Done --set 'Priority:=1'`)
+  $ cardboard webhook replay hooks.jsonl --to http://localhost:3000/hooks --from 42 --filter Status=Open --set Status=Done
+  $ cardboard webhook replay hooks.jsonl --to http://localhost:3000/hooks --changed Status`)
     .action(async (file: string, flags: { to: string; from: string; filter: string[]; changed: string[]; set: string[]; allowUnknown?: boolean; signingKeyStdin?: boolean; json?: boolean }) => {
       const filters = flags.filter.map((f): [string, string] => {
         const at = f.indexOf('=');
