@@ -1,5 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
+import { setMaxListeners } from 'node:events';
 import type { WebhookStats } from './types.js';
 
 /** Where and how a board's webhooks go, read at each try (so a changed URL takes effect). */
@@ -60,7 +61,7 @@ interface SenderOptions {
 }
 
 /** The waits between the failed tries of one delivery: 0.5 s doubled per failure, at most `capMs`. */
-export function backoffAfter(failures: number, capMs: number): number {
+function backoffAfter(failures: number, capMs: number): number {
   return Math.min(FIRST_BACKOFF_MS * 2 ** Math.min(failures - 1, 30), capMs);
 }
 
@@ -88,6 +89,8 @@ export class WebhookSender {
     this.timeoutMs = opts.timeoutMs ?? 60_000;
     this.timers = opts.timers ?? realTimers;
     this.post = opts.post ?? ((url, key, payload) => this.send(url, key, payload));
+    // Each board's queue waits on this signal while it backs off: more than ten boards at once are no leak.
+    setMaxListeners(0, this.stop.signal);
   }
 
   /** Queue a card JSON for the board; returns at once. */
