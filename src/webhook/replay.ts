@@ -93,9 +93,7 @@ function cardMatches(card: Record<string, unknown> | undefined, filters: Array<[
  * as CardStates reads it, which may be wrapped in an event (`{"event":…,"data":{"_id":…}}`).
  */
 function cardOf(delivery: Delivery, unwrap = false): Record<string, unknown> | undefined {
-  const body = bodyValue(delivery.body);
-  if (unwrap) return cardIn(body);
-  return typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as Record<string, unknown>) : undefined;
+  return unwrap ? cardIn(bodyValue(delivery.body)) : cardBody(delivery.body);
 }
 
 /** The body as a card: a JSON object (parsed, so its own keys are plain keys, `__proto__` too), else undefined. */
