@@ -65,6 +65,19 @@ export function answerBodyStart(body: Buffer, secrets: readonly string[]): { byt
   return { bytes, truncated: bytes.length < scrubbed.length };
 }
 
+/**
+ * The start of an answer's body as text for a person: the text of its bytes (answerBodyStart), or, when it
+ * is JSON that spells a secret with escapes, its value with the secrets redacted, serialised again.
+ */
+export function answerBodyText(bytes: Buffer, secrets: readonly string[]): string {
+  const text = bytes.toString('utf8');
+  if (!mayShowSecret(bytes, secrets)) return text;
+  const value = bodyValue(bytes);
+  const redacted = redactValue(secrets, value);
+  if (typeof redacted === 'string') return redacted;
+  return JSON.stringify(redacted) === JSON.stringify(value) ? text : JSON.stringify(redacted);
+}
+
 /** Header names and values with each secret replaced by `***` (scrubSecret); a name like `__proto__` stays a header. */
 function scrubbedHeaders(headers: Record<string, string>, secrets: readonly string[]): Record<string, string> {
   const out = emptyRecord<string>();
