@@ -5,7 +5,6 @@ import { emptyRecord } from '../own-keys.js';
 import { redactValue, scrubSecret } from '../redact.js';
 import type { Answer } from './client.js';
 import { bodyValue, mayShowSecret, scrubBody, secretNeedles } from './delivery.js';
-import type { ForwardEvent } from './forwarder.js';
 
 /** Bytes of the start of an answer's body that are kept with each forward try. */
 export const ANSWER_BODY_BYTES = 4096;
@@ -107,8 +106,8 @@ export function answerView(answer: Answer, secrets: readonly string[]): AnswerVi
   return v;
 }
 
-/** A forward try as a record file keeps it; `at`: when it ended. */
-export function forwardEntry(event: ForwardEvent, at: string, secrets: readonly string[]): ForwardEntry {
+/** A forward try (the forwarder's ForwardEvent) as a record file keeps it; `at`: when it ended. */
+export function forwardEntry(event: { seq: number; url: string; attempt: number; ok: boolean; answer: Answer }, at: string, secrets: readonly string[]): ForwardEntry {
   const { status, ms, ...rest } = answerView(event.answer, secrets);
   return { seq: event.seq, url: event.url, attempt: event.attempt, ok: event.ok, at, status, ms, ...rest };
 }
