@@ -8,6 +8,8 @@ import { BoardStore } from './store.js';
 import type { EmulatorOptions, EmulatorState, RecordedRequest, RunningEmulator } from './types.js';
 import { WebhookSender } from './webhooks.js';
 
+export { DEFAULT_RETRY_CAP_MS } from './webhooks.js';
+
 export { BoardsFileError, DEMO_BOARD_ID, DEMO_SIGNING_KEY, DEMO_TOKEN, readBoardsFile } from './boards.js';
 export { FaultSpecError, parseFaults } from './faults.js';
 export type * from './types.js';
@@ -44,12 +46,12 @@ function send(res: http.ServerResponse, reply: Reply): void {
 /** Start the local Card Board Service and resolve once it listens. */
 export async function startEmulator(opts: EmulatorOptions = {}): Promise<RunningEmulator> {
   const settings = normalizeBoards(opts.boards ?? demoBoards(opts.demoSeed));
+  if (opts.webhookUrl !== undefined) settings[Object.keys(settings)[0]!]!.webhookUrl = opts.webhookUrl;
   const newId = idSource(opts.idSeed);
   const stores = new Map(Object.entries(settings).map(([id, boardSettings]) => [id, new BoardStore(id, boardSettings, newId)]));
   const webhooks = new WebhookSender(
     (boardId) => ({ url: settings[boardId]!.webhookUrl, signingKey: settings[boardId]!.signingKey }),
-    opts.webhookRetryCapMs ?? 30_000,
-    opts.webhookTimeoutMs ?? 60_000,
+    { retryCapMs: opts.webhookRetryCapMs, timeoutMs: opts.webhookTimeoutMs },
   );
   const limiter = opts.rateLimit ? new RateLimiter(opts.rateLimit.perMinute, opts.rateLimit.burst) : undefined;
   const api = new Api(stores, opts.pageSize ?? 50, limiter, (board, json) => webhooks.enqueue(board.id, json));

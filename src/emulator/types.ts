@@ -50,7 +50,9 @@ export interface EmulatorOptions {
   faultSeed?: number;
   /** Demo cards inserted into the first board at start. */
   seedCards?: number;
-  /** Cap of the webhook retry backoff (default 30 000 ms). */
+  /** The first board's Webhook URL, replacing the one of `boards` (the demo board's, by default none). */
+  webhookUrl?: string;
+  /** Cap of the webhook retry backoff (default 2 000 ms: a development tool's, the service has none). */
   webhookRetryCapMs?: number;
   /** How long a webhook receiver may take before the try counts as failed (default 60 000 ms, spec 6). */
   webhookTimeoutMs?: number;

@@ -1,5 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
+import { setMaxListeners } from 'node:events';
 import type { WebhookStats } from './types.js';
 
 /** Where and how a board's webhooks go, read at each try (so a changed URL takes effect). */
@@ -18,22 +19,79 @@ interface BoardQueue {
 const FIRST_BACKOFF_MS = 500;
 
 /**
+ * Default cap of that wait. The service retries without limit at its own spacing (spec 6 gives no cap);
+ * the emulator is a development tool, so a receiver that was down (a listener restarted) gets the next
+ * try within a few seconds instead of half a minute later.
+ */
+export const DEFAULT_RETRY_CAP_MS = 2000;
+
+/** The waits of the sender: a Clock (src/clock.ts) fits; tests pass a simulated one. */
+export interface SenderTimers {
+  /** Resolve after `ms`, or early when `signal` aborts. */
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+}
+
+/** One try: POST the payload with the key; resolves with the status, or 0 on a network error or timeout. */
+export type PostHook = (url: string, signingKey: string, payload: string) => Promise<number>;
+
+/** The waits of a real run: timers, cleared when the signal aborts. */
+const realTimers: SenderTimers = {
+  sleep: (ms, signal) =>
+    new Promise<void>((resolve) => {
+      if (signal?.aborted) return resolve();
+      const done = () => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      signal?.addEventListener('abort', done, { once: true });
+    }),
+};
+
+/** How a sender waits and sends; each has a default. */
+interface SenderOptions {
+  /** Cap of the backoff between tries of one delivery (default DEFAULT_RETRY_CAP_MS). */
+  retryCapMs?: number;
+  /** How long a receiver may take to answer (default 60 s, spec 6). */
+  timeoutMs?: number;
+  timers?: SenderTimers;
+  /** Replaces the HTTP POST (a test of the retry schedule). */
+  post?: PostHook;
+}
+
+/** The waits between the failed tries of one delivery: 0.5 s doubled per failure, at most `capMs`. */
+function backoffAfter(failures: number, capMs: number): number {
+  return Math.min(FIRST_BACKOFF_MS * 2 ** Math.min(failures - 1, 30), capMs);
+}
+
+/**
  * Delivers card changes to each board's Webhook URL (spec 6): one queue per board so deliveries keep
  * their order, retried without limit until a 200, never awaited by the API.
  */
 export class WebhookSender {
   private readonly queues = new Map<string, BoardQueue>();
-  private readonly timers = new Set<NodeJS.Timeout>();
+  private readonly stop = new AbortController();
   private readonly inFlight = new Set<http.ClientRequest>();
   private readonly httpAgent = new http.Agent({ keepAlive: true });
   private readonly httpsAgent = new https.Agent({ keepAlive: true });
   private closed = false;
+  private readonly retryCapMs: number;
+  private readonly timeoutMs: number;
+  private readonly timers: SenderTimers;
+  private readonly post: PostHook;
 
   constructor(
     private readonly target: (boardId: string) => WebhookTarget,
-    private readonly retryCapMs: number,
-    private readonly timeoutMs: number,
-  ) {}
+    opts: SenderOptions = {},
+  ) {
+    this.retryCapMs = opts.retryCapMs ?? DEFAULT_RETRY_CAP_MS;
+    this.timeoutMs = opts.timeoutMs ?? 60_000;
+    this.timers = opts.timers ?? realTimers;
+    this.post = opts.post ?? ((url, key, payload) => this.send(url, key, payload));
+    // Each board's queue waits on this signal while it backs off: more than ten boards at once are no leak.
+    setMaxListeners(0, this.stop.signal);
+  }
 
   /** Queue a card JSON for the board; returns at once. */
   enqueue(boardId: string, payload: string): void {
@@ -52,7 +110,7 @@ export class WebhookSender {
   /** Stop: no more tries, pending deliveries are dropped. */
   close(): void {
     this.closed = true;
-    for (const t of this.timers) clearTimeout(t);
+    this.stop.abort();
     for (const r of this.inFlight) r.destroy();
     this.httpAgent.destroy();
     this.httpsAgent.destroy();
@@ -71,16 +129,14 @@ export class WebhookSender {
     queue.running = true;
     while (!this.closed && queue.payloads.length > 0) {
       const payload = queue.payloads[0]!;
-      let backoff = Math.min(FIRST_BACKOFF_MS, this.retryCapMs);
-      for (;;) {
+      for (let failures = 1; ; failures++) {
         const { url, signingKey } = this.target(boardId);
         if (url === null || this.closed) break;
         queue.stats.attempts++;
         // Spec 6: only a 200 counts as delivered; anything else (or no answer in time) is retried.
-        if ((await this.send(url, signingKey, payload)) === 200) break;
+        if ((await this.post(url, signingKey, payload)) === 200) break;
         if (this.closed) break;
-        await this.sleep(backoff);
-        backoff = Math.min(backoff * 2, this.retryCapMs);
+        await this.timers.sleep(backoffAfter(failures, this.retryCapMs), this.stop.signal);
       }
       if (this.closed) break;
       queue.payloads.shift();
@@ -88,16 +144,6 @@ export class WebhookSender {
       if (this.target(boardId).url !== null) queue.stats.delivered++;
     }
     queue.running = false;
-  }
-
-  private sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        this.timers.delete(timer);
-        resolve();
-      }, ms);
-      this.timers.add(timer);
-    });
   }
 
   /** One try: the status, or 0 on a network error or timeout. */

@@ -1,9 +1,11 @@
 // `webhook replay` as an engine: the record file read in order, each delivery that matches --from,
-// --filter and --changed sent as it was recorded, one at a time, until the end or a drain. It emits each
-// answer and never prints; the command renders them.
+// --filter and --changed sent as it was recorded (or with --set, its card edited), one at a time, until
+// the end or a drain. It emits each answer and never prints; the command renders them.
 import { statSync } from 'node:fs';
 import { UsageError } from '../errors.js';
+import { terminalText } from '../io/text.js';
 import { ownValue } from '../own-keys.js';
+import { checkKeys, describeUnknownKeys } from '../schema/match.js';
 import type { Duration } from '../units.js';
 import { CardStates, cardIn } from './changes.js';
 import { type Answer, DeliveryClient } from './client.js';
@@ -20,6 +22,8 @@ interface ReplayPlan {
   filters: Array<[string, string]>;
   /** Fields of which a delivery must have changed at least one (against the card's delivery before it). */
   changed: string[];
+  /** Fields set in each replayed card (`--set`); none: every delivery is sent as recorded. */
+  edit?: CardEdit;
   /** The signing key each delivery is sent with (spec 6). */
   key: string;
   /** Secrets no change may be read with (CardStates). */
@@ -27,11 +31,23 @@ interface ReplayPlan {
   timeout: Duration;
 }
 
-/** The receiver's answer to one delivery. */
+/** `--set`: fields given a value in each replayed card before it is sent. */
+export interface CardEdit {
+  /** Field name → value: a string for Field=value, any JSON value for Field:=json (a null-prototype record). */
+  set: Record<string, unknown>;
+  /** A field the card does not have is added (`--allow-unknown`); else it is an error before anything is sent. */
+  allowUnknown: boolean;
+}
+
+/** The receiver's answer to one delivery; `notSent` when --set could not edit its body (nothing was sent). */
 export interface ReplayAnswer {
   seq: number;
   answer: Answer;
+  notSent?: string;
 }
+
+/** Why a delivery is not sent under --set. */
+export const NOT_A_CARD = 'not sent: its body is not a card (a JSON object) for --set to change';
 
 /** What a replay read and sent. */
 export interface ReplayResult {
@@ -47,6 +63,8 @@ export interface ReplayResult {
   sent: number;
   /** `#seq status` of each answer that was not 200. */
   failed: string[];
+  /** Deliveries not sent because --set could not edit their body (not a card JSON object). */
+  notCards: number[];
   /** Some answer was 401 or 403: the receiver refused the key. */
   refused: boolean;
 }
@@ -75,9 +93,39 @@ function cardMatches(card: Record<string, unknown> | undefined, filters: Array<[
  * as CardStates reads it, which may be wrapped in an event (`{"event":…,"data":{"_id":…}}`).
  */
 function cardOf(delivery: Delivery, unwrap = false): Record<string, unknown> | undefined {
-  const body = bodyValue(delivery.body);
-  if (unwrap) return cardIn(body);
-  return typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as Record<string, unknown>) : undefined;
+  return unwrap ? cardIn(bodyValue(delivery.body)) : cardBody(delivery.body);
+}
+
+/** The body as a card: a JSON object (parsed, so its own keys are plain keys, `__proto__` too), else undefined. */
+function cardBody(body: Buffer): Record<string, unknown> | undefined {
+  const value = bodyValue(body);
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+}
+
+/**
+ * The body a delivery is replayed with under --set: its card re-serialised as JSON with each field set (in
+ * place when the card has it, else added last); undefined when the body is not a card JSON object.
+ */
+export function editedBody(body: Buffer, set: Record<string, unknown>): Buffer | undefined {
+  const card = cardBody(body);
+  if (card === undefined) return undefined;
+  // defineProperty: `card.__proto__ = v` would set the prototype instead of the field named `__proto__`.
+  for (const [name, value] of Object.entries(set)) Object.defineProperty(card, name, { value, enumerable: true, writable: true, configurable: true });
+  return Buffer.from(JSON.stringify(card), 'utf8');
+}
+
+/** The --set fields a delivery's card lacks, as an error naming them (with the nearest field of that card). */
+function checkEdit(delivery: Delivery, edit: CardEdit): void {
+  const card = cardBody(delivery.body);
+  // Not a card: that delivery is reported as not sent when its turn comes; the others are sent.
+  if (card === undefined || edit.allowUnknown) return;
+  const fields = Object.keys(card);
+  const unknown = checkKeys(Object.keys(edit.set), fields);
+  if (unknown.length === 0) return;
+  const shown = fields.slice(0, 10).map((f) => terminalText(f));
+  throw new UsageError(`--set: ${describeUnknownKeys(unknown)} in the card of #${delivery.seq}`, {
+    hint: `Field names are compared exactly, case included (spec 2.2); that card has ${shown.join(', ')}${fields.length > shown.length ? ', …' : ''}. --allow-unknown adds a field the card lacks.`,
+  });
 }
 
 /** The file named must be a record file: `replay big.csv` must fail, not replay nothing and exit 0. */
@@ -117,53 +165,93 @@ export class Replay {
   }
 
   async run(): Promise<ReplayResult> {
-    const { plan } = this;
-    const { drain, signal } = this.opts;
+    const { edit } = this.plan;
+    // --set: every card to be sent is checked first, so a field it lacks sends nothing (exit 2).
+    if (edit) {
+      await this.walk(emptyResult(), async (delivery) => {
+        checkEdit(delivery, edit);
+        return true;
+      });
+    }
     const client = new DeliveryClient(1);
-    const states = plan.changed.length ? new CardStates({ secrets: plan.secrets }) : undefined;
-    const wanted = new Set(plan.changed);
-    const size = statSync(plan.file).size;
-    const result: ReplayResult = { read: 0, inRange: 0, cards: 0, fields: new Set(), unreadable: [], sent: 0, failed: [], refused: false };
-    let lineBase = 0;
+    const result = emptyResult();
     try {
-      for (let offset = 0; offset < size && !drain.aborted; ) {
-        // With --changed every delivery is read, to know each card's state before the first one sent; with
-        // --filter too, so that its field is checked against the whole file, not only the part from --from.
-        const whole = states !== undefined || plan.filters.length > 0;
-        const batch = readDeliveries(plan.file, offset, whole ? 0 : plan.from - 1, 100, 8 * 1024 * 1024);
-        for (const i of batch.unreadable) result.unreadable.push(lineBase + i + 1);
-        lineBase += batch.lines;
-        // No progress: only a last line cut short by a crash is left (never acknowledged, so not a delivery).
-        if (batch.next === offset) break;
-        offset = batch.next;
-        for (const delivery of batch.deliveries) {
-          if (drain.aborted) break;
-          result.read++;
-          const change = states?.apply(delivery.body);
-          const card = plan.filters.length || states ? cardOf(delivery, states !== undefined) : undefined;
-          if (card) {
-            result.cards++;
-            for (const f of Object.keys(card)) if (result.fields.size < MAX_FIELD_NAMES) result.fields.add(f);
-          }
-          if (delivery.seq < plan.from) continue;
-          result.inRange++;
-          if (plan.filters.length && !cardMatches(card, plan.filters)) continue;
-          if (change && !change.changes.some((c) => wanted.has(c.field))) continue;
-          this.inFlight = delivery.seq;
-          const answer = await client.send({ url: plan.to, method: delivery.method, headers: outgoingHeaders(delivery.headers, plan.key), body: delivery.body, timeout: plan.timeout, signal });
-          // Cut off by SIGTERM: not answered, so a resumed run sends it again.
-          if (answer.status === undefined && signal.aborted) break;
-          this.inFlight = undefined;
-          result.sent++;
-          this.resumeAt = delivery.seq + 1;
-          if (answer.status !== 200) result.failed.push(`#${delivery.seq} ${answer.status ?? answer.error}`);
-          if (answer.status === 401 || answer.status === 403) result.refused = true;
-          this.opts.onAnswer({ seq: delivery.seq, answer });
-        }
-      }
+      await this.walk(result, (delivery) => this.send(client, delivery, result));
     } finally {
       await client.close();
     }
     return result;
   }
+
+  /**
+   * Read the file in order and call `visit` with each delivery that --from, --filter and --changed select,
+   * until the end of the file, a drain, or `visit` answers false; counts what was read into `result`.
+   */
+  private async walk(result: ReplayResult, visit: (delivery: Delivery) => Promise<boolean>): Promise<void> {
+    const { plan } = this;
+    const { drain } = this.opts;
+    const states = plan.changed.length ? new CardStates({ secrets: plan.secrets }) : undefined;
+    const wanted = new Set(plan.changed);
+    const size = statSync(plan.file).size;
+    let lineBase = 0;
+    for (let offset = 0; offset < size && !drain.aborted; ) {
+      // With --changed every delivery is read, to know each card's state before the first one sent; with
+      // --filter too, so that its field is checked against the whole file, not only the part from --from.
+      const whole = states !== undefined || plan.filters.length > 0;
+      const batch = readDeliveries(plan.file, offset, whole ? 0 : plan.from - 1, 100, 8 * 1024 * 1024);
+      for (const i of batch.unreadable) result.unreadable.push(lineBase + i + 1);
+      lineBase += batch.lines;
+      // No progress: only a last line cut short by a crash is left (never acknowledged, so not a delivery).
+      if (batch.next === offset) break;
+      offset = batch.next;
+      for (const delivery of batch.deliveries) {
+        if (drain.aborted) break;
+        result.read++;
+        const change = states?.apply(delivery.body);
+        const card = plan.filters.length || states ? cardOf(delivery, states !== undefined) : undefined;
+        if (card) {
+          result.cards++;
+          for (const f of Object.keys(card)) if (result.fields.size < MAX_FIELD_NAMES) result.fields.add(f);
+        }
+        if (delivery.seq < plan.from) continue;
+        result.inRange++;
+        if (plan.filters.length && !cardMatches(card, plan.filters)) continue;
+        if (change && !change.changes.some((c) => wanted.has(c.field))) continue;
+        if (!(await visit(delivery))) return;
+      }
+    }
+  }
+
+  /** Send one delivery (its card edited under --set) and report the answer; false when SIGTERM cut it off. */
+  private async send(client: DeliveryClient, delivery: Delivery, result: ReplayResult): Promise<boolean> {
+    const { plan } = this;
+    const { signal } = this.opts;
+    let body = delivery.body;
+    if (plan.edit) {
+      const edited = editedBody(delivery.body, plan.edit.set);
+      if (edited === undefined) {
+        result.notCards.push(delivery.seq);
+        this.resumeAt = delivery.seq + 1;
+        this.opts.onAnswer({ seq: delivery.seq, answer: { ms: 0, body: Buffer.alloc(0), error: NOT_A_CARD }, notSent: NOT_A_CARD });
+        return true;
+      }
+      body = edited;
+    }
+    this.inFlight = delivery.seq;
+    // outgoingHeaders drops the recorded content-length: the client sets the edited body's.
+    const answer = await client.send({ url: plan.to, method: delivery.method, headers: outgoingHeaders(delivery.headers, plan.key), body, timeout: plan.timeout, signal });
+    // Cut off by SIGTERM: not answered, so a resumed run sends it again.
+    if (answer.status === undefined && signal.aborted) return false;
+    this.inFlight = undefined;
+    result.sent++;
+    this.resumeAt = delivery.seq + 1;
+    if (answer.status !== 200) result.failed.push(`#${delivery.seq} ${answer.status ?? answer.error}`);
+    if (answer.status === 401 || answer.status === 403) result.refused = true;
+    this.opts.onAnswer({ seq: delivery.seq, answer });
+    return true;
+  }
+}
+
+function emptyResult(): ReplayResult {
+  return { read: 0, inRange: 0, cards: 0, fields: new Set(), unreadable: [], sent: 0, failed: [], notCards: [], refused: false };
 }

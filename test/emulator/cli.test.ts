@@ -95,6 +95,10 @@ describe('cardboard emulator (built binary)', () => {
     [['--boards', '/nonexistent/boards.json'], '--boards'],
     [['--boards', BIN], 'not valid JSON'],
     [['--host', '0.0.0.0'], 'not loopback'],
+    [['--webhook-url', 'localhost:8787'], '--webhook-url: only http:// and https:// URLs are supported: localhost:8787'],
+    [['--webhook-url', 'hooks'], '--webhook-url: not a URL: hooks'],
+    // The deliveries carry the signing key: in clear only to loopback, as every signed URL.
+    [['--webhook-url', 'http://hooks.example.com/'], 'Refusing plain http:// to hooks.example.com (--webhook-url)'],
   ])('exits 2 on %j', async (args, message) => {
     const r = await runCli(['emulator', ...args]);
     expect(r.code).toBe(2);
@@ -105,7 +109,7 @@ describe('cardboard emulator (built binary)', () => {
   it('help shows the flags and examples', async () => {
     const r = await runCli(['emulator', '--help']);
     expect(r.code).toBe(0);
-    for (const flag of ['--port', '--boards', '--page-size', '--rate-limit', '--burst', '--faults', '--seed-cards']) {
+    for (const flag of ['--port', '--boards', '--page-size', '--rate-limit', '--burst', '--faults', '--seed-cards', '--webhook-url']) {
       expect(r.stdout).toContain(flag);
     }
     expect(r.stdout).toContain('Examples:');

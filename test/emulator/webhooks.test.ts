@@ -3,6 +3,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { BOARD_ID, type RunningEmulator, SIGNING_KEY, startTestEmulator, TEST_BOARDS, TOKEN } from '../helpers/emulator.js';
 import { call } from './http.js';
 import { waitFor } from '../helpers/wait.js';
+import { simClock } from '../helpers/sim.js';
+import { DEFAULT_RETRY_CAP_MS, type PostHook, WebhookSender } from '../../src/emulator/webhooks.js';
 
 interface Delivery {
   method: string;
@@ -106,5 +108,51 @@ describe('webhooks (spec 6)', () => {
     const seen = hook.got.length;
     await new Promise((r) => setTimeout(r, 200));
     expect(hook.got.length).toBe(seen);
+  });
+});
+
+describe('the redelivery backoff (simulated time)', () => {
+  /** When each try of one delivery was made, in simulated ms, when the receiver fails `failures` times first. */
+  async function tryTimes(failures: number, retryCapMs?: number): Promise<number[]> {
+    const clock = simClock();
+    const times: number[] = [];
+    let delivered!: () => void;
+    const done = new Promise<void>((resolve) => (delivered = resolve));
+    const post: PostHook = async () => {
+      times.push(clock.now());
+      if (times.length <= failures) return 0;
+      delivered();
+      return 200;
+    };
+    const sender = new WebhookSender(() => ({ url: 'http://127.0.0.1:9/hook', signingKey: 'k' }), { retryCapMs, timers: clock, post });
+    sender.enqueue('b', '{"_id":"a"}');
+    await clock.run(done);
+    sender.close();
+    return times;
+  }
+  const gaps = (times: number[]) => times.slice(1).map((t, i) => t - times[i]!);
+
+  it('waits 0.5 s, doubling after each failure, capped at 2 s by default, so a receiver back up is tried within 2 s', async () => {
+    expect(DEFAULT_RETRY_CAP_MS).toBe(2000);
+    expect(gaps(await tryTimes(8))).toEqual([500, 1000, 2000, 2000, 2000, 2000, 2000, 2000]);
+  });
+
+  it('keeps another cap for a test that needs it', async () => {
+    expect(gaps(await tryTimes(7, 30_000))).toEqual([500, 1000, 2000, 4000, 8000, 16_000, 30_000]);
+    expect(gaps(await tryTimes(3, 50))).toEqual([50, 50, 50]);
+  });
+});
+
+describe('webhookUrl (--webhook-url)', () => {
+  it('points the first board at the URL, replacing the boards file’s, and the other boards keep theirs', async () => {
+    const hook = await receiver([]);
+    cleanup.push(hook.close);
+    const emu = await startTestEmulator({ webhookUrl: hook.url });
+    cleanup.push(() => emu.close());
+    expect(Object.keys(emu.boards)[0]).toBe(BOARD_ID);
+    expect(Object.values(emu.boards).map((b) => b.webhookUrl)).toEqual([hook.url, null, null]);
+    await put(emu, { Name: 'A' });
+    await waitFor(() => hook.got.length === 1);
+    expect(hook.got[0]!.headers['x-signingkey']).toBe(SIGNING_KEY);
   });
 });

@@ -168,7 +168,8 @@ describe('every --json shape in docs/json.md matches the real output (emulator)'
       const app = new TestApp();
       app.answer = (n) => (n === 1 ? { status: 500, headers: { 'content-type': 'text/plain' }, body: 'boom' } : { status: 200, headers: { 'content-type': 'application/json' }, body: '{"ok":true}' });
       await app.up();
-      const l = await startListener(['--json', '--forward-to', app.url], { env: { CARDBOARD_SIGNING_KEY: 'sk-shapes' } });
+      const l = await startListener(['--json', '--inspect', '0', '--forward-to', app.url], { env: { CARDBOARD_SIGNING_KEY: 'sk-shapes' } });
+      const page = (await l.waitFor(/Inspector: (\S+)/), /Inspector: (\S+)/.exec(l.stderr())![1]!);
       expect(await post(l.url, '{"_id":"a","Status":"Open"}', 'sk-shapes')).toBe(200);
       expect(await post(l.url, '{"_id":"a","Status":"Done"}', 'sk-shapes')).toBe(200);
       expect(await post(l.url, '{"event":"comment.created","cardId":"a","data":{"userName":"Ada","content":"ok"}}', 'sk-shapes')).toBe(200);
@@ -177,6 +178,14 @@ describe('every --json shape in docs/json.md matches the real output (emulator)'
       await l.waitFor(/plain text/, 'stdout');
       await app.waitForCompleted(6);
       await l.waitFor(/"forward":\{"seq":5,/, 'stdout');
+      // A replay from the inspector's API, edited, to nobody: a `replay` line with its error.
+      const replayed = await fetch(`${page}api/deliveries/1/replay`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-cardboard-token': new URL(page).pathname.split('/')[1]! },
+        body: JSON.stringify({ url: 'http://127.0.0.1:1/down', body: '{"_id":"a"}' }),
+      });
+      expect(replayed.status).toBe(200);
+      await l.waitFor(/"replay"/, 'stdout');
       const { stdout } = await l.stop();
       await app.down();
       expect(stdout).toMatch(/^\{"forward":\{"seq":1,.*"status":500,/m);

@@ -4,7 +4,8 @@ import type { SecretKeeper } from '../../redact.js';
 import { nounSummary } from '../nouns.js';
 import { CardboardError, UsageError } from '../../errors.js';
 import { FaultSpecError, parseFaults } from '../../emulator/faults.js';
-import { isLoopbackHost } from '../../http/url.js';
+import { displayUrl, httpUrl, isLoopbackHost } from '../../http/url.js';
+import { terminalText } from '../../io/text.js';
 import { whenAborted } from '../../interrupt.js';
 import { parseInteger, parsePort, parseRate } from '../../units.js';
 
@@ -22,6 +23,8 @@ export interface EmulatorRunOptions {
   seedCards: number;
   /** Print the tokens and signing keys of a --boards file (the demo board's are always printed). */
   printTokens: boolean;
+  /** The first board's Webhook URL (the demo board's), replacing a boards file's. */
+  webhookUrl?: string;
 }
 
 /** The service lets a key burst to 20 requests at once (120/min, 20 a second). */
@@ -41,7 +44,7 @@ function checkCredentials(host: string, boardsFile: string | undefined, demoSeed
 }
 
 /** Flags → options; throws UsageError on a bad value (exit 2, nothing started). */
-export function toOptions(flags: Record<string, string | boolean | undefined>): EmulatorRunOptions {
+export function toOptions(flags: Record<string, string | boolean | undefined>, insecure?: boolean): EmulatorRunOptions {
   const stringFlag = (name: string) => flags[name] as string | undefined;
   if (stringFlag('burst') !== undefined && stringFlag('rateLimit') === undefined) throw new UsageError('--burst needs --rate-limit');
   const faults = stringFlag('faults');
@@ -58,6 +61,7 @@ export function toOptions(flags: Record<string, string | boolean | undefined>): 
   const boardsFile = stringFlag('boards');
   const demoSeed = stringFlag('demoSeed');
   checkCredentials(host, boardsFile, demoSeed);
+  const webhookUrl = stringFlag('webhookUrl');
   return {
     port: parsePort(stringFlag('port') ?? '4010'),
     host,
@@ -72,6 +76,8 @@ export function toOptions(flags: Record<string, string | boolean | undefined>): 
     faultSeed: stringFlag('faultSeed') === undefined ? undefined : integer('--fault-seed', stringFlag('faultSeed')!, 0, 2 ** 32 - 1),
     seedCards: integer('--seed-cards', stringFlag('seedCards') ?? '0', 0, 1_000_000),
     printTokens: flags.printTokens === true,
+    // Each delivery carries the board's signing key: plain http:// only to loopback unless --insecure.
+    webhookUrl: webhookUrl === undefined ? undefined : httpUrl(webhookUrl, '--webhook-url', { insecure }),
   };
 }
 
@@ -94,15 +100,19 @@ export function emulatorCommand(parent: Command, ctx: ContextRef, run = runEmula
     .option('--fault-seed <n>', 'seed of the fault dice, for a repeatable run')
     .option('--seed-cards <n>', 'insert N demo cards into the first board', '0')
     .option('--print-tokens', 'also print the tokens and signing keys of a --boards file')
+    .option('--webhook-url <url>', "POST each card change of the demo board (a --boards file's first board) here, with its signing key")
     .addHelpText(
       'after',
       `
+Webhooks are retried until answered 200, waiting 0.5 s, then twice as long after each failure up to 2 s:
+a listener that was down gets the next try within seconds (the service keeps its own spacing).
+
 Examples:
-  $ cardboard emulator                       # the demo board (fixed credentials); prints the export lines to paste
+  $ cardboard emulator --webhook-url http://127.0.0.1:8787/   # the demo board, its changes sent to \`webhook listen\`; prints the export lines
   $ cardboard emulator --port 0 --boards fixtures/demo-boards.json --page-size 2
   $ cardboard emulator --rate-limit 120/min --faults 503:0.05,delay:200ms   # as the service: 120/min, bursts of 20`,
     )
-    .action(async (flags: Record<string, string | boolean | undefined>) => run(ctx(), toOptions(flags), secrets()));
+    .action(async (flags: Record<string, string | boolean | undefined>) => run(ctx(), toOptions(flags, ctx().globals.insecure), secrets()));
 }
 
 /** Quote a value for a POSIX shell only when it needs it. */
@@ -152,6 +162,7 @@ export async function runEmulator(ctx: Context, opts: EmulatorRunOptions, keeper
     }
     out(`board ${id}: ${board.updateMode}, Create Fields ${board.createFields ? 'on' : 'off'}, fields ${board.fields.join(', ')}`);
     if (showTokens) out(`  token ${board.token}  signing key ${board.signingKey}`);
+    if (board.webhookUrl !== null) out(terminalText(`  webhooks to ${displayUrl(board.webhookUrl)}, signed with ${showTokens ? 'the signing key above' : 'its signing key'}`));
     const env = [`CARDBOARD_BASE_URL=${sh(running.url)}`, `CARDBOARD_BOARD=${sh(id)}`];
     if (showTokens) env.push(`CARDBOARD_TOKEN=${sh(board.token)}`, `CARDBOARD_SIGNING_KEY=${sh(board.signingKey)}`);
     data(`  export ${env.join(' ')}`);

@@ -7,7 +7,8 @@ import { createStatus } from '../../io/status.js';
 import { plural, terminalText } from '../../io/text.js';
 import { checkKeys, describeUnknownKeys } from '../../schema/match.js';
 import { type Duration, durationOf, parseInteger } from '../../units.js';
-import { checkRecordFile, Replay, type ReplayAnswer, type ReplayResult } from '../../webhook/replay.js';
+import { type CardEdit, checkRecordFile, Replay, type ReplayAnswer, type ReplayResult } from '../../webhook/replay.js';
+import { parsePairs } from '../card/pairs.js';
 import { KEY_TRANSPORT_HELP, loadSigningKey, noKeyHint, signingKeyStdinOption } from './key.js';
 import { answerStart, answerStartData, answerText, notAnsweredText } from './render.js';
 
@@ -21,6 +22,8 @@ export interface WebhookReplayOptions {
   filters: Array<[string, string]>;
   /** Fields of which a delivery must have changed at least one (against the card's delivery before it). */
   changed: string[];
+  /** `--set`: fields set in each replayed card before it is sent. */
+  edit?: CardEdit;
   signingKeyStdin: boolean;
   json: boolean;
   timeout: Duration;
@@ -39,6 +42,8 @@ export function webhookReplayCommand(parent: Command, ctx: ContextRef, run = run
     .option('--from <seq>', 'start at this sequence number', '1')
     .option('--filter <Field=value>', 'only deliveries whose card has Field equal to value (repeatable)', (v: string, all: string[]) => [...all, v], [] as string[])
     .option('--changed <Field>', "only deliveries that changed this field of their card (repeatable: any of them)", (v: string, all: string[]) => [...all, v], [] as string[])
+    .option('--set <Field=value>', 'send each card with this field set: Field=value (string) or Field:=<json> (repeatable)', (v: string, all: string[]) => [...all, v], [] as string[])
+    .option('--allow-unknown', '--set may add a field the card does not have')
     .addOption(signingKeyStdinOption())
     .option('--json', 'one JSON result per delivery on stdout')
     .addHelpText('after', `
@@ -48,14 +53,17 @@ field that no delivery of the file has (from #1, whatever --from), exits 2; a fi
 replays 0 (exit 0). Ctrl-C finishes the delivery in flight, names the --from to resume at, and ends
 by SIGINT (130; SIGTERM: 143).
 --changed compares each delivery with the card's delivery before it in the file (from #1, whatever --from);
-a card's first delivery changes every field it has.
+a card's first delivery changes every field it has. --filter and --changed read the recorded bodies.
+--set sends each card (the body, a JSON object) re-serialised with the field set; the record file is not
+changed. A field the card lacks exits 2 before anything is sent, unless --allow-unknown; a body that is
+not a JSON object is not sent (exit 1).
 ${KEY_TRANSPORT_HELP}
 
 Examples:
   $ cardboard webhook replay hooks.jsonl --to http://localhost:3000/hooks
-  $ cardboard webhook replay hooks.jsonl --to http://localhost:3000/hooks --from 42 --filter Status=Done
+  $ cardboard webhook replay hooks.jsonl --to http://localhost:3000/hooks --from 42 --filter Status=Open --set Status=Done
   $ cardboard webhook replay hooks.jsonl --to http://localhost:3000/hooks --changed Status`)
-    .action(async (file: string, flags: { to: string; from: string; filter: string[]; changed: string[]; signingKeyStdin?: boolean; json?: boolean }) => {
+    .action(async (file: string, flags: { to: string; from: string; filter: string[]; changed: string[]; set: string[]; allowUnknown?: boolean; signingKeyStdin?: boolean; json?: boolean }) => {
       const filters = flags.filter.map((f): [string, string] => {
         const at = f.indexOf('=');
         if (at < 1) throw new UsageError(`--filter: expected Field=value, got "${f}"`);
@@ -67,11 +75,24 @@ Examples:
         from: parseInteger(flags.from, '--from', 0),
         filters,
         changed: flags.changed,
+        edit: editOf(flags.set, flags.allowUnknown === true),
         signingKeyStdin: flags.signingKeyStdin === true,
         json: flags.json === true,
         timeout: ctx().globals.timeout ?? durationOf(60_000),
       }, secrets());
     });
+}
+
+/** --set's pairs, parsed as `card put` parses its own (Field=value, Field:=json); undefined without --set. */
+function editOf(pairs: string[], allowUnknown: boolean): CardEdit | undefined {
+  if (allowUnknown && pairs.length === 0) throw new UsageError('--allow-unknown needs --set');
+  if (pairs.length === 0) return undefined;
+  try {
+    return { set: parsePairs(pairs), allowUnknown };
+  } catch (err) {
+    if (err instanceof UsageError) throw new UsageError(`--set: ${err.message}`, { hint: err.hint, cause: err });
+    throw err;
+  }
 }
 
 /**
@@ -111,7 +132,8 @@ export async function runWebhookReplay(ctx: Context, opts: WebhookReplayOptions,
     { ...opts, key: signing.key, secrets: [signing.key, ...ctx.secrets] },
     { drain: ctx.drain.signal, signal: ctx.signal, onAnswer: (a) => ctx.stdout.write(answerLine(a, opts.json)) },
   );
-  const resumeText = () => `--from ${replay.inFlight ?? replay.resumeAt}${opts.filters.length || opts.changed.length ? ` and the same ${opts.filters.length ? '--filter' : '--changed'}` : ''}`;
+  const same = [opts.filters.length ? '--filter' : '', opts.changed.length ? '--changed' : '', opts.edit ? '--set' : ''].filter(Boolean).join(', ');
+  const resumeText = () => `--from ${replay.inFlight ?? replay.resumeAt}${same ? ` and the same ${same}` : ''}`;
   const undrain = ctx.drain.enable({
     graceMs: IN_FLIGHT_GRACE_MS,
     onFirst: () =>
@@ -137,15 +159,25 @@ export async function runWebhookReplay(ctx: Context, opts: WebhookReplayOptions,
     throw new CancelledError(`Interrupted after ${plural(sent, 'delivery', 'deliveries')}${earlier}.`, { hint: `Resume with ${resumeText()}.` });
   }
   checkFilterFields(opts, result, opts.changed.length ? result.read : result.inRange);
-  status.info(`replayed ${sent}: ${sent - failed.length} answered 200, ${failed.length} failed${failed.length ? ` (${failed.slice(0, 5).join(', ')}${failed.length > 5 ? ', …' : ''})` : ''}`);
-  if (failed.length === 0) return;
-  const message = notAnsweredText(failed.length, sent);
+  const notSent = notCardsText(result.notCards);
+  status.info(`replayed ${sent}: ${sent - failed.length} answered 200, ${failed.length} failed${failed.length ? ` (${failed.slice(0, 5).join(', ')}${failed.length > 5 ? ', …' : ''})` : ''}${notSent ? `; ${notSent}` : ''}`);
+  if (failed.length === 0 && !notSent) return;
+  if (failed.length === 0) throw new CardboardError(notSent!, { hint: 'Replay those without --set, or leave them out with --filter or --from.' });
+  const message = `${notAnsweredText(failed.length, sent)}${notSent ? `; ${notSent}` : ''}`;
   if (result.refused) throw new AuthError(`${message}; the receiver refused the signing key`, { hint: 'Check that the receiver and this command use the same signing key.' });
   throw new CardboardError(message, { hint: `Fix the receiver, then resend from the first failure with --from ${failed[0]!.slice(1).split(' ')[0]}.` });
 }
 
+/** The deliveries --set could not edit (not sent), in words; undefined when there are none. */
+function notCardsText(seqs: number[]): string | undefined {
+  if (seqs.length === 0) return undefined;
+  const list = `${seqs.slice(0, 5).map((n) => `#${n}`).join(', ')}${seqs.length > 5 ? ', …' : ''}`;
+  return `${plural(seqs.length, 'delivery', 'deliveries')} not sent (${list}): not a card (a JSON object) for --set to change`;
+}
+
 /** One answer as a line: `--json`, or for a person. */
-function answerLine({ seq, answer }: ReplayAnswer, json: boolean): string {
+function answerLine({ seq, answer, notSent }: ReplayAnswer, json: boolean): string {
+  if (notSent && !json) return `#${seq}  ${notSent}\n`;
   if (json) return `${JSON.stringify({ seq, status: answer.status ?? null, ms: Math.round(answer.ms * 10) / 10, error: answer.error, body: answerStartData(answer.body) })}\n`;
   const start = answerStart(answer.body);
   return `${terminalText(`#${seq}  ${answerText(answer)}${start ? `  ${start}` : ''}`)}\n`;
