@@ -106,7 +106,8 @@ describe.skipIf(!HAVE_BROWSER && !REQUIRED)('inspector page in a browser', () =>
     const changed = rows.filter({ hasText: 'Status: Open → Done' });
     await changed.waitFor();
     expect(await rows.count()).toBe(2);
-    expect(await changed.locator('td.card').textContent()).toBe(id);
+    expect(await changed.locator('td.card .card-id').textContent()).toBe(id);
+    expect(await changed.locator('td.card .card-name').textContent()).toBe('Alpha');
     expect(await changed.locator('td.verified').textContent()).toBe('yes');
     // Newest first.
     expect(await rows.first().textContent()).toContain('Open → Done');
