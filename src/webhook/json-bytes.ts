@@ -45,17 +45,31 @@ function numberEnd(bytes: Buffer, i: number): number {
  * value of it. Iterative, so a deeply nested body cannot overflow the stack.
  */
 export function isJsonText(bytes: Buffer): boolean {
+  return jsonErrorOffset(bytes) === -1;
+}
+
+/**
+ * Where `bytes` stops being one JSON text: the offset of the byte that cannot come there, or of the start
+ * of the string or number that is not one (the length for a text cut short); -1 when it is JSON.
+ */
+export function jsonErrorOffset(bytes: Buffer): number {
   const length = bytes.length;
   let i = 0;
+  /** Where the value or member being read began: what is reported when a string or a number is bad. */
+  let at: number;
   const skip = () => {
     while (i < length && WS.has(bytes[i]!)) i++;
   };
   /** A member's `"name" :`, then the value is expected. */
   const member = (): boolean => {
+    at = i;
     i = stringEnd(bytes, i);
     if (i === -1) return false;
     skip();
-    if (bytes[i] !== 0x3a) return false;
+    if (bytes[i] !== 0x3a) {
+      at = i;
+      return false;
+    }
     i++;
     return true;
   };
@@ -63,13 +77,14 @@ export function isJsonText(bytes: Buffer): boolean {
   skip();
   for (;;) {
     skip();
+    at = i;
     const byte = bytes[i];
     if (byte === 0x7b || byte === 0x5b) {
       i++;
       skip();
       if (bytes[i] !== (byte === 0x7b ? 0x7d : 0x5d)) {
         stack.push(byte);
-        if (byte === 0x7b && !member()) return false;
+        if (byte === 0x7b && !member()) return at;
         continue;
       }
       i++;
@@ -81,19 +96,20 @@ export function isJsonText(bytes: Buffer): boolean {
       const word = ['true', 'false', 'null'].find((w) => bytes.toString('latin1', i, i + w.length) === w);
       i = word ? i + word.length : -1;
     }
-    if (i === -1) return false;
+    if (i === -1) return at;
     // After a value: close containers, or a comma and the next value.
     for (;;) {
       skip();
       const top = stack.at(-1);
-      if (top === undefined) return i === length;
+      if (top === undefined) return i === length ? -1 : i;
+      at = i;
       const digit = bytes[i++];
       if (digit === 0x2c) {
         skip();
-        if (top === 0x7b && !member()) return false;
+        if (top === 0x7b && !member()) return at;
         break;
       }
-      if (digit !== (top === 0x7b ? 0x7d : 0x5d)) return false;
+      if (digit !== (top === 0x7b ? 0x7d : 0x5d)) return at;
       stack.pop();
     }
   }

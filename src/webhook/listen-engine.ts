@@ -14,7 +14,8 @@ import { CardStates, type DeliveryChange } from './changes.js';
 import type { Delivery } from './delivery.js';
 import { cursorPath, type ForwardEvent } from './forwarder.js';
 import { readHistory } from './history.js';
-import { type InspectPlan, makeInspector, startInspector } from './inspector/open.js';
+import { type InspectPlan, makeInspector, type OpenedInspector, startInspector } from './inspector/open.js';
+import type { ReplayEvent } from './inspector/replay.js';
 import type { Inspector } from './inspector/server.js';
 import { type ConnectionLimits, reachesListener } from './limits.js';
 import { Listener, type ListenerEvent, type ListenerStats, refusedTotal, SelfForwardError } from './listener.js';
@@ -59,6 +60,8 @@ export type ListenEvent =
   /** Every second while the forward target is down (with `ticks`): the outage as it stands. */
   | { type: 'outage'; state: OutageState }
   | { type: 'tunnel'; tunnel: TunnelEvent }
+  /** A delivery sent again from the inspector's page or API (as recorded, or edited), with the app's answer. */
+  | ({ type: 'replay' } & ReplayEvent)
   /** The run is over: the server closed, the record file flushed and closed, the lock released, the spool removed if nothing waits in it. */
   | { type: 'stopped'; stats: ListenerStats; pending: number | undefined; spool?: { path: string; kept: boolean }; mirror?: MirrorCounts & { location: string } };
 
@@ -75,6 +78,8 @@ export interface ListenReady {
   url: string;
   /** The inspector page's URL, with its token. */
   inspectorUrl?: string;
+  /** With --record, the file that keeps the inspector's token for the next run. */
+  inspectorTokenFile?: string;
   /** Without --record, the file deliveries are spooled in for forwarding. */
   spool?: string;
   /** Recorded deliveries never forwarded, sent first (a resumed run). */
@@ -167,7 +172,8 @@ export class ListenEngine implements ListenView {
       record = recordPath === undefined ? undefined : openRecord(recordPath);
       const store = plan.mirror?.open();
       this.mirror = store && { store, hook: new MirrorHook(store, this.states, plan.secrets), since: new Date(clock.now()).toISOString() };
-      const inspector = plan.inspect ? await this.makeInspector(plan.inspect) : undefined;
+      const opened = plan.inspect ? await this.makeInspector(plan.inspect) : undefined;
+      const inspector = opened?.inspector;
       this.inspector = inspector;
       // The cards' last states, from what the record file holds (a restarted listener goes on where it was);
       // the inspector shows the same deliveries as history.
@@ -189,9 +195,9 @@ export class ListenEngine implements ListenView {
       this.listener = listener;
       // The first beat before the port is bound: a mirror that cannot be written ends the run before any delivery.
       if (this.mirror) firstBeat(this.mirror.store, this.mirror.since);
-      const ready = await this.bind(listener, inspector);
+      const ready = await this.bind(listener, opened);
       inspector?.stats(listener.stats.delivered, refusedTotal(listener.stats));
-      return { ...ready, spool: this.spool, resumed: listener.forwarder?.resumed ?? 0, skipped: listener.forwarder?.skipped ?? 0, mirror: this.mirror?.store.location };
+      return { ...ready, inspectorTokenFile: opened?.tokenFile, spool: this.spool, resumed: listener.forwarder?.resumed ?? 0, skipped: listener.forwarder?.skipped ?? 0, mirror: this.mirror?.store.location };
     } catch (err) {
       await this.inspector?.stop();
       await record?.close();
@@ -258,25 +264,26 @@ export class ListenEngine implements ListenView {
     this.opts.onEvent(e, this);
   }
 
-  private makeInspector(inspect: NonNullable<ListenPlan['inspect']>): Promise<Inspector> {
+  private makeInspector(inspect: NonNullable<ListenPlan['inspect']>): Promise<OpenedInspector> {
     const { plan } = this;
     return makeInspector({
       plan: inspect.plan,
       key: plan.key,
       verified: plan.key !== undefined,
       forwardTo: plan.forward?.url,
-      recording: plan.record !== undefined,
+      record: plan.record,
       insecure: inspect.insecure,
       replayTimeout: inspect.replayTimeout,
       secrets: plan.secrets,
+      onReplay: (e) => this.emit({ type: 'replay', ...e }),
     });
   }
 
   /** Start the inspector, then the listener: a port the inspector cannot have ends the run before any delivery is accepted. */
-  private async bind(listener: Listener, inspector: Inspector | undefined): Promise<{ url: string; inspectorUrl?: string }> {
+  private async bind(listener: Listener, inspector: OpenedInspector | undefined): Promise<{ url: string; inspectorUrl?: string }> {
     const { host, port } = this.plan;
     try {
-      const inspectorUrl = inspector ? await startInspector(inspector, this.plan.inspect!.plan) : undefined;
+      const inspectorUrl = inspector ? await startInspector(inspector) : undefined;
       return { url: await listener.start(), inspectorUrl };
     } catch (err) {
       if (err instanceof CardboardError) throw err;

@@ -78,7 +78,7 @@ describe('webhook listen --inspect', () => {
 
     const l = await listen(['--record', record, '--inspect', '0', '--quiet', '--json']);
     expect(l.page).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/[A-Za-z0-9_-]{32}\/$/);
-    expect(l.stderr()).toContain(`Inspector: ${l.page} (the token in this URL is the page's key; it ends with this run)\n`);
+    expect(l.stderr()).toContain(`Inspector: ${l.page} (the token in this URL is the page's key, kept in ${record}.inspector: the same URL works after a restart with this --record)\n`);
     expect(l.stderr().split('\n')[0]).toMatch(/^Listening on /);
     expect(await post(l.url, '{"_id":"c1","Status":"Done"}', KEY)).toBe(200);
     await l.waitFor(/"Done"/, 'stdout');

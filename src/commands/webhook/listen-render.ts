@@ -10,7 +10,7 @@ import type { ListenEvent, ListenReady, ListenView } from '../../webhook/listen-
 import { refusedTotal } from '../../webhook/listener.js';
 import { LARGE_BODY } from '../../webhook/large-lines.js';
 import { batchedOutput } from './batched-output.js';
-import { inspectorLine } from './inspect.js';
+import { inspectorLine, replayJson, replayLine } from './inspect.js';
 import { outageLive, outageOutput } from './outage-render.js';
 import { changeJsonTail, deliveryLine, notForwardedText, rejectLine, resumedForwardText, spoolKeptText, summaryLine } from './render.js';
 import { tunnelRenderer } from './tunnel-render.js';
@@ -105,7 +105,7 @@ export function listenScreen(ctx: Context, screen: ScreenOptions): ListenScreen 
       else if (screen.publicUrl) stderr.write(`Listening on ${ready.url} (public as ${screen.publicUrl}; checking it with a test delivery).\n`);
       else stderr.write(`Listening on ${ready.url} : paste this URL into Card Sources → Webhook URL (the service must be able to reach it).\n`);
       // The page's URL holds its token: written here once, even with --quiet, and nowhere else.
-      if (ready.inspectorUrl) stderr.write(inspectorLine(ready.inspectorUrl));
+      if (ready.inspectorUrl) stderr.write(inspectorLine(ready.inspectorUrl, ready.inspectorTokenFile));
       if (!screen.verify) status.warn('NOT VERIFYING x-signingKey (--no-verify): anyone who can reach this port can post deliveries.');
       else if (screen.keySource) status.info(`Verifying x-signingKey with the key from ${screen.keySource}.`);
       if (screen.record) status.info(`Recording to ${screen.record}.`);
@@ -132,6 +132,12 @@ export function listenScreen(ctx: Context, screen: ScreenOptions): ListenScreen 
           if (live) redraw();
           else if (shown.reminder) print(shown.reminder);
           return;
+        }
+        case 'replay': {
+          // Where deliveries go: a line on a terminal, one JSON line with --json.
+          const text = json ? replayJson(event) : replayLine(event);
+          out(json && tty ? terminalJson(text) : text);
+          break;
         }
         case 'outage':
           return redraw();

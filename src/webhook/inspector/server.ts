@@ -8,13 +8,22 @@
 //                                  {seq, attempt, ok, status|null, ms, error?} and `stats` {delivered, refused}
 //   GET  /<token>/deliveries/<seq> {seq, receivedAt, method, path, headers, body, bodyTruncated?, size, change, forward?}
 //                                  404 never kept, 410 dropped to stay in bounds
-//   POST /<token>/replay           {seq, url?} → {url, status|null, ms, error?, body}: that delivery's exact bytes
-//                                  sent to `url` or else --forward-to (409 when neither), signed with the key
+//   POST /<token>/replay           {seq, url?, headers?, body?} → {url, edited, status|null, ms, error?, headers,
+//                                  body, bodyTruncated?}: that delivery sent to `url` or else --forward-to (409 when
+//                                  neither), signed with the key: its exact bytes, or edited (replay.ts)
+//   event `cleared` {kept, dropped} on the stream: the kept entries were forgotten (DELETE api/deliveries)
+// The JSON API, for tests and scripts (docs/webhooks.md):
+//   GET    /<token>/api/deliveries[?limit=N&changed=Field&where=EXPR]  {deliveries: [entry…] newest first, kept, dropped}
+//   GET    /<token>/api/deliveries/<seq>          the detail, as deliveries/<seq>
+//   POST   /<token>/api/deliveries/<seq>/replay   {url?, headers?, body?} → as POST replay
+//   DELETE /<token>/api/deliveries                204: the kept entries are forgotten (the record file is untouched)
 //
 // A local page is reachable by any web page the user opens. DNS rebinding and cross-site requests are
 // refused: every request by `pathOf` (Host exactly 127.0.0.1:PORT or localhost:PORT, the token; else 403),
-// an action also by its method (405) and `checkAction` (the token header and the page's own Origin: 403;
-// a JSON content type, which no cross-site form can send: 415). Every answer carries SECURITY_HEADERS.
+// an action (POST, DELETE) also by its method (405) and `checkAction` (the token header and the page's own
+// Origin: 403; for POST a JSON content type, which no cross-site form can send: 415). Every answer carries
+// SECURITY_HEADERS. A page opened without the token or with a stale one gets a short HTML page saying where
+// the URL is (forbiddenPage), the API and the stream a JSON error.
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -22,13 +31,15 @@ import type { AddressInfo, Socket } from 'node:net';
 import { DeliveryClient } from '../client.js';
 import { keyMatcher } from '../compare.js';
 import type { DeliveryChange } from '../changes.js';
-import { type Delivery, outgoingHeaders } from '../delivery.js';
+import type { Delivery } from '../delivery.js';
 import type { ForwardEvent } from '../forwarder.js';
 import { reachesListener } from '../limits.js';
 // The check --forward-to gets, so a replay URL is held to the same rule.
 import { httpUrl } from '../../http/url.js';
 import { durationOf, type Duration } from '../../units.js';
-import { HttpError, readJson, SECURITY_HEADERS, send, sse } from './respond.js';
+import { deliveryList } from './api.js';
+import { answerView, isEdited, type ReplayEvent, type ReplayInput, replayInput, replayRequest } from './replay.js';
+import { ForbiddenPage, forbiddenPage, HttpError, readJson, SECURITY_HEADERS, send, sse } from './respond.js';
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_ENTRIES, EntryStore, forwardView } from './store.js';
 
 /** The address the inspector binds, whatever the listener's --host: the page is for this machine only. */
@@ -42,8 +53,11 @@ const STATIC_FILES: ReadonlyArray<[string, string]> = [
   ['style.css', 'text/css; charset=utf-8'],
 ];
 
-/** Characters of a replay's answer returned to the page. */
-const ANSWER_CHARS = 4096;
+/** A replay's action body at most: an edited body as large as the detail shows (1 MiB), escaped as JSON. */
+const REPLAY_ACTION_BYTES = 4 * 1024 * 1024;
+/** Paths under the token answered with JSON errors; any other GET without the token gets forbiddenPage. */
+const API_PATH = /^(api(\/|$)|events$|deliveries\/|replay$)/;
+const JSON_TYPE = 'application/json; charset=utf-8';
 /** An event stream whose reader lags this far behind is closed (the page reconnects and gets the history again). */
 const MAX_STREAM_BUFFER = 16 * 1024 * 1024;
 
@@ -69,6 +83,10 @@ export interface InspectorOptions {
   secrets?: readonly string[];
   /** The client replays go through (default one of its own). */
   client?: DeliveryClient;
+  /** Where the token is kept (with --record), named by the page for a URL without it. */
+  tokenFile?: string;
+  /** Each replay asked for by the page or the API, once answered. */
+  onReplay?: (e: ReplayEvent) => void;
 }
 
 /**
@@ -77,7 +95,10 @@ export interface InspectorOptions {
  */
 export class Inspector {
   readonly token: string;
-  private readonly store: EntryStore;
+  private store: EntryStore;
+  /** The highest seq added, and the highest one forgotten by a clear: a seq at or below it and not kept was cleared. */
+  private highestSeq = 0;
+  private clearedUpTo = 0;
   private readonly server: Server;
   private readonly streams = new Set<ServerResponse>();
   private readonly tokenMatches: (value: string | undefined) => boolean;
@@ -90,7 +111,7 @@ export class Inspector {
   constructor(private readonly opts: InspectorOptions) {
     this.token = opts.token ?? randomBytes(24).toString('base64url');
     this.tokenMatches = keyMatcher(this.token);
-    this.store = new EntryStore(opts.verified, opts.maxEntries ?? DEFAULT_MAX_ENTRIES, opts.maxBytes ?? DEFAULT_MAX_BYTES, opts.secrets);
+    this.store = this.newStore();
     this.client = opts.client ?? new DeliveryClient(1);
     this.server = createServer((req, res) => this.handle(req, res));
     // A request Node cannot parse is answered here, not by Node's bare 400, so it too carries the headers.
@@ -145,6 +166,7 @@ export class Inspector {
   /** Keep a delivery with what it changed, and show it; `recorded`: from the record file's history. */
   add(delivery: Delivery, change: DeliveryChange, { recorded }: { recorded: boolean }): void {
     this.store.add(delivery, change, recorded);
+    this.highestSeq = Math.max(this.highestSeq, delivery.seq);
     // The entry's JSON (its preview decoded) is made only for a page that is open.
     if (this.streams.size > 0) this.broadcast('entry', this.store.view(delivery.seq));
   }
@@ -174,6 +196,17 @@ export class Inspector {
     return this.stopping;
   }
 
+  private newStore(): EntryStore {
+    return new EntryStore(this.opts.verified, this.opts.maxEntries ?? DEFAULT_MAX_ENTRIES, this.opts.maxBytes ?? DEFAULT_MAX_BYTES, this.opts.secrets);
+  }
+
+  /** Forget every kept entry (the record file keeps them); the open pages are told (`cleared`). */
+  private clear(): void {
+    this.store = this.newStore();
+    this.clearedUpTo = this.highestSeq;
+    this.broadcast('cleared', { kept: 0, dropped: 0 });
+  }
+
   private broadcast(event: string, data: unknown): void {
     if (this.streams.size === 0) return;
     const text = sse(event, data);
@@ -188,8 +221,9 @@ export class Inspector {
 
   private handle(req: IncomingMessage, res: ServerResponse): void {
     this.route(req, res).catch((err: unknown) => {
+      if (err instanceof ForbiddenPage) return send(res, 403, 'text/html; charset=utf-8', forbiddenPage(this.opts.tokenFile));
       const e = err instanceof HttpError ? err : new HttpError(500, `inspector error: ${(err as Error).message}`);
-      send(res, e.status, 'application/json; charset=utf-8', JSON.stringify({ error: e.message }), e.headers);
+      send(res, e.status, JSON_TYPE, JSON.stringify({ error: e.message }), e.headers);
     });
   }
 
@@ -204,8 +238,12 @@ export class Inspector {
     if (!path.startsWith('/')) throw new HttpError(403, 'forbidden');
     const slash = path.indexOf('/', 1);
     const token = slash === -1 ? path.slice(1) : path.slice(1, slash);
-    if (!this.tokenMatches(token)) throw new HttpError(403, 'forbidden');
-    return slash === -1 ? undefined : path.slice(slash + 1);
+    const rest = slash === -1 ? undefined : path.slice(slash + 1);
+    if (this.tokenMatches(token)) return rest;
+    // Someone opening a page (an old bookmark, a URL without its token) is told where to find it.
+    const method = req.method ?? 'GET';
+    if ((method === 'GET' || method === 'HEAD') && !API_PATH.test(rest ?? '')) throw new ForbiddenPage();
+    throw new HttpError(403, 'forbidden');
   }
 
   private async route(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -218,9 +256,12 @@ export class Inspector {
     if (path === 'replay') {
       if (method !== 'POST') throw new HttpError(405, 'replay is POST only', { allow: 'POST' });
       this.checkAction(req);
-      await this.replay(await readJson(req), res);
+      const fields = asObject(await readJson(req, REPLAY_ACTION_BYTES));
+      if (typeof fields?.seq !== 'number') throw new HttpError(400, 'expected {"seq": <number>, "url"?: "<http(s) URL>", "headers"?: {…}, "body"?: "<text>"}');
+      await this.replay(fields.seq, replayInput(fields), res);
       return;
     }
+    if (path.startsWith('api/')) return this.api(path.slice('api/'.length), method, req, res);
     if (method !== 'GET' && method !== 'HEAD') throw new HttpError(405, `${path || 'this page'} is GET only`, { allow: 'GET' });
     const file = this.files.get(path === '' ? 'index.html' : path);
     if (file) send(res, 200, file.type, file.body);
@@ -229,12 +270,41 @@ export class Inspector {
     else throw new HttpError(404, 'no such page');
   }
 
-  /** An action must come from the page: the token in its header, the page's origin if any, a JSON body. */
-  private checkAction(req: IncomingMessage): void {
+  /** The JSON API (see the top of this file). */
+  private async api(path: string, method: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (path === 'deliveries') {
+      if (method === 'GET' || method === 'HEAD') {
+        const params = new URL(req.url ?? '/', 'http://inspector').searchParams;
+        return send(res, 200, JSON_TYPE, JSON.stringify(deliveryList(this.store, params)));
+      }
+      if (method !== 'DELETE') throw new HttpError(405, 'api/deliveries is GET or DELETE', { allow: 'GET, DELETE' });
+      this.checkAction(req, { json: false });
+      this.clear();
+      res.writeHead(204, SECURITY_HEADERS).end();
+      return;
+    }
+    const one = /^deliveries\/([^/]+)(\/replay)?$/.exec(path);
+    if (!one) throw new HttpError(404, 'no such API path: see docs/webhooks.md, "Inspector API"');
+    if (one[2] === undefined) {
+      if (method !== 'GET' && method !== 'HEAD') throw new HttpError(405, 'a delivery is GET only', { allow: 'GET' });
+      return this.sendDetail(one[1]!, res);
+    }
+    if (method !== 'POST') throw new HttpError(405, 'replay is POST only', { allow: 'POST' });
+    this.checkAction(req);
+    const seq = seqOf(one[1]!);
+    // An empty body is a replay as recorded.
+    const fields = asObject(await readJson(req, REPLAY_ACTION_BYTES, {}));
+    if (!fields) throw new HttpError(400, 'expected a JSON object: {"url"?: "<http(s) URL>", "headers"?: {…}, "body"?: "<text>"}');
+    await this.replay(seq, replayInput(fields), res);
+  }
+
+  /** An action must come from the page: the token in its header, the page's origin if any, a JSON body (`json`). */
+  private checkAction(req: IncomingMessage, { json = true }: { json?: boolean } = {}): void {
     const header = req.headers[TOKEN_HEADER];
     if (!this.tokenMatches(typeof header === 'string' ? header : undefined)) throw new HttpError(403, `forbidden: no valid ${TOKEN_HEADER}`);
     const origin = req.headers.origin;
     if (origin !== undefined && origin !== `http://${req.headers.host}`) throw new HttpError(403, 'forbidden: another origin');
+    if (!json) return;
     const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
     if (type !== 'application/json') throw new HttpError(415, 'an action is a JSON body (content-type: application/json)');
   }
@@ -257,34 +327,31 @@ export class Inspector {
   }
 
   private sendDetail(seqText: string, res: ServerResponse): void {
-    const seq = /^[1-9]\d{0,15}$/.test(seqText) ? Number(seqText) : Number.NaN;
-    const found = this.found(seq);
-    send(res, 200, 'application/json; charset=utf-8', JSON.stringify(this.store.detail(found.seq)));
+    const found = this.found(seqOf(seqText));
+    send(res, 200, JSON_TYPE, JSON.stringify(this.store.detail(found.seq)));
   }
 
   /** The kept delivery `seq`; HttpError 404 when never kept, 410 when dropped. */
   private found(seq: number): Delivery {
     const found = Number.isSafeInteger(seq) ? this.store.lookup(seq) : { kind: 'unknown' as const };
     if (found.kind === 'dropped') throw new HttpError(410, `delivery #${seq} is no longer kept: the inspector keeps the last ${this.opts.maxEntries ?? DEFAULT_MAX_ENTRIES} deliveries (${Math.round((this.opts.maxBytes ?? DEFAULT_MAX_BYTES) / 1024 / 1024)} MiB of bodies); an older one is in the record file, if any`);
+    if (found.kind === 'unknown' && seq <= this.clearedUpTo) throw new HttpError(410, `delivery #${seq} was cleared from the inspector; the record file, if any, still has it`);
     if (found.kind === 'unknown') throw new HttpError(404, `no delivery #${Number.isNaN(seq) ? '?' : seq} was received`);
     return found.delivery;
   }
 
-  private async replay(input: unknown, res: ServerResponse): Promise<void> {
-    const fields = typeof input === 'object' && input !== null && !Array.isArray(input) ? (input as Record<string, unknown>) : undefined;
-    const seq = fields && Object.hasOwn(fields, 'seq') ? fields.seq : undefined;
-    const given = fields && Object.hasOwn(fields, 'url') ? fields.url : undefined;
-    if (typeof seq !== 'number' || (given !== undefined && given !== null && typeof given !== 'string')) throw new HttpError(400, 'expected {"seq": <number>, "url"?: "<http(s) URL>"}');
+  /** Send delivery `seq`, as recorded or edited, and answer with the app's answer; reported to onReplay. */
+  private async replay(seq: number, input: ReplayInput, res: ServerResponse): Promise<void> {
     const delivery = this.found(seq);
-    const url = typeof given === 'string' && given !== '' ? given : this.opts.forwardTo;
+    const url = input.url ?? this.opts.forwardTo;
     if (url === undefined) throw new HttpError(409, 'no URL to replay to: give one, or start listen with --forward-to');
     this.checkUrl(url);
+    const { headers, body } = replayRequest(delivery, input, this.opts.key);
     const timeout = this.opts.replayTimeout ?? durationOf(30_000);
-    const answer = await this.client.send({ url, method: delivery.method, headers: outgoingHeaders(delivery.headers, this.opts.key), body: delivery.body, timeout });
-    const out: Record<string, unknown> = { url, status: answer.status ?? null, ms: Math.round(answer.ms * 10) / 10 };
-    if (answer.error !== undefined) out.error = answer.error;
-    out.body = answer.body.subarray(0, ANSWER_CHARS * 4).toString('utf8').slice(0, ANSWER_CHARS);
-    send(res, 200, 'application/json; charset=utf-8', JSON.stringify(out));
+    const answer = await this.client.send({ url, method: delivery.method, headers, body, timeout });
+    const edited = isEdited(input);
+    this.opts.onReplay?.({ seq, url, edited, answer });
+    send(res, 200, JSON_TYPE, JSON.stringify(answerView(url, edited, answer, this.opts.secrets ?? [])));
   }
 
   /** A replay URL is checked as --forward-to is (plain http:// to loopback only unless --insecure), and is never the inspector. */
@@ -298,3 +365,13 @@ export class Inspector {
   }
 }
 
+
+/** A parsed JSON body as an object of fields; undefined for anything else. */
+function asObject(input: unknown): Record<string, unknown> | undefined {
+  return typeof input === 'object' && input !== null && !Array.isArray(input) ? (input as Record<string, unknown>) : undefined;
+}
+
+/** A delivery's number in a path; NaN (then 404) for anything else. */
+function seqOf(text: string): number {
+  return /^[1-9]\d{0,15}$/.test(text) ? Number(text) : Number.NaN;
+}
