@@ -1,6 +1,7 @@
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import type { DeliveryChange, CardStates } from './changes.js';
 import type { Delivery } from './delivery.js';
+import type { ForwardEntry } from './forward-entry.js';
 import { readDeliveries } from './record-file.js';
 
 /** How much of the end of a record file is read to learn the cards' last states (and the inspector's history). */
@@ -34,9 +35,17 @@ function lineStartAfter(path: string, at: number, size: number): number {
  * Feed the deliveries recorded in `path` through `states`, oldest first, so the first delivery of this run
  * is shown as a change to what was recorded before. Only the last `tailBytes` of the file are read: the
  * states are bounded anyway, and a record file can be far larger than memory. `visit` sees each delivery
- * with its change. Returns the number of deliveries read; a missing file has none.
+ * with its change; `onForward` each forward entry read (the app's answer to a try), after the delivery it
+ * is about when that one was read (its entries follow its line in the file). Returns the number of
+ * deliveries read; a missing file has none.
  */
-export function readHistory(path: string, states: CardStates, visit?: (d: Delivery, change: DeliveryChange) => void, tailBytes = HISTORY_BYTES): number {
+export function readHistory(
+  path: string,
+  states: CardStates,
+  visit?: (d: Delivery, change: DeliveryChange) => void,
+  tailBytes = HISTORY_BYTES,
+  onForward?: (entry: ForwardEntry) => void,
+): number {
   let size: number;
   try {
     size = statSync(path).size;
@@ -45,7 +54,9 @@ export function readHistory(path: string, states: CardStates, visit?: (d: Delive
   }
   let read = 0;
   for (let offset = lineStartAfter(path, size - tailBytes, size); offset < size; ) {
-    const batch = readDeliveries(path, offset, 0, 500, 8 * 1024 * 1024);
+    // A batch's forward entries are told after its deliveries, so each finds the delivery it is about.
+    const forwards: ForwardEntry[] = [];
+    const batch = readDeliveries(path, offset, 0, 500, 8 * 1024 * 1024, onForward && ((f) => forwards.push(f)));
     if (batch.next === offset) break;
     offset = batch.next;
     for (const delivery of batch.deliveries) {
@@ -53,6 +64,7 @@ export function readHistory(path: string, states: CardStates, visit?: (d: Delive
       const change = states.apply(delivery.body);
       visit?.(delivery, change);
     }
+    for (const f of forwards) onForward?.(f);
   }
   return read;
 }

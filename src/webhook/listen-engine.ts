@@ -12,7 +12,7 @@ import { childStop, type Stopper, whenAborted } from '../interrupt.js';
 import type { Duration } from '../units.js';
 import { CardStates, type DeliveryChange } from './changes.js';
 import type { Delivery } from './delivery.js';
-import { cursorPath, type ForwardEvent } from './forwarder.js';
+import { cursorPath } from './forwarder.js';
 import { readHistory } from './history.js';
 import { type InspectPlan, makeInspector, type OpenedInspector, startInspector } from './inspector/open.js';
 import type { ReplayEvent } from './inspector/replay.js';
@@ -55,8 +55,8 @@ export type ListenEvent =
   /** A verified delivery, recorded and answered 200, with what it changed on its card. */
   | { type: 'delivery'; delivery: Delivery; change: DeliveryChange; view?: string }
   | Extract<ListenerEvent, { type: 'rejected' | 'error' | 'looped' }>
-  /** One try to forward a delivery, with what it did to the outage of the forward target. */
-  | (ForwardEvent & { outage: OutageStep })
+  /** One try to forward a delivery (with its record entry: the app's answer), with what it did to the outage of the forward target. */
+  | (Extract<ListenerEvent, { type: 'forward' }> & { outage: OutageStep })
   /** Every second while the forward target is down (with `ticks`): the outage as it stands. */
   | { type: 'outage'; state: OutageState }
   | { type: 'tunnel'; tunnel: TunnelEvent }
@@ -176,8 +176,8 @@ export class ListenEngine implements ListenView {
       const inspector = opened?.inspector;
       this.inspector = inspector;
       // The cards' last states, from what the record file holds (a restarted listener goes on where it was);
-      // the inspector shows the same deliveries as history.
-      if (plan.record) readHistory(plan.record, this.states, inspector && ((d, change) => inspector.add(d, change, { recorded: true })));
+      // the inspector shows the same deliveries as history, each with the app's last answer to it.
+      if (plan.record) readHistory(plan.record, this.states, inspector && ((d, change) => inspector.add(d, change, { recorded: true })), undefined, inspector && ((f) => inspector.recordedForward(f)));
       const listener = new Listener({
         host: plan.host,
         port: plan.port,

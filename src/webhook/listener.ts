@@ -5,6 +5,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { type Clock, realClock } from '../clock.js';
 import { keyMatcher } from './compare.js';
 import { type Delivery, headersFromRaw, rawHeader, scrubBody, scrubHeaders, secretNeedles } from './delivery.js';
+import { type ForwardEntry, forwardEntry } from './forward-entry.js';
 import { type ForwardEvent, Forwarder } from './forwarder.js';
 import { LARGE_BODY } from './large-lines.js';
 import { type ConnectionLimits, DEFAULT_LIMITS, FORWARDED_HEADER, hasForwarded, reachesListener } from './limits.js';
@@ -23,7 +24,8 @@ export type ListenerEvent =
   | { type: 'error'; message: string }
   /** A verified delivery that this listener forwarded itself and that came back: answered 200, not recorded again. */
   | { type: 'looped'; path: string }
-  | ForwardEvent;
+  /** A forward try, with the entry the record file got for it (the app's answer, bounded, without the secrets). */
+  | (ForwardEvent & { entry: ForwardEntry });
 
 /**
  * Where a mirror applies each verified delivery: after it is recorded, before its 200, one batch (the
@@ -122,10 +124,12 @@ export class Listener {
   private clockIso = '';
   /** Whether onEvent has failed once: only the first failure is reported. */
   private handlerFailed = false;
+  /** Whether a forward entry could not be written once: only the first failure is reported. */
+  private forwardWriteFailed = false;
 
   constructor(private readonly opts: ListenerOptions) {
     if (opts.forward && !opts.record) throw new Error('forwarding needs a record file');
-    this.forwarder = opts.forward && opts.record ? new Forwarder({ ...opts.forward, key: opts.key, record: opts.record, onEvent: (e) => this.emit(e), forwardedBy: this.id, clock: opts.clock }) : undefined;
+    this.forwarder = opts.forward && opts.record ? new Forwarder({ ...opts.forward, key: opts.key, record: opts.record, onEvent: (e) => this.forwarded(e), forwardedBy: this.id, clock: opts.clock }) : undefined;
     this.seq = opts.record?.lastSeq ?? 0;
     this.keyMatches = opts.key === undefined ? undefined : keyMatcher(opts.key);
     this.secrets = [...new Set([...(opts.key === undefined ? [] : [opts.key]), ...(opts.secrets ?? [])])].filter((k) => k !== '');
@@ -328,7 +332,7 @@ export class Listener {
     }
     // The key and the token never reach the record file, the spool, the screen or the app:
     // x-signingKey is redacted by name, any other place they occur by value.
-    const delivery = { receivedAt: this.receivedAt(), method, path, headers: scrubHeaders(headersFromRaw(req.rawHeaders), this.secrets), body: scrubBody(body, this.needles) };
+    const delivery = { receivedAt: this.isoNow(), method, path, headers: scrubHeaders(headersFromRaw(req.rawHeaders), this.secrets), body: scrubBody(body, this.needles) };
     // Answered at the end of this event-loop turn, with every other delivery that arrived in it: one write
     // to the record file for all of them instead of one each. setImmediate runs right after this turn's
     // I/O, so the wait is only for deliveries that are already here.
@@ -336,7 +340,7 @@ export class Listener {
   }
 
   /** Now as ISO 8601 UTC with milliseconds, made once per millisecond. */
-  private receivedAt(): string {
+  private isoNow(): string {
     const now = (this.opts.clock ?? realClock).now();
     if (now !== this.clockMs) {
       this.clockMs = now;
@@ -369,6 +373,22 @@ export class Listener {
       this.emit({ type: 'delivery', delivery, view });
       this.forwarder?.enqueue(delivery, offset);
     }
+  }
+
+  /**
+   * A forward try: its entry is appended to the record file (the forwarder stops before the file is closed,
+   * so none comes after), then it is told. An entry that cannot be written stops neither forwarding nor the
+   * 200s: the first such failure is reported, the others only skip their entry.
+   */
+  private forwarded(event: ForwardEvent): void {
+    const entry = forwardEntry(event, this.isoNow(), this.secrets);
+    try {
+      this.opts.record?.appendForward(entry);
+    } catch (err) {
+      if (!this.forwardWriteFailed) this.emit({ type: 'error', message: `cannot write the app's answer to the record file (forwarding goes on; later failures are not reported): ${(err as Error).message}` });
+      this.forwardWriteFailed = true;
+    }
+    this.emit({ ...event, entry });
   }
 
   /**

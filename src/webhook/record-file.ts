@@ -3,6 +3,7 @@ import { type Clock, realClock } from '../clock.js';
 import { UsageError } from '../errors.js';
 import { openPrivate } from '../private-file.js';
 import { type Delivery, parseRecordLine, recordLinePieces } from './delivery.js';
+import { type ForwardEntry, forwardLineJson, parseForwardLine } from './forward-entry.js';
 import { LARGE_BODY, parseLargeRecordLine, type Piece } from './large-lines.js';
 
 const CHUNK = 64 * 1024;
@@ -56,6 +57,13 @@ function lineSeq(line: Buffer): number {
   return m ? Number(m[1]) : Number.NaN;
 }
 
+const FORWARD_START = Buffer.from('{"forward":', 'latin1');
+
+/** Whether a record line is a forward try's entry (`{"forward":{…}}`), which is not a delivery. */
+function isForwardLine(line: Buffer): boolean {
+  return line.length > FORWARD_START.length && line.subarray(0, FORWARD_START.length).equals(FORWARD_START);
+}
+
 /** Deliveries read from a record file, with where the reading stopped. */
 interface ReadBatch {
   deliveries: Delivery[];
@@ -63,14 +71,17 @@ interface ReadBatch {
   next: number;
   /** Lines read (every line, blank or not), so a caller reading batch after batch can number them. */
   lines: number;
-  /** The lines, counted from 0 in this batch, that are neither blank nor a delivery (cut short by a crash). */
+  /** The lines, counted from 0 in this batch, that are neither blank, nor a delivery, nor a forward entry (cut short by a crash). */
   unreadable: number[];
 }
 
 const BLANK = /^\s*$/;
 
-/** Read up to `maxCount` deliveries / about `maxBytes` from `from`, skipping unreadable lines and seq ≤ afterSeq. */
-export function readDeliveries(path: string, from: number, afterSeq: number, maxCount: number, maxBytes: number): ReadBatch {
+/**
+ * Read up to `maxCount` deliveries / about `maxBytes` from `from`, skipping unreadable lines and seq ≤ afterSeq.
+ * Forward entries are not deliveries: skipped, or handed to `onForward` when given (whatever their seq).
+ */
+export function readDeliveries(path: string, from: number, afterSeq: number, maxCount: number, maxBytes: number, onForward?: (entry: ForwardEntry) => void): ReadBatch {
   const deliveries: Delivery[] = [];
   const unreadable: number[] = [];
   let bytes = 0;
@@ -86,6 +97,10 @@ export function readDeliveries(path: string, from: number, afterSeq: number, max
         // A line cut short by a crash was never acknowledged (it is written before the 200): skip it.
         unreadable.push(lines);
       }
+    } else if (Number.isNaN(seq) && isForwardLine(line)) {
+      // One cut short by a crash is skipped as silently: it only ever told how a forward went.
+      const entry = onForward ? parseForwardLine(line.toString('utf8')) : undefined;
+      if (entry) onForward?.(entry);
     } else if (Number.isNaN(seq) && !BLANK.test(line.subarray(0, 64).toString('latin1'))) {
       unreadable.push(lines);
     }
@@ -100,8 +115,9 @@ const SNIFF_BYTES = 64 * 1024;
 
 /**
  * What the start of a file says about it: `empty` (nothing but blank lines: a listener that got nothing
- * yet), `record` (the first non-blank line starts as every record line does, `{"seq":N,`), or `other`
- * (a CSV, someone else's JSON Lines, a binary). Reads at most 64 KiB, whatever the file.
+ * yet), `record` (the first non-blank line starts as every delivery's line does, `{"seq":N,`, or as a
+ * forward entry's, `{"forward":`), or `other` (a CSV, someone else's JSON Lines, a binary). Reads at most
+ * 64 KiB, whatever the file.
  */
 export function sniffRecordFile(path: string): 'empty' | 'record' | 'other' {
   const fd = openSync(path, 'r');
@@ -111,7 +127,8 @@ export function sniffRecordFile(path: string): 'empty' | 'record' | 'other' {
     const text = head.subarray(0, bytesRead).toString('latin1');
     const start = text.search(/\S/);
     if (start === -1) return bytesRead < SNIFF_BYTES ? 'empty' : 'other';
-    return Number.isNaN(lineSeq(head.subarray(start, bytesRead))) ? 'other' : 'record';
+    const first = head.subarray(start, bytesRead);
+    return Number.isNaN(lineSeq(first)) && !isForwardLine(first) ? 'other' : 'record';
   } finally {
     closeSync(fd);
   }
@@ -308,6 +325,17 @@ export class RecordFile {
   /** Append one delivery; see appendAll. */
   append(d: Omit<Delivery, 'seq'>): Recorded {
     return this.appendAll([d])[0]!;
+  }
+
+  /**
+   * Append a forward try's entry (a line `{"forward":{…}}`, which readers of deliveries skip), synced with
+   * the deliveries. Throws on a write error; once the file is closed, writes nothing.
+   */
+  appendForward(entry: ForwardEntry): void {
+    if (this.closed) return;
+    this.writeLines([[`${forwardLineJson(entry)}\n`]]);
+    this.dirty = true;
+    this.scheduleSync();
   }
 
   /**

@@ -36,8 +36,9 @@ async function emulatorPointingAt(url: string): Promise<RunningEmulator> {
   return emu;
 }
 
+/** The deliveries a record file holds: a forward try's entry (`{"forward":…}`) is not one. */
 function recorded(path: string): Array<{ seq: number; body: unknown; bodyBase64: string }> {
-  return readFileSync(path, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  return readFileSync(path, 'utf8').split('\n').filter((l) => l.startsWith('{"seq":')).map((l) => JSON.parse(l));
 }
 
 const cli = (emu: RunningEmulator, args: string[]) => runMain(args, { env: { CARDBOARD_BASE_URL: emu.url, CARDBOARD_BOARD: BOARD_ID, CARDBOARD_TOKEN: TOKEN } });

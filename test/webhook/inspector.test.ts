@@ -320,8 +320,8 @@ describe('inspector: the event stream', () => {
     await stream.until(() => stream.events.length >= 7);
     expect(stream.events.slice(3)).toEqual([
       { event: 'entry', data: expect.objectContaining({ seq: 3, recorded: false, change: { event: 'changed', cardId: 'a', cardName: 'A2', changes: [{ field: 'Name', before: 'A', after: 'A2' }] } }) },
-      { event: 'forward', data: { seq: 3, attempt: 2, ok: false, status: null, ms: 12.3, error: 'ECONNREFUSED' } },
-      { event: 'forward', data: { seq: 3, attempt: 3, ok: true, status: 200, ms: 3 } },
+      { event: 'forward', data: { seq: 3, url: 'http://127.0.0.1:3000/', attempt: 2, ok: false, status: null, ms: 12.3, error: 'ECONNREFUSED' } },
+      { event: 'forward', data: { seq: 3, url: 'http://127.0.0.1:3000/', attempt: 3, ok: true, status: 200, ms: 3 } },
       { event: 'stats', data: { delivered: 3, refused: 1 } },
     ]);
     // A later connection gets the entry with its last forward, then ready and the last stats.

@@ -6,9 +6,11 @@ import { createStatus } from '../../io/status.js';
 import { terminalJson } from '../../io/terminal-json.js';
 import { type Duration, formatDuration } from '../../units.js';
 import { shownDelivery, viewJson, viewLinePieces, withTail } from '../../webhook/delivery.js';
+import { forwardLineJson } from '../../webhook/forward-entry.js';
 import type { ListenEvent, ListenReady, ListenView } from '../../webhook/listen-engine.js';
 import { refusedTotal } from '../../webhook/listener.js';
 import { LARGE_BODY } from '../../webhook/large-lines.js';
+import { answerLines } from './answer-render.js';
 import { batchedOutput } from './batched-output.js';
 import { inspectorLine, replayJson, replayLine } from './inspect.js';
 import { outageLive, outageOutput } from './outage-render.js';
@@ -129,6 +131,10 @@ export function listenScreen(ctx: Context, screen: ScreenOptions): ListenScreen 
           const shown = outageOutput(screen.forwardTo!, event, event.outage);
           const print = json ? status.info : out;
           if (shown.line) print(shown.line);
+          // The app's answer: exact in a JSON line of its own (the record file's forward entry), or with
+          // --verbose under the line of the try, escaped.
+          if (json) out(tty ? terminalJson(forwardLineJson(event.entry)) : forwardLineJson(event.entry));
+          else if (shown.line && ctx.globals.verbose) for (const line of answerLines(event.answer, screen.secrets)) out(line);
           if (live) redraw();
           else if (shown.reminder) print(shown.reminder);
           return;

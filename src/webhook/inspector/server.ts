@@ -5,8 +5,10 @@
 //   GET  /<token>/style.css        the page's style sheet
 //   GET  /<token>/events           server-sent events: every kept entry (`entry`, oldest first), then `ready`
 //                                  {forwardTo, recording, kept, dropped}, then live `entry`, `forward`
-//                                  {seq, attempt, ok, status|null, ms, error?} and `stats` {delivered, refused}
+//                                  {seq, url, attempt, ok, status|null, ms, error?} and `stats` {delivered, refused}
 //   GET  /<token>/deliveries/<seq> {seq, receivedAt, method, path, headers, body, bodyTruncated?, size, change, forward?}
+//                                  forward: the last try {url, attempt, ok, status|null, ms, error?, headers?, body?,
+//                                  bodyTruncated?}, with the app's answer (headers, the body's first 4 KiB)
 //                                  404 never kept, 410 dropped to stay in bounds
 //   POST /<token>/replay           {seq, url?, headers?, body?} → {url, edited, status|null, ms, error?, headers,
 //                                  body, bodyTruncated?}: that delivery sent to `url` or else --forward-to (409 when
@@ -32,6 +34,7 @@ import { DeliveryClient } from '../client.js';
 import { keyMatcher } from '../compare.js';
 import type { DeliveryChange } from '../changes.js';
 import type { Delivery } from '../delivery.js';
+import type { ForwardEntry } from '../forward-entry.js';
 import type { ForwardEvent } from '../forwarder.js';
 import { reachesListener } from '../limits.js';
 // The check --forward-to gets, so a replay URL is held to the same rule.
@@ -175,6 +178,11 @@ export class Inspector {
   forward(e: ForwardEvent): void {
     const view = this.store.forward(e) ?? forwardView(e);
     this.broadcast('forward', { seq: e.seq, ...view });
+  }
+
+  /** Keep the app's answer to a try, as the record file's history holds it (no page is open yet). */
+  recordedForward(entry: ForwardEntry): void {
+    this.store.restoreForward(entry);
   }
 
   /** Show the listener's counters. */

@@ -1,6 +1,9 @@
 import type { DeliveryChange } from '../changes.js';
 import { bodyValue, type Delivery, type DeliveryView, shownDelivery } from '../delivery.js';
+import { answerView, type ForwardEntry } from '../forward-entry.js';
 import type { ForwardEvent } from '../forwarder.js';
+import { emptyRecord } from '../../own-keys.js';
+import { redactValue, scrubSecret } from '../../redact.js';
 
 /** Entries kept at most, and body bytes kept at most: past either, the oldest entry is dropped first. */
 export const DEFAULT_MAX_ENTRIES = 1000;
@@ -10,13 +13,22 @@ const PREVIEW_CHARS = 4096;
 /** Bytes of a body sent with its detail; the rest is cut (`bodyTruncated`). */
 const DETAIL_BODY_BYTES = 1024 * 1024;
 
-/** The last try to forward a delivery, as the page shows it. */
+/**
+ * The last try to forward a delivery, as the page shows it. The list (and the `forward` event) gets it
+ * without the answer's headers and body; the detail whole, beside the request.
+ */
 interface ForwardView {
+  url: string;
   attempt: number;
   ok: boolean;
   status: number | null;
+  /** Milliseconds, rounded to 0.1. */
   ms: number;
   error?: string;
+  /** The app's answer (detail only; absent when none came): its headers and the start of its body (ANSWER_BODY_BYTES). */
+  headers?: Record<string, string>;
+  body?: unknown;
+  bodyTruncated?: true;
 }
 
 /** One delivery as the list receives it (event `entry`). */
@@ -51,12 +63,19 @@ interface Entry {
   shown: Delivery;
   change: DeliveryChange;
   recorded: boolean;
+  /** The last forward try, with the app's answer. */
   forward?: ForwardView;
 }
 
-/** A forward event as the page shows it (event `forward`), ms rounded to 0.1. */
+/** A forward view as the list and the `forward` event carry it: without the answer's headers and body. */
+function listForward(view: ForwardView): ForwardView {
+  const { headers: _headers, body: _body, bodyTruncated: _cut, ...small } = view;
+  return small;
+}
+
+/** A forward event as the page's list shows it (event `forward`), ms rounded to 0.1. */
 export function forwardView(event: ForwardEvent): ForwardView {
-  const v: ForwardView = { attempt: event.attempt, ok: event.ok, status: event.answer.status ?? null, ms: Math.round(event.answer.ms * 10) / 10 };
+  const v: ForwardView = { url: event.url, attempt: event.attempt, ok: event.ok, status: event.answer.status ?? null, ms: Math.round(event.answer.ms * 10) / 10 };
   if (event.answer.error !== undefined) v.error = event.answer.error;
   return v;
 }
@@ -111,12 +130,37 @@ export class EntryStore {
     }
   }
 
-  /** Note a try to forward; returns its view, or undefined when the delivery is not kept. */
+  /** Note a try to forward with the app's answer; returns its list view, or undefined when the delivery is not kept. */
   forward(event: ForwardEvent): ForwardView | undefined {
     const entry = this.entries.get(event.seq);
     if (!entry) return undefined;
-    entry.forward = forwardView(event);
-    return entry.forward;
+    entry.forward = { ...forwardView(event), ...answerView(event.answer, this.secrets) };
+    return listForward(entry.forward);
+  }
+
+  /**
+   * Note a try read back from the record file (its forward entry), when its delivery is kept. Scrubbed
+   * again: a file recorded by a run with other secrets may hold one of this run's.
+   */
+  restoreForward(f: ForwardEntry): void {
+    const entry = this.entries.get(f.seq);
+    if (!entry) return;
+    const view: ForwardView = { url: f.url, attempt: f.attempt, ok: f.ok, status: f.status, ms: f.ms };
+    if (f.error !== undefined) view.error = f.error;
+    if (f.headers !== undefined) {
+      const headers = emptyRecord<string>();
+      for (const [name, value] of Object.entries(f.headers)) headers[this.scrub(name)] = this.scrub(String(value));
+      view.headers = headers;
+    }
+    if ('body' in f) view.body = redactValue(this.secrets, f.body);
+    if (f.bodyTruncated === true) view.bodyTruncated = true;
+    entry.forward = view;
+  }
+
+  private scrub(text: string): string {
+    let out = text;
+    for (const secret of this.secrets) out = scrubSecret(out, secret);
+    return out;
   }
 
   /** Every kept entry's view, oldest first. */
@@ -164,6 +208,6 @@ function entryView(entry: Entry, verified: boolean): EntryView {
   const preview = shown.body.subarray(0, PREVIEW_CHARS * 4).toString('utf8').slice(0, PREVIEW_CHARS);
   const v: EntryView = { seq: shown.seq, receivedAt: shown.receivedAt, method: shown.method, path: shown.path, size: entry.delivery.body.length, verified, recorded: entry.recorded, change: entry.change, preview };
   if (entry.change.cardName !== undefined) v.cardName = entry.change.cardName;
-  if (entry.forward) v.forward = entry.forward;
+  if (entry.forward) v.forward = listForward(entry.forward);
   return v;
 }

@@ -1,0 +1,118 @@
+// The app's answer to one forward try as it is kept: in the record file's forward entries, in the forward
+// lines of `listen --json`, in the inspector's detail. Bounded (the body's first ANSWER_BODY_BYTES) and
+// without the run's secrets, whatever the app echoed.
+import { emptyRecord } from '../own-keys.js';
+import { redactValue, scrubSecret } from '../redact.js';
+import type { Answer } from './client.js';
+import { bodyValue, mayShowSecret, scrubBody, secretNeedles } from './delivery.js';
+import type { ForwardEvent } from './forwarder.js';
+
+/** Bytes of the start of an answer's body that are kept with each forward try. */
+export const ANSWER_BODY_BYTES = 4096;
+
+/** An answer as it is kept: its status (null when none came), time, headers and the start of its body, or the network error. */
+export interface AnswerView {
+  status: number | null;
+  /** Milliseconds, rounded to 0.1. */
+  ms: number;
+  /** Absent when no answer came. */
+  headers?: Record<string, string>;
+  /** The body's first ANSWER_BODY_BYTES as a value: parsed JSON when it parses, else its text (bodyValue). */
+  body?: unknown;
+  /** The body was longer than what is kept. */
+  bodyTruncated?: true;
+  /** Only when no answer came (ECONNREFUSED, timed out after …). */
+  error?: string;
+}
+
+/** One forward try as a record file keeps it (a line `{"forward":{…}}`), and `listen --json` prints it. */
+export interface ForwardEntry extends AnswerView {
+  seq: number;
+  url: string;
+  attempt: number;
+  ok: boolean;
+  /** When the try ended (ISO 8601 UTC). */
+  at: string;
+}
+
+/**
+ * `bytes` cut to at most `max`, on a character's start so the text does not end in half a UTF-8
+ * sequence, and without a trailing start of one of the secrets (a secret cut in two is not one that
+ * scrubbing finds, but its first half must not be shown either).
+ */
+function cut(bytes: Buffer, max: number, needles: readonly Buffer[]): Buffer {
+  if (bytes.length <= max) return bytes;
+  let end = max;
+  // A byte 10xxxxxx continues the character before it: the cut moves back to that character's first byte.
+  while (end > 0 && (bytes[end]! & 0xc0) === 0x80) end--;
+  let out = bytes.subarray(0, end);
+  for (const needle of needles) {
+    for (let n = Math.min(needle.length - 1, out.length); n > 0; n--) {
+      if (out.subarray(out.length - n).equals(needle.subarray(0, n))) {
+        out = out.subarray(0, out.length - n);
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+/** The start of an answer's body, scrubbed of the secrets, and whether there was more. */
+export function answerBodyStart(body: Buffer, secrets: readonly string[]): { bytes: Buffer; truncated: boolean } {
+  const needles = secretNeedles(secrets);
+  const scrubbed = scrubBody(body, needles);
+  const bytes = cut(scrubbed, ANSWER_BODY_BYTES, needles);
+  return { bytes, truncated: bytes.length < scrubbed.length };
+}
+
+/** Header names and values with each secret replaced by `***` (scrubSecret); a name like `__proto__` stays a header. */
+function scrubbedHeaders(headers: Record<string, string>, secrets: readonly string[]): Record<string, string> {
+  const out = emptyRecord<string>();
+  for (const [name, value] of Object.entries(headers)) {
+    let n = name;
+    let v = value;
+    for (const secret of secrets) {
+      n = scrubSecret(n, secret);
+      v = scrubSecret(v, secret);
+    }
+    out[n] = v;
+  }
+  return out;
+}
+
+/** An answer as it is kept (AnswerView), with the secrets scrubbed from its headers and body. */
+export function answerView(answer: Answer, secrets: readonly string[]): AnswerView {
+  const v: AnswerView = { status: answer.status ?? null, ms: Math.round(answer.ms * 10) / 10 };
+  if (answer.status !== undefined) {
+    const { bytes, truncated } = answerBodyStart(answer.body, secrets);
+    v.headers = scrubbedHeaders(answer.headers ?? {}, secrets);
+    // A JSON body may spell a secret with escapes that its bytes do not hold as such: redacted once decoded.
+    v.body = mayShowSecret(bytes, secrets) ? redactValue(secrets, bodyValue(bytes)) : bodyValue(bytes);
+    if (truncated) v.bodyTruncated = true;
+  }
+  if (answer.error !== undefined) v.error = answer.error;
+  return v;
+}
+
+/** A forward try as a record file keeps it; `at`: when it ended. */
+export function forwardEntry(event: ForwardEvent, at: string, secrets: readonly string[]): ForwardEntry {
+  const { status, ms, ...rest } = answerView(event.answer, secrets);
+  return { seq: event.seq, url: event.url, attempt: event.attempt, ok: event.ok, at, status, ms, ...rest };
+}
+
+/** A record file's forward line as text (without its newline): never starts as a delivery's, `{"seq":`. */
+export function forwardLineJson(entry: ForwardEntry): string {
+  return JSON.stringify({ forward: entry });
+}
+
+/** A forward line read back, or undefined when the line is not one (cut short by a crash, another shape). */
+export function parseForwardLine(text: string): ForwardEntry | undefined {
+  try {
+    const line = JSON.parse(text) as { forward?: Partial<ForwardEntry> } | null;
+    const f = line?.forward;
+    if (typeof f !== 'object' || f === null || typeof f.seq !== 'number' || typeof f.attempt !== 'number' || typeof f.ok !== 'boolean') return undefined;
+    return f as ForwardEntry;
+  } catch {
+    return undefined;
+  }
+}
