@@ -168,9 +168,10 @@
       if (stats) parts.push(`${stats.delivered} delivered`, `${stats.refused} refused`);
       parts.push(`${entries.size} shown`);
       if (ready && ready.dropped > 0) parts.push(`${ready.dropped} older dropped`);
-      if (ready && ready.forwardTo) parts.push(`forwarding to ${ready.forwardTo}`);
+      if (ready && ready.forwardTo) parts.push(`forwarding to ${cut(ready.forwardTo, 60)}`);
     }
     statusEl.textContent = parts.join(' · ');
+    statusEl.title = ready && ready.forwardTo ? `forwarding to ${ready.forwardTo}` : '';
     statusEl.className = `status ${state}`;
     emptyEl.hidden = entries.size > 0;
   }
@@ -198,13 +199,19 @@
     return td;
   }
 
+  function timeCell(entry) {
+    const td = el('td', 'time');
+    td.append(el('span', 'time-text', entry.receivedAt.slice(11, 23)), el('span', 'seq-tag', `#${entry.seq}`));
+    return td;
+  }
+
   function fillRow(row, entry) {
     const text = summary(entry.change);
     const change = el('td', `change ev-${EVENTS.has(entry.change.event) ? entry.change.event : 'other'}`, cut(text, SUMMARY_CHARS));
     if (text.length > SUMMARY_CHARS) change.title = cut(text, 2000);
     row.replaceChildren(
       el('td', 'seq', `#${entry.seq}`),
-      el('td', 'time', entry.receivedAt.slice(11, 23)),
+      timeCell(entry),
       cardCell(entry),
       change,
       el('td', 'size', `${entry.size} B`),
@@ -351,7 +358,10 @@
   function fillAppAnswer() {
     if (!shown) return;
     const item = entries.get(shown.seq);
-    const forward = (item && item.entry.forward) || shown.detail.forward;
+    // The list's view of the last try has no headers or body: the detail's is used while it is of the same try.
+    const listed = item && item.entry.forward;
+    const detailed = shown.detail.forward;
+    const forward = detailed && (!listed || (listed.attempt === detailed.attempt && listed.status === detailed.status && listed.url === detailed.url)) ? detailed : listed;
     const nodes = [el('h3', '', "App's answer")];
     if (forward) {
       nodes.push(el('p', forward.ok ? 'ok status-line' : 'error status-line', `${forwardText(forward)}${forward.url ? ` · ${forward.url}` : ''}`));
@@ -366,6 +376,19 @@
       nodes.push(el('p', 'muted', what === 'not forwarded' ? 'Not forwarded: no --forward-to route takes it.' : what === 'waiting' || what === 'forwarding' ? `${what}…` : 'No forward of it in this run. Replay it to see an answer.'));
     }
     shown.appAnswer.replaceChildren(...nodes);
+  }
+
+  /** The app's answer (its headers and body come with the detail only) of the delivery shown, after a forward of it. */
+  async function refreshAnswer(seq) {
+    try {
+      const res = await fetch(`${base}deliveries/${seq}`, { cache: 'no-store' });
+      const data = await res.json();
+      if (!res.ok || !shown || shown.seq !== seq || !data.forward) return;
+      shown.detail.forward = data.forward;
+      fillAppAnswer();
+    } catch {
+      // The list still shows the forward; the answer's headers show on the next click.
+    }
   }
 
   /**
@@ -465,7 +488,9 @@
           const before = body.slice(0, at).split('\n');
           where = ` (line ${before.length}, column ${before[before.length - 1].length + 1})`;
         }
-        throw { message: `Body is not valid JSON${where}: ${err.message}. Fix it, or change the content-type header.`, field: bodyArea, at };
+        // V8 adds its own "(line N column M)"; the page's is given for every browser.
+        const why = String(err.message).replace(/ \(line \d+ column \d+\)/, '');
+        throw { message: `Body is not valid JSON${where}: ${why}. Fix it, or change the content-type header.`, field: bodyArea, at };
       }
     }
     return { headers, body };
@@ -701,7 +726,20 @@
       delete view.seq;
       item.entry.forward = view;
       showForwards();
-      if (shown && shown.seq === forwardEvent.seq) fillAppAnswer();
+      if (shown && shown.seq === forwardEvent.seq) {
+        fillAppAnswer();
+        void refreshAnswer(forwardEvent.seq);
+      }
+    });
+    es.addEventListener('cleared', () => {
+      // The listener forgot what it kept (its JSON API's clear): so does the page.
+      for (const item of entries.values()) item.row.remove();
+      entries.clear();
+      selected = null;
+      shown = null;
+      detailEl.replaceChildren(el('p', 'empty', 'Cleared. New deliveries appear in the list as they come.'));
+      showForwards();
+      showStatus();
     });
     es.addEventListener('stats', (e) => {
       stats = parse(e);
