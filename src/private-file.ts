@@ -20,6 +20,8 @@ export const PRIVATE_FILE_MODE = 0o600;
 const PRIVATE_DIR_MODE = 0o700;
 /** The bits that let others than the owner write. */
 const OTHERS_WRITE = 0o022;
+/** The bits that let others than the owner do anything. */
+const OTHERS_ANY = 0o077;
 
 /**
  * Give back the owner bits of `wanted` that a umask took from what `fd` was just created as: the create
@@ -187,6 +189,20 @@ export function makePrivateDir(dir: string): void {
   } finally {
     closeSync(fd);
   }
+}
+
+/**
+ * Why `path` is not a regular file of this user that only it can read and write (a symlink is not one):
+ * what a secret cardboard wrote is read back from. Undefined when it is one; a path that is not there throws
+ * (ENOENT) as lstat does.
+ */
+export function notPrivateFile(path: string): string | undefined {
+  const stat = lstatSync(path);
+  if (stat.isSymbolicLink()) return 'it is a symbolic link';
+  if (!stat.isFile()) return 'it is not a regular file';
+  if (process.getuid !== undefined && stat.uid !== process.getuid()) return 'it belongs to another user';
+  if ((stat.mode & OTHERS_ANY) !== 0) return 'others can read or write it';
+  return undefined;
 }
 
 /**

@@ -164,13 +164,22 @@ describe('every --json shape in docs/json.md matches the real output (emulator)'
       return [await ok(['board', 'show', '--json']), none.stdout];
     },
     'cardboard webhook listen --json': async () => {
-      const l = await startListener(['--json'], { env: { CARDBOARD_SIGNING_KEY: 'sk-shapes' } });
+      const l = await startListener(['--json', '--inspect', '0'], { env: { CARDBOARD_SIGNING_KEY: 'sk-shapes' } });
+      const page = (await l.waitFor(/Inspector: (\S+)/), /Inspector: (\S+)/.exec(l.stderr())![1]!);
       expect(await post(l.url, '{"_id":"a","Status":"Open"}', 'sk-shapes')).toBe(200);
       expect(await post(l.url, '{"_id":"a","Status":"Done"}', 'sk-shapes')).toBe(200);
       expect(await post(l.url, '{"event":"comment.created","cardId":"a","data":{"userName":"Ada","content":"ok"}}', 'sk-shapes')).toBe(200);
       expect(await post(l.url, '{"event":"card.deleted","card":{"_id":"a"}}', 'sk-shapes')).toBe(200);
       expect(await post(l.url, 'plain text', 'sk-shapes')).toBe(200);
       await l.waitFor(/plain text/, 'stdout');
+      // A replay from the inspector's API, edited, to nobody: a `replay` line with its error.
+      const replayed = await fetch(`${page}api/deliveries/1/replay`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-cardboard-token': new URL(page).pathname.split('/')[1]! },
+        body: JSON.stringify({ url: 'http://127.0.0.1:1/down', body: '{"_id":"a"}' }),
+      });
+      expect(replayed.status).toBe(200);
+      await l.waitFor(/"replay"/, 'stdout');
       return [(await l.stop()).stdout];
     },
     'cardboard webhook replay --json': async () => {

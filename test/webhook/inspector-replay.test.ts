@@ -1,7 +1,9 @@
 // The inspector's replay with edits (the page's editor and the JSON API): what reaches the app, what is
 // refused, the answer the page gets and the report to the listener.
 import { afterEach, describe, expect, it } from 'vitest';
+import fc from 'fast-check';
 import { CardStates } from '../../src/webhook/changes.js';
+import { jsonErrorOffset } from '../../src/webhook/json-bytes.js';
 import type { ReplayEvent } from '../../src/webhook/inspector/replay.js';
 import { act, type Cleanup, delivery, expectSecurityHeaders, KEY, raw, receiver, startInspector } from './inspector-helpers.js';
 
@@ -142,5 +144,43 @@ describe('inspector: edited replay', () => {
     const get = await act(i, 'GET', 'api/deliveries/3/replay');
     expect([get.status, get.headers.allow]).toEqual([405, 'POST']);
     expect(replays.map((e) => e.edited)).toEqual([true]);
+  });
+});
+
+describe('where a body stops being JSON', () => {
+  it('is the byte that cannot come there, or the start of the string or number that is not one; -1 for JSON', () => {
+    const cases: Array<[string, number]> = [
+      ['{"a":1}', -1],
+      [' [1, "x", {"b": null}] ', -1],
+      ['{"a":1', 6],
+      ['{"a" 1}', 5],
+      ['{"a":tru}', 5],
+      ['{"a":"x\ny"}', 5],
+      ['[1,]', 3],
+      ['[1 2]', 3],
+      ['{"a":1} x', 8],
+      ['{a:1}', 1],
+      ['[01]', 1],
+      ['', 0],
+    ];
+    for (const [text, offset] of cases) expect(jsonErrorOffset(Buffer.from(text)), JSON.stringify(text)).toBe(offset);
+    fc.assert(
+      fc.property(fc.jsonValue(), fc.nat(), fc.string({ maxLength: 2 }), (value, at, insert) => {
+        const text = JSON.stringify(value);
+        const cut = at % (text.length + 1);
+        const mutated = text.slice(0, cut) + insert + text.slice(cut + (insert === '' ? 1 : 0));
+        let parses = true;
+        try {
+          JSON.parse(mutated);
+        } catch {
+          parses = false;
+        }
+        const offset = jsonErrorOffset(Buffer.from(mutated));
+        if (parses) expect(offset).toBe(-1);
+        else expect(offset).toBeGreaterThanOrEqual(0);
+        expect(offset).toBeLessThanOrEqual(Buffer.byteLength(mutated));
+      }),
+      { numRuns: 300 },
+    );
   });
 });

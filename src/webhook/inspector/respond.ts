@@ -82,3 +82,13 @@ ${kept}
 </html>
 `;
 }
+
+/** A parsed JSON body as an object of fields; undefined for anything else. */
+export function asObject(input: unknown): Record<string, unknown> | undefined {
+  return typeof input === 'object' && input !== null && !Array.isArray(input) ? (input as Record<string, unknown>) : undefined;
+}
+
+/** A delivery's number in a path; NaN (then 404) for anything else. */
+export function seqOf(text: string): number {
+  return /^[1-9]\d{0,15}$/.test(text) ? Number(text) : Number.NaN;
+}

@@ -20,12 +20,8 @@
 //   POST   /<token>/api/deliveries/<seq>/replay   {url?, headers?, body?} → as POST replay
 //   DELETE /<token>/api/deliveries                204: the kept entries are forgotten (the record file is untouched)
 //
-// A local page is reachable by any web page the user opens. DNS rebinding and cross-site requests are
-// refused: every request by `pathOf` (Host exactly 127.0.0.1:PORT or localhost:PORT, the token; else 403),
-// an action (POST, DELETE) also by its method (405) and `checkAction` (the token header and the page's own
-// Origin: 403; for POST a JSON content type, which no cross-site form can send: 415). Every answer carries
-// SECURITY_HEADERS. A page opened without the token or with a stale one gets a short HTML page saying where
-// the URL is (forbiddenPage), the API and the stream a JSON error.
+// A local page is reachable by any web page the user opens: every request passes the checks of guards.ts
+// (Host, token; for an action its header, Origin and content type), and every answer carries SECURITY_HEADERS.
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -42,13 +38,12 @@ import { httpUrl } from '../../http/url.js';
 import { durationOf, type Duration } from '../../units.js';
 import { deliveryList } from './api.js';
 import { answerView, isEdited, type ReplayEvent, type ReplayInput, replayInput, replayRequest } from './replay.js';
-import { ForbiddenPage, forbiddenPage, HttpError, readJson, SECURITY_HEADERS, send, sse } from './respond.js';
+import { Guards } from './guards.js';
+import { asObject, ForbiddenPage, forbiddenPage, HttpError, readJson, SECURITY_HEADERS, send, seqOf, sse } from './respond.js';
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_ENTRIES, EntryStore, forwardView } from './store.js';
 
 /** The address the inspector binds, whatever the listener's --host: the page is for this machine only. */
 const INSPECTOR_HOST = '127.0.0.1';
-/** The header an action must carry, with the token as its value. */
-const TOKEN_HEADER = 'x-cardboard-token';
 
 const STATIC_FILES: ReadonlyArray<[string, string]> = [
   ['index.html', 'text/html; charset=utf-8'],
@@ -58,8 +53,6 @@ const STATIC_FILES: ReadonlyArray<[string, string]> = [
 
 /** A replay's action body at most: an edited body as large as the detail shows (1 MiB), escaped as JSON. */
 const REPLAY_ACTION_BYTES = 4 * 1024 * 1024;
-/** Paths under the token answered with JSON errors; any other GET without the token gets forbiddenPage. */
-const API_PATH = /^(api(\/|$)|events$|deliveries\/|replay$)/;
 const JSON_TYPE = 'application/json; charset=utf-8';
 /** An event stream whose reader lags this far behind is closed (the page reconnects and gets the history again). */
 const MAX_STREAM_BUFFER = 16 * 1024 * 1024;
@@ -104,7 +97,7 @@ export class Inspector {
   private clearedUpTo = 0;
   private readonly server: Server;
   private readonly streams = new Set<ServerResponse>();
-  private readonly tokenMatches: (value: string | undefined) => boolean;
+  private readonly guards: Guards;
   private readonly client: DeliveryClient;
   private readonly files = new Map<string, { type: string; body: Buffer }>();
   private lastStats: { delivered: number; refused: number } | undefined;
@@ -113,7 +106,7 @@ export class Inspector {
 
   constructor(private readonly opts: InspectorOptions) {
     this.token = opts.token ?? randomBytes(24).toString('base64url');
-    this.tokenMatches = keyMatcher(this.token);
+    this.guards = new Guards(keyMatcher(this.token), () => this.boundPort);
     this.store = this.newStore();
     this.client = opts.client ?? new DeliveryClient(1);
     this.server = createServer((req, res) => this.handle(req, res));
@@ -235,27 +228,8 @@ export class Inspector {
     });
   }
 
-  /** The path under /<token>/ after the checks every request must pass (undefined for /<token> itself); throws HttpError 403 else. */
-  private pathOf(req: IncomingMessage): string | undefined {
-    // DNS rebinding: a page of evil.example whose name now points here sends `Host: evil.example:PORT`.
-    const host = req.headers.host;
-    if (host !== `127.0.0.1:${this.boundPort}` && host !== `localhost:${this.boundPort}`) throw new HttpError(403, 'forbidden');
-    const target = req.url ?? '/';
-    const query = target.indexOf('?');
-    const path = query === -1 ? target : target.slice(0, query);
-    if (!path.startsWith('/')) throw new HttpError(403, 'forbidden');
-    const slash = path.indexOf('/', 1);
-    const token = slash === -1 ? path.slice(1) : path.slice(1, slash);
-    const rest = slash === -1 ? undefined : path.slice(slash + 1);
-    if (this.tokenMatches(token)) return rest;
-    // Someone opening a page (an old bookmark, a URL without its token) is told where to find it.
-    const method = req.method ?? 'GET';
-    if ((method === 'GET' || method === 'HEAD') && !API_PATH.test(rest ?? '')) throw new ForbiddenPage();
-    throw new HttpError(403, 'forbidden');
-  }
-
   private async route(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const path = this.pathOf(req);
+    const path = this.guards.pathOf(req);
     const method = req.method ?? 'GET';
     if (path === undefined) {
       send(res, 308, 'text/plain; charset=utf-8', '', { location: `/${this.token}/` });
@@ -263,7 +237,7 @@ export class Inspector {
     }
     if (path === 'replay') {
       if (method !== 'POST') throw new HttpError(405, 'replay is POST only', { allow: 'POST' });
-      this.checkAction(req);
+      this.guards.checkAction(req);
       const fields = asObject(await readJson(req, REPLAY_ACTION_BYTES));
       if (typeof fields?.seq !== 'number') throw new HttpError(400, 'expected {"seq": <number>, "url"?: "<http(s) URL>", "headers"?: {…}, "body"?: "<text>"}');
       await this.replay(fields.seq, replayInput(fields), res);
@@ -286,7 +260,7 @@ export class Inspector {
         return send(res, 200, JSON_TYPE, JSON.stringify(deliveryList(this.store, params)));
       }
       if (method !== 'DELETE') throw new HttpError(405, 'api/deliveries is GET or DELETE', { allow: 'GET, DELETE' });
-      this.checkAction(req, { json: false });
+      this.guards.checkAction(req, { json: false });
       this.clear();
       res.writeHead(204, SECURITY_HEADERS).end();
       return;
@@ -298,23 +272,12 @@ export class Inspector {
       return this.sendDetail(one[1]!, res);
     }
     if (method !== 'POST') throw new HttpError(405, 'replay is POST only', { allow: 'POST' });
-    this.checkAction(req);
+    this.guards.checkAction(req);
     const seq = seqOf(one[1]!);
     // An empty body is a replay as recorded.
     const fields = asObject(await readJson(req, REPLAY_ACTION_BYTES, {}));
     if (!fields) throw new HttpError(400, 'expected a JSON object: {"url"?: "<http(s) URL>", "headers"?: {…}, "body"?: "<text>"}');
     await this.replay(seq, replayInput(fields), res);
-  }
-
-  /** An action must come from the page: the token in its header, the page's origin if any, a JSON body (`json`). */
-  private checkAction(req: IncomingMessage, { json = true }: { json?: boolean } = {}): void {
-    const header = req.headers[TOKEN_HEADER];
-    if (!this.tokenMatches(typeof header === 'string' ? header : undefined)) throw new HttpError(403, `forbidden: no valid ${TOKEN_HEADER}`);
-    const origin = req.headers.origin;
-    if (origin !== undefined && origin !== `http://${req.headers.host}`) throw new HttpError(403, 'forbidden: another origin');
-    if (!json) return;
-    const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
-    if (type !== 'application/json') throw new HttpError(415, 'an action is a JSON body (content-type: application/json)');
   }
 
   private openStream(res: ServerResponse): void {
@@ -374,12 +337,3 @@ export class Inspector {
 }
 
 
-/** A parsed JSON body as an object of fields; undefined for anything else. */
-function asObject(input: unknown): Record<string, unknown> | undefined {
-  return typeof input === 'object' && input !== null && !Array.isArray(input) ? (input as Record<string, unknown>) : undefined;
-}
-
-/** A delivery's number in a path; NaN (then 404) for anything else. */
-function seqOf(text: string): number {
-  return /^[1-9]\d{0,15}$/.test(text) ? Number(text) : Number.NaN;
-}

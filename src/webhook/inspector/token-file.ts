@@ -2,11 +2,11 @@
 // stays the same when the listener restarts with the same --record: {"token": "...", "port": 4040}. The
 // token is the page's key, so the file is owner-only (src/private-file.ts), and only a file this module
 // wrote is used or changed: anything else at that path is refused, naming it.
-import { closeSync, lstatSync, readFileSync, type Stats, writeSync } from 'node:fs';
+import { closeSync, readFileSync, writeSync } from 'node:fs';
 import { CardboardError } from '../../errors.js';
 import { errnoCode } from '../../fs-errors.js';
 import { terminalText } from '../../io/text.js';
-import { createPrivateFile, writePrivateFile } from '../../private-file.js';
+import { createPrivateFile, notPrivateFile, writePrivateFile } from '../../private-file.js';
 
 /** What the file holds: the token, and the port the page was served on (tried first next time). */
 export interface KeptToken {
@@ -16,8 +16,6 @@ export interface KeptToken {
 
 /** A token as the inspector makes them: 24 random bytes in base64url. */
 const TOKEN = /^[A-Za-z0-9_-]{32}$/;
-/** Permission bits that let anyone but the owner read or write. */
-const OTHERS = 0o077;
 
 /** The file that keeps the token of a listen run recording to `record`. */
 export function tokenFilePath(record: string): string {
@@ -30,29 +28,20 @@ function refused(path: string, why: string): CardboardError {
   });
 }
 
-/** Why a file that exists is not one this module wrote and kept private; undefined when it is. */
-function notOurs(stat: Stats): string | undefined {
-  if (stat.isSymbolicLink()) return 'it is a symbolic link';
-  if (!stat.isFile()) return 'it is not a regular file';
-  if (process.getuid !== undefined && stat.uid !== process.getuid()) return 'it belongs to another user';
-  if ((stat.mode & OTHERS) !== 0) return 'others can read or write it, so the token in it is not private';
-  return undefined;
-}
-
 /**
  * The token kept at `path`, or undefined when there is no file. A file that is not a regular file of
  * this user readable by it alone, or does not hold {token, port}, is a CardboardError naming it: it is
  * neither used nor changed.
  */
 export function readKeptToken(path: string): KeptToken | undefined {
-  let stat: Stats;
+  let why: string | undefined;
   try {
-    stat = lstatSync(path);
+    why = notPrivateFile(path);
   } catch (err) {
     if (errnoCode(err) === 'ENOENT') return undefined;
     throw refused(path, (err as Error).message);
   }
-  const why = notOurs(stat);
+  // Readable by others, the token is no longer the page's key alone.
   if (why) throw refused(path, why);
   let value: unknown;
   try {
