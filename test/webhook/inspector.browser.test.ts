@@ -483,8 +483,8 @@ describe.skipIf(!HAVE_BROWSER && !REQUIRED)('inspector page in a browser', () =>
     const port = Number(new URL(probe.url).port);
     await probe.close();
     const args = ['--inspect', String(port), '--record', record];
-    const start = async () => {
-      const l = await startListener(args, { env: { CARDBOARD_SIGNING_KEY: KEY } });
+    const start = async (runArgs = args) => {
+      const l = await startListener(runArgs, { env: { CARDBOARD_SIGNING_KEY: KEY } });
       cleanup.push(async () => {
         if (l.child.exitCode === null) await l.stop('SIGKILL');
       });
@@ -509,5 +509,12 @@ describe.skipIf(!HAVE_BROWSER && !REQUIRED)('inspector page in a browser', () =>
     // The page's actions use the same token: its detail loads.
     await rowOf(page, 1).click();
     await page.locator('#detail h2', { hasText: '#1 · POST' }).waitFor();
+
+    // Restarted without --record the token is new: the page says so instead of retrying in silence.
+    await second.stop('SIGTERM');
+    const third = await start(['--inspect', String(port)]);
+    expect(third.page).not.toBe(first.page);
+    await page.locator('#status', { hasText: "this page's token is no longer the listener's" }).waitFor();
+    expect(await page.locator('#rows tr').count()).toBe(3);
   });
 });
