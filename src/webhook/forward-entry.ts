@@ -4,8 +4,8 @@
 import { emptyRecord } from '../own-keys.js';
 import { redactValue, scrubSecret } from '../redact.js';
 import type { Answer } from './client.js';
-import { bodyValue, mayShowSecret, scrubBody, secretNeedles } from './delivery.js';
-import type { ForwardEvent } from './forwarder.js';
+import { mayShowSecret, scrubBody, secretNeedles } from './delivery.js';
+import { isJsonText } from './json-bytes.js';
 
 /** Bytes of the start of an answer's body that are kept with each forward try. */
 export const ANSWER_BODY_BYTES = 4096;
@@ -57,12 +57,34 @@ function cut(bytes: Buffer, max: number, needles: readonly Buffer[]): Buffer {
   return out;
 }
 
-/** The start of an answer's body, scrubbed of the secrets, and whether there was more. */
-export function answerBodyStart(body: Buffer, secrets: readonly string[]): { bytes: Buffer; truncated: boolean } {
-  const needles = secretNeedles(secrets);
+/**
+ * Bytes as a value, as delivery.ts's bodyValue makes it (parsed JSON, else the text), but checked by a scan
+ * first (isJsonText accepts what JSON.parse does): an app's answer is often not JSON, and a parse that
+ * throws costs more than the rest of an entry.
+ */
+function bytesValue(bytes: Buffer): unknown {
+  const text = bytes.toString('utf8');
+  return isJsonText(bytes) ? (JSON.parse(text) as unknown) : text;
+}
+
+/** The start of an answer's body, scrubbed of the secrets, and whether there was more; `needles`: secretNeedles(secrets), when made already. */
+export function answerBodyStart(body: Buffer, secrets: readonly string[], needles: readonly Buffer[] = secretNeedles(secrets)): { bytes: Buffer; truncated: boolean } {
   const scrubbed = scrubBody(body, needles);
   const bytes = cut(scrubbed, ANSWER_BODY_BYTES, needles);
   return { bytes, truncated: bytes.length < scrubbed.length };
+}
+
+/**
+ * The start of an answer's body as text for a person: the text of its bytes (answerBodyStart), or, when it
+ * is JSON that spells a secret with escapes, its value with the secrets redacted, serialised again.
+ */
+export function answerBodyText(bytes: Buffer, secrets: readonly string[]): string {
+  const text = bytes.toString('utf8');
+  if (!mayShowSecret(bytes, secrets)) return text;
+  const value = bytesValue(bytes);
+  const redacted = redactValue(secrets, value);
+  if (typeof redacted === 'string') return redacted;
+  return JSON.stringify(redacted) === JSON.stringify(value) ? text : JSON.stringify(redacted);
 }
 
 /** Header names and values with each secret replaced by `***` (scrubSecret); a name like `__proto__` stays a header. */
@@ -80,23 +102,24 @@ function scrubbedHeaders(headers: Record<string, string>, secrets: readonly stri
   return out;
 }
 
-/** An answer as it is kept (AnswerView), with the secrets scrubbed from its headers and body. */
-export function answerView(answer: Answer, secrets: readonly string[]): AnswerView {
+/** An answer as it is kept (AnswerView), with the secrets scrubbed from its headers and body; `needles` as for answerBodyStart. */
+export function answerView(answer: Answer, secrets: readonly string[], needles?: readonly Buffer[]): AnswerView {
   const v: AnswerView = { status: answer.status ?? null, ms: Math.round(answer.ms * 10) / 10 };
   if (answer.status !== undefined) {
-    const { bytes, truncated } = answerBodyStart(answer.body, secrets);
+    const { bytes, truncated } = answerBodyStart(answer.body, secrets, needles);
     v.headers = scrubbedHeaders(answer.headers ?? {}, secrets);
     // A JSON body may spell a secret with escapes that its bytes do not hold as such: redacted once decoded.
-    v.body = mayShowSecret(bytes, secrets) ? redactValue(secrets, bodyValue(bytes)) : bodyValue(bytes);
+    const value = bytesValue(bytes);
+    v.body = mayShowSecret(bytes, secrets) ? redactValue(secrets, value) : value;
     if (truncated) v.bodyTruncated = true;
   }
   if (answer.error !== undefined) v.error = answer.error;
   return v;
 }
 
-/** A forward try as a record file keeps it; `at`: when it ended. */
-export function forwardEntry(event: ForwardEvent, at: string, secrets: readonly string[]): ForwardEntry {
-  const { status, ms, ...rest } = answerView(event.answer, secrets);
+/** A forward try (the forwarder's ForwardEvent) as a record file keeps it; `at`: when it ended; `needles` as for answerBodyStart. */
+export function forwardEntry(event: { seq: number; url: string; attempt: number; ok: boolean; answer: Answer }, at: string, secrets: readonly string[], needles?: readonly Buffer[]): ForwardEntry {
+  const { status, ms, ...rest } = answerView(event.answer, secrets, needles);
   return { seq: event.seq, url: event.url, attempt: event.attempt, ok: event.ok, at, status, ms, ...rest };
 }
 

@@ -381,7 +381,7 @@ export class Listener {
    * 200s: the first such failure is reported, the others only skip their entry.
    */
   private forwarded(event: ForwardEvent): void {
-    const entry = forwardEntry(event, this.isoNow(), this.secrets);
+    const entry = forwardEntry(event, this.isoNow(), this.secrets, this.needles);
     try {
       this.opts.record?.appendForward(entry);
     } catch (err) {

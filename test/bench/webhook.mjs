@@ -1,6 +1,7 @@
 // Webhook listener benchmark: deliveries a second and p99 time to the 200 with 32
-// concurrent senders, for `cardboard webhook listen --json` (verify only, then verify + --record, then verify
-// + --mirror, each delivery a card of its own) beside a bare node:http server that answers 200, all in the same run on the same machine. The listener's stdout
+// concurrent senders, for `cardboard webhook listen --json` (verify only, then verify + --record, then verify +
+// --record + --forward-to an app, a bare node:http server of its own, then verify + --mirror, each delivery a
+// card of its own) beside a bare node:http server that answers 200, all in the same run on the same machine. The listener's stdout
 // is piped into `cat`, as a user's `| jq` would read it. Also reports the server's CPU time per delivery
 // (Linux /proc; null elsewhere): steadier than the rate on a shared machine. Needs a build (npm run build).
 // With --ref PATH (another build's bin/cardboard.js) its listener is measured too, each configuration beside
@@ -100,17 +101,23 @@ const record = join(dir, 'bench.jsonl');
 const env = { CARDBOARD_SIGNING_KEY: KEY, CARDBOARD_CONFIG_DIR: dir };
 // --mirror needs a board; nothing is asked of its server (a port nothing listens on).
 const mirrorEnv = (file) => ({ ...env, CARDBOARD_BOARD: 'b-bench', CARDBOARD_BASE_URL: 'http://127.0.0.1:9', CARDBOARD_MIRROR: join(dir, file) });
+// The app `--forward-to` sends to: a bare server of its own (each forward try and its answer, one at a time,
+// beside the deliveries coming in; what is not forwarded yet is read back from the record file).
+const app = await start(['-e', BARE]);
 const targets = [
   ['bare node:http (200 only)', ['-e', BARE], {}],
   ['webhook listen (verify)', [BIN, 'webhook', 'listen', '--port', '0', '--json'], env],
   ...(REF_BIN ? [['ref webhook listen (verify)', [REF_BIN, 'webhook', 'listen', '--port', '0', '--json'], env]] : []),
   ['webhook listen --record', [BIN, 'webhook', 'listen', '--port', '0', '--json', '--record', record], env],
   ...(REF_BIN ? [['ref webhook listen --record', [REF_BIN, 'webhook', 'listen', '--port', '0', '--json', '--record', join(dir, 'ref.jsonl')], env]] : []),
+  ['webhook listen --forward-to', [BIN, 'webhook', 'listen', '--port', '0', '--json', '--record', join(dir, 'forward.jsonl'), '--forward-to', app.url], env],
+  ...(REF_BIN ? [['ref webhook listen --forward-to', [REF_BIN, 'webhook', 'listen', '--port', '0', '--json', '--record', join(dir, 'ref-forward.jsonl'), '--forward-to', app.url], env]] : []),
   ['webhook listen --mirror', [BIN, 'webhook', 'listen', '--port', '0', '--json', '--mirror'], mirrorEnv('bench.db'), NEW_CARD_BODY],
 ];
 if (reverse) targets.reverse();
 const rows = [];
 for (const [name, args, targetEnv, body] of targets) rows.push(await measure(name, args, targetEnv, body));
+await stop(app.child);
 const recordBytes = statSync(record).size;
 rmSync(dir, { recursive: true, force: true });
 const meta = { node: process.version, connections: 32, seconds, bodyBytes: Buffer.byteLength(BODY), recordBytes };

@@ -12,7 +12,7 @@ import { cli } from '../commands/helpers.js';
 import { runMain, tempDir } from '../helpers/cli.js';
 import { BOARD_ID, type RunningEmulator, startTestEmulator, TOKEN } from '../helpers/emulator.js';
 import { filledMirror } from '../query/mirror-fixture.js';
-import { post, startListener } from '../webhook/helpers.js';
+import { post, startListener, TestApp } from '../webhook/helpers.js';
 
 const PAGE = fileURLToPath(new URL('../../docs/json.md', import.meta.url));
 
@@ -164,7 +164,11 @@ describe('every --json shape in docs/json.md matches the real output (emulator)'
       return [await ok(['board', 'show', '--json']), none.stdout];
     },
     'cardboard webhook listen --json': async () => {
-      const l = await startListener(['--json', '--inspect', '0'], { env: { CARDBOARD_SIGNING_KEY: 'sk-shapes' } });
+      // An app that answers the first forward 500 (text), the others 200 (JSON): a forward line of each.
+      const app = new TestApp();
+      app.answer = (n) => (n === 1 ? { status: 500, headers: { 'content-type': 'text/plain' }, body: 'boom' } : { status: 200, headers: { 'content-type': 'application/json' }, body: '{"ok":true}' });
+      await app.up();
+      const l = await startListener(['--json', '--inspect', '0', '--forward-to', app.url], { env: { CARDBOARD_SIGNING_KEY: 'sk-shapes' } });
       const page = (await l.waitFor(/Inspector: (\S+)/), /Inspector: (\S+)/.exec(l.stderr())![1]!);
       expect(await post(l.url, '{"_id":"a","Status":"Open"}', 'sk-shapes')).toBe(200);
       expect(await post(l.url, '{"_id":"a","Status":"Done"}', 'sk-shapes')).toBe(200);
@@ -172,6 +176,8 @@ describe('every --json shape in docs/json.md matches the real output (emulator)'
       expect(await post(l.url, '{"event":"card.deleted","card":{"_id":"a"}}', 'sk-shapes')).toBe(200);
       expect(await post(l.url, 'plain text', 'sk-shapes')).toBe(200);
       await l.waitFor(/plain text/, 'stdout');
+      await app.waitForCompleted(6);
+      await l.waitFor(/"forward":\{"seq":5,/, 'stdout');
       // A replay from the inspector's API, edited, to nobody: a `replay` line with its error.
       const replayed = await fetch(`${page}api/deliveries/1/replay`, {
         method: 'POST',
@@ -180,7 +186,10 @@ describe('every --json shape in docs/json.md matches the real output (emulator)'
       });
       expect(replayed.status).toBe(200);
       await l.waitFor(/"replay"/, 'stdout');
-      return [(await l.stop()).stdout];
+      const { stdout } = await l.stop();
+      await app.down();
+      expect(stdout).toMatch(/^\{"forward":\{"seq":1,.*"status":500,/m);
+      return [stdout];
     },
     'cardboard webhook replay --json': async () => {
       const record = join(tempDir(), 'rec.jsonl');

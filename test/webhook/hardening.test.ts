@@ -50,8 +50,9 @@ async function start(opts: { limits?: Partial<ConnectionLimits>; forward?: strin
   return { listener, url, port: Number(new URL(url).port), events, record, recordPath };
 }
 
+/** The deliveries' lines of a record file: a forward try's entry (`{"forward":…}`) is not one. */
 function lines(path: string): Array<Record<string, unknown>> {
-  return readFileSync(path, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+  return readFileSync(path, 'utf8').split('\n').filter((l) => l.startsWith('{"seq":')).map((l) => JSON.parse(l) as Record<string, unknown>);
 }
 
 /** A raw TCP connection to the listener; `closed` resolves when the server closes it. */

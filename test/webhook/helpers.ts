@@ -99,6 +99,8 @@ export class TestApp {
   readonly received: Received[] = [];
   status = 200;
   delayMs = 0;
+  /** The n-th answer (from 1) and the request it answers, when given; else `status` with a JSON body `{"got":n}`. */
+  answer: ((n: number, req: Received) => { status: number; headers: Record<string, string>; body: string | Buffer }) | undefined;
   /** Number of answers fully sent. */
   completed = 0;
   /** Number of requests fully read (before the delay): the one being answered is counted. */
@@ -120,8 +122,10 @@ export class TestApp {
         this.arrived++;
         for (const w of this.waiters.splice(0)) w();
         setTimeout(() => {
-          this.received.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks) });
-          res.writeHead(this.status, { 'content-type': 'application/json' }).end(JSON.stringify({ got: this.received.length }), () => {
+          const got = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks) };
+          this.received.push(got);
+          const a = this.answer?.(this.received.length, got) ?? { status: this.status, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ got: this.received.length }) };
+          res.writeHead(a.status, a.headers).end(a.body, () => {
             this.completed++;
             for (const w of this.waiters.splice(0)) w();
           });

@@ -2,23 +2,35 @@
 import { STATUS_CODES } from 'node:http';
 import { terminalText } from '../../io/text.js';
 import type { Answer } from '../../webhook/client.js';
-import { answerBodyStart, answerView } from '../../webhook/forward-entry.js';
+import { answerBodyStart, answerBodyText, answerView } from '../../webhook/forward-entry.js';
+
+/**
+ * An answer as the terminal shows it: its headers and the start of its body (4 KiB) without the run's
+ * secrets, spelled plainly or with JSON escapes; `truncated` when the body was longer.
+ */
+export function shownAnswer(answer: Answer, secrets: readonly string[]): { answer: Answer; truncated: boolean } {
+  if (answer.status === undefined) return { answer, truncated: false };
+  const { bytes, truncated } = answerBodyStart(answer.body, secrets);
+  const text = answerBodyText(bytes, secrets);
+  const { headers } = answerView({ ...answer, body: Buffer.alloc(0) }, secrets);
+  return { answer: { ...answer, headers, body: text === bytes.toString('utf8') ? bytes : Buffer.from(text, 'utf8') }, truncated };
+}
 
 /** Lines of an answer's body shown under its forward line (`--verbose`); past them, and past its first 4 KiB, `…`. */
 const ANSWER_BODY_LINES = 20;
 const ANSWER_INDENT = '      ';
 
 /**
- * The app's answer under a forward line (`listen --verbose`): the status line, the headers, a blank line and
- * the start of the body, each line indented and escaped (terminalText), the secrets scrubbed. None when no
- * answer came (the forward line says why).
+ * The app's answer under a forward line (`listen --verbose`), as shownAnswer made it: the status line, the
+ * headers, a blank line and the start of the body, each line indented and escaped (terminalText). None
+ * when no answer came (the forward line says why).
  */
-export function answerLines(answer: Answer, secrets: readonly string[]): string[] {
+export function answerLines(shown: { answer: Answer; truncated: boolean }): string[] {
+  const { answer, truncated } = shown;
   if (answer.status === undefined) return [];
-  const view = answerView({ ...answer, body: Buffer.alloc(0) }, secrets);
   const lines = [`${ANSWER_INDENT}${answer.status} ${STATUS_CODES[answer.status] ?? ''}`.trimEnd()];
-  for (const [name, value] of Object.entries(view.headers ?? {})) lines.push(terminalText(`${ANSWER_INDENT}${name}: ${value}`));
-  const { bytes, truncated } = answerBodyStart(answer.body, secrets);
+  for (const [name, value] of Object.entries(answer.headers ?? {})) lines.push(terminalText(`${ANSWER_INDENT}${name}: ${value}`));
+  const bytes = answer.body;
   if (bytes.length === 0) return lines;
   lines.push('');
   const text = bytes.toString('utf8').split(/\r?\n/);

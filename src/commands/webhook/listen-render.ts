@@ -10,7 +10,7 @@ import { forwardLineJson } from '../../webhook/forward-entry.js';
 import type { ListenEvent, ListenReady, ListenView } from '../../webhook/listen-engine.js';
 import { refusedTotal } from '../../webhook/listener.js';
 import { LARGE_BODY } from '../../webhook/large-lines.js';
-import { answerLines } from './answer-render.js';
+import { answerLines, shownAnswer } from './answer-render.js';
 import { batchedOutput } from './batched-output.js';
 import { inspectorLine, replayJson, replayLine } from './inspect.js';
 import { outageLive, outageOutput } from './outage-render.js';
@@ -128,13 +128,15 @@ export function listenScreen(ctx: Context, screen: ScreenOptions): ListenScreen 
           status.info(rejectLine(event));
           break;
         case 'forward': {
-          const shown = outageOutput(screen.forwardTo!, event, event.outage);
+          // The answer without the secrets, whatever the app echoed (the forward line shows its start).
+          const answer = shownAnswer(event.answer, screen.secrets);
+          const shown = outageOutput(screen.forwardTo!, { ...event, answer: answer.answer }, event.outage);
           const print = json ? status.info : out;
           if (shown.line) print(shown.line);
           // The app's answer: exact in a JSON line of its own (the record file's forward entry), or with
           // --verbose under the line of the try, escaped.
           if (json) out(tty ? terminalJson(forwardLineJson(event.entry)) : forwardLineJson(event.entry));
-          else if (shown.line && ctx.globals.verbose) for (const line of answerLines(event.answer, screen.secrets)) out(line);
+          else if (shown.line && ctx.globals.verbose) for (const line of answerLines(answer)) out(line);
           if (live) redraw();
           else if (shown.reminder) print(shown.reminder);
           return;

@@ -1,5 +1,6 @@
 // `webhook listen` with 32 concurrent senders beside a bare node:http server answering 200, with the signing key
-// checked, then with --record too; and `listen --mirror` (each delivery a new card) beside `listen --record`. test/bench/webhook.mjs does one round (bare, listen, listen --record, and the
+// checked, then with --record too, then with --forward-to an app as well (each try's answer appended to the
+// record); and `listen --mirror` (each delivery a new card) beside `listen --record`. test/bench/webhook.mjs does one round (bare, listen, listen --record, and the
 // ref's listener beside each with --against; autocannon, 32 connections); this runs it several times, the order
 // of the targets reversed every other round, and keeps the median of each figure and of each round's ratio.
 import { fileURLToPath } from 'node:url';
@@ -34,11 +35,13 @@ export async function webhook({ quick, ref }) {
   const bare = pick('bare');
   const listen = pick('webhook listen (verify)');
   const record = pick('webhook listen --record');
+  const forward = pick('webhook listen --forward-to');
   const mirror = pick('webhook listen --mirror');
   const refListen = ref ? pick('ref webhook listen (verify)') : undefined;
   const refRecord = ref ? pick('ref webhook listen --record') : undefined;
+  const refForward = ref ? pick('ref webhook listen --forward-to') : undefined;
   const strip = ({ rates, cpu, ...m }) => ({ ...m, samples: rates, cpuSamples: cpu });
-  const data = { runs, secondsEach: seconds, connections: 32, bare: strip(bare), listen: strip(listen), record: strip(record), mirror: strip(mirror), ref: ref && { label: ref.label, listen: strip(refListen), record: strip(refRecord) } };
+  const data = { runs, secondsEach: seconds, connections: 32, bare: strip(bare), listen: strip(listen), record: strip(record), forward: strip(forward), mirror: strip(mirror), ref: ref && { label: ref.label, listen: strip(refListen), record: strip(refRecord), forward: strip(refForward) } };
   const text = (m) => `${figure(m.rates, 'deliveries/s')}, p99 ${num(m.p99)} ms${m.cpu ? `, ${figure(m.cpu, 'µs CPU/delivery')}` : ''}`;
   const row = (label, m, theirs) => {
     const ratio = pairedRatio(m.rates, bare.rates);
@@ -69,7 +72,10 @@ export async function webhook({ quick, ref }) {
   };
   return {
     data,
-    rows: [row('`webhook listen --json`, 32 senders, key checked', listen, refListen), row('`webhook listen --json --record F`, 32 senders, key checked', record, refRecord), mirrorRow],
+    rows: [row('`webhook listen --json`, 32 senders, key checked', listen, refListen), row('`webhook listen --json --record F`, 32 senders, key checked', record, refRecord),
+      row('`webhook listen --json --record F --forward-to APP`, 32 senders, key checked', forward, refForward),
+      mirrorRow,
+    ],
     note: ref ? 'webhook: the ref in every round.' : undefined,
   };
 }
