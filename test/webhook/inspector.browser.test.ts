@@ -471,6 +471,15 @@ describe.skipIf(!HAVE_BROWSER && !REQUIRED)('inspector page in a browser', () =>
     expect(sent.at(-1)).toBe('x-signingKey: key-from-env');
     expect(existsSync(marker)).toBe(false);
 
+    // The editor, the answer and the command fit a phone's width too.
+    for (const width of [1280, 390]) {
+      await page.setViewportSize({ width, height: 844 });
+      const l = await layout(page);
+      expect(l.scroll, `page width at ${width}`).toBeLessThanOrEqual(l.client);
+      for (const p of l.panes) expect(p.scroll, `${p.name} at ${width}`).toBeLessThanOrEqual(p.client);
+      if (process.env.CARDBOARD_SCREENSHOT_DIR) await page.screenshot({ path: join(shots, `cardboard-inspector-editor-${width}.png`), fullPage: true });
+    }
+
     expect(await page.evaluate<unknown>('window.__pwned')).toBeUndefined();
     expect(await page.evaluate<number>("document.querySelectorAll('img, script:not([src])').length")).toBe(0);
     expect(dialogs).toEqual([]);

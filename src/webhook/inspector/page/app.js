@@ -301,6 +301,11 @@
     return replayInput.value.trim() || (ready && ready.forwardTo) || '';
   }
 
+  function targetText() {
+    const url = replayTarget();
+    return url ? ` to ${url}` : ' to the URL under “Replay to”';
+  }
+
   function renderDetail(detail) {
     const change = detail.change;
     const item = entries.get(detail.seq);
@@ -329,7 +334,7 @@
     const answer = el('div', 'answer');
     const replay = el('div', 'replay');
     const replayButton = button('Replay', () => void doReplay(detail.seq, replayButton, answer, null));
-    replay.append(replayButton, el('span', 'muted target', ready && ready.forwardTo ? ` to ${replayTarget()}` : ' to the URL under “Replay to”'), answer);
+    replay.append(replayButton, el('span', 'muted target', targetText()), answer);
     const editorSlot = el('div', 'editor-slot');
     const curlSlot = el('div', 'curl-slot');
     const tools = el('div', 'actions tools');
@@ -538,7 +543,7 @@
     }, 'send');
     const cancel = button('Close', () => slot.replaceChildren(), 'secondary');
     const buttons = el('div', 'buttons');
-    buttons.append(send, cancel, el('span', 'muted', ready && ready.forwardTo ? `to ${replayTarget()}` : 'to the URL under “Replay to”'));
+    buttons.append(send, cancel, el('span', 'muted target', targetText()));
     form.append(headersLabel, headersArea, bodyLabel, bodyArea, error, buttons);
     slot.replaceChildren(form);
     bodyArea.focus();
@@ -765,13 +770,13 @@
   } catch {
     // No storage (a strict browser setting): the URL lasts as long as the page.
   }
-  replayInput.addEventListener('change', () => {
+  replayInput.addEventListener('input', () => {
     try {
       sessionStorage.setItem(URL_KEY, replayInput.value.trim());
     } catch {
       // As above.
     }
-    for (const target of detailEl.querySelectorAll('.replay .target')) if (ready && ready.forwardTo) target.textContent = ` to ${replayTarget()}`;
+    for (const target of detailEl.querySelectorAll('.target')) target.textContent = targetText();
   });
   filterEl.addEventListener('input', () => {
     for (const item of entries.values()) applyFilter(item);
