@@ -36,6 +36,12 @@ export interface DeliveryChange {
   event: ChangeEvent;
   /** The card's `_id`, when the body names one. */
   cardId?: string;
+  /**
+   * A card's name as a reader would call it: the value of its first field (in the body's key order, `_id`
+   * and other keys starting with `_` skipped) that is a non-empty string. Read from the card's state as
+   * remembered (the body's fields over the ones before, as redacted), so a partial body keeps the name.
+   */
+  cardName?: string;
   /** The event's name as the body gives it (`card.deleted`, `upload`…), when it gives one. */
   name?: string;
   changes: FieldChange[];
@@ -118,6 +124,16 @@ export function cardIn(value: unknown): Record<string, unknown> | undefined {
   if (!isObject(value)) return undefined;
   const { subject } = eventParts(value);
   return ownString(subject, '_id') !== undefined ? subject : value;
+}
+
+/** A card's name (DeliveryChange.cardName): its first field, `_`-keys skipped, whose value is a non-empty string. */
+function nameOf(card: Json): string | undefined {
+  for (const key of Object.keys(card)) {
+    if (key.startsWith('_')) continue;
+    const v = card[key];
+    if (typeof v === 'string' && v !== '') return v;
+  }
+  return undefined;
 }
 
 function isCommentShape(json: Json): boolean {
@@ -267,7 +283,10 @@ export class CardStates {
       fields[field] = after;
     }
     this.remember(cardId, { fields, bytes: Math.max(bytes, before?.bytes ?? 0) });
-    return { event: before === undefined ? 'new' : changes.length ? 'changed' : 'unchanged', cardId, changes };
+    // Named from the state, in the order its fields were first seen: a body holding only what changed
+    // (spec 6 does not say a delivery is the whole card) still names the card as its full body did.
+    const cardName = nameOf(fields);
+    return { event: before === undefined ? 'new' : changes.length ? 'changed' : 'unchanged', cardId, ...(cardName === undefined ? {} : { cardName }), changes };
   }
 
   private forget(cardId: string): void {

@@ -12,7 +12,6 @@ import { childStop, type Stopper, whenAborted } from '../interrupt.js';
 import type { Duration } from '../units.js';
 import { CardStates, type DeliveryChange } from './changes.js';
 import type { Delivery } from './delivery.js';
-import { cursorPath, type ForwardEvent } from './forwarder.js';
 import { readHistory } from './history.js';
 import { type InspectPlan, makeInspector, type OpenedInspector, startInspector } from './inspector/open.js';
 import type { ReplayEvent } from './inspector/replay.js';

@@ -17,6 +17,7 @@ describe('CardStates: what a delivery did to its card', () => {
     expect(s.apply(body({ _id: 'c1', Name: 'Fix login', Status: 'Open' }))).toEqual({
       event: 'new',
       cardId: 'c1',
+      cardName: 'Fix login',
       changes: [
         { field: 'Name', after: 'Fix login' },
         { field: 'Status', after: 'Open' },
@@ -25,12 +26,23 @@ describe('CardStates: what a delivery did to its card', () => {
     expect(s.apply(body({ _id: 'c1', Name: 'Fix login', Status: 'Done', Owner: 'Ada' }))).toEqual({
       event: 'changed',
       cardId: 'c1',
+      cardName: 'Fix login',
       changes: [
         { field: 'Status', before: 'Open', after: 'Done' },
         { field: 'Owner', after: 'Ada' },
       ],
     });
-    expect(s.apply(body({ _id: 'c1', Name: 'Fix login', Status: 'Done', Owner: 'Ada' }))).toEqual({ event: 'unchanged', cardId: 'c1', changes: [] });
+    expect(s.apply(body({ _id: 'c1', Name: 'Fix login', Status: 'Done', Owner: 'Ada' }))).toEqual({ event: 'unchanged', cardId: 'c1', cardName: 'Fix login', changes: [] });
+  });
+
+  it("names a card by its first field holding a non-empty string, in the body's key order, `_` keys skipped", () => {
+    const s = new CardStates();
+    expect(s.apply(body({ _id: 'n1', _rev: 'r', Count: 3, Empty: '', Tags: ['a'], Title: 'Ship it', Name: 'later' })).cardName).toBe('Ship it');
+    expect(s.apply(body({ _id: 'n2', Count: 3 }))).not.toHaveProperty('cardName');
+    // A body holding only what changed keeps the name its card had; a new value of that field renames it.
+    expect(s.apply(body({ _id: 'n1', Status: 'Done' })).cardName).toBe('Ship it');
+    expect(s.apply(body({ _id: 'n1', Title: 'Renamed' })).cardName).toBe('Renamed');
+    expect(s.apply(body({ event: 'card.updated', card: { _id: 'n3', Label: 'wrapped' } })).cardName).toBe('wrapped');
   });
 
   it('compares values deeply, and takes a missing field as not sent (a body may hold only what changed)', () => {
@@ -50,7 +62,7 @@ describe('CardStates: what a delivery did to its card', () => {
     const first = '{"_id":"p","toString":"a","__proto__":"b","constructor":"c"}';
     expect(s.apply(body(first)).changes.map((c) => c.field)).toEqual(['toString', '__proto__', 'constructor']);
     const next = s.apply(body('{"_id":"p","toString":"a","__proto__":"B","constructor":"c"}'));
-    expect(next).toEqual({ event: 'changed', cardId: 'p', changes: [{ field: '__proto__', before: 'b', after: 'B' }] });
+    expect(next).toEqual({ event: 'changed', cardId: 'p', cardName: 'a', changes: [{ field: '__proto__', before: 'b', after: 'B' }] });
     expect(Object.keys(s.get('p')!)).toEqual(['toString', '__proto__', 'constructor']);
     // A card id that is a prototype member is an ordinary id.
     expect(s.apply(body({ _id: 'constructor', A: 1 })).event).toBe('new');
@@ -123,7 +135,7 @@ describe('CardStates.prime: a state known from elsewhere (the mirror)', () => {
   it('is what the next delivery is compared against, only for a card not remembered already', () => {
     const s = new CardStates();
     s.prime('c1', { _id: 'c1', Name: 'Fix login', Status: 'Open' });
-    expect(s.apply(body({ _id: 'c1', Status: 'Done' }))).toEqual({ event: 'changed', cardId: 'c1', changes: [{ field: 'Status', before: 'Open', after: 'Done' }] });
+    expect(s.apply(body({ _id: 'c1', Status: 'Done' }))).toEqual({ event: 'changed', cardId: 'c1', cardName: 'Fix login', changes: [{ field: 'Status', before: 'Open', after: 'Done' }] });
     // Remembered now: priming again with an older state changes nothing.
     s.prime('c1', { _id: 'c1', Status: 'Open' });
     expect(s.apply(body({ _id: 'c1', Status: 'Done' })).event).toBe('unchanged');

@@ -41,6 +41,7 @@ describe('the decoded views', () => {
     const states = new CardStates({ secrets: SECRETS });
     const first = states.apply(Buffer.from(`{"_id":"c1","Note":"${ESC}","${ESC}":"k"}`));
     expect(first.changes).toEqual([{ field: 'Note', after: '***' }, { field: '***', after: 'k' }]);
+    expect(first.cardName).toBe('***');
     const next = states.apply(Buffer.from(`{"_id":"c1","Note":"b"}`));
     expect(next.changes).toEqual([{ field: 'Note', before: '***', after: 'b' }]);
     const comment = states.apply(Buffer.from(`{"event":"comment","data":{"cardId":"c1","content":"${ESC}","userName":"${ESC}"}}`));

@@ -282,7 +282,7 @@ describe('inspector: what it keeps', () => {
       headers: JSON.parse(`{"Content-Type":"application/json","x-signingKey":"***","User-Agent":"svc","__proto__":"hp"}`),
       body: { _id: 'c1', Status: 'Done' },
       size: second.length,
-      change: { event: 'changed', cardId: 'c1', changes: [{ field: 'Status', before: 'Open', after: 'Done' }] },
+      change: { event: 'changed', cardId: 'c1', cardName: 'Done', changes: [{ field: 'Status', before: 'Open', after: 'Done' }] },
     });
     expect(JSON.parse((await raw(i.port, 'GET', `/${i.token}/deliveries/3`)).text)).toMatchObject({ body: 'plain text', change: { event: 'other' } });
   });
@@ -307,7 +307,8 @@ describe('inspector: the event stream', () => {
       size: bodies[0]!.length,
       verified: false,
       recorded: true,
-      change: { event: 'new', cardId: 'a', changes: [{ field: 'Name', after: 'A' }] },
+      change: { event: 'new', cardId: 'a', cardName: 'A', changes: [{ field: 'Name', after: 'A' }] },
+      cardName: 'A',
       preview: '{"_id":"a","Name":"A"}',
     });
     expect(stream.events[2]!.data).toEqual({ forwardTo: null, recording: true, kept: 2, dropped: 0 });
@@ -318,7 +319,7 @@ describe('inspector: the event stream', () => {
     i.stats(3, 1);
     await stream.until(() => stream.events.length >= 7);
     expect(stream.events.slice(3)).toEqual([
-      { event: 'entry', data: expect.objectContaining({ seq: 3, recorded: false, change: { event: 'changed', cardId: 'a', changes: [{ field: 'Name', before: 'A', after: 'A2' }] } }) },
+      { event: 'entry', data: expect.objectContaining({ seq: 3, recorded: false, change: { event: 'changed', cardId: 'a', cardName: 'A2', changes: [{ field: 'Name', before: 'A', after: 'A2' }] } }) },
       { event: 'forward', data: { seq: 3, url: 'http://127.0.0.1:3000/', attempt: 2, ok: false, status: null, ms: 12.3, error: 'ECONNREFUSED' } },
       { event: 'forward', data: { seq: 3, url: 'http://127.0.0.1:3000/', attempt: 3, ok: true, status: 200, ms: 3 } },
       { event: 'stats', data: { delivered: 3, refused: 1 } },

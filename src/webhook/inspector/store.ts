@@ -42,6 +42,8 @@ interface EntryView {
   /** From the record file's history (before this run), not received live. */
   recorded: boolean;
   change: DeliveryChange;
+  /** The card's name beside its id in the list (the change's `cardName`), when the body gives one. */
+  cardName?: string;
   preview: string;
   forward?: ForwardView;
   /** The --forward-to URLs this delivery goes to; absent when the run forwards nothing, [] when every route's filters left it out. */
@@ -209,6 +211,7 @@ function entryView(entry: Entry, verified: boolean): EntryView {
   // Decoding only the bytes the preview can use: at most 4 bytes a character.
   const preview = shown.body.subarray(0, PREVIEW_CHARS * 4).toString('utf8').slice(0, PREVIEW_CHARS);
   const v: EntryView = { seq: shown.seq, receivedAt: shown.receivedAt, method: shown.method, path: shown.path, size: entry.delivery.body.length, verified, recorded: entry.recorded, change: entry.change, preview };
+  if (entry.change.cardName !== undefined) v.cardName = entry.change.cardName;
   if (entry.forward) v.forward = listForward(entry.forward);
   if (entry.routes) v.routes = entry.routes;
   return v;
