@@ -142,6 +142,19 @@ describe("the app's answer to each forward try", () => {
     expect(screen).toMatch(/#1 forward \(try 2\): 200 OK.*\r?\n {6}200 OK\r?\n {6}content-type: application\/json/);
   });
 
+  it('with --json and --verbose follows each try line on stderr, escaped, beside the exact JSON line on stdout', async () => {
+    const app = await failingThenOk();
+    const listener = await listen(['--forward-to', app.url, '--json', '--verbose']);
+    expect(await post(listener.url, '{"_id":"c1","Name":"A"}', SIGNING_KEY)).toBe(200);
+    await listener.waitFor(/#1 forward \(try 2\): 200 OK[^\n]*\n {6}200 OK\n/);
+    const r = await listener.stop();
+    const lines = r.stderr.split('\n');
+    const at = lines.findIndex((l) => l.includes('#1 forward: 500'));
+    expect(lines.slice(at + 1, at + 4)).toEqual(['      500 Internal Server Error', '      content-type: text/plain', '      x-app-trace: trace\\x9b31mred\\tend']);
+    expect(r.stderr).not.toContain('\u001b]0;pwned');
+    expect(forwardLines(r.stdout).map((l) => (JSON.parse(l) as { forward: { status: number } }).forward.status)).toEqual([500, 200]);
+  });
+
   it('on a terminal without --verbose is the start of the body on the try line, without a key the app spelled with JSON escapes', async () => {
     const key = 'whsk-spelled-by-the-app-4567';
     const app = new TestApp();

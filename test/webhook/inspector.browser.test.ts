@@ -223,6 +223,22 @@ describe.skipIf(!HAVE_BROWSER && !REQUIRED)('inspector page in a browser', () =>
     expect(app.received[1]!.headers['x-signingkey']).toBe(KEY);
   });
 
+  it('marks a delivery no --forward-to route takes as not forwarded, and forwards the one its filter takes', async () => {
+    const app = new TestApp();
+    await app.up();
+    cleanup.push(() => app.down());
+    const l = await listen(['--forward-to', app.url, '--where', 'Status=Done']);
+    const { page } = await open(l.page);
+    await put(['Name=Skipped', 'Status=Open']);
+    const skipped = page.locator('#rows tr').filter({ hasText: 'Skipped' });
+    await skipped.locator('td.fwd', { hasText: 'not forwarded' }).waitFor();
+    await put(['Name=Taken', 'Status=Done']);
+    await page.locator('#rows tr').filter({ hasText: 'Taken' }).locator('td.fwd.ok', { hasText: '✓ 200' }).waitFor();
+    expect(await skipped.locator('td.fwd').textContent()).toBe('not forwarded');
+    expect(app.received).toHaveLength(1);
+    expect(JSON.parse(app.received[0]!.body.toString('utf8'))).toMatchObject({ Name: 'Taken', Status: 'Done' });
+  });
+
   it('answers 403 to the browser without the token, with a wrong one, and for another Host name', async () => {
     const l = await listen();
     const { page } = await open(l.page);

@@ -137,10 +137,10 @@ export function listenScreen(ctx: Context, screen: ScreenOptions): ListenScreen 
           const shown = outageOutput(event.url, { ...event, answer: answer.answer }, event.outage, screen.routing !== undefined);
           const print = json ? status.info : out;
           if (shown.line) print(shown.line);
-          // The app's answer: exact in a JSON line of its own (the record file's forward entry), or with
-          // --verbose under the line of the try, escaped.
+          // The app's answer: exact in a JSON line of its own (the record file's forward entry) with --json,
+          // and with --verbose under the line of the try, wherever that goes, escaped.
           if (json) out(tty ? terminalJson(forwardLineJson(event.entry)) : forwardLineJson(event.entry));
-          else if (shown.line && ctx.globals.verbose) for (const line of answerLines(answer)) out(line);
+          if (shown.line && ctx.globals.verbose) for (const line of answerLines(answer)) print(line);
           if (live) redraw();
           else if (shown.reminder) print(shown.reminder);
           return;
