@@ -89,6 +89,24 @@ describe('forward entries in a record file', () => {
     expect(readDeliveries(cut, 0, 0, 10, 1e9).unreadable).toEqual([]);
   });
 
+  it("do not count in the history's tail: the deliveries a long outage's tries came after are still read, within the scan's bound", () => {
+    const path = join(tempDir(), 'r.jsonl');
+    const d = [1, 2, 3].map((seq) => toRecordLine(delivery(seq, `{"_id":"a","N":"${seq}"}`)));
+    const tries = Array.from({ length: 200 }, (_, i) => `${forwardLineJson(forwardEntry(event({ status: 500, ms: 1, body: Buffer.from('x'.repeat(400)), headers: {} }, { seq: 1, attempt: i + 1 }), AT, []))}\n`).join('');
+    writeFileSync(path, d[0]! + d[1]! + tries + d[2]!);
+    const seen = (tail: number, scan?: number) => {
+      const seqs: number[] = [];
+      readHistory(path, new CardStates(), (x) => seqs.push(x.seq), tail, undefined, scan);
+      return seqs;
+    };
+    // 80 KB of forward lines, and a tail that holds the three deliveries' lines: all three are read.
+    expect(seen(d[0]!.length + d[1]!.length + d[2]!.length)).toEqual([1, 2, 3]);
+    // One byte less: the oldest does not fit.
+    expect(seen(d[0]!.length + d[1]!.length + d[2]!.length - 1)).toEqual([2, 3]);
+    // Looked for at most `scan` bytes back: from the first line that starts in them.
+    expect(seen(d[0]!.length + d[1]!.length + d[2]!.length, tries.length / 2)).toEqual([3]);
+  });
+
   it('are appended after the deliveries, never once the file is closed; a restarted file numbers on', async () => {
     const path = join(tempDir(), 'r.jsonl');
     const file = new RecordFile(path);
