@@ -27,6 +27,7 @@ export interface AnswerView {
 
 /** One forward try as a record file keeps it (a line `{"forward":{…}}`), and `listen --json` prints it. */
 export interface ForwardEntry extends AnswerView {
+  [RAW_BODY]?: string;
   seq: number;
   url: string;
   attempt: number;
@@ -60,11 +61,26 @@ function cut(bytes: Buffer, max: number, needles: readonly Buffer[]): Buffer {
 /**
  * Bytes as a value, as delivery.ts's bodyValue makes it (parsed JSON, else the text), but checked by a scan
  * first (isJsonText accepts what JSON.parse does): an app's answer is often not JSON, and a parse that
- * throws costs more than the rest of an entry.
+ * throws costs more than the rest of an entry. A body cut short is its text whatever it parses as: the
+ * first 4 KiB of a long number would parse as Infinity (written null), not as the start of what was sent.
  */
-function bytesValue(bytes: Buffer): unknown {
+function bytesValue(bytes: Buffer, truncated = false): unknown {
   const text = bytes.toString('utf8');
-  return isJsonText(bytes) ? (JSON.parse(text) as unknown) : text;
+  return !truncated && isJsonText(bytes) ? (JSON.parse(text) as unknown) : text;
+}
+
+/**
+ * The kept body's JSON text, on an entry whose body is JSON the app sent whole, on one line and without a
+ * secret: forwardLineJson writes it as it came, so a record file and `listen --json` keep the digits a
+ * double would round (an id of 20 digits, 1.10), as a delivery's line keeps its body's. A symbol key, so
+ * the entry's own JSON.stringify (the inspector's) leaves it out.
+ */
+const RAW_BODY = Symbol('the body as JSON text');
+
+/** `view` holding `raw` as its RAW_BODY, not enumerable: an entry compares and spreads as its fields alone. */
+function withRawBody<T extends AnswerView>(view: T, raw: string | undefined): T {
+  if (raw !== undefined) Object.defineProperty(view, RAW_BODY, { value: raw, enumerable: false });
+  return view;
 }
 
 /** The start of an answer's body, scrubbed of the secrets, and whether there was more; `needles`: secretNeedles(secrets), when made already. */
@@ -109,9 +125,13 @@ export function answerView(answer: Answer, secrets: readonly string[], needles?:
     const { bytes, truncated } = answerBodyStart(answer.body, secrets, needles);
     v.headers = scrubbedHeaders(answer.headers ?? {}, secrets);
     // A JSON body may spell a secret with escapes that its bytes do not hold as such: redacted once decoded.
-    const value = bytesValue(bytes);
-    v.body = mayShowSecret(bytes, secrets) ? redactValue(secrets, value) : value;
+    const value = bytesValue(bytes, truncated);
+    const secret = mayShowSecret(bytes, secrets);
+    v.body = secret ? redactValue(secrets, value) : value;
     if (truncated) v.bodyTruncated = true;
+    else if (!secret && answer.error === undefined && bytes.indexOf(0x0a) === -1 && bytes.indexOf(0x0d) === -1 && isJsonText(bytes)) {
+      withRawBody(v, bytes.toString('utf8').trim());
+    }
   }
   if (answer.error !== undefined) v.error = answer.error;
   return v;
@@ -119,13 +139,18 @@ export function answerView(answer: Answer, secrets: readonly string[], needles?:
 
 /** A forward try (the forwarder's ForwardEvent) as a record file keeps it; `at`: when it ended; `needles` as for answerBodyStart. */
 export function forwardEntry(event: { seq: number; url: string; attempt: number; ok: boolean; answer: Answer }, at: string, secrets: readonly string[], needles?: readonly Buffer[]): ForwardEntry {
-  const { status, ms, ...rest } = answerView(event.answer, secrets, needles);
-  return { seq: event.seq, url: event.url, attempt: event.attempt, ok: event.ok, at, status, ms, ...rest };
+  const view = answerView(event.answer, secrets, needles);
+  const { status, ms, ...rest } = view;
+  return withRawBody({ seq: event.seq, url: event.url, attempt: event.attempt, ok: event.ok, at, status, ms, ...rest }, (view as ForwardEntry)[RAW_BODY]);
 }
 
 /** A record file's forward line as text (without its newline): never starts as a delivery's, `{"seq":`. */
 export function forwardLineJson(entry: ForwardEntry): string {
-  return JSON.stringify({ forward: entry });
+  const raw = entry[RAW_BODY];
+  if (raw === undefined) return JSON.stringify({ forward: entry });
+  // The keys in the entry's order (body last but the flags after it, absent here: whole, and an answer came).
+  const { body: _body, ...head } = entry;
+  return `${JSON.stringify({ forward: head }).slice(0, -2)},"body":${raw}}}`;
 }
 
 /** A forward line read back, or undefined when the line is not one (cut short by a crash, another shape). */

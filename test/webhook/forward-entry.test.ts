@@ -34,6 +34,18 @@ describe('forwardEntry: the app answer as kept', () => {
     expect(refused).toEqual({ seq: 3, url: 'http://127.0.0.1:3000/hooks', attempt: 1, ok: false, at: AT, status: null, ms: 1, error: 'ECONNREFUSED' });
   });
 
+  it('writes a JSON answer as the app sent it (digits a double would round), and a cut one as its text, never parsed', () => {
+    const line = (body: string) => forwardLineJson(forwardEntry(event({ status: 200, ms: 1, body: Buffer.from(body), headers: { 'content-type': 'application/json' } }, { ok: true }), AT, []));
+    expect(line(' {"id":12345678901234567890,"v":1.10} ')).toBe(
+      `{"forward":{"seq":3,"url":"http://127.0.0.1:3000/hooks","attempt":1,"ok":true,"at":"${AT}","status":200,"ms":1,"headers":{"content-type":"application/json"},"body":{"id":12345678901234567890,"v":1.10}}}`,
+    );
+    // On more than one line: one line in the file all the same, its value kept.
+    expect(JSON.parse(line('{\n"a": [1,\r\n2]}')).forward.body).toEqual({ a: [1, 2] });
+    // 5000 digits cut to 4096 would parse as Infinity, written null.
+    const cut = JSON.parse(line('7'.repeat(5000))).forward;
+    expect([cut.body, cut.bodyTruncated]).toEqual(['7'.repeat(ANSWER_BODY_BYTES), true]);
+  });
+
   it('keeps the first 4 KiB of the body, cut between characters, and says it was cut', () => {
     const body = Buffer.from(`${'a'.repeat(ANSWER_BODY_BYTES - 1)}é and more`);
     const e = forwardEntry(event({ status: 200, ms: 1, body, headers: {} }), AT, []);
