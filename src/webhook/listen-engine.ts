@@ -191,7 +191,8 @@ export class ListenEngine implements ListenView {
     const { plan } = this;
     const { clock } = this.opts;
     // Forwarding always goes through a file so nothing acknowledged waits only in memory.
-    this.spool = this.routing && !plan.record ? join(tmpdir(), `cardboard-webhook-${process.pid}-${clock.now()}.jsonl`) : undefined;
+    // Filters without --forward-to forward nothing: nothing to spool.
+    this.spool = this.routing && this.routing.routes.length > 0 && !plan.record ? join(tmpdir(), `cardboard-webhook-${process.pid}-${clock.now()}.jsonl`) : undefined;
     const recordPath = plan.record ?? this.spool;
     // One listener per record file: two would number their deliveries alike and interleave their lines.
     this.lock = plan.record === undefined ? undefined : await lockRecord(plan.record, clock);

@@ -1,6 +1,7 @@
-// A filtered route whose app was down for long: each failed try adds a forward line to the record file, and
-// a restart must still judge the deliveries that waited behind them as they were judged when they arrived.
-import { appendFileSync, readdirSync, readFileSync } from 'node:fs';
+// Filters and routes at their edges: a filtered route whose app was down for long (each failed try adds a
+// forward line to the record file, and a restart must still judge the deliveries that waited behind them as
+// they were judged when they arrived); filters without any --forward-to (nothing to forward, nothing spooled).
+import { appendFileSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers/cli.js';
@@ -14,8 +15,8 @@ afterEach(async () => {
   cleanup = [];
 });
 
-async function listen(args: string[]): Promise<RunningListener> {
-  const l = await startListener(args, { env: { CARDBOARD_SIGNING_KEY: SIGNING_KEY } });
+async function listen(args: string[], env: Record<string, string> = {}): Promise<RunningListener> {
+  const l = await startListener(args, { env: { CARDBOARD_SIGNING_KEY: SIGNING_KEY, ...env } });
   cleanup.push(async () => {
     if (l.child.exitCode === null) await l.stop('SIGKILL');
   });
@@ -66,4 +67,18 @@ describe('a filtered route whose app was down for long', () => {
     expect(owners.received.map((x) => x.body.toString())).toEqual([sent[0], sent[2], '{"_id":"r1","Owner":"cy","Status":"Done"}']);
     expect(readFileSync(record, 'utf8').length).toBeGreaterThan(33 * 1024 * 1024);
   }, 60_000);
+});
+
+describe('filters without --forward-to', () => {
+  it('spool nothing: no file left behind, no word of forwarding', async () => {
+    const tmp = join(tempDir(), 'tmp');
+    mkdirSync(tmp);
+    const listener = await listen(['--json', '--changed', 'Status'], { TMPDIR: tmp });
+    expect(await post(listener.url, '{"_id":"n1","Status":"Open"}', SIGNING_KEY)).toBe(200);
+    await listener.waitFor(/"seq":1/, 'stdout');
+    const r = await listener.stop('SIGINT');
+    expect(r.stderr).toContain('stopped: 1 delivered, 0 refused');
+    expect(r.stderr).not.toMatch(/spool|forward/i);
+    expect(readdirSync(tmp)).toEqual([]);
+  });
 });
