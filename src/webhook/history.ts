@@ -66,8 +66,8 @@ function historyStart(path: string, size: number, tailBytes: number, scanBytes: 
  * is shown as a change to what was recorded before. Only the last `tailBytes` of deliveries are read
  * (historyStart: forward entries do not count, looked for at most `scanBytes` back): the states are
  * bounded anyway, and a record file can be far larger than memory. `visit` sees each delivery
- * with its change; `onForward` each forward entry read (the app's answer to a try), after the delivery it
- * is about when that one was read (its entries follow its line in the file). Returns the number of
+ * with its change; `onForward` the last forward entry read of each delivery (the app's answer to its last
+ * try), after the delivery it is about when that one was read (its entries follow its line in the file). Returns the number of
  * deliveries read; a missing file has none.
  */
 export function readHistory(
@@ -86,9 +86,11 @@ export function readHistory(
   }
   let read = 0;
   for (let offset = historyStart(path, size, tailBytes, scanBytes); offset < size; ) {
-    // A batch's forward entries are told after its deliveries, so each finds the delivery it is about.
-    const forwards: ForwardEntry[] = [];
-    const batch = readDeliveries(path, offset, 0, 500, 8 * 1024 * 1024, onForward && ((f) => forwards.push(f)));
+    // A batch's forward entries are told after its deliveries, so each finds the delivery it is about; only
+    // the last of each delivery's (what an entry shows), or the thousands of tries of a long outage would all
+    // be held at once.
+    const forwards = new Map<number, ForwardEntry>();
+    const batch = readDeliveries(path, offset, 0, 500, 8 * 1024 * 1024, onForward && ((f) => forwards.set(f.seq, f)));
     if (batch.next === offset) break;
     offset = batch.next;
     for (const delivery of batch.deliveries) {
@@ -96,7 +98,7 @@ export function readHistory(
       const change = states.apply(delivery.body);
       visit?.(delivery, change);
     }
-    for (const f of forwards) onForward?.(f);
+    for (const f of forwards.values()) onForward?.(f);
   }
   return read;
 }

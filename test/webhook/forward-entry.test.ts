@@ -78,7 +78,7 @@ describe('forward entries in a record file', () => {
     return path;
   }
 
-  it('are neither deliveries nor unreadable lines: every reader skips them, history hands them on after their deliveries', () => {
+  it('are neither deliveries nor unreadable lines: every reader skips them, history hands on the last of each after the deliveries', () => {
     const path = recordWithForwards();
     const all = readDeliveries(path, 0, 0, 10, 1e9);
     expect(all.deliveries.map((d) => d.seq)).toEqual([1, 2]);
@@ -88,7 +88,8 @@ describe('forward entries in a record file', () => {
     const order: string[] = [];
     const read = readHistory(path, new CardStates(), (d) => order.push(`delivery ${d.seq}`), undefined, (f) => order.push(`forward ${f.seq} ${f.status}`));
     expect(read).toBe(2);
-    expect(order).toEqual(['delivery 1', 'delivery 2', 'forward 1 500', 'forward 1 200', 'forward 2 200']);
+    // The last try of each delivery only: a long outage's thousands of tries are not all held at once.
+    expect(order).toEqual(['delivery 1', 'delivery 2', 'forward 1 200', 'forward 2 200']);
     // A file that starts with one (its delivery's line cut short by a crash) is still a record file.
     const starts = join(tempDir(), 'r.jsonl');
     writeFileSync(starts, readFileSync(path, 'utf8').split('\n').slice(1).join('\n'));
