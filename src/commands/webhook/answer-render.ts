@@ -18,6 +18,8 @@ export function shownAnswer(answer: Answer, secrets: readonly string[]): { answe
 
 /** Lines of an answer's body shown under its forward line (`--verbose`); past them, and past its first 4 KiB, `…`. */
 const ANSWER_BODY_LINES = 20;
+/** Header lines shown under a forward line; past them one line says how many more (all are in --json and the record file). */
+const ANSWER_HEADER_LINES = 30;
 const ANSWER_INDENT = '      ';
 
 /**
@@ -29,7 +31,9 @@ export function answerLines(shown: { answer: Answer; truncated: boolean }): stri
   const { answer, truncated } = shown;
   if (answer.status === undefined) return [];
   const lines = [`${ANSWER_INDENT}${answer.status} ${STATUS_CODES[answer.status] ?? ''}`.trimEnd()];
-  for (const [name, value] of Object.entries(answer.headers ?? {})) lines.push(terminalText(`${ANSWER_INDENT}${name}: ${value}`));
+  const headers = Object.entries(answer.headers ?? {});
+  for (const [name, value] of headers.slice(0, ANSWER_HEADER_LINES)) lines.push(terminalText(`${ANSWER_INDENT}${name}: ${value}`));
+  if (headers.length > ANSWER_HEADER_LINES) lines.push(`${ANSWER_INDENT}… ${headers.length - ANSWER_HEADER_LINES} more headers (all of them in --json and the record file)`);
   const bytes = answer.body;
   if (bytes.length === 0) return lines;
   lines.push('');
