@@ -327,6 +327,7 @@ export class ListenEngine implements ListenView {
       replayTimeout: inspect.replayTimeout,
       secrets: plan.secrets,
       onReplay: (e) => this.emit({ type: 'replay', ...e }),
+      listener: () => this.listener?.bound,
     });
   }
 
