@@ -97,3 +97,28 @@ describe('webhook listen --inspect: a replay to the listener itself', () => {
     expect(((await list.body.json()) as { deliveries: unknown[] }).deliveries).toHaveLength(1);
   });
 });
+
+describe('webhook listen --inspect: a replay\'s answer that echoes the key', () => {
+  it('shows it as *** in the replay\'s line and in the API\'s answer, escaped in the JSON body or not', async () => {
+    const KEY = 'sk-hostile-echo-0123456789';
+    const escaped = [...KEY].map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`).join('');
+    const app = await receiver(cleanup, () => `{"escaped":"${escaped}","plain":"${KEY}"}`);
+    const l = await startListener(['--inspect', '0'], { env: { CARDBOARD_SIGNING_KEY: KEY } });
+    cleanup.push(async () => {
+      if (l.child.exitCode === null) await l.stop('SIGKILL');
+    });
+    await l.waitFor(/Inspector: (\S+)/);
+    const page = /Inspector: (\S+)/.exec(l.stderr())![1]!;
+    const token = new URL(page).pathname.split('/')[1]!;
+    expect(await post(l.url, BODY, KEY)).toBe(200);
+    const res = await request(`${page}api/deliveries/1/replay`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-cardboard-token': token }, body: JSON.stringify({ url: app.url }) });
+    const answer = (await res.body.json()) as { body: string };
+    expect(JSON.parse(answer.body)).toEqual({ escaped: '***', plain: '***' });
+    await l.waitFor(/"replay"/, 'stdout');
+    const line = l.stdout().split('\n').find((s) => s.includes('"replay"'))!;
+    expect(line).toContain('\\"escaped\\":\\"***\\"');
+    expect(line).not.toContain('\\\\u0073');
+    expect(l.stdout() + l.stderr()).not.toContain(KEY);
+  });
+});
+

@@ -122,6 +122,17 @@ export function isEdited(input: ReplayInput): boolean {
 }
 
 /**
+ * The app's answer without the run's secrets, as the listener reports it (the terminal line, the `{"replay"}`
+ * JSON line) and the page shows it: header values scrubbed, the body redacted as a delivery's is shown
+ * (shownDelivery: a JSON body's strings decoded first, so a key the app echoed escaped is found too).
+ */
+export function secretFreeAnswer(answer: Answer, secrets: readonly string[]): Answer {
+  if (secrets.length === 0) return answer;
+  const body = shownDelivery({ seq: 0, receivedAt: '', method: '', path: '', headers: {}, body: answer.body }, secrets).body;
+  return { ...answer, headers: answer.headers && scrubHeaders({ ...answer.headers }, secrets), body };
+}
+
+/**
  * The app's answer as the page and the API get it: status, time, headers and the start of the body, with
  * the secrets redacted as the page's deliveries are (a body decoded: shownDelivery; header values scrubbed).
  */

@@ -37,7 +37,7 @@ import { reachesListener } from '../limits.js';
 import { httpUrl } from '../../http/url.js';
 import { durationOf, type Duration } from '../../units.js';
 import { deliveryList } from './api.js';
-import { answerView, isEdited, type ReplayEvent, type ReplayInput, replayInput, replayRequest } from './replay.js';
+import { answerView, isEdited, secretFreeAnswer, type ReplayEvent, type ReplayInput, replayInput, replayRequest } from './replay.js';
 import { Guards } from './guards.js';
 import { asObject, ForbiddenPage, forbiddenPage, HttpError, readJson, SECURITY_HEADERS, send, seqOf, sse } from './respond.js';
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_ENTRIES, EntryStore, forwardView } from './store.js';
@@ -326,7 +326,7 @@ export class Inspector {
     this.checkUrl(url);
     const { headers, body } = replayRequest(delivery, input, this.opts.key);
     const timeout = this.opts.replayTimeout ?? durationOf(30_000);
-    const answer = await this.client.send({ url, method: delivery.method, headers, body, timeout });
+    const answer = secretFreeAnswer(await this.client.send({ url, method: delivery.method, headers, body, timeout }), this.opts.secrets ?? []);
     const edited = isEdited(input);
     this.opts.onReplay?.({ seq, url, edited, answer });
     send(res, 200, JSON_TYPE, JSON.stringify(answerView(url, edited, answer, this.opts.secrets ?? [])));
