@@ -58,6 +58,14 @@ describe('inspector: hostile replays', () => {
     expect(app.got).toHaveLength(0);
   });
 
+  it('names a header value\'s character past U+00FF, which HTTP cannot carry, rather than calling it a control character', async () => {
+    const app = await receiver(cleanup);
+    const { i } = await withDelivery();
+    const r = await act(i, 'POST', 'replay', { seq: 3, url: app.url, headers: { 'x-price': '12 €' } });
+    expect([r.status, errorOf(r.text)]).toEqual([400, 'header "x-price" has "€", a character past U+00FF that a header cannot carry (percent-encode it) in its value']);
+    expect(app.got).toHaveLength(0);
+  });
+
   it('answers 400 to a page replay whose seq is not a delivery\'s number', async () => {
     const app = await receiver(cleanup);
     const { i } = await withDelivery();

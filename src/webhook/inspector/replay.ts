@@ -70,7 +70,11 @@ function editedHeaders(value: unknown): Record<string, string> {
     if (seen.has(name.toLowerCase())) throw new HttpError(400, `header ${shown} is given twice (names are case-insensitive)`);
     seen.add(name.toLowerCase());
     if (typeof v !== 'string') throw new HttpError(400, `header ${shown} must have a string value`);
-    if (!HEADER_VALUE.test(v)) throw new HttpError(400, `header ${shown} has a line break or a control character in its value`);
+    if (!HEADER_VALUE.test(v)) {
+      const past = [...v].find((c) => c.codePointAt(0)! > 0xff);
+      const why = past === undefined ? 'a line break or a control character' : `${JSON.stringify(past)}, a character past U+00FF that a header cannot carry (percent-encode it)`;
+      throw new HttpError(400, `header ${shown} has ${why} in its value`);
+    }
     if (isSigningHeader(name) && v !== MASK) throw new HttpError(400, `${SIGNING_HEADER} is always the listener's signing key, never one given here: leave it out or as ${MASK}`);
     out[name] = v;
     size += name.length + v.length + 4;
