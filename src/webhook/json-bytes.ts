@@ -114,3 +114,20 @@ export function jsonErrorOffset(bytes: Buffer): number {
     }
   }
 }
+
+/** A JSON string, or a JSON number: the first alternative makes the scan skip numbers inside strings. */
+const STRING_OR_NUMBER = /"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/g;
+
+/**
+ * The first number of a JSON text that JSON.parse cannot keep, so that the value written again is not the
+ * one written here: out of range (1e999 becomes null) or an integer past 2^53 (a 20-digit id is rounded).
+ * undefined when there is none. A number written otherwise but kept (1.10, 1e2) is not one.
+ */
+export function inexactNumber(text: string): string | undefined {
+  for (const [token] of text.matchAll(STRING_OR_NUMBER)) {
+    if (token.startsWith('"')) continue;
+    const value = Number(token);
+    if (!Number.isFinite(value) || (!/[.eE]/.test(token) && !Number.isSafeInteger(value))) return token;
+  }
+  return undefined;
+}

@@ -87,6 +87,8 @@ export interface ListenReady {
   inspectorUrl?: string;
   /** With --record, the file that keeps the inspector's token for the next run. */
   inspectorTokenFile?: string;
+  /** The port the kept token was served on last run, when this run serves it on another (the page's URL changed). */
+  inspectorMovedFrom?: number;
   /** Without --record, the file deliveries are spooled in for forwarding. */
   spool?: string;
   /** Recorded deliveries never forwarded, sent first (a resumed run). */
@@ -111,6 +113,11 @@ function selfForward(url: string, port: number): UsageError {
   return new UsageError(`--forward-to ${url} is this listener itself (port ${port}): every delivery would be forwarded back to it for ever.`, {
     hint: "Point --forward-to at your app's address, or listen on another --port.",
   });
+}
+
+/** The port a kept token was served on, when the inspector now serves on another one (taken, or --inspect named it). */
+function movedFrom(opened: OpenedInspector | undefined): number | undefined {
+  return opened?.kept && opened.kept.port !== opened.inspector.port ? opened.kept.port : undefined;
 }
 
 /** Refuse, before anything is opened, a forward to the listener itself; with port 0 the listener checks once bound. */
@@ -249,7 +256,7 @@ export class ListenEngine implements ListenView {
       inspector?.stats(listener.stats.delivered, refusedTotal(listener.stats));
       const routes = listener.forwarders.map((f, i) => ({ url: routing!.routes[i]!.url, filter: filterText(routing!.routes[i]!.filter), resumed: f.resumed, skipped: f.skipped }));
       const filter = routing && filterText(routing.global);
-      return { ...ready, inspectorTokenFile: opened?.tokenFile, spool: this.spool, resumed: routes[0]?.resumed ?? 0, skipped: routes[0]?.skipped ?? 0, routes, ...(filter ? { filter } : {}), mirror: this.mirror?.store.location };
+      return { ...ready, inspectorTokenFile: opened?.tokenFile, inspectorMovedFrom: movedFrom(opened), spool: this.spool, resumed: routes[0]?.resumed ?? 0, skipped: routes[0]?.skipped ?? 0, routes, ...(filter ? { filter } : {}), mirror: this.mirror?.store.location };
     } catch (err) {
       await this.inspector?.stop();
       await record?.close();
@@ -328,6 +335,7 @@ export class ListenEngine implements ListenView {
       replayTimeout: inspect.replayTimeout,
       secrets: plan.secrets,
       onReplay: (e) => this.emit({ type: 'replay', ...e }),
+      listener: () => this.listener?.bound,
     });
   }
 

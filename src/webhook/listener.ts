@@ -207,6 +207,11 @@ export class Listener {
     return (this.server.address() as AddressInfo).port;
   }
 
+  /** The host and port the listener is bound to; undefined before start and after stop. */
+  get bound(): { host: string; port: number } | undefined {
+    return this.server.listening ? { host: this.opts.host, port: this.port } : undefined;
+  }
+
   /**
    * Expect one test delivery: a fresh token to send in CHECK_HEADER, and a promise that resolves when a
    * verified request carrying it arrives. `done()` ends the wait (the token is still known afterwards).

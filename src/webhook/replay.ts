@@ -2,7 +2,7 @@
 // --filter and --changed sent as it was recorded (or with --set, its card edited), one at a time, until
 // the end or a drain. It emits each answer and never prints; the command renders them.
 import { statSync } from 'node:fs';
-import { UsageError } from '../errors.js';
+import { CardboardError, UsageError } from '../errors.js';
 import { terminalText } from '../io/text.js';
 import { ownValue } from '../own-keys.js';
 import { checkKeys, describeUnknownKeys } from '../schema/match.js';
@@ -10,6 +10,7 @@ import type { Duration } from '../units.js';
 import { CardStates, cardIn } from './changes.js';
 import { type Answer, DeliveryClient } from './client.js';
 import { bodyValue, type Delivery, outgoingHeaders } from './delivery.js';
+import { inexactNumber } from './json-bytes.js';
 import { readDeliveries, sniffRecordFile } from './record-file.js';
 
 /** What to replay, and where. */
@@ -114,11 +115,22 @@ export function editedBody(body: Buffer, set: Record<string, unknown>): Buffer |
   return Buffer.from(JSON.stringify(card), 'utf8');
 }
 
-/** The --set fields a delivery's card lacks, as an error naming them (with the nearest field of that card). */
+/**
+ * The --set fields a delivery's card lacks, as an error naming them (with the nearest field of that card);
+ * and a card with a number that its edit, written again from the parsed card, would change (a 20-digit id
+ * rounded): refused, nothing sent, rather than sent other than recorded.
+ */
 function checkEdit(delivery: Delivery, edit: CardEdit): void {
   const card = cardBody(delivery.body);
   // Not a card: that delivery is reported as not sent when its turn comes; the others are sent.
-  if (card === undefined || edit.allowUnknown) return;
+  if (card === undefined) return;
+  const inexact = inexactNumber(delivery.body.toString('utf8'));
+  if (inexact !== undefined) {
+    throw new CardboardError(`--set: the card of #${delivery.seq} has a number that a JSON parse cannot keep (${shortNumber(inexact)}): edited, it would be sent changed`, {
+      hint: 'Replay that delivery without --set, or leave it out with --filter or --from.',
+    });
+  }
+  if (edit.allowUnknown) return;
   const fields = Object.keys(card);
   const unknown = checkKeys(Object.keys(edit.set), fields);
   if (unknown.length === 0) return;
@@ -126,6 +138,11 @@ function checkEdit(delivery: Delivery, edit: CardEdit): void {
   throw new UsageError(`--set: ${describeUnknownKeys(unknown)} in the card of #${delivery.seq}`, {
     hint: `Field names are compared exactly, case included (spec 2.2); that card has ${shown.join(', ')}${fields.length > shown.length ? ', …' : ''}. --allow-unknown adds a field the card lacks.`,
   });
+}
+
+/** A number as an error shows it: its first 24 characters. */
+export function shortNumber(token: string): string {
+  return token.length > 24 ? `${token.slice(0, 24)}…` : token;
 }
 
 /** The file named must be a record file: `replay big.csv` must fail, not replay nothing and exit 0. */

@@ -1,6 +1,8 @@
 // The inspector's token kept beside the record file: the same URL after a restart with the same --record,
 // owner-only, a file that is not listen's refused; and the HTML page a URL without its token gets.
+import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -64,6 +66,9 @@ describe('the token file', () => {
         symlinkSync(`${p}.target`, p);
       }, /it is a symbolic link/],
       ['a directory', (p) => mkdirSync(p), /not a regular file/],
+      ['a FIFO', (p) => execFileSync('mkfifo', ['-m', '600', p]), /not a regular file/],
+      // Never read whole: a file of gigabytes would take the memory of the run.
+      ['a large file', (p) => writeFileSync(p, JSON.stringify({ token: TOKEN, port: 4040 }) + ' '.repeat(5000), { mode: 0o600 }), /it is 5\d{3} bytes, not the few that listen writes/],
     ];
     for (const [what, make, message] of cases) {
       const file = join(dir, `${what.replace(/ /g, '-')}.inspector`);
@@ -104,6 +109,24 @@ describe('webhook listen --inspect --record: a page that survives a restart', ()
     expect(((await res.body.json()) as { deliveries: Array<{ seq: number }> }).deliveries.map((d) => d.seq)).toEqual([1]);
     expect((await second.stop('SIGTERM')).signal).toBe('SIGTERM');
     expect(readFileSync(record, 'utf8')).not.toContain(token);
+  });
+
+  it('starts when the kept port is taken by another process, keeps the token, and says the URL changed', async () => {
+    const record = join(tempDir(), 'hooks.jsonl');
+    const first = await listen(['--record', record, '--inspect', '0', '--quiet']);
+    const token = new URL(first.page).pathname.split('/')[1]!;
+    const port = Number(new URL(first.page).port);
+    await first.stop('SIGTERM');
+    const squatter = createServer((_req, res) => res.end('another app'));
+    await new Promise<void>((resolve) => squatter.listen(port, '127.0.0.1', resolve));
+    cleanup.push(() => new Promise<void>((resolve) => squatter.close(() => resolve())));
+    const second = await listen(['--record', record, '--inspect', '--quiet']);
+    const moved = new URL(second.page);
+    expect(moved.pathname.split('/')[1]).toBe(token);
+    expect(Number(moved.port)).not.toBe(port);
+    expect(second.stderr()).toContain(`the URL changed: port ${port} of the last run is not this run's, open the page again at this URL`);
+    expect(JSON.parse(readFileSync(`${record}.inspector`, 'utf8'))).toEqual({ token, port: Number(moved.port) });
+    expect((await request(`${second.page}api/deliveries`)).statusCode).toBe(200);
   });
 
   it('without --record a new token each run; a stale or missing token gets a short HTML page, never the token', async () => {

@@ -1,8 +1,9 @@
 // The inspector page in a real browser (Debian's chromium driven by playwright-core): the built binary's
 // `webhook listen --inspect 0` fed by the emulator's own deliveries (`card put`). Skipped, saying why, when
 // /usr/bin/chromium is missing, unless CARDBOARD_REQUIRE_BROWSER=1 (CI), where a missing browser fails.
-import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { execFile, execFileSync } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { promisify } from 'node:util';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -479,7 +480,7 @@ describe.skipIf(!HAVE_BROWSER && !REQUIRED)('inspector page in a browser', () =>
     expect(curl).toContain('$CARDBOARD_SIGNING_KEY');
     const args = curlArgs(curl, { CARDBOARD_SIGNING_KEY: 'key-from-env' });
     expect(args.slice(0, 3)).toEqual(['-X', 'POST', `${receiver.url}/edited`]);
-    expect(args.at(-2)).toBe('--data-binary');
+    expect(args.at(-2)).toBe('--data-raw');
     expect(args.at(-1)).toBe(edited);
     const sent = args.filter((_, i) => args[i - 1] === '-H');
     expect(sent).toContain(`x-note: it's $(touch ${marker}) \`x\` "q"`);
@@ -499,6 +500,24 @@ describe.skipIf(!HAVE_BROWSER && !REQUIRED)('inspector page in a browser', () =>
     expect(await page.evaluate<unknown>('window.__pwned')).toBeUndefined();
     expect(await page.evaluate<number>("document.querySelectorAll('img, script:not([src])').length")).toBe(0);
     expect(dialogs).toEqual([]);
+  });
+
+  it('copies as curl a body that starts with @ as that text: curl, run, sends it and reads no file', async () => {
+    const receiver = await heldApp();
+    receiver.holding = false;
+    const secretFile = join(tempDir(), 'private.txt');
+    writeFileSync(secretFile, 'contents of a private file');
+    const l = await listen();
+    const { page } = await open(l.page);
+    const res = await fetch(l.url, { method: 'POST', headers: { 'content-type': 'text/plain', 'x-signingKey': KEY }, body: `@${secretFile}` });
+    expect(res.status).toBe(200);
+    await rowOf(page, 1).click();
+    await page.click('#detail button.copy-curl');
+    const curl = await page.locator('#detail textarea.curl-text').inputValue();
+    // Run for real (the receiver is in this process: not a sync call, which would hold it).
+    await promisify(execFile)('bash', ['-c', curl.replace(/^curl /, 'curl -sS -o /dev/null --max-time 10 ')], { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', CARDBOARD_SIGNING_KEY: KEY, WEBHOOK_URL: receiver.url } });
+    expect(receiver.got).toHaveLength(1);
+    expect(receiver.got[0]!.body.toString('utf8')).toBe(`@${secretFile}`);
   });
 
   it('keeps a page opened before a restart working after it with the same --record: it reconnects by itself, says so, and shows no entry twice', async () => {

@@ -108,6 +108,24 @@ describe('webhook replay --set', () => {
     }
   });
 
+  it('never sends a number other than written: a := number JSON cannot keep exits 2, a card holding one exits 1, nothing sent', async () => {
+    const file = await recording(['{"_id":"a","Name":"One","N":1.10}', '{"_id":"b","Name":"Two","N":2,"Ref":12345678901234567890123}']);
+    const receiver = await app();
+    for (const value of ['123456789012345678901234567890', '1e999', '[1,{"x":"99999999999999999999"},99999999999999999999]']) {
+      const r = await replay([file, '--to', receiver.url, '--set', `N:=${value}`]);
+      expect(r.code, value).toBe(2);
+      expect(r.stderr).toMatch(/^error: --set N: \S+ cannot be sent exactly as a JSON number$/m);
+    }
+    const r = await replay([file, '--to', receiver.url, '--set', 'Name=x']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('error: --set: the card of #2 has a number that a JSON parse cannot keep (12345678901234567890123): edited, it would be sent changed');
+    expect(receiver.received).toHaveLength(0);
+    // Numbers JSON keeps go, written as JSON writes them; a string of digits is a string.
+    const ok = await replay([file, '--to', receiver.url, '--filter', '_id=a', '--set', 'N:=1e2', '--set', 'Name=12345678901234567890123']);
+    expect(ok.code, ok.stderr).toBe(0);
+    expect(receiver.received.map((q) => q.body.toString('utf8'))).toEqual(['{"_id":"a","Name":"12345678901234567890123","N":100}']);
+  });
+
   it('editedBody sets a field named __proto__ as a key of the card, not its prototype', () => {
     const set = Object.create(null) as Record<string, unknown>;
     set.__proto__ = 'x';

@@ -16,10 +16,13 @@ export function inspectPlan(value: string | true): InspectPlan {
 
 /**
  * The one line that gives the page's URL; printed once, on stderr, even with --quiet. With --record the
- * token is kept beside the record file (`tokenFile`) and the URL stays the same for the next run with it.
+ * token is kept beside the record file (`tokenFile`) and the URL stays the same for the next run with it,
+ * unless the port it was served on is not this run's (`movedFrom`): then the line says the URL changed.
  */
-export function inspectorLine(url: string, tokenFile?: string): string {
+export function inspectorLine(url: string, tokenFile?: string, movedFrom?: number): string {
   if (tokenFile === undefined) return `Inspector: ${url} (the token in this URL is the page's key; it ends with this run: --record keeps it)\n`;
+  // The kept port was taken (or --inspect named another): a page open at the old URL cannot follow.
+  if (movedFrom !== undefined) return `Inspector: ${url} (the token in this URL is the page's key, kept in ${terminalText(tokenFile)}; the URL changed: port ${movedFrom} of the last run is not this run's, open the page again at this URL)\n`;
   return `Inspector: ${url} (the token in this URL is the page's key, kept in ${terminalText(tokenFile)}: the same URL works after a restart with this --record)\n`;
 }
 

@@ -109,7 +109,7 @@ export function listenScreen(ctx: Context, screen: ScreenOptions): ListenScreen 
       else if (screen.publicUrl) stderr.write(`Listening on ${ready.url} (public as ${screen.publicUrl}; checking it with a test delivery).\n`);
       else stderr.write(`Listening on ${ready.url} : paste this URL into Card Sources → Webhook URL (the service must be able to reach it).\n`);
       // The page's URL holds its token: written here once, even with --quiet, and nowhere else.
-      if (ready.inspectorUrl) stderr.write(inspectorLine(ready.inspectorUrl, ready.inspectorTokenFile));
+      if (ready.inspectorUrl) stderr.write(inspectorLine(ready.inspectorUrl, ready.inspectorTokenFile, ready.inspectorMovedFrom));
       if (!screen.verify) status.warn('NOT VERIFYING x-signingKey (--no-verify): anyone who can reach this port can post deliveries.');
       else if (screen.keySource) status.info(`Verifying x-signingKey with the key from ${screen.keySource}.`);
       if (screen.record) status.info(`Recording to ${screen.record}.`);

@@ -7,7 +7,8 @@ import { createStatus } from '../../io/status.js';
 import { plural, terminalText } from '../../io/text.js';
 import { checkKeys, describeUnknownKeys } from '../../schema/match.js';
 import { type Duration, durationOf, parseInteger } from '../../units.js';
-import { type CardEdit, checkRecordFile, Replay, type ReplayAnswer, type ReplayResult } from '../../webhook/replay.js';
+import { inexactNumber } from '../../webhook/json-bytes.js';
+import { type CardEdit, checkRecordFile, Replay, type ReplayAnswer, type ReplayResult, shortNumber } from '../../webhook/replay.js';
 import { parsePairs } from '../card/pairs.js';
 import { KEY_TRANSPORT_HELP, loadSigningKey, noKeyHint, signingKeyStdinOption } from './key.js';
 import { answerStart, answerStartData, answerText, notAnsweredText } from './render.js';
@@ -87,6 +88,12 @@ Examples:
 function editOf(pairs: string[], allowUnknown: boolean): CardEdit | undefined {
   if (allowUnknown && pairs.length === 0) throw new UsageError('--allow-unknown needs --set');
   if (pairs.length === 0) return undefined;
+  // A := number JSON.parse cannot keep (1e999 is sent null, a 20-digit id rounded): refused, not sent changed.
+  for (const pair of pairs) {
+    const at = pair.indexOf(':=');
+    const inexact = at > 0 && pair.indexOf('=') === at + 1 ? inexactNumber(pair.slice(at + 2)) : undefined;
+    if (inexact !== undefined) throw new UsageError(`--set ${pair.slice(0, at)}: ${shortNumber(inexact)} cannot be sent exactly as a JSON number`, { hint: `Give it as a string (${pair.slice(0, at)}=…), or a number JSON keeps: whole numbers up to 2^53.` });
+  }
   try {
     return { set: parsePairs(pairs), allowUnknown };
   } catch (err) {

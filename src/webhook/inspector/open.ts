@@ -26,6 +26,8 @@ interface OpenInspector {
   /** Secrets the page must not show, decoded bodies and changes included. */
   secrets: readonly string[];
   onReplay: (e: ReplayEvent) => void;
+  /** Where the run's listener listens, once it does (a replay there is refused). */
+  listener: () => { host: string; port: number } | undefined;
 }
 
 /** An inspector made, with the file its token is kept in and what that file held. */
@@ -48,7 +50,7 @@ export async function makeInspector(o: OpenInspector): Promise<OpenedInspector> 
   const { Inspector } = await import('./server.js');
   const inspector = new Inspector({
     ports: plan.ports, key: o.key, verified: o.verified, forwardTo: o.forwardTo, recording: o.record !== undefined, insecure: o.insecure,
-    replayTimeout: o.replayTimeout, secrets: o.secrets, token: kept?.token, tokenFile, onReplay: o.onReplay,
+    replayTimeout: o.replayTimeout, secrets: o.secrets, token: kept?.token, tokenFile, onReplay: o.onReplay, listener: o.listener,
   });
   return { inspector, plan: o.plan, tokenFile, kept };
 }

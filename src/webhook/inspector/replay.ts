@@ -33,6 +33,9 @@ const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 /** A header value as Node sends it: no line break, no NUL, no character past one byte. */
 const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
 
+/** The edited headers' size at most, names and values together: what Node's servers take by default (http.maxHeaderSize). */
+const MAX_HEADER_BYTES = 16 * 1024;
+
 const SHAPE = 'expected {"url"?: "<http(s) URL>", "headers"?: {"<name>": "<value>"}, "body"?: "<text>"}';
 
 /** The replay's fields from a parsed action body (`seq` is read by the caller); HttpError 400 naming what is wrong. */
@@ -59,15 +62,23 @@ function editedHeaders(value: unknown): Record<string, string> {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new HttpError(400, `"headers" must be an object of names to values: ${SHAPE}`);
   const out = emptyRecord<string>();
   const seen = new Set<string>();
+  let size = 0;
   for (const [name, v] of Object.entries(value as Record<string, unknown>)) {
-    const shown = JSON.stringify(name);
+    // A name is echoed in the error: cut, so that a message stays one short line whatever was sent.
+    const shown = JSON.stringify(name.length > 64 ? `${name.slice(0, 64)}…` : name);
     if (!HEADER_NAME.test(name)) throw new HttpError(400, `header ${shown} is not a valid header name (letters, digits and !#$%&'*+-.^_\`|~ only)`);
     if (seen.has(name.toLowerCase())) throw new HttpError(400, `header ${shown} is given twice (names are case-insensitive)`);
     seen.add(name.toLowerCase());
     if (typeof v !== 'string') throw new HttpError(400, `header ${shown} must have a string value`);
-    if (!HEADER_VALUE.test(v)) throw new HttpError(400, `header ${shown} has a line break or a control character in its value`);
+    if (!HEADER_VALUE.test(v)) {
+      const past = [...v].find((c) => c.codePointAt(0)! > 0xff);
+      const why = past === undefined ? 'a line break or a control character' : `${JSON.stringify(past)}, a character past U+00FF that a header cannot carry (percent-encode it)`;
+      throw new HttpError(400, `header ${shown} has ${why} in its value`);
+    }
     if (isSigningHeader(name) && v !== MASK) throw new HttpError(400, `${SIGNING_HEADER} is always the listener's signing key, never one given here: leave it out or as ${MASK}`);
     out[name] = v;
+    size += name.length + v.length + 4;
+    if (size > MAX_HEADER_BYTES) throw new HttpError(400, `the headers are ${MAX_HEADER_BYTES} bytes at most together (most servers refuse more): header ${shown} is past that`);
   }
   return out;
 }
@@ -112,6 +123,17 @@ export function replayRequest(delivery: Delivery, input: ReplayInput, key: strin
 /** Whether a replay was edited. */
 export function isEdited(input: ReplayInput): boolean {
   return input.headers !== undefined || input.body !== undefined;
+}
+
+/**
+ * The app's answer without the run's secrets, as the listener reports it (the terminal line, the `{"replay"}`
+ * JSON line) and the page shows it: header values scrubbed, the body redacted as a delivery's is shown
+ * (shownDelivery: a JSON body's strings decoded first, so a key the app echoed escaped is found too).
+ */
+export function secretFreeAnswer(answer: Answer, secrets: readonly string[]): Answer {
+  if (secrets.length === 0) return answer;
+  const body = shownDelivery({ seq: 0, receivedAt: '', method: '', path: '', headers: {}, body: answer.body }, secrets).body;
+  return { ...answer, headers: answer.headers && scrubHeaders({ ...answer.headers }, secrets), body };
 }
 
 /**

@@ -37,7 +37,7 @@ import { reachesListener } from '../limits.js';
 import { httpUrl } from '../../http/url.js';
 import { durationOf, type Duration } from '../../units.js';
 import { deliveryList } from './api.js';
-import { answerView, isEdited, type ReplayEvent, type ReplayInput, replayInput, replayRequest } from './replay.js';
+import { answerView, isEdited, secretFreeAnswer, type ReplayEvent, type ReplayInput, replayInput, replayRequest } from './replay.js';
 import { Guards } from './guards.js';
 import { asObject, ForbiddenPage, forbiddenPage, HttpError, readJson, SECURITY_HEADERS, send, seqOf, sse } from './respond.js';
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_ENTRIES, EntryStore, forwardView } from './store.js';
@@ -54,6 +54,8 @@ const STATIC_FILES: ReadonlyArray<[string, string]> = [
 /** A replay's action body at most: an edited body as large as the detail shows (1 MiB), escaped as JSON. */
 const REPLAY_ACTION_BYTES = 4 * 1024 * 1024;
 const JSON_TYPE = 'application/json; charset=utf-8';
+/** A replay URL's length at most (the URL is echoed on a terminal line). */
+const MAX_REPLAY_URL = 8192;
 /** An event stream whose reader lags this far behind is closed (the page reconnects and gets the history again). */
 const MAX_STREAM_BUFFER = 16 * 1024 * 1024;
 
@@ -83,6 +85,8 @@ export interface InspectorOptions {
   tokenFile?: string;
   /** Each replay asked for by the page or the API, once answered. */
   onReplay?: (e: ReplayEvent) => void;
+  /** Where the listener of this run listens, once it does: a replay to it is refused as one to the inspector is. */
+  listener?: () => { host: string; port: number } | undefined;
 }
 
 /**
@@ -240,6 +244,7 @@ export class Inspector {
       this.guards.checkAction(req);
       const fields = asObject(await readJson(req, REPLAY_ACTION_BYTES));
       if (typeof fields?.seq !== 'number') throw new HttpError(400, 'expected {"seq": <number>, "url"?: "<http(s) URL>", "headers"?: {…}, "body"?: "<text>"}');
+      if (!Number.isSafeInteger(fields.seq) || fields.seq < 1) throw new HttpError(400, '"seq" must be a delivery\'s number: a whole number from 1');
       await this.replay(fields.seq, replayInput(fields), res);
       return;
     }
@@ -247,6 +252,8 @@ export class Inspector {
     if (method !== 'GET' && method !== 'HEAD') throw new HttpError(405, `${path || 'this page'} is GET only`, { allow: 'GET' });
     const file = this.files.get(path === '' ? 'index.html' : path);
     if (file) send(res, 200, file.type, file.body);
+    // HEAD of the stream: its head alone, and the answer ends (a stream opened for it would never end).
+    else if (path === 'events' && method === 'HEAD') send(res, 200, 'text/event-stream; charset=utf-8', '');
     else if (path === 'events') this.openStream(res);
     else if (path.startsWith('deliveries/')) this.sendDetail(path.slice('deliveries/'.length), res);
     else throw new HttpError(404, 'no such page');
@@ -319,20 +326,30 @@ export class Inspector {
     this.checkUrl(url);
     const { headers, body } = replayRequest(delivery, input, this.opts.key);
     const timeout = this.opts.replayTimeout ?? durationOf(30_000);
-    const answer = await this.client.send({ url, method: delivery.method, headers, body, timeout });
+    const answer = secretFreeAnswer(await this.client.send({ url, method: delivery.method, headers, body, timeout }), this.opts.secrets ?? []);
     const edited = isEdited(input);
     this.opts.onReplay?.({ seq, url, edited, answer });
     send(res, 200, JSON_TYPE, JSON.stringify(answerView(url, edited, answer, this.opts.secrets ?? [])));
   }
 
-  /** A replay URL is checked as --forward-to is (plain http:// to loopback only unless --insecure), and is never the inspector. */
+  /**
+   * A replay URL is checked as --forward-to is (plain http:// to loopback only unless --insecure); it is never
+   * the inspector nor the listener (a replay there would come back as a new delivery), holds no user:password
+   * (the URL is printed in the terminal and returned to the page: a credential goes in a header), and is of
+   * a length a terminal line and a receiver can take.
+   */
   private checkUrl(url: string): void {
+    if (url.length > MAX_REPLAY_URL) throw new HttpError(400, `the replay URL is ${MAX_REPLAY_URL} characters at most`);
     try {
       httpUrl(url, 'url', { insecure: this.opts.insecure });
     } catch (err) {
       throw new HttpError(400, (err as Error).message);
     }
+    const parsed = new URL(url);
+    if (parsed.username !== '' || parsed.password !== '') throw new HttpError(400, 'the replay URL has a user:password: give a credential as a header (Authorization) instead');
     if (reachesListener(url, INSPECTOR_HOST, this.boundPort)) throw new HttpError(400, `${url} is this inspector itself: replay to your app instead`);
+    const listener = this.opts.listener?.();
+    if (listener && reachesListener(url, listener.host, listener.port)) throw new HttpError(400, `${url} is this run's listener itself: the replay would come back as a new delivery; replay to your app instead`);
   }
 }
 

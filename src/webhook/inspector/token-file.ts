@@ -2,7 +2,7 @@
 // stays the same when the listener restarts with the same --record: {"token": "...", "port": 4040}. The
 // token is the page's key, so the file is owner-only (src/private-file.ts), and only a file this module
 // wrote is used or changed: anything else at that path is refused, naming it.
-import { closeSync, readFileSync, writeSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync, writeSync } from 'node:fs';
 import { CardboardError } from '../../errors.js';
 import { errnoCode } from '../../fs-errors.js';
 import { terminalText } from '../../io/text.js';
@@ -13,6 +13,9 @@ export interface KeptToken {
   token: string;
   port: number;
 }
+
+/** The file's size at most: listen writes some 60 bytes; anything larger is not its file, and is not read. */
+const MAX_BYTES = 4096;
 
 /** A token as the inspector makes them: 24 random bytes in base64url. */
 const TOKEN = /^[A-Za-z0-9_-]{32}$/;
@@ -45,8 +48,9 @@ export function readKeptToken(path: string): KeptToken | undefined {
   if (why) throw refused(path, why);
   let value: unknown;
   try {
-    value = JSON.parse(readFileSync(path, 'utf8'));
+    value = JSON.parse(readSmall(path, (why) => refused(path, why)));
   } catch (err) {
+    if (err instanceof CardboardError) throw err;
     throw refused(path, errnoCode(err) ? (err as Error).message : 'it is not JSON');
   }
   const kept = value as Partial<KeptToken> | null;
@@ -54,6 +58,28 @@ export function readKeptToken(path: string): KeptToken | undefined {
     throw refused(path, 'it does not hold {"token", "port"} as listen writes them');
   }
   return { token: kept.token, port: kept.port! };
+}
+
+/**
+ * The text of the regular file at `path`, read only when it is MAX_BYTES at most (else `refuse` says why).
+ * Opened without following a symbolic link (one put there since it was checked is an error, ELOOP), and
+ * without waiting on a FIFO.
+ */
+function readSmall(path: string, refuse: (why: string) => Error): string {
+  const fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  try {
+    const stat = fstatSync(fd);
+    if (!stat.isFile()) throw refuse('it is not a regular file');
+    const tooLarge = (size: number) => refuse(`it is ${size} bytes, not the few that listen writes`);
+    if (stat.size > MAX_BYTES) throw tooLarge(stat.size);
+    const buf = Buffer.alloc(MAX_BYTES + 1);
+    let done = 0;
+    for (let n = -1; n !== 0 && done < buf.length; done += n) n = readSync(fd, buf, done, buf.length - done, null);
+    if (done > MAX_BYTES) throw tooLarge(done);
+    return buf.subarray(0, done).toString('utf8');
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /**

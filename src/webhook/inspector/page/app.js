@@ -574,7 +574,8 @@
     const words = ['curl', '-X', shellQuote(detail.method), url ? shellQuote(url) : '"$WEBHOOK_URL"'];
     for (const k of Object.keys(headers)) words.push('-H', shellQuote(`${k}: ${headers[k]}`));
     words.push('-H', `"x-signingKey: ${KEY_PLACEHOLDER}"`);
-    words.push('--data-binary', shellQuote(body));
+    // --data-raw: with --data-binary a body starting with @ names a file curl would read and send instead.
+    words.push('--data-raw', shellQuote(body));
     // One option a line, as curl commands are usually shown.
     const lines = [words.slice(0, 4).join(' ')];
     for (let i = 4; i < words.length; i += 2) lines.push(`  ${words[i]} ${words[i + 1]}`);
