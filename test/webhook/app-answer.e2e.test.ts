@@ -7,10 +7,10 @@ import { join } from 'node:path';
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runMain, tempDir } from '../helpers/cli.js';
-import { BOARD_ID, type RunningEmulator, SIGNING_KEY, startTestEmulator, TEST_BOARDS, TOKEN } from '../helpers/emulator.js';
+import { BOARD_ID, type RunningEmulator, SIGNING_KEY, TOKEN } from '../helpers/emulator.js';
 import { startOnPty } from '../helpers/pty.js';
 import { waitFor } from '../helpers/wait.js';
-import { post, type RunningListener, startListener, TestApp } from './helpers.js';
+import { emulatorPointingAt, keyedListener, post, type RunningListener, TestApp } from './helpers.js';
 
 let cleanup: Array<() => Promise<unknown>> = [];
 afterEach(async () => {
@@ -34,21 +34,8 @@ async function failingThenOk(): Promise<TestApp> {
   return app;
 }
 
-async function listen(args: string[], key = SIGNING_KEY): Promise<RunningListener> {
-  const l = await startListener(args, { env: { CARDBOARD_SIGNING_KEY: key } });
-  cleanup.push(async () => {
-    if (l.child.exitCode === null) await l.stop('SIGKILL');
-  });
-  return l;
-}
+const listen = (args: string[], key = SIGNING_KEY): Promise<RunningListener> => keyedListener(args, key, cleanup);
 
-async function emulatorPointingAt(url: string): Promise<RunningEmulator> {
-  const boards = structuredClone(TEST_BOARDS);
-  boards[BOARD_ID]!.webhookUrl = url;
-  const emu = await startTestEmulator({ boards });
-  cleanup.push(() => emu.close());
-  return emu;
-}
 
 const putCard = (emu: RunningEmulator) => runMain(['card', 'put', 'Name=Alpha', 'Status=Open'], { env: { CARDBOARD_BASE_URL: emu.url, CARDBOARD_BOARD: BOARD_ID, CARDBOARD_TOKEN: TOKEN } });
 
@@ -68,7 +55,7 @@ describe("the app's answer to each forward try", () => {
     const listener = await listen(['--record', record, '--forward-to', app.url, '--json', '--inspect', '0']);
     await listener.waitFor(/Inspector: (\S+)/);
     const page = /Inspector: (\S+)/.exec(listener.stderr())![1]!;
-    const emu = await emulatorPointingAt(listener.url);
+    const emu = await emulatorPointingAt(listener.url, cleanup);
     const put = await putCard(emu);
     expect(put.code, put.stderr).toBe(0);
     await app.waitForCompleted(2);

@@ -3,9 +3,9 @@ import { join } from 'node:path';
 import { Pool } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runMain, tempDir } from '../helpers/cli.js';
-import { BOARD_ID, type RunningEmulator, SIGNING_KEY, startTestEmulator, TEST_BOARDS, TOKEN } from '../helpers/emulator.js';
+import { BOARD_ID, type RunningEmulator, SIGNING_KEY, TOKEN } from '../helpers/emulator.js';
 import { waitFor } from '../helpers/wait.js';
-import { post, type RunningListener, startListener, TestApp } from './helpers.js';
+import { emulatorPointingAt, keyedListener, post, type RunningListener, TestApp } from './helpers.js';
 
 let cleanup: Array<() => Promise<unknown>> = [];
 afterEach(async () => {
@@ -20,21 +20,8 @@ async function app(): Promise<TestApp> {
   return a;
 }
 
-async function listen(args: string[]): Promise<RunningListener> {
-  const l = await startListener(args, { env: { CARDBOARD_SIGNING_KEY: SIGNING_KEY } });
-  cleanup.push(async () => {
-    if (l.child.exitCode === null) await l.stop('SIGKILL');
-  });
-  return l;
-}
+const listen = (args: string[]): Promise<RunningListener> => keyedListener(args, SIGNING_KEY, cleanup);
 
-async function emulatorPointingAt(url: string): Promise<RunningEmulator> {
-  const boards = structuredClone(TEST_BOARDS);
-  boards[BOARD_ID]!.webhookUrl = url;
-  const emu = await startTestEmulator({ boards });
-  cleanup.push(() => emu.close());
-  return emu;
-}
 
 /** The deliveries a record file holds: a forward try's entry (`{"forward":…}`) is not one. */
 function recorded(path: string): Array<{ seq: number; body: unknown; bodyBase64: string }> {
@@ -48,7 +35,7 @@ describe('emulator → listener → app', () => {
     const target = await app();
     const record = join(tempDir(), 'hooks.jsonl');
     const listener = await listen(['--record', record, '--forward-to', target.url, '--json']);
-    const emu = await emulatorPointingAt(listener.url);
+    const emu = await emulatorPointingAt(listener.url, cleanup);
     const created = await cli(emu, ['card', 'put', 'Name=Alpha', 'Status=Open', '--json']);
     expect(created.code, created.stderr).toBe(0);
     const id = (JSON.parse(created.stdout) as { _id: string })._id;
@@ -79,7 +66,7 @@ describe('emulator → listener → app', () => {
     await target.down();
     const record = join(tempDir(), 'hooks.jsonl');
     const listener = await listen(['--record', record, '--forward-to', target.url, '--json']);
-    const emu = await emulatorPointingAt(listener.url);
+    const emu = await emulatorPointingAt(listener.url, cleanup);
     const ids: string[] = [];
     for (let i = 0; i < 5; i++) ids.push((await cli(emu, ['card', 'put', `Name=Card ${i}`])).stdout.trim());
     await waitFor(() => emu.state()[BOARD_ID]!.webhooks.delivered === 5, { what: 'the emulator to count 5 deliveries done' });

@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
 import { BIN, childEnv, type RunOptions } from '../helpers/cli.js';
+import { BOARD_ID, type RunningEmulator, startTestEmulator, TEST_BOARDS } from '../helpers/emulator.js';
 import { within } from '../helpers/wait.js';
 
 /** A spawned `cardboard` child process, its output collected as it comes. */
@@ -161,4 +162,25 @@ export class TestApp {
   private async observe(cond: () => boolean): Promise<void> {
     while (!cond()) await new Promise<void>((resolve) => this.waiters.push(resolve));
   }
+}
+
+/** Work a test's afterEach undoes, last first. */
+export type Cleanup = Array<() => Promise<unknown>>;
+
+/** `webhook listen` (the built binary) with the signing key in its environment, killed at cleanup if it still runs. */
+export async function keyedListener(args: string[], key: string, cleanup: Cleanup, env: Record<string, string> = {}): Promise<RunningListener> {
+  const l = await startListener(args, { env: { CARDBOARD_SIGNING_KEY: key, ...env } });
+  cleanup.push(async () => {
+    if (l.child.exitCode === null) await l.stop('SIGKILL');
+  });
+  return l;
+}
+
+/** The test emulator with the test board's Webhook URL set to `url`, closed at cleanup. */
+export async function emulatorPointingAt(url: string, cleanup: Cleanup): Promise<RunningEmulator> {
+  const boards = structuredClone(TEST_BOARDS);
+  boards[BOARD_ID]!.webhookUrl = url;
+  const emu = await startTestEmulator({ boards });
+  cleanup.push(() => emu.close());
+  return emu;
 }

@@ -7,9 +7,9 @@ import { basename, dirname, join } from 'node:path';
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runMain, tempDir } from '../helpers/cli.js';
-import { BOARD_ID, type RunningEmulator, SIGNING_KEY, startTestEmulator, TEST_BOARDS, TOKEN } from '../helpers/emulator.js';
+import { BOARD_ID, type RunningEmulator, SIGNING_KEY, startTestEmulator, TOKEN } from '../helpers/emulator.js';
 import { waitFor } from '../helpers/wait.js';
-import { post, type RunningListener, spawnCli, startListener, TestApp } from './helpers.js';
+import { emulatorPointingAt, keyedListener, post, type RunningListener, spawnCli, TestApp } from './helpers.js';
 
 let cleanup: Array<() => Promise<unknown>> = [];
 afterEach(async () => {
@@ -24,21 +24,8 @@ async function app(): Promise<TestApp> {
   return a;
 }
 
-async function listen(args: string[], env: Record<string, string> = {}): Promise<RunningListener> {
-  const l = await startListener(args, { env: { CARDBOARD_SIGNING_KEY: SIGNING_KEY, ...env } });
-  cleanup.push(async () => {
-    if (l.child.exitCode === null) await l.stop('SIGKILL');
-  });
-  return l;
-}
+const listen = (args: string[], env: Record<string, string> = {}): Promise<RunningListener> => keyedListener(args, SIGNING_KEY, cleanup, env);
 
-async function emulatorPointingAt(url: string): Promise<RunningEmulator> {
-  const boards = structuredClone(TEST_BOARDS);
-  boards[BOARD_ID]!.webhookUrl = url;
-  const emu = await startTestEmulator({ boards });
-  cleanup.push(() => emu.close());
-  return emu;
-}
 
 const boardEnv = (emu: RunningEmulator) => ({ CARDBOARD_BASE_URL: emu.url, CARDBOARD_BOARD: BOARD_ID, CARDBOARD_TOKEN: TOKEN });
 const cli = (emu: RunningEmulator, args: string[]) => runMain(args, { env: boardEnv(emu) });
@@ -62,7 +49,7 @@ describe('filters and routes: each kind of change to its URL', () => {
     const listener = await listen(['--record', record, '--json', '--forward-to', done.url, '--where', 'Status=Done', '--forward-to', owners.url, '--changed', 'Owner']);
     await listener.waitFor(/Forwarding to .*--changed Owner/);
     expect(listener.stderr()).toContain(`Forwarding to ${done.url} what matches --where Status=Done (timeout 30s).`);
-    const emu = await emulatorPointingAt(listener.url);
+    const emu = await emulatorPointingAt(listener.url, cleanup);
     const put = async (args: string[]) => {
       const r = await cli(emu, ['card', 'put', ...args]);
       expect(r.code, r.stderr).toBe(0);
