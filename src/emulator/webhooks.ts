@@ -1,6 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { setMaxListeners } from 'node:events';
+import { realClock } from '../clock.js';
 import type { WebhookStats } from './types.js';
 
 /** Where and how a board's webhooks go, read at each try (so a changed URL takes effect). */
@@ -34,20 +35,6 @@ export interface SenderTimers {
 /** One try: POST the payload with the key; resolves with the status, or 0 on a network error or timeout. */
 export type PostHook = (url: string, signingKey: string, payload: string) => Promise<number>;
 
-/** The waits of a real run: timers, cleared when the signal aborts. */
-const realTimers: SenderTimers = {
-  sleep: (ms, signal) =>
-    new Promise<void>((resolve) => {
-      if (signal?.aborted) return resolve();
-      const done = () => {
-        clearTimeout(timer);
-        signal?.removeEventListener('abort', done);
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      signal?.addEventListener('abort', done, { once: true });
-    }),
-};
 
 /** How a sender waits and sends; each has a default. */
 interface SenderOptions {
@@ -87,7 +74,7 @@ export class WebhookSender {
   ) {
     this.retryCapMs = opts.retryCapMs ?? DEFAULT_RETRY_CAP_MS;
     this.timeoutMs = opts.timeoutMs ?? 60_000;
-    this.timers = opts.timers ?? realTimers;
+    this.timers = opts.timers ?? realClock;
     this.post = opts.post ?? ((url, key, payload) => this.send(url, key, payload));
     // Each board's queue waits on this signal while it backs off: more than ten boards at once are no leak.
     setMaxListeners(0, this.stop.signal);

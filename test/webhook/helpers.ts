@@ -184,3 +184,10 @@ export async function emulatorPointingAt(url: string, cleanup: Cleanup): Promise
   cleanup.push(() => emu.close());
   return emu;
 }
+
+/** keyedListener for a run with --inspect: `page` is the inspector's URL from its "Inspector:" line. */
+export async function inspectingListener(args: string[], key: string, cleanup: Cleanup): Promise<RunningListener & { page: string }> {
+  const l = await keyedListener(args, key, cleanup);
+  await l.waitFor(/Inspector: (\S+)/);
+  return { ...l, page: /Inspector: (\S+)/.exec(l.stderr())![1]! };
+}

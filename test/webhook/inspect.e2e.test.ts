@@ -11,7 +11,7 @@ import { webhookListenCommand } from '../../src/commands/webhook/listen.js';
 import { type Context, createContext } from '../../src/context.js';
 import { UsageError } from '../../src/errors.js';
 import { runCli, tempDir } from '../helpers/cli.js';
-import { post, type RunningListener, startListener } from './helpers.js';
+import { inspectingListener, post, type RunningListener } from './helpers.js';
 
 const KEY = 'sk-inspect-e2e-0123';
 let cleanup: Array<() => Promise<unknown>> = [];
@@ -20,14 +20,7 @@ afterEach(async () => {
   cleanup = [];
 });
 
-async function listen(args: string[]): Promise<RunningListener & { page: string }> {
-  const l = await startListener(args, { env: { CARDBOARD_SIGNING_KEY: KEY } });
-  cleanup.push(async () => {
-    if (l.child.exitCode === null) await l.stop('SIGKILL');
-  });
-  await l.waitFor(/Inspector: (\S+)/);
-  return { ...l, page: /Inspector: (\S+)/.exec(l.stderr())![1]! };
-}
+const listen = (args: string[]): Promise<RunningListener & { page: string }> => inspectingListener(args, KEY, cleanup);
 
 /** The events of a stream up to and including `ready` (the history), read with undici. */
 async function history(page: string): Promise<Array<{ event: string; data: Record<string, unknown> }>> {

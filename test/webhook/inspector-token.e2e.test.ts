@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { CardboardError } from '../../src/errors.js';
 import { keepToken, readKeptToken, tokenFilePath } from '../../src/webhook/inspector/token-file.js';
 import { runCli, tempDir } from '../helpers/cli.js';
-import { post, type RunningListener, startListener } from './helpers.js';
+import { inspectingListener, post, type RunningListener } from './helpers.js';
 import { CSP } from './inspector-helpers.js';
 
 const KEY = 'sk-inspect-token-0123';
@@ -20,14 +20,7 @@ afterEach(async () => {
   cleanup = [];
 });
 
-async function listen(args: string[]): Promise<RunningListener & { page: string }> {
-  const l = await startListener(args, { env: { CARDBOARD_SIGNING_KEY: KEY } });
-  cleanup.push(async () => {
-    if (l.child.exitCode === null) await l.stop('SIGKILL');
-  });
-  await l.waitFor(/Inspector: (\S+)/);
-  return { ...l, page: /Inspector: (\S+)/.exec(l.stderr())![1]! };
-}
+const listen = (args: string[]): Promise<RunningListener & { page: string }> => inspectingListener(args, KEY, cleanup);
 
 const mode = (path: string) => statSync(path).mode & 0o777;
 

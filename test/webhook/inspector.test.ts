@@ -1,5 +1,5 @@
-import { createServer, type IncomingHttpHeaders, request as httpRequest, type Server } from 'node:http';
-import { type AddressInfo, connect } from 'node:net';
+import { type IncomingHttpHeaders, request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CardStates } from '../../src/webhook/changes.js';
@@ -10,6 +10,7 @@ import { Inspector, type InspectorOptions } from '../../src/webhook/inspector/se
 import { emptyRecord } from '../../src/own-keys.js';
 import { durationOf } from '../../src/units.js';
 import { within } from '../helpers/wait.js';
+import { receiver } from './inspector-helpers.js';
 
 const KEY = 'sk-inspector-0123456789';
 let cleanup: Array<() => Promise<unknown> | void> = [];
@@ -101,27 +102,6 @@ function openEvents(i: Inspector, path = `/${i.token}/events`): { events: Array<
   };
 }
 
-/** A receiver on port 0 that records each request and answers 202 with a short body. */
-async function receiver(): Promise<{ url: string; got: Array<{ method: string; headers: IncomingHttpHeaders; body: Buffer }> }> {
-  const got: Array<{ method: string; headers: IncomingHttpHeaders; body: Buffer }> = [];
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      got.push({ method: req.method!, headers: req.headers, body: Buffer.concat(chunks) });
-      res.writeHead(202, { 'content-type': 'text/plain' }).end(`thanks ${got.length}`);
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  cleanup.push(
-    () =>
-      new Promise<void>((r) => {
-        server.closeAllConnections();
-        server.close(() => r());
-      }),
-  );
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`, got };
-}
 
 describe('inspector: who may ask', () => {
   it('binds 127.0.0.1 and serves everything under /<token>/ only; any other path or token is 403', async () => {
@@ -348,8 +328,8 @@ describe('inspector: the event stream', () => {
 
 describe('inspector: replay', () => {
   it('re-sends the exact bytes with x-signingKey set to the key, to the URL given or else --forward-to', async () => {
-    const app = await receiver();
-    const fallback = await receiver();
+    const app = await receiver(cleanup);
+    const fallback = await receiver(cleanup);
     const i = await inspector({ forwardTo: fallback.url });
     const body = Buffer.from([0x7b, 0x22, 0x5f, 0x69, 0x64, 0x22, 0x3a, 0x22, 0xc3, 0xa9, 0x22, 0x7d, 0x0a, 0xff]);
     i.add(delivery(7, body, { 'X-Custom': 'kept' }), new CardStates().apply(body), { recorded: false });
@@ -400,7 +380,7 @@ describe('inspector: replay', () => {
   });
 
   it('sends no x-signingKey when there is no key (--no-verify)', async () => {
-    const app = await receiver();
+    const app = await receiver(cleanup);
     const i = await inspector({ key: undefined, verified: false });
     i.add(delivery(1, '{"a":1}'), { event: 'other', changes: [] }, { recorded: false });
     expect((await action(i, { seq: 1, url: app.url })).status).toBe(200);
