@@ -119,6 +119,8 @@ export class Listener {
   readonly forwarder: Forwarder | undefined;
   /** One per route, in the order given. */
   readonly forwarders: readonly Forwarder[];
+  /** Where the forwarders send: `routes`, or the one `forward`, or none. */
+  private readonly routes: readonly ForwardRoute[];
   /** This listener's id in x-cardboard-forwarded: what it forwards carries it, so it knows it if it comes back. */
   readonly id = randomBytes(8).toString('hex');
   private readonly server: Server;
@@ -145,10 +147,10 @@ export class Listener {
   private forwardWriteFailed = false;
 
   constructor(private readonly opts: ListenerOptions) {
-    const routes = opts.routes ?? (opts.forward ? [opts.forward] : []);
-    if (routes.length > 0 && !opts.record) throw new Error('forwarding needs a record file');
+    this.routes = opts.routes ?? (opts.forward ? [opts.forward] : []);
+    if (this.routes.length > 0 && !opts.record) throw new Error('forwarding needs a record file');
     const record = opts.record!;
-    this.forwarders = routes.map((route) => new Forwarder({ ...route, key: opts.key, record, onEvent: (e) => this.forwarded(e), forwardedBy: this.id, clock: opts.clock }));
+    this.forwarders = this.routes.map((route) => new Forwarder({ ...route, key: opts.key, record, onEvent: (e) => this.forwarded(e), forwardedBy: this.id, clock: opts.clock }));
     this.forwarder = this.forwarders[0];
     this.seq = opts.record?.lastSeq ?? 0;
     this.keyMatches = opts.key === undefined ? undefined : keyMatcher(opts.key);
@@ -190,7 +192,7 @@ export class Listener {
       });
     });
     const { port } = this.server.address() as AddressInfo;
-    const self = (this.opts.routes ?? (this.opts.forward ? [this.opts.forward] : [])).find((route) => reachesListener(route.url, this.opts.host, port));
+    const self = this.routes.find((route) => reachesListener(route.url, this.opts.host, port));
     if (self) {
       await new Promise<void>((resolve) => this.server.close(() => resolve()));
       throw new SelfForwardError(self.url, port);
