@@ -1,7 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { setMaxListeners } from 'node:events';
-import { realClock } from '../clock.js';
+import { type Clock, realClock } from '../clock.js';
 import type { WebhookStats } from './types.js';
 
 /** Where and how a board's webhooks go, read at each try (so a changed URL takes effect). */
@@ -26,15 +26,8 @@ const FIRST_BACKOFF_MS = 500;
  */
 export const DEFAULT_RETRY_CAP_MS = 2000;
 
-/** The waits of the sender: a Clock (src/clock.ts) fits; tests pass a simulated one. */
-export interface SenderTimers {
-  /** Resolve after `ms`, or early when `signal` aborts. */
-  sleep(ms: number, signal?: AbortSignal): Promise<void>;
-}
-
 /** One try: POST the payload with the key; resolves with the status, or 0 on a network error or timeout. */
 export type PostHook = (url: string, signingKey: string, payload: string) => Promise<number>;
-
 
 /** How a sender waits and sends; each has a default. */
 interface SenderOptions {
@@ -42,7 +35,8 @@ interface SenderOptions {
   retryCapMs?: number;
   /** How long a receiver may take to answer (default 60 s, spec 6). */
   timeoutMs?: number;
-  timers?: SenderTimers;
+  /** The waits between tries (default realClock; tests pass a simulated clock). */
+  timers?: Pick<Clock, 'sleep'>;
   /** Replaces the HTTP POST (a test of the retry schedule). */
   post?: PostHook;
 }
@@ -65,7 +59,7 @@ export class WebhookSender {
   private closed = false;
   private readonly retryCapMs: number;
   private readonly timeoutMs: number;
-  private readonly timers: SenderTimers;
+  private readonly timers: Pick<Clock, 'sleep'>;
   private readonly post: PostHook;
 
   constructor(
