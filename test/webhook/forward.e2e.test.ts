@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { runMain, tempDir } from '../helpers/cli.js';
 import { BOARD_ID, type RunningEmulator, SIGNING_KEY, TOKEN } from '../helpers/emulator.js';
 import { waitFor } from '../helpers/wait.js';
-import { emulatorPointingAt, keyedListener, post, type RunningListener, TestApp } from './helpers.js';
+import { emulatorPointingAt, keyedListener, post, type RunningListener, type TestApp, upApp } from './helpers.js';
 
 let cleanup: Array<() => Promise<unknown>> = [];
 afterEach(async () => {
@@ -13,12 +13,7 @@ afterEach(async () => {
   cleanup = [];
 });
 
-async function app(): Promise<TestApp> {
-  const a = new TestApp();
-  await a.up();
-  cleanup.push(() => a.down());
-  return a;
-}
+const app = (): Promise<TestApp> => upApp(cleanup);
 
 const listen = (args: string[]): Promise<RunningListener> => keyedListener(args, SIGNING_KEY, cleanup);
 

@@ -2,6 +2,7 @@ import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
+import { expect } from 'vitest';
 import { BIN, childEnv, type RunOptions } from '../helpers/cli.js';
 import { BOARD_ID, type RunningEmulator, startTestEmulator, TEST_BOARDS } from '../helpers/emulator.js';
 import { within } from '../helpers/wait.js';
@@ -176,6 +177,14 @@ export async function keyedListener(args: string[], key: string, cleanup: Cleanu
   return l;
 }
 
+/** A TestApp that is up, taken down at cleanup. */
+export async function upApp(cleanup: Cleanup): Promise<TestApp> {
+  const a = new TestApp();
+  await a.up();
+  cleanup.push(() => a.down());
+  return a;
+}
+
 /** The test emulator with the test board's Webhook URL set to `url`, closed at cleanup. */
 export async function emulatorPointingAt(url: string, cleanup: Cleanup): Promise<RunningEmulator> {
   const boards = structuredClone(TEST_BOARDS);
@@ -190,4 +199,20 @@ export async function inspectingListener(args: string[], key: string, cleanup: C
   const l = await keyedListener(args, key, cleanup);
   await l.waitFor(/Inspector: (\S+)/);
   return { ...l, page: /Inspector: (\S+)/.exec(l.stderr())![1]! };
+}
+
+/** The events of an inspector's stream up to and including `ready` (the history), read with undici. */
+export async function inspectorHistory(page: string): Promise<Array<{ event: string; data: Record<string, unknown> }>> {
+  const res = await request(`${page}events`);
+  expect(res.statusCode).toBe(200);
+  let text = '';
+  for await (const chunk of res.body) {
+    text += (chunk as Buffer).toString('utf8');
+    if (/event: ready\n.*\n\n/.test(text)) break;
+  }
+  res.body.destroy();
+  return text
+    .split('\n\n')
+    .filter(Boolean)
+    .map((block) => ({ event: /^event: (.*)$/m.exec(block)![1]!, data: JSON.parse(/^data: (.*)$/m.exec(block)![1]!) as Record<string, unknown> }));
 }

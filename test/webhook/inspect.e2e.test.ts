@@ -11,7 +11,7 @@ import { webhookListenCommand } from '../../src/commands/webhook/listen.js';
 import { type Context, createContext } from '../../src/context.js';
 import { UsageError } from '../../src/errors.js';
 import { runCli, tempDir } from '../helpers/cli.js';
-import { inspectingListener, post, type RunningListener } from './helpers.js';
+import { inspectingListener, inspectorHistory, post, type RunningListener } from './helpers.js';
 
 const KEY = 'sk-inspect-e2e-0123';
 let cleanup: Array<() => Promise<unknown>> = [];
@@ -21,22 +21,6 @@ afterEach(async () => {
 });
 
 const listen = (args: string[]): Promise<RunningListener & { page: string }> => inspectingListener(args, KEY, cleanup);
-
-/** The events of a stream up to and including `ready` (the history), read with undici. */
-async function history(page: string): Promise<Array<{ event: string; data: Record<string, unknown> }>> {
-  const res = await request(`${page}events`);
-  expect(res.statusCode).toBe(200);
-  let text = '';
-  for await (const chunk of res.body) {
-    text += (chunk as Buffer).toString('utf8');
-    if (/event: ready\n.*\n\n/.test(text)) break;
-  }
-  res.body.destroy();
-  return text
-    .split('\n\n')
-    .filter(Boolean)
-    .map((block) => ({ event: /^event: (.*)$/m.exec(block)![1]!, data: JSON.parse(/^data: (.*)$/m.exec(block)![1]!) as Record<string, unknown> }));
-}
 
 describe('webhook listen --inspect parsing', () => {
   const ctx = createContext({ env: {} });
@@ -76,7 +60,7 @@ describe('webhook listen --inspect', () => {
     expect(l.stderr().split('\n')[0]).toMatch(/^Listening on /);
     expect(await post(l.url, '{"_id":"c1","Status":"Done"}', KEY)).toBe(200);
     await l.waitFor(/"Done"/, 'stdout');
-    const events = await history(l.page);
+    const events = await inspectorHistory(l.page);
     expect(events.map((e) => e.event)).toEqual(['entry', 'entry', 'ready', 'stats']);
     expect(events[0]!.data).toMatchObject({ seq: 1, recorded: true, verified: true, change: { event: 'new', cardId: 'c1' } });
     expect(events[1]!.data).toMatchObject({ seq: 2, recorded: false, change: { event: 'changed', changes: [{ field: 'Status', before: 'Open', after: 'Done' }] } });

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runMain, tempDir } from '../helpers/cli.js';
 import { editedBody } from '../../src/webhook/replay.js';
-import { post, type RunningListener, startListener, TestApp } from './helpers.js';
+import { keyedListener, post, type RunningListener, type TestApp, upApp } from './helpers.js';
 
 const K1 = 'sk-recorder-1';
 const K2 = 'sk-receiver-2';
@@ -15,13 +15,7 @@ afterEach(async () => {
   cleanup = [];
 });
 
-async function listen(key: string, args: string[]): Promise<RunningListener> {
-  const l = await startListener(args, { env: { CARDBOARD_SIGNING_KEY: key } });
-  cleanup.push(async () => {
-    if (l.child.exitCode === null) await l.stop('SIGKILL');
-  });
-  return l;
-}
+const listen = (key: string, args: string[]): Promise<RunningListener> => keyedListener(args, key, cleanup);
 
 /** A record file of these bodies, as `webhook listen --record` writes it. */
 async function recording(bodies: string[]): Promise<string> {
@@ -32,12 +26,7 @@ async function recording(bodies: string[]): Promise<string> {
   return path;
 }
 
-async function app(): Promise<TestApp> {
-  const a = new TestApp();
-  await a.up();
-  cleanup.push(() => a.down());
-  return a;
-}
+const app = (): Promise<TestApp> => upApp(cleanup);
 
 // The built binary: what a user runs.
 const replay = (args: string[]) => runMain(['webhook', 'replay', ...args], { env: { CARDBOARD_SIGNING_KEY: K2 }, spawn: true });

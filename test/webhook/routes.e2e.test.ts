@@ -4,12 +4,11 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { basename, dirname, join } from 'node:path';
-import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runMain, tempDir } from '../helpers/cli.js';
 import { BOARD_ID, type RunningEmulator, SIGNING_KEY, startTestEmulator, TOKEN } from '../helpers/emulator.js';
 import { waitFor } from '../helpers/wait.js';
-import { emulatorPointingAt, keyedListener, post, type RunningListener, spawnCli, TestApp } from './helpers.js';
+import { emulatorPointingAt, inspectorHistory, keyedListener, post, type RunningListener, spawnCli, type TestApp, upApp } from './helpers.js';
 
 let cleanup: Array<() => Promise<unknown>> = [];
 afterEach(async () => {
@@ -17,12 +16,7 @@ afterEach(async () => {
   cleanup = [];
 });
 
-async function app(): Promise<TestApp> {
-  const a = new TestApp();
-  await a.up();
-  cleanup.push(() => a.down());
-  return a;
-}
+const app = (): Promise<TestApp> => upApp(cleanup);
 
 const listen = (args: string[], env: Record<string, string> = {}): Promise<RunningListener> => keyedListener(args, SIGNING_KEY, cleanup, env);
 
@@ -266,17 +260,7 @@ describe('resume after kill -9, route by route', () => {
 
 /** The inspector's entries up to its `ready` event (the history), read from its event stream. */
 async function inspectorEntries(page: string): Promise<Array<Record<string, unknown>>> {
-  const res = await request(`${page}events`);
-  let text = '';
-  for await (const chunk of res.body) {
-    text += (chunk as Buffer).toString('utf8');
-    if (/event: ready\n.*\n\n/.test(text)) break;
-  }
-  res.body.destroy();
-  return text
-    .split('\n\n')
-    .filter((block) => block.startsWith('event: entry'))
-    .map((block) => JSON.parse(/^data: (.*)$/m.exec(block)![1]!) as Record<string, unknown>);
+  return (await inspectorHistory(page)).filter((e) => e.event === 'entry').map((e) => e.data);
 }
 
 describe('the inspector', () => {
