@@ -48,7 +48,7 @@ export interface ReplayAnswer {
 }
 
 /** Why a delivery is not sent under --set. */
-export const NOT_A_CARD = 'not sent: its body is not a card (a JSON object) for --set to change';
+const NOT_A_CARD = 'not sent: its body is not a card (a JSON object) for --set to change';
 
 /** What a replay read and sent. */
 export interface ReplayResult {

@@ -39,7 +39,7 @@ export interface RouteDecision {
   routes: string[];
 }
 
-export function hasFilter(f: FilterSpec): boolean {
+function hasFilter(f: FilterSpec): boolean {
   return f.where.length > 0 || f.changed.length > 0;
 }
 
