@@ -109,7 +109,7 @@ describe('inspector API: clear', () => {
       res.on('data', (chunk: string) => events.push(...[...chunk.matchAll(/^event: (.*)$/gm)].map((m) => m[1]!)));
     });
     req.end();
-    cleanup.push(() => void req.destroy());
+    cleanup.push(async () => void req.destroy());
     await within(
       (async () => {
         while (!events.includes('ready')) await new Promise((r) => setTimeout(r, 10));

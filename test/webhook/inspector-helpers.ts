@@ -7,6 +7,7 @@ import { MASK } from '../../src/redact.js';
 import type { Delivery } from '../../src/webhook/delivery.js';
 import { Inspector, type InspectorOptions } from '../../src/webhook/inspector/server.js';
 import { emptyRecord } from '../../src/own-keys.js';
+import type { Cleanup } from './helpers.js';
 
 export const KEY = 'sk-inspector-api-0123456789';
 
@@ -18,8 +19,7 @@ export interface Raw {
   text: string;
 }
 
-/** Things to undo after each test, last first. */
-export type Cleanup = Array<() => Promise<unknown> | void>;
+export type { Cleanup } from './helpers.js';
 
 export async function startInspector(cleanup: Cleanup, opts: Partial<InspectorOptions> = {}): Promise<Inspector> {
   const i = new Inspector({ ports: [0], key: KEY, verified: true, recording: false, ...opts });
@@ -30,7 +30,7 @@ export async function startInspector(cleanup: Cleanup, opts: Partial<InspectorOp
 
 export function delivery(seq: number, body: string | Buffer, extra: Record<string, string> = {}): Delivery {
   const headers = Object.assign(emptyRecord<string>(), { 'Content-Type': 'application/json', 'x-signingKey': MASK, 'User-Agent': 'svc' }, extra);
-  return { seq, receivedAt: new Date(Date.UTC(2026, 10, 27, 6, 0, 0, seq)).toISOString(), method: 'POST', path: '/', headers, body: Buffer.isBuffer(body) ? body : Buffer.from(body) };
+  return { seq, receivedAt: new Date(Date.UTC(2026, 10, 26, 6, 0, 0, seq)).toISOString(), method: 'POST', path: '/', headers, body: Buffer.isBuffer(body) ? body : Buffer.from(body) };
 }
 
 /** One request with exactly these headers (Host included, when given) on 127.0.0.1:port. */

@@ -6,7 +6,7 @@ import { request } from 'undici';
 import { CardStates } from '../../src/webhook/changes.js';
 import type { ReplayEvent } from '../../src/webhook/inspector/replay.js';
 import { act, type Cleanup, delivery, raw, receiver, startInspector } from './inspector-helpers.js';
-import { post, startListener } from './helpers.js';
+import { inspectingListener, post } from './helpers.js';
 
 let cleanup: Cleanup = [];
 afterEach(async () => {
@@ -87,12 +87,8 @@ describe('inspector: hostile replays', () => {
 describe('webhook listen --inspect: a replay to the listener itself', () => {
   it('is refused: it would come back as a new delivery', async () => {
     const KEY = 'sk-hostile-replay-0123';
-    const l = await startListener(['--inspect', '0'], { env: { CARDBOARD_SIGNING_KEY: KEY } });
-    cleanup.push(async () => {
-      if (l.child.exitCode === null) await l.stop('SIGKILL');
-    });
-    await l.waitFor(/Inspector: (\S+)/);
-    const page = /Inspector: (\S+)/.exec(l.stderr())![1]!;
+    const l = await inspectingListener(['--inspect', '0'], KEY, cleanup);
+    const page = l.page;
     const token = new URL(page).pathname.split('/')[1]!;
     expect(await post(l.url, BODY, KEY)).toBe(200);
     const port = new URL(l.url).port;
@@ -111,12 +107,8 @@ describe('webhook listen --inspect: a replay\'s answer that echoes the key', () 
     const KEY = 'sk-hostile-echo-0123456789';
     const escaped = [...KEY].map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`).join('');
     const app = await receiver(cleanup, () => `{"escaped":"${escaped}","plain":"${KEY}"}`);
-    const l = await startListener(['--inspect', '0'], { env: { CARDBOARD_SIGNING_KEY: KEY } });
-    cleanup.push(async () => {
-      if (l.child.exitCode === null) await l.stop('SIGKILL');
-    });
-    await l.waitFor(/Inspector: (\S+)/);
-    const page = /Inspector: (\S+)/.exec(l.stderr())![1]!;
+    const l = await inspectingListener(['--inspect', '0'], KEY, cleanup);
+    const page = l.page;
     const token = new URL(page).pathname.split('/')[1]!;
     expect(await post(l.url, BODY, KEY)).toBe(200);
     const res = await request(`${page}api/deliveries/1/replay`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-cardboard-token': token }, body: JSON.stringify({ url: app.url }) });

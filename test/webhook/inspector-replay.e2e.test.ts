@@ -4,7 +4,7 @@
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startOnPty } from '../helpers/pty.js';
-import { post, type RunningListener, startListener } from './helpers.js';
+import { inspectingListener, post } from './helpers.js';
 import { type Cleanup, receiver } from './inspector-helpers.js';
 
 const KEY = 'sk-inspect-replay-0123';
@@ -24,12 +24,8 @@ async function replay(page: string, seq: number, body: unknown): Promise<Record<
 describe('webhook listen --inspect: replays reported', () => {
   it('--json: an edited replay reaches the app with the edited bytes and the key, and is a {"replay": …} line on stdout', async () => {
     const app = await receiver(cleanup);
-    const l: RunningListener = await startListener(['--inspect', '0', '--json'], { env: { CARDBOARD_SIGNING_KEY: KEY } });
-    cleanup.push(async () => {
-      if (l.child.exitCode === null) await l.stop('SIGKILL');
-    });
-    await l.waitFor(/Inspector: (\S+)/);
-    const page = /Inspector: (\S+)/.exec(l.stderr())![1]!;
+    const l = await inspectingListener(['--inspect', '0', '--json'], KEY, cleanup);
+    const page = l.page;
     expect(await post(l.url, '{"_id":"c1","Status":"Open"}', KEY)).toBe(200);
     await l.waitFor(/"seq":1/, 'stdout');
     const edited = '{"_id":"c1","Status":"Done","Note":"<script>alert(1)</script>"}';

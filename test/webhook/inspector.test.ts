@@ -1,66 +1,24 @@
-import { type IncomingHttpHeaders, request as httpRequest } from 'node:http';
+import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CardStates } from '../../src/webhook/changes.js';
-import { MASK } from '../../src/redact.js';
-import type { Delivery } from '../../src/webhook/delivery.js';
 import type { ForwardEvent } from '../../src/webhook/forwarder.js';
 import { Inspector, type InspectorOptions } from '../../src/webhook/inspector/server.js';
-import { emptyRecord } from '../../src/own-keys.js';
 import { durationOf } from '../../src/units.js';
 import { within } from '../helpers/wait.js';
-import { receiver } from './inspector-helpers.js';
+import { act, type Cleanup, CSP, delivery, expectSecurityHeaders, KEY, type Raw, raw, receiver, startInspector } from './inspector-helpers.js';
 
-const KEY = 'sk-inspector-0123456789';
-let cleanup: Array<() => Promise<unknown> | void> = [];
+let cleanup: Cleanup = [];
 afterEach(async () => {
   for (const c of cleanup.reverse()) await c();
   cleanup = [];
 });
 
-async function inspector(opts: Partial<InspectorOptions> = {}): Promise<Inspector> {
-  const i = new Inspector({ ports: [0], key: KEY, verified: true, recording: false, ...opts });
-  cleanup.push(() => i.stop());
-  await i.start();
-  return i;
-}
-
-function delivery(seq: number, body: string | Buffer, extra: Record<string, string> = {}): Delivery {
-  const headers = Object.assign(emptyRecord<string>(), { 'Content-Type': 'application/json', 'x-signingKey': MASK, 'User-Agent': 'svc' }, extra);
-  return { seq, receivedAt: new Date(Date.UTC(2026, 10, 26, 6, 0, 0, seq)).toISOString(), method: 'POST', path: '/', headers, body: Buffer.isBuffer(body) ? body : Buffer.from(body) };
-}
-
-interface Raw {
-  status: number;
-  headers: IncomingHttpHeaders;
-  text: string;
-}
-
-/** One request with exactly these headers (Host included, when given) on 127.0.0.1:port. */
-function raw(port: number, method: string, path: string, headers: Record<string, string> = {}, body?: string): Promise<Raw> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: '127.0.0.1', port, method, path, headers, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }));
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
+const inspector = (opts: Partial<InspectorOptions> = {}): Promise<Inspector> => startInspector(cleanup, opts);
 
 function action(i: Inspector, body: unknown, headers: Record<string, string> = {}): Promise<Raw> {
-  return raw(i.port, 'POST', `/${i.token}/replay`, { 'content-type': 'application/json', 'x-cardboard-token': i.token, ...headers }, JSON.stringify(body));
-}
-
-const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
-
-function expectSecurityHeaders(r: Raw): void {
-  expect(r.headers['content-security-policy']).toBe(CSP);
-  expect(r.headers['x-content-type-options']).toBe('nosniff');
-  expect(r.headers['referrer-policy']).toBe('no-referrer');
-  expect(r.headers['cache-control']).toBe('no-store');
+  return act(i, 'POST', 'replay', body, headers);
 }
 
 /** Read an event stream, collecting its events; `until` resolves once `cond` holds for them. */
@@ -88,7 +46,7 @@ function openEvents(i: Inspector, path = `/${i.token}/events`): { events: Array<
   });
   req.on('error', () => {});
   req.end();
-  cleanup.push(() => void req.destroy());
+  cleanup.push(async () => void req.destroy());
   return {
     events,
     status,
