@@ -109,7 +109,7 @@ export type IndexSource =
  * The one builder of a key index, whatever the cards come from (pages or a mirror): cards are added one by one,
  * keys held by several cards are set apart (a row cannot pick one), a card seen twice counts once.
  */
-export class KeyIndexBuilder {
+class KeyIndexBuilder {
   readonly index: KeyIndex;
   /**
    * Whether a card was added before, for the page walk's repeated-page check: the table holds every card of a

@@ -116,7 +116,7 @@ export function indexJson(match: KeyIndex): Record<string, unknown> {
 }
 
 /** The same for people: "21 pages, 1,000 cards" or "the mirror (pulled 3 min ago), 1,000 cards, no page read". */
-export function indexText(match: KeyIndex): string {
+function indexText(match: KeyIndex): string {
   const { from, cards } = match;
   if (from.kind === 'pages') return `${plural(from.pages, 'page')} read, ${plural(cards, 'card')}`;
   return `the mirror (${from.reason}), ${plural(cards, 'card')}, no page read`;
