@@ -1,12 +1,11 @@
 // The card writes of one transaction of deliveries or own writes on PostgreSQL: the rules of CardRun
 // (card-run.ts) with the server's round trips in mind. A batch reads every row it touches, the board's
-// sequence number and last place in one statement, walks its deliveries in memory, and writes what it did in
-// one statement (two when it deletes: a card deleted and made again in one batch leaves its row before the
-// new one comes), each taking its rows as arrays (unnest): the listener's batch costs the same few round
-// trips whatever its size.
-import type pg from 'pg';
+// sequence number and last place in one statement (readSql), walks its deliveries in memory, and writes what
+// it did in one statement (two when it deletes: a card deleted and made again in one batch leaves its row
+// before the new one comes), each taking its rows as arrays (unnest): with writeBatch (migrations.ts), the
+// listener's batch costs two round trips to the server whatever its size.
 import type { Card } from '../../spec-types.js';
-import { jsonbText, noNul } from './text.js';
+import { jsonbText, noNul, sqlArray, sqlValue } from './text.js';
 
 /** One card a run touched or read (CardRun's Entry). */
 interface Entry {
@@ -37,7 +36,6 @@ export class PgRun {
   private readonly entries = new Map<string, Entry>();
 
   private constructor(
-    private readonly client: pg.Client,
     private readonly board: number,
     private seq: number,
     private nextPos: number,
@@ -45,27 +43,27 @@ export class PgRun {
     private readonly tombstones: boolean,
   ) {}
 
-  /** Begin a run in an open write transaction; `ids`: the cards it will touch, read in one statement. */
-  static async begin(client: pg.Client, board: number, touched: readonly string[]): Promise<PgRun> {
+  /** The statement that reads what a run on `board` touching `ids` begins with: the board's row first (its _id NULL), then the rows held. */
+  static readSql(board: number, ids: readonly string[]): string {
+    return `SELECT NULL::text, NULL::text, b.seq, (SELECT max(pos) FROM cards WHERE board = ${board}), EXISTS (SELECT 1 FROM tombstones WHERE board = ${board})
+            FROM boards b WHERE b.board = ${board}
+            UNION ALL
+            SELECT c._id, c.body_text, NULL, NULL, NULL FROM cards c WHERE c.board = ${board} AND c._id = ANY(${sqlArray(ids, 'text')})`;
+  }
+
+  /** Begin a run in an open write transaction, from the rows of readSql(board, touched). */
+  static from(board: number, touched: readonly string[], rows: readonly unknown[][]): PgRun {
     const ids = [...new Set(touched)];
-    const keys = ids.map(noNul);
-    const { rows } = await client.query<[number, number | null, boolean, number | null, string | null]>({
-      text: `SELECT b.seq, (SELECT max(pos) FROM cards WHERE board = $1), EXISTS (SELECT 1 FROM tombstones WHERE board = $1), i.n, c.body_text
-             FROM boards b LEFT JOIN unnest($2::text[]) WITH ORDINALITY AS i(id, n) ON true
-             LEFT JOIN cards c ON c.board = $1 AND c._id = i.id
-             WHERE b.board = $1`,
-      values: [board, keys],
-      rowMode: 'array',
-    });
-    const first = rows[0];
-    if (first === undefined) throw new Error(`board ${board} has no row in the mirror's boards`);
-    const run = new PgRun(client, board, first[0], (first[1] ?? 0) + 1, first[2]);
+    const head = rows.find((r) => r[0] === null) as [null, null, number, number | null, boolean] | undefined;
+    if (head === undefined) throw new Error(`board ${board} has no row in the mirror's boards`);
+    const run = new PgRun(board, head[2], (head[3] ?? 0) + 1, head[4]);
+    const byKey = new Map(ids.map((id) => [noNul(id), id]));
     for (const id of ids) run.entries.set(id, { held: false, dropped: false, card: undefined, text: undefined });
-    for (const [, , , n, text] of rows) {
-      if (n === null || text === null) continue;
-      const entry = run.entries.get(ids[n - 1]!)!;
+    for (const [key, text] of rows as [string | null, string | null][]) {
+      if (key === null) continue;
+      const entry = run.entries.get(byKey.get(key)!)!;
       entry.held = true;
-      entry.text = text;
+      entry.text = text!;
     }
     return run;
   }
@@ -108,46 +106,50 @@ export class PgRun {
     entry.tomb = this.seq;
   }
 
-  /** Write what the run did, and `logged` into `deliveries`: deleted rows, kept cards, tombstones, the last sequence number. */
-  async end(logged: readonly LoggedDelivery[] = []): Promise<void> {
+  /** The statements that write what the run did, and `logged` into `deliveries`: deleted rows, kept cards, tombstones, the last sequence number. */
+  endSql(logged: readonly LoggedDelivery[] = []): string {
     const drop: string[] = [];
     const tombIds: string[] = [];
     const tombSeqs: number[] = [];
     const keep: [string[], string[], string[], number[], number[], string[]] = [[], [], [], [], [], []];
     for (const [id, e] of this.entries) {
-      if (e.dropped) drop.push(noNul(id));
+      if (e.dropped) drop.push(id);
       if (e.tomb !== undefined) {
-        tombIds.push(noNul(id));
+        tombIds.push(id);
         tombSeqs.push(e.tomb);
       }
       if (e.seq === undefined) continue;
       const text = JSON.stringify(e.card);
+      keep[0].push(id);
+      keep[1].push(jsonbText(text));
+      keep[2].push(text);
       // A card the table still holds keeps its place (the upsert leaves `pos` alone): 0 is not used.
-      [noNul(id), jsonbText(text), text, e.pos ?? 0, e.seq, e.at!].forEach((v, i) => (keep[i] as unknown[]).push(v));
+      keep[3].push(e.pos ?? 0);
+      keep[4].push(e.seq);
+      keep[5].push(e.at!);
     }
+    const b = this.board;
     const cleared = this.tombstones ? keep[0] : [];
+    const out: string[] = [];
     if (drop.length > 0 || tombIds.length > 0 || cleared.length > 0) {
-      await this.client.query(
-        `WITH d AS (DELETE FROM cards WHERE board = $1 AND _id = ANY($2::text[])),
-              t AS (INSERT INTO tombstones (board, _id, seq) SELECT $1, u.id, u.seq FROM unnest($3::text[], $4::bigint[]) AS u(id, seq)
-                    ON CONFLICT (board, _id) DO UPDATE SET seq = excluded.seq),
-              c AS (DELETE FROM tombstones WHERE board = $1 AND _id = ANY($5::text[]))
-         SELECT 1`,
-        [this.board, drop, tombIds, tombSeqs, cleared],
-      );
+      out.push(`WITH d AS (DELETE FROM cards WHERE board = ${b} AND _id = ANY(${sqlArray(drop, 'text')})),
+                     t AS (INSERT INTO tombstones (board, _id, seq) SELECT ${b}, u.id, u.seq FROM unnest(${sqlArray(tombIds, 'text')}, ${sqlArray(tombSeqs, 'bigint')}) AS u(id, seq)
+                           ON CONFLICT (board, _id) DO UPDATE SET seq = excluded.seq)
+                DELETE FROM tombstones WHERE board = ${b} AND _id = ANY(${sqlArray(cleared, 'text')})`);
     }
+    const [id, body, text, pos, seq, at] = keep;
     const log = columns(logged, 7);
-    await this.client.query(
-      `WITH k AS (INSERT INTO cards (board, _id, body, body_text, pos, pulled, missed, delivered_seq, updated_at)
-                  SELECT $1, u.id, u.body::jsonb, u.text, u.pos, NULL, 0, u.seq, u.at
-                  FROM unnest($2::text[], $3::text[], $4::text[], $5::float8[], $6::bigint[], $7::text[]) AS u(id, body, text, pos, seq, at)
-                  ON CONFLICT (board, _id) DO UPDATE SET body = excluded.body, body_text = excluded.body_text, missed = 0,
-                    delivered_seq = excluded.delivered_seq, updated_at = excluded.updated_at),
-            l AS (INSERT INTO deliveries (board, seq, received_at, kind, name, card_id, body, body_cut)
-                  SELECT $1, u.* FROM unnest($8::bigint[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::bool[]) AS u)
-       UPDATE boards SET seq = $15 WHERE board = $1`,
-      [this.board, ...keep, ...log, this.seq],
-    );
+    const types = ['bigint', 'text', 'text', 'text', 'text', 'text', 'boolean'];
+    out.push(`WITH k AS (INSERT INTO cards (board, _id, body, body_text, pos, pulled, missed, delivered_seq, updated_at)
+                         SELECT ${b}, u.id, u.body::jsonb, u.text, u.pos, NULL, 0, u.seq, u.at
+                         FROM unnest(${sqlArray(id, 'text')}, ${sqlArray(body, 'text')}, ${sqlArray(text, 'text')}, ${sqlArray(pos, 'float8')}, ${sqlArray(seq, 'bigint')}, ${sqlArray(at, 'text')})
+                           AS u(id, body, text, pos, seq, at)
+                         ON CONFLICT (board, _id) DO UPDATE SET body = excluded.body, body_text = excluded.body_text, missed = 0,
+                           delivered_seq = excluded.delivered_seq, updated_at = excluded.updated_at),
+                   l AS (INSERT INTO deliveries (board, seq, received_at, kind, name, card_id, body, body_cut)
+                         SELECT ${b}, u.* FROM unnest(${log.map((values, i) => sqlArray(values as (string | number | boolean | null)[], types[i]!)).join(', ')}) AS u)
+              UPDATE boards SET seq = ${sqlValue(this.seq)} WHERE board = ${b}`);
+    return out.join(';\n');
   }
 
   private entry(id: string): Entry {
