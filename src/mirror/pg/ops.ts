@@ -13,7 +13,7 @@ import { cutUtf8, idOf, UNPLACED_BODY_MAX } from '../sqlite-store.js';
 import { type MirrorBoard, type MirrorChange, type MirrorDelivery, type MirrorStatus, type PullCursor, LISTENER_BEAT_MS } from '../types.js';
 import { columnNames, quoteIdentifier } from '../view.js';
 import { fieldsViewName, inWrite, openBoard, writeBatch, WRITER_SETTINGS } from './migrations.js';
-import { type LoggedDelivery, columns, PgRun } from './pg-run.js';
+import { type LoggedDelivery, columns, PgRun, unnestOf } from './pg-run.js';
 import type { PgStoreOps } from './protocol.js';
 import { jsonbString, jsonbText, noNul, quoteLiteral, sqlArray, sqlValue } from './text.js';
 
@@ -356,10 +356,7 @@ function savePage(w: pg.Client, b: number, location: string, pull: PullCursor, p
       if (!k.held) made.push([id, jsonbText(k.text!), k.text!, k.pos]);
       else seen.push([id, k.changed ? jsonbText(k.text!) : null, k.changed ? k.text! : null, k.pos, k.seq > pull.startSeq]);
     }
-    const arrays = (rows: (string | number | boolean | null)[][], types: string[]) =>
-      columns(rows, types.length)
-        .map((values, i) => sqlArray(values as (string | number | boolean | null)[], types[i]!))
-        .join(', ');
+    const arrays = (rows: unknown[][], types: string[]) => unnestOf(columns(rows, types.length), types);
     const [p, at] = [pull.id, sqlValue(pull.startedAt)];
     const write = `WITH ins AS (INSERT INTO cards (board, _id, body, body_text, pos, pulled, missed, delivered_seq, updated_at)
                     SELECT ${b}, u.id, u.body::jsonb, u.text, u.pos, ${p}, 0, 0, ${at} FROM unnest(${arrays(made, ['text', 'text', 'text', 'float8'])}) AS u(id, body, text, pos)),
