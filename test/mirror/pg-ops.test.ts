@@ -351,6 +351,28 @@ describe.skipIf(PG_SKIPPED !== undefined && !PG_REQUIRED)('the mirror on Postgre
       expect(await s.rows('SELECT * FROM card_fields_1')).toEqual([['a', '3']]);
     });
 
+    it('saves the same schema again without waiting for a reader of the view; a changed one makes the view again', async () => {
+      const s = await pgSchema();
+      const clients: pg.Client[] = [];
+      const connect = connector(s.url);
+      const store = await openPgStore(async () => clients[clients.push(await connect()) - 1]!, BOARD, LOCATION, true);
+      onTestFinished(() => store.close());
+      const fields = [{ name: 'S', uuid: 'u1' }, { name: 'n\0ul', uuid: 'u2' }];
+      await store.saveSchema(fields);
+      await store.applyDeliveries([delivered(card('a', { S: 'Open', 'n\0ul': 1 }))]);
+      const reader = await pgClient();
+      onTestFinished(() => reader.end());
+      await reader.query(`BEGIN; SELECT * FROM ${s.schema}.card_fields_1`);
+      await clients[0]!.query('SET lock_timeout = 200');
+      await store.saveSchema([{ ...fields[0]!, type: 'select' }, fields[1]!]);
+      await expect(store.saveSchema([fields[0]!])).rejects.toThrow('stayed busy');
+      await reader.query('COMMIT');
+      expect(await s.rows('SELECT * FROM card_fields_1')).toEqual([['a', 'Open', '1']]);
+      await store.saveSchema([fields[0]!]);
+      expect(await s.rows('SELECT * FROM card_fields_1')).toEqual([['a', 'Open']]);
+      expect(await store.schema()).toEqual([fields[0]]);
+    });
+
     it('status says the cards, the last complete pull, the open one, and the listener alive; a listener silent for a day is forgotten', async () => {
       const s = await pgSchema();
       const store = await open(s);

@@ -1,8 +1,9 @@
 // A board's mirror on a PostgreSQL server: MirrorStore's operations (the rules of sqlite-store.ts, one by one)
 // as asynchronous calls on node-postgres connections, which the mirror's thread runs (worker.ts).
 // One connection writes: every change is one transaction that first takes the board's advisory lock
-// (migrations.ts inWrite), so two writers of one board (a pull and a listener, two pulls) take turns as two
-// SQLite writers do. Its commits do not wait for the server's disk (synchronous_commit off): a commit that
+// (migrations.ts inWrite, and writeBatch for the frequent ones: a batch of deliveries or writes, a page), so
+// two writers of one board (a pull and a listener, two pulls) take turns as two SQLite writers do, and each
+// sees what the other committed before it. Its commits do not wait for the server's disk (synchronous_commit off): a commit that
 // returned is the server's, whatever becomes of this process; sync() makes them survive a crash of the server's
 // machine too. Walks of the cards (`cards()`) read on connections of their own, each in a read-only
 // transaction of one snapshot: never half a pull, never a wait for a writer, and writes meanwhile are fine.
@@ -75,6 +76,10 @@ export async function openPgStore(connect: () => Promise<pg.Client>, board: Mirr
   }
 }
 
+/**
+ * The operations of board `b`'s mirror on the writer connection `w`. The thread calls them one at a time (a
+ * call's transaction is the connection's only one), walks excepted: those have connections of their own.
+ */
 function storeOps(w: pg.Client, connect: () => Promise<pg.Client>, b: number, board: MirrorBoard, location: string): PgStoreOps {
   const q = async <R extends unknown[]>(text: string, values: unknown[] = []): Promise<R[]> => (await w.query<R>({ text, values, rowMode: 'array' })).rows;
   const write = <T>(fn: () => Promise<T>): Promise<T> => inWrite(w, location, b, fn);
@@ -111,15 +116,22 @@ function storeOps(w: pg.Client, connect: () => Promise<pg.Client>, b: number, bo
 
     async saveSchema(fields: Field[]): Promise<void> {
       await write(async () => {
+        // Every pull saves the schema, which seldom changes: the view is made again only when its fields did, for
+        // dropping it waits for every reader of it (a query paged slowly) to end.
+        const [[saved, names]] = (await q<[number | null, string[]]>(
+          'SELECT schema_fields, array(SELECT name FROM fields WHERE board = $1 ORDER BY pos) FROM boards WHERE board = $1',
+          [b],
+        )) as [[number | null, string[]]];
+        const same = saved !== null && isDeepStrictEqual(names, fields.map((f) => jsonbString(f.name)));
         await q('DELETE FROM fields WHERE board = $1', [b]);
         const texts = fields.map((f) => JSON.stringify(f));
         await q(
           `WITH f AS (INSERT INTO fields (board, pos, name, body, body_text)
                       SELECT $1, u.n - 1, u.name, u.body::jsonb, u.text FROM unnest($2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS u(name, body, text, n))
            UPDATE boards SET schema_fields = $5 WHERE board = $1`,
-          [b, fields.map((f) => noNul(f.name)), texts.map(jsonbText), texts, fields.length],
+          [b, fields.map((f) => jsonbString(f.name)), texts.map(jsonbText), texts, fields.length],
         );
-        await w.query(fieldsView(b, fields.map((f) => f.name)));
+        if (!same) await w.query(fieldsView(b, fields.map((f) => f.name)));
       });
     },
 
