@@ -539,6 +539,22 @@ describe.skipIf(PG_SKIPPED !== undefined && !PG_REQUIRED)('the mirror on Postgre
       expect(await store.applyDeliveries([delivered(card('a'))])).toEqual([{ id: 'a', after: card('a') }]);
     });
 
+    it('a walk takes a new connection when the one kept from the last walk was closed by the server meanwhile', async () => {
+      const s = await pgSchema();
+      const clients: pg.Client[] = [];
+      const connect = connector(s.url);
+      const store = await openPgStore(async () => clients[clients.push(await connect()) - 1]!, BOARD, LOCATION, true);
+      onTestFinished(() => store.close());
+      await store.applyDeliveries([delivered(card('a'))]);
+      expect(await ids(store)).toEqual(['a']);
+      const admin = await pgClient();
+      onTestFinished(() => admin.end());
+      const pid = (clients[1] as unknown as { processID: number }).processID;
+      await admin.query('SELECT pg_terminate_backend($1::int, 5000)', [pid]);
+      expect(await ids(store)).toEqual(['a']);
+      expect(clients).toHaveLength(3);
+    });
+
     it('a delivery committed while a pull walks is not undone by its later pages nor deleted by finishPull', async () => {
       const s = await pgSchema();
       const puller = await open(s);

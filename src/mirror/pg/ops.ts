@@ -143,15 +143,19 @@ function storeOps(w: pg.Client, connect: () => Promise<pg.Client>, b: number, bo
     count,
 
     async cardsOpen(): Promise<number> {
-      const reader = idle.pop() ?? adopt(await connect());
-      try {
-        await reader.query(`BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; DECLARE walk NO SCROLL CURSOR FOR SELECT body_text FROM cards WHERE board = ${b} ORDER BY pos, _id`);
-      } catch (err) {
-        await reader.end().catch(() => undefined);
-        throw err;
+      for (;;) {
+        const kept = idle.pop();
+        const reader = kept ?? adopt(await connect());
+        try {
+          await reader.query(`BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; DECLARE walk NO SCROLL CURSOR FOR SELECT body_text FROM cards WHERE board = ${b} ORDER BY pos, _id`);
+          walks.set(++lastWalk, reader);
+          return lastWalk;
+        } catch (err) {
+          await reader.end().catch(() => undefined);
+          // A connection kept idle may have been closed by the server meanwhile: the walk takes a new one.
+          if (kept === undefined) throw err;
+        }
       }
-      walks.set(++lastWalk, reader);
-      return lastWalk;
     },
 
     async cardsNext(walk: number, max: number): Promise<string[]> {
