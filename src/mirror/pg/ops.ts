@@ -87,8 +87,8 @@ async function writerOf(connect: () => Promise<pg.Client>): Promise<pg.Client> {
   }
 }
 
-/** The operations that run on the connections of walks, not the writer's. */
-const WALK_OPS = new Set<string>(['cardsOpen', 'cardsNext', 'cardsClose', 'close']);
+/** The operations that do not begin on the writer's connection: walks (connections of their own) and close. */
+const OFF_WRITER = new Set<string>(['cardsOpen', 'cardsNext', 'cardsClose', 'close']);
 
 /**
  * The operations of board `b`'s mirror on the writer connection `first`. The thread calls them one at a time
@@ -364,7 +364,7 @@ function storeOps(first: pg.Client, connect: () => Promise<pg.Client>, b: number
   };
   // Each operation on the writer's connection begins with a new one when it was lost.
   for (const name of Object.keys(ops) as (keyof PgStoreOps)[]) {
-    if (WALK_OPS.has(name)) continue;
+    if (OFF_WRITER.has(name)) continue;
     const op = ops[name] as (...args: unknown[]) => Promise<unknown>;
     (ops as unknown as Record<string, unknown>)[name] = async (...args: unknown[]) => {
       await ready();
