@@ -12,7 +12,7 @@ import { type RecordFlags, recordChoice } from '../card/record-flags.js';
 import { selectedMirrorBoard } from '../mirror/open-board.js';
 import { nounSummary } from '../nouns.js';
 import { distinctNames, rowRecord, type ValueNotes, valueNoteLines } from './rows.js';
-import { SCHEMA_SQL } from './sql.js';
+import { SCHEMA_SQL } from '../../mirror/reader.js';
 import { startStatement, type StatementThread } from './thread.js';
 
 /** What `query` runs and how it prints the rows. */
