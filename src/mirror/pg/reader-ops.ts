@@ -203,7 +203,8 @@ export async function openPgReader(connect: () => Promise<pg.Client>, board: Mir
       try {
         await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
         open = true;
-        await client.query(`DECLARE ${CURSOR} NO SCROLL CURSOR FOR ${statement}`);
+        // The extended protocol: the server takes one statement only, should the guard ever see one where it sees two.
+        await client.query({ text: `DECLARE ${CURSOR} NO SCROLL CURSOR FOR ${statement}`, queryMode: 'extended' } as pg.QueryConfig);
         const first = await client.query({ text: `FETCH FORWARD 0 FROM ${CURSOR}`, rowMode: 'array', types: VALUE_TYPES });
         return first.fields.map((f) => f.name);
       } catch (err) {
