@@ -5,43 +5,30 @@
 import pg from 'pg';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { CardboardError, ExitCode, UsageError } from '../../src/errors.js';
+import { openPgStore } from '../../src/mirror/pg/ops.js';
 import { openPgReader } from '../../src/mirror/pg/reader-ops.js';
 import type { PgReaderOps } from '../../src/mirror/pg/protocol.js';
 import { SCHEMA_SQL } from '../../src/mirror/reader.js';
-import type { MirrorBoard } from '../../src/mirror/types.js';
+import type { MirrorBoard, MirrorDelivery } from '../../src/mirror/types.js';
+import type { Card } from '../../src/spec-types.js';
 import { PG_REQUIRED, PG_SKIPPED, PG_SOCKET, type PgSchema, pgSchema } from '../helpers/postgres.js';
 
 const BOARD: MirrorBoard = { baseUrl: 'http://localhost:1', server: 'http://localhost:1', id: 'b1' };
 const OTHER: MirrorBoard = { baseUrl: 'http://localhost:1', server: 'http://localhost:1', id: 'b2' };
 
-/** The mirror's tables as the store makes them (one schema, every board). */
-const LAYOUT = `CREATE TABLE cardboard_mirror (key text PRIMARY KEY, value text);
-INSERT INTO cardboard_mirror VALUES ('format', '1');
-CREATE TABLE boards (board serial PRIMARY KEY, server text NOT NULL, board_id text NOT NULL, base_url text NOT NULL,
-  seq bigint NOT NULL DEFAULT 0, schema_fields integer, UNIQUE (server, board_id));
-CREATE TABLE cards (board integer NOT NULL REFERENCES boards ON DELETE CASCADE, _id text NOT NULL, body jsonb NOT NULL,
-  body_text text NOT NULL, pos double precision NOT NULL, pulled integer, missed integer NOT NULL DEFAULT 0,
-  delivered_seq bigint NOT NULL DEFAULT 0, updated_at text, PRIMARY KEY (board, _id));
-CREATE TABLE fields (board integer NOT NULL REFERENCES boards ON DELETE CASCADE, pos integer NOT NULL, name text NOT NULL,
-  body jsonb NOT NULL, body_text text NOT NULL, PRIMARY KEY (board, pos));
-CREATE TABLE pulls (board integer NOT NULL REFERENCES boards ON DELETE CASCADE, id integer NOT NULL, started_at text NOT NULL,
-  start_seq bigint NOT NULL, next_page integer NOT NULL DEFAULT 0, pages integer NOT NULL DEFAULT 0,
-  cards integer NOT NULL DEFAULT 0, finished_at text, deleted integer, PRIMARY KEY (board, id));
-CREATE TABLE deliveries (board integer NOT NULL REFERENCES boards ON DELETE CASCADE, seq bigint NOT NULL,
-  received_at text NOT NULL, kind text NOT NULL, name text, card_id text, body text, body_cut boolean NOT NULL DEFAULT false,
-  PRIMARY KEY (board, seq));`;
+const T0 = '2030-01-01T10:00:00.000Z';
 
-/** Put `cards` (and the fields `fields`) in the mirror of `board`, made when it is not there yet. */
-async function fill(db: PgSchema, board: MirrorBoard, cards: Array<Record<string, unknown>>, fields: string[] = ['Status']): Promise<void> {
-  const made = await db.rows("SELECT to_regclass('boards') IS NOT NULL");
-  if (made[0]![0] !== true) await db.rows(LAYOUT);
-  const row = await db.rows('INSERT INTO boards (server, board_id, base_url) VALUES ($1, $2, $3) ON CONFLICT (server, board_id) DO UPDATE SET seq = boards.seq RETURNING board', [board.server, board.id, board.baseUrl]);
-  const number = row[0]![0];
-  for (const [pos, name] of fields.entries()) {
-    await db.rows('INSERT INTO fields VALUES ($1, $2, $3, $4::jsonb, $4::text) ON CONFLICT DO NOTHING', [number, pos, name, JSON.stringify({ name })]);
-  }
-  for (const [pos, card] of cards.entries()) {
-    await db.rows('INSERT INTO cards (board, _id, body, body_text, pos) VALUES ($1, $2, $3::jsonb, $3::text, $4)', [number, card._id, JSON.stringify(card), pos]);
+/** Fill the mirror of `board` in `db` through the store: its schema (`fields`), one complete pull of `cards`, then `deliveries`. */
+async function fill(db: PgSchema, board: MirrorBoard, cards: Card[], fields: string[] = ['Status'], deliveries: MirrorDelivery[] = []): Promise<void> {
+  const store = await openPgStore(counting(db).connect, board, 'x', true);
+  try {
+    await store.saveSchema(fields.map((name, i) => ({ name, uuid: `u${i}` })));
+    const pull = await store.beginPull(T0);
+    await store.savePage(pull, 0, cards);
+    await store.finishPull(pull, [], T0);
+    if (deliveries.length > 0) await store.applyDeliveries(deliveries);
+  } finally {
+    await store.close();
   }
 }
 
@@ -182,20 +169,22 @@ describe.skipIf(PG_SKIPPED !== undefined && !PG_REQUIRED)('query on a mirror in 
 
   it('scopes cards, card_fields, fields, pulls and deliveries to the board (two boards in one schema)', async () => {
     const db = await pgSchema();
-    await fill(db, BOARD, TWO, ['Status', 'Due date']);
-    await fill(db, OTHER, [{ _id: 'z', Status: 'Open' }], ['Owner']);
-    await db.rows("INSERT INTO deliveries (board, seq, received_at, kind) SELECT board, 1, 't', 'card' FROM boards");
-    await db.rows("INSERT INTO pulls (board, id, started_at, start_seq) SELECT board, 1, 't', 0 FROM boards WHERE board_id = 'b2'");
+    await fill(db, BOARD, TWO, ['Status', 'Due date'], [{ kind: 'comment', receivedAt: T0, cardId: 'a' }]);
+    const comment = { kind: 'comment', receivedAt: T0, cardId: 'z' } as const;
+    await fill(db, OTHER, [{ _id: 'z', Status: 'Open' }], ['Owner'], [comment, comment, comment]);
     const { reader } = await readerOf(db);
     expect((await all(reader, 'SELECT _id FROM cards ORDER BY 1')).rows).toEqual([['a'], ['b']]);
     expect(await all(reader, 'SELECT * FROM card_fields ORDER BY 1')).toEqual({ columns: ['_id', 'Status', 'Due date'], rows: [['a', 'Open', null], ['b', 'Done', null]] });
     expect((await all(reader, 'SELECT name FROM fields ORDER BY pos')).rows).toEqual([['Status'], ['Due date']]);
     expect((await all(reader, 'SELECT count(*) FROM deliveries')).rows).toEqual([[1n]]);
-    expect((await all(reader, 'SELECT count(*) FROM pulls')).rows).toEqual([[0n]]);
+    expect((await all(reader, 'SELECT count(*) FROM pulls')).rows).toEqual([[1n]]);
     expect((await reader.queryOpen('SELECT * FROM cards'))).toEqual(['_id', 'body', 'pos', 'pulled', 'missed', 'delivered_seq', 'updated_at']);
     await reader.queryClose();
     const other = (await readerOf(db, OTHER)).reader;
     expect((await all(other, 'SELECT * FROM card_fields')).rows).toEqual([['z', null]]);
+    expect((await all(other, 'SELECT count(*) FROM deliveries')).rows).toEqual([[3n]]);
+    // The whole schema's tables are there too, for a query that names them.
+    expect((await all(other, 'SELECT count(*) FROM boards')).rows).toEqual([[2n]]);
   });
 
   it('lists the views and their columns for --schema', async () => {
@@ -224,18 +213,18 @@ describe.skipIf(PG_SKIPPED !== undefined && !PG_REQUIRED)('query on a mirror in 
     const db = await pgSchema();
     await fill(db, BOARD, [...Array(10).keys()].map((i) => ({ _id: `c${i}`, Status: 'Open' })));
     const { reader } = await readerOf(db);
-    await reader.queryOpen('SELECT _id FROM cards ORDER BY pos');
+    await reader.queryOpen("SELECT _id, body->>'Status' FROM cards ORDER BY pos");
     expect(await reader.queryNext(3)).toHaveLength(3);
-    const writer = new pg.Client({ host: PG_SOCKET, user: 'postgres', database: 'postgres', options: `-csearch_path=${db.schema}` });
-    await writer.connect();
-    onTestFinished(() => writer.end());
-    await writer.query("SET lock_timeout = '5s'");
-    await writer.query('BEGIN; SELECT pg_advisory_xact_lock(1668312434, 1)');
-    await writer.query("UPDATE cards SET pos = -pos, body = '{}'; DELETE FROM cards WHERE _id = 'c9'");
-    await writer.query('COMMIT');
+    // The listener's write: a transaction that takes the board's advisory lock (lock_timeout: it would fail after 30 s).
+    const writer = await openPgStore(counting(db).connect, BOARD, 'x', false);
+    onTestFinished(() => writer.close());
+    await writer.applyDeliveries([{ kind: 'deleted', receivedAt: T0, id: 'c9' }, { kind: 'card', receivedAt: T0, card: { _id: 'c4', Status: 'Done' } }]);
     expect(await db.rows('SELECT count(*) FROM cards')).toEqual([[9]]);
     // The reader keeps its snapshot: the rows as they were when it began.
-    expect((await reader.queryNext(100)).map((r) => r[0])).toEqual(['c3', 'c4', 'c5', 'c6', 'c7', 'c8', 'c9']);
+    expect(await db.rows("SELECT body->>'Status' FROM cards WHERE _id = 'c4'")).toEqual([['Done']]);
+    // A new schema replaces the board's card_fields_<n>, which the reader's views do not hold.
+    await writer.saveSchema([{ name: 'Owner', uuid: 'u9' }]);
+    expect(await reader.queryNext(100)).toEqual(['c3', 'c4', 'c5', 'c6', 'c7', 'c8', 'c9'].map((id) => [id, 'Open']));
   });
 
   it('keeps every digit: int8 as bigint, numeric as a number when exact else text, json as text, times as text, bytea as bytes', async () => {

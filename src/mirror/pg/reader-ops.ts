@@ -12,14 +12,13 @@
 import pg from 'pg';
 import { CardboardError, UsageError } from '../../errors.js';
 import { SCHEMA_SQL } from '../reader.js';
-import { notFilled } from '../sqlite-store.js';
 import type { MirrorBoard } from '../types.js';
-import { columnNames, quoteIdentifier } from '../view.js';
+import { quoteIdentifier } from '../view.js';
+import { notFilled } from '../sqlite-store.js';
+import { PG_FORMAT } from './migrations.js';
+import { fieldColumns } from './ops.js';
 import type { PgReaderOps } from './protocol.js';
 import { guardStatement } from './sql-guard.js';
-
-/** The format of the tables this reader knows; a newer one is refused. */
-const READABLE_FORMAT = 1;
 
 /** The tables shown to the statement through a view of the same name, and the columns they keep to themselves. */
 const SCOPED_TABLES = ['cards', 'fields', 'pulls', 'deliveries'];
@@ -47,11 +46,6 @@ ORDER BY c.relname = 'card_fields', c.relname, a.attnum`;
  * a function's own error): exit 2. Any other (the connection, the server's resources, a cancel) is exit 1.
  */
 const STATEMENT_CLASSES = new Set(['0A', '21', '22', '25', '2F', '38', '39', '42', 'P0']);
-
-/** Text as an SQL string literal (standard_conforming_strings is on: a backslash is itself); a NUL, which SQL text cannot hold, as U+FFFD. */
-function literal(text: string): string {
-  return `'${text.replace(/\0/g, '\ufffd').replace(/'/g, "''")}'`;
-}
 
 /** The first line of an error's message. */
 function firstLine(err: unknown): string {
@@ -121,17 +115,22 @@ const VALUE_TYPES = {
   },
 } as unknown as pg.CustomTypesConfig;
 
-/** The schema of the mirror's tables and the number of `board` there; notFilled when they or the board are not there. */
+/**
+ * The schema of the mirror's tables and the number of `board` there; notFilled when they or the board are not
+ * there. Only reads (not openBoard, which makes or migrates the tables under the writers' lock): a reader
+ * never takes the writers' lock, and a role that may only read opens the mirror.
+ */
 async function boardOf(client: pg.Client, board: MirrorBoard, location: string): Promise<{ schema: string; number: number }> {
   const found = await client.query<{ schema: string | null; made: boolean }>(
-    "SELECT current_schema() AS schema, to_regclass('cardboard_mirror') IS NOT NULL AND to_regclass('boards') IS NOT NULL AS made",
+    `SELECT current_schema() AS schema, to_regclass(quote_ident(current_schema()) || '.cardboard_mirror') IS NOT NULL
+       AND to_regclass(quote_ident(current_schema()) || '.boards') IS NOT NULL AS made`,
   );
   const { schema, made } = found.rows[0]!;
   if (schema === null || !made) throw notFilled(location);
   const format = await client.query<{ value: string }>("SELECT value FROM cardboard_mirror WHERE key = 'format'");
   const number = Number(format.rows[0]?.value ?? 0);
-  if (number > READABLE_FORMAT) {
-    throw new CardboardError(`The mirror ${location} is in format ${number}, newer than this cardboard reads (${READABLE_FORMAT}); nothing was run.`, {
+  if (number > PG_FORMAT) {
+    throw new CardboardError(`The mirror ${location} is in format ${number}, newer than this cardboard reads (${PG_FORMAT}); nothing was run.`, {
       hint: 'Upgrade cardboard.',
     });
   }
@@ -142,8 +141,8 @@ async function boardOf(client: pg.Client, board: MirrorBoard, location: string):
 
 /**
  * The statements that make the session's views of board `number` of the tables in `schema`: each table's
- * columns but `board` and `body_text`, and card_fields from the board's fields as saved (`_id`, then one
- * column per field, `body->>'name'`, named as on SQLite by columnNames). Not a view over the board's own
+ * columns but `board` and `body_text`, and card_fields from the board's fields as saved, as the store makes
+ * the board's own card_fields_<n> (fieldColumns). Not a view over the board's own
  * card_fields_<n>: a view of the session would hold that one, and the writer could not replace it.
  */
 async function viewsOf(client: pg.Client, schema: string, number: number): Promise<string> {
@@ -155,14 +154,14 @@ async function viewsOf(client: pg.Client, schema: string, number: number): Promi
      GROUP BY c.relname`,
     [schema, SCOPED_TABLES],
   );
-  const fields = await client.query<{ name: string }>(`SELECT name FROM ${quoteIdentifier(schema)}.fields WHERE board = $1 ORDER BY pos`, [number]);
+  // The names as the service gave them: `name` holds a NUL as U+FFFD.
+  const fields = await client.query<{ text: string }>(`SELECT body_text AS text FROM ${quoteIdentifier(schema)}.fields WHERE board = $1 ORDER BY pos`, [number]);
   const views = columns.rows.map(({ table, columns: names }) => {
     const shown = names.filter((name) => !HIDDEN_COLUMNS.has(name)).map(quoteIdentifier);
     return `CREATE OR REPLACE TEMP VIEW ${table} AS SELECT ${shown.join(', ')} FROM ${quoteIdentifier(schema)}.${table} WHERE board = ${number}`;
   });
-  const names = fields.rows.map((f) => f.name);
-  const perField = columnNames(names).map((column, i) => `body->>${literal(names[i]!)} AS ${quoteIdentifier(column)}`);
-  views.push(`CREATE OR REPLACE TEMP VIEW card_fields AS SELECT ${['_id', ...perField].join(', ')} FROM ${quoteIdentifier(schema)}.cards WHERE board = ${number}`);
+  const names = fields.rows.map((f) => (JSON.parse(f.text) as { name: string }).name);
+  views.push(`CREATE OR REPLACE TEMP VIEW card_fields AS SELECT ${['_id', ...fieldColumns(names)].join(', ')} FROM ${quoteIdentifier(schema)}.cards WHERE board = ${number}`);
   return views.join('; ');
 }
 
