@@ -120,6 +120,7 @@ describe.skipIf(PG_SKIPPED !== undefined && !PG_REQUIRED)('query on a mirror in 
     ["SELECT 'a\\'; DELETE FROM cards; --'", /holds 2 statements/],
     ['SELECT 1 /* unclosed', /unclosed comment/],
     ['-- nothing', /^query is empty/],
+    ['SELECT 1 /*\0*/', /NUL character/],
   ];
   it.each(refused)('refuses %j before the client sends anything, and changes nothing', async (sql, message) => {
     const db = await pgSchema();
@@ -151,8 +152,12 @@ describe.skipIf(PG_SKIPPED !== undefined && !PG_REQUIRED)('query on a mirror in 
     const { connect } = counting(db);
     const client = await connect();
     onTestFinished(() => client.end());
-    await openPgReader(async () => client, BOARD, 'x');
+    const own = await openPgReader(async () => client, BOARD, 'x');
     await expect(client.query('DELETE FROM cards')).rejects.toThrow(/read-only transaction/);
+    expect(await db.rows('SELECT count(*) FROM cards')).toEqual([[2]]);
+    // And with the session's default undone, the statement's own transaction is read-only.
+    await client.query('SET default_transaction_read_only = off');
+    expect((await rejection(all(own, 'SELECT wipe()'))).message).toMatch(/^query: cannot execute DELETE in a read-only transaction/);
     expect(await db.rows('SELECT count(*) FROM cards')).toEqual([[2]]);
   });
 
@@ -207,6 +212,27 @@ describe.skipIf(PG_SKIPPED !== undefined && !PG_REQUIRED)('query on a mirror in 
     expect(empty.message).toBe('No mirror of this board at postgres://server/db.');
     await fill(db, OTHER, []);
     expect((await rejection(openPgReader(connect, BOARD, 'postgres://server/db'))).message).toBe('No mirror of this board at postgres://server/db.');
+  });
+
+  it('serves a role that may only read; a role that may not read the tables is told so', async () => {
+    const db = await pgSchema();
+    await fill(db, BOARD, TWO);
+    const role = `r_${db.schema}`;
+    const blind = `b_${db.schema}`;
+    await db.rows(`CREATE ROLE ${role} LOGIN; GRANT USAGE ON SCHEMA ${db.schema} TO ${role}; GRANT SELECT ON ALL TABLES IN SCHEMA ${db.schema} TO ${role};
+      CREATE ROLE ${blind} LOGIN; GRANT USAGE ON SCHEMA ${db.schema} TO ${blind}`);
+    onTestFinished(() => db.rows(`DROP OWNED BY ${role}, ${blind}; DROP ROLE ${role}, ${blind}`).then(() => undefined));
+    const as = (user: string) => async () => {
+      const client = new pg.Client({ host: PG_SOCKET, user, database: 'postgres', options: `-csearch_path=${db.schema}` });
+      await client.connect();
+      return client;
+    };
+    const reader = await openPgReader(as(role), BOARD, 'postgres://server/db');
+    onTestFinished(() => reader.close());
+    expect((await all(reader, 'SELECT _id, "Status" FROM card_fields ORDER BY 1')).rows).toEqual([['a', 'Open'], ['b', 'Done']]);
+    const err = await rejection(openPgReader(as(blind), BOARD, 'postgres://server/db'));
+    expect(err).toBeInstanceOf(CardboardError);
+    expect(err.message).toBe('Cannot query the mirror postgres://server/db: permission denied for table cardboard_mirror.');
   });
 
   it('never holds a writer up: a write transaction with the advisory lock commits while the cursor is open, unseen by it', async () => {

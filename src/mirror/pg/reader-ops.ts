@@ -182,7 +182,12 @@ export async function openPgReader(connect: () => Promise<pg.Client>, board: Mir
     await client.query('SET default_transaction_read_only = on');
   } catch (err) {
     await client.end().catch(() => undefined);
-    throw err;
+    if (err instanceof CardboardError || typeof (err as { code?: unknown } | null)?.code !== 'string') throw err;
+    // The server's refusal (a role without TEMP on the database cannot make the views; one without USAGE on the schema…).
+    throw new CardboardError(`Cannot query the mirror ${location}: ${firstLine(err)}.`, {
+      hint: 'The role needs to read the mirror\'s tables and to make temporary views (TEMP on the database).',
+      cause: err,
+    });
   }
   let open = false;
 
