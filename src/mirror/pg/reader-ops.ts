@@ -79,7 +79,9 @@ function canonicalDecimal(text: string): string {
 /** A numeric as a number when the number's shortest spelling has the same digits (nothing lost), else its text. */
 export function numericValue(text: string): number | string {
   const n = Number(text);
-  return Number.isFinite(n) && canonicalDecimal(String(n)) === canonicalDecimal(text) ? n : text;
+  if (!Number.isFinite(n) || canonicalDecimal(String(n)) !== canonicalDecimal(text)) return text;
+  // A numeric has no negative zero.
+  return n === 0 ? 0 : n;
 }
 
 const identity = (text: string) => text;
