@@ -302,6 +302,9 @@ describe.skipIf(PG_SKIPPED !== undefined && !PG_REQUIRED)('query on a mirror in 
     const late = await rejection(reader.queryNext(10));
     expect(late).toBeInstanceOf(UsageError);
     expect(late.message).toBe('query: division by zero');
+    const parameter = await rejection(reader.queryOpen('SELECT $1::int'));
+    expect(parameter).toBeInstanceOf(UsageError);
+    expect(parameter.message).toBe('query has a parameter ($1), which nothing gives a value: write the value into the SQL; nothing was run.');
     expect((await all(reader, 'SELECT 1')).rows).toEqual([[1]]);
   });
 });

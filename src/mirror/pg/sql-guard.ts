@@ -231,6 +231,9 @@ export function guardStatement(sql: string): string {
   body.forEach((token, i) => {
     const lock = rowLock(body, i);
     if (lock !== undefined) throw new UsageError(`query is read-only: ${lock} is refused (it locks rows); ${REFUSED}`);
+    if (token.kind === 'other' && /^\$\d+$/.test(token.text)) {
+      throw new UsageError(`query has a parameter (${token.text}), which nothing gives a value: write the value into the SQL; ${REFUSED}`);
+    }
     if (token.kind === 'word' && WRITE_WORDS.has(token.text)) {
       throw new UsageError(`query is read-only: ${token.text.toUpperCase()} is refused, even inside a ${verb.toUpperCase()}; ${REFUSED}`);
     }
