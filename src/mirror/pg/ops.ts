@@ -12,10 +12,10 @@ import type { Card, Field } from '../../spec-types.js';
 import { cutUtf8, idOf, UNPLACED_BODY_MAX } from '../sqlite-store.js';
 import { type MirrorBoard, type MirrorChange, type MirrorDelivery, type MirrorStatus, type PullCursor, LISTENER_BEAT_MS } from '../types.js';
 import { columnNames, quoteIdentifier } from '../view.js';
-import { fieldsViewName, inWrite, openBoard, WRITER_SETTINGS } from './migrations.js';
-import { type LoggedDelivery, columns, PgRun } from './pg-run.js';
+import { fieldsViewName, inWrite, openBoard, writeBatch, WRITER_SETTINGS } from './migrations.js';
+import { type LoggedDelivery, columns, PgRun, unnestOf } from './pg-run.js';
 import type { PgStoreOps } from './protocol.js';
-import { jsonbString, jsonbText, noNul, quoteLiteral } from './text.js';
+import { jsonbString, jsonbText, noNul, quoteLiteral, sqlArray, sqlValue } from './text.js';
 
 type PullRow = [id: number, startedAt: string, startSeq: number, nextPage: number, pages: number, cards: number, finishedAt: string | null, deleted: number | null];
 
@@ -251,8 +251,8 @@ function storeOps(w: pg.Client, connect: () => Promise<pg.Client>, b: number, bo
     applyWrites(cards: Card[], now: string): Promise<MirrorChange[]> {
       if (cards.length === 0) return Promise.resolve([]);
       const ids = cards.map(idOf);
-      return write(async () => {
-        const run = await PgRun.begin(w, b, ids);
+      return writeBatch(w, location, b, PgRun.readSql(b, ids), (rows) => {
+        const run = PgRun.from(b, ids, rows);
         const out: MirrorChange[] = [];
         for (const card of cards) {
           run.next();
@@ -260,8 +260,7 @@ function storeOps(w: pg.Client, connect: () => Promise<pg.Client>, b: number, bo
           run.put(card._id, card, now);
           if (!isDeepStrictEqual(before, card)) out.push(before === undefined ? { id: card._id, after: card } : { id: card._id, before, after: card });
         }
-        await run.end();
-        return out;
+        return { out, write: run.endSql() };
       });
     },
 
@@ -323,16 +322,13 @@ function storeOps(w: pg.Client, connect: () => Promise<pg.Client>, b: number, bo
 }
 
 /** savePage (MirrorStore): the page's rows read in one statement, its cards placed in memory, written in one. */
-async function savePage(w: pg.Client, b: number, location: string, pull: PullCursor, page: number, cards: Card[]): Promise<MirrorChange[]> {
+function savePage(w: pg.Client, b: number, location: string, pull: PullCursor, page: number, cards: Card[]): Promise<MirrorChange[]> {
   const ids = [...new Set(cards.map(idOf))];
-  return inWrite(w, location, b, async () => {
-    const { rows } = await w.query<[number, string | null, number | null, number | null, number | null]>({
-      text: `SELECT i.n, c.body_text, c.delivered_seq, t.seq, (SELECT max(pos) FROM cards WHERE board = $1)
-             FROM unnest($2::text[]) WITH ORDINALITY AS i(id, n)
-             LEFT JOIN cards c ON c.board = $1 AND c._id = i.id LEFT JOIN tombstones t ON t.board = $1 AND t._id = i.id`,
-      values: [b, ids.map(noNul)],
-      rowMode: 'array',
-    });
+  const read = `SELECT i.n, c.body_text, c.delivered_seq, t.seq, (SELECT max(pos) FROM cards WHERE board = ${b})
+                FROM unnest(${sqlArray(ids, 'text')}) WITH ORDINALITY AS i(id, n)
+                LEFT JOIN cards c ON c.board = ${b} AND c._id = i.id LEFT JOIN tombstones t ON t.board = ${b} AND t._id = i.id`;
+  return writeBatch(w, location, b, read, (result) => {
+    const rows = result as [number, string | null, number | null, number | null, number | null][];
     /** Each card of the page as the table holds it, as this page leaves it (`text`), and where the page put it. */
     const known = new Map<string, { held: boolean; text: string | undefined; seq: number; tomb: number | null; pos?: number; changed: boolean }>();
     for (const [n, text, seq, tomb] of rows) known.set(ids[n - 1]!, { held: text !== null, text: text ?? undefined, seq: seq ?? 0, tomb, changed: false });
@@ -357,24 +353,23 @@ async function savePage(w: pg.Client, b: number, location: string, pull: PullCur
         }
       }
     }
-    const made: unknown[][] = [];
-    const seen: unknown[][] = [];
+    const made: (string | number | boolean | null)[][] = [];
+    const seen: (string | number | boolean | null)[][] = [];
     for (const [id, k] of known) {
       if (k.pos === undefined) continue;
-      if (!k.held) made.push([noNul(id), jsonbText(k.text!), k.text, k.pos]);
-      else seen.push([noNul(id), k.changed ? jsonbText(k.text!) : null, k.changed ? k.text : null, k.pos, k.seq > pull.startSeq]);
+      if (!k.held) made.push([id, jsonbText(k.text!), k.text!, k.pos]);
+      else seen.push([id, k.changed ? jsonbText(k.text!) : null, k.changed ? k.text! : null, k.pos, k.seq > pull.startSeq]);
     }
-    await w.query(
-      `WITH ins AS (INSERT INTO cards (board, _id, body, body_text, pos, pulled, missed, delivered_seq, updated_at)
-                    SELECT $1, u.id, u.body::jsonb, u.text, u.pos, $2, 0, 0, $3 FROM unnest($4::text[], $5::text[], $6::text[], $7::float8[]) AS u(id, body, text, pos)),
-            upd AS (UPDATE cards c SET body = coalesce(u.body::jsonb, c.body), body_text = coalesce(u.text, c.body_text), pos = u.pos, pulled = $2,
-                      missed = CASE WHEN u.sighted THEN c.missed ELSE 0 END, updated_at = CASE WHEN u.text IS NULL THEN c.updated_at ELSE $3 END
-                    FROM unnest($8::text[], $9::text[], $10::text[], $11::float8[], $12::bool[]) AS u(id, body, text, pos, sighted)
-                    WHERE c.board = $1 AND c._id = u.id)
-       UPDATE pulls SET next_page = greatest(next_page, $13), pages = pages + 1, cards = cards + $14 WHERE board = $1 AND id = $2`,
-      [b, pull.id, pull.startedAt, ...columns(made, 4), ...columns(seen, 5), page + 1, cards.length],
-    );
-    return out;
+    const arrays = (rows: unknown[][], types: string[]) => unnestOf(columns(rows, types.length), types);
+    const [p, at] = [pull.id, sqlValue(pull.startedAt)];
+    const write = `WITH ins AS (INSERT INTO cards (board, _id, body, body_text, pos, pulled, missed, delivered_seq, updated_at)
+                    SELECT ${b}, u.id, u.body::jsonb, u.text, u.pos, ${p}, 0, 0, ${at} FROM unnest(${arrays(made, ['text', 'text', 'text', 'float8'])}) AS u(id, body, text, pos)),
+            upd AS (UPDATE cards c SET body = coalesce(u.body::jsonb, c.body), body_text = coalesce(u.text, c.body_text), pos = u.pos, pulled = ${p},
+                      missed = CASE WHEN u.sighted THEN c.missed ELSE 0 END, updated_at = CASE WHEN u.text IS NULL THEN c.updated_at ELSE ${at} END
+                    FROM unnest(${arrays(seen, ['text', 'text', 'text', 'float8', 'boolean'])}) AS u(id, body, text, pos, sighted)
+                    WHERE c.board = ${b} AND c._id = u.id)
+       UPDATE pulls SET next_page = greatest(next_page, ${page + 1}), pages = pages + 1, cards = cards + ${cards.length} WHERE board = ${b} AND id = ${p}`;
+    return { out, write };
   });
 }
 
@@ -382,8 +377,8 @@ async function savePage(w: pg.Client, b: number, location: string, pull: PullCur
 async function applyDeliveries(w: pg.Client, b: number, location: string, deliveries: MirrorDelivery[]): Promise<MirrorChange[]> {
   if (deliveries.length === 0) return [];
   const touched = deliveries.flatMap((d) => (d.kind === 'card' ? [idOf(d.card)] : d.kind === 'deleted' ? [d.id] : []));
-  return inWrite(w, location, b, async () => {
-    const run = await PgRun.begin(w, b, touched);
+  return writeBatch(w, location, b, PgRun.readSql(b, touched), (rows) => {
+    const run = PgRun.from(b, touched, rows);
     const out: MirrorChange[] = [];
     const logged: LoggedDelivery[] = [];
     for (const d of deliveries) {
@@ -409,7 +404,6 @@ async function applyDeliveries(w: pg.Client, b: number, location: string, delive
       const text = (s: string | undefined) => (s === undefined ? null : noNul(s));
       logged.push([seq, d.receivedAt, d.kind, text(d.name), text(cardId), text(body?.text), body?.cut ?? false]);
     }
-    await run.end(logged);
-    return out;
+    return { out, write: run.endSql(logged) };
   });
 }
