@@ -9,7 +9,8 @@ import { Worker } from 'node:worker_threads';
 import { CancelledError, CardboardError } from '../../errors.js';
 import { whenAborted } from '../../interrupt.js';
 import type { MirrorBoard } from '../../mirror/types.js';
-import { fromWire, type Reply, type StatementJob } from './wire.js';
+import { fromWire } from '../../thread-errors.js';
+import type { Reply, StatementJob } from './wire.js';
 
 /** A statement running in its thread: its columns, then its rows. */
 export interface StatementThread {
