@@ -1,11 +1,12 @@
 // What passes between `cardboard query` and the thread that runs its statement (thread.ts, worker.ts): the
 // job and the replies; errors travel as data (thread-errors.ts).
+import type { MirrorPlace } from '../../mirror/open.js';
 import type { MirrorBoard } from '../../mirror/types.js';
 import type { WireError } from '../../thread-errors.js';
 
-/** What the thread runs: the statement over the mirror at `location`, which must hold `board`. */
+/** What the thread runs: the statement over the mirror at `place`, which must hold `board`. */
 export interface StatementJob {
-  location: string;
+  place: MirrorPlace;
   board: MirrorBoard;
   sql: string;
   /** Rows wanted at most (a terminal table's, which stops at a count): the thread runs SQLite no further. */

@@ -30,7 +30,7 @@ async function serve(port: MessagePort, job: StatementJob): Promise<void> {
   let sent = 0;
   let reader: MirrorReader | undefined;
   try {
-    reader = openReaderAt(job.location, job.board);
+    reader = openReaderAt(job.place, job.board);
     const result = runStatement(reader, job.sql);
     send({ type: 'columns', columns: result.columns });
     let rows: unknown[][] = [];
