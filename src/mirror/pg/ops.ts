@@ -51,11 +51,15 @@ function viewColumns(fieldNames: readonly string[]): string[] {
   });
 }
 
+/** The columns of the per-field view after `_id`: each field's value in a card's `body`, as text (also the query reader's card_fields). */
+export function fieldColumns(fieldNames: readonly string[]): string[] {
+  return viewColumns(fieldNames).map((column, i) => `body->>${quoteLiteral(jsonbString(fieldNames[i]!))} AS ${quoteIdentifier(column)}`);
+}
+
 /** The statements that replace the per-field view of board `number`: `_id` and each field's value as text. */
 function fieldsView(number: number, fieldNames: readonly string[]): string {
   const view = fieldsViewName(number);
-  const values = viewColumns(fieldNames).map((column, i) => `body->>${quoteLiteral(jsonbString(fieldNames[i]!))} AS ${quoteIdentifier(column)}`);
-  return `DROP VIEW IF EXISTS ${view}; CREATE VIEW ${view} AS SELECT ${['_id', ...values].join(', ')} FROM cards WHERE board = ${number}`;
+  return `DROP VIEW IF EXISTS ${view}; CREATE VIEW ${view} AS SELECT ${['_id', ...fieldColumns(fieldNames)].join(', ')} FROM cards WHERE board = ${number}`;
 }
 
 /**
