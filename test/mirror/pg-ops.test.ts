@@ -240,6 +240,24 @@ describe.skipIf(PG_SKIPPED !== undefined && !PG_REQUIRED)('the mirror on Postgre
       expect(await ids(store)).toEqual(['a']);
     });
 
+    it('takes ids and text of any kind as they are: quotes, backslashes, SQL, a NUL in an id, characters outside ASCII', async () => {
+      const s = await pgSchema();
+      const store = await open(s);
+      const odd = ["it's", 'back\\slash\\', '"q"', "'); DELETE FROM cards; --", '$$x$$', 'e\u0301 😀', 'E\'\\n', 'nul\0id'];
+      const cards = odd.map((id) => card(id, { [id]: `${id} ${id}`, t: "a'b\\c" }));
+      expect(await store.applyDeliveries(cards.map(delivered))).toHaveLength(odd.length);
+      expect(await store.applyDeliveries([delivered(card(odd[0]!, { S: 1 })), deleted(odd[1]!), { kind: 'unplaced', receivedAt: T0, body: odd.join('\n'), name: odd[3]!, cardId: odd[4]! }])).toHaveLength(2);
+      for (const [i, id] of odd.entries()) expect(await store.card(id)).toEqual(i === 1 ? undefined : i === 0 ? { ...cards[0], S: 1 } : cards[i]);
+      expect(await s.rows('SELECT _id FROM tombstones')).toEqual([[odd[1]]]);
+      expect(await s.rows('SELECT name, card_id, body FROM deliveries WHERE kind = $1', ['unplaced'])).toEqual([[odd[3], odd[4], odd.join('\n').replace('\0', '\ufffd')]]);
+      const pull = await store.beginPull(T1);
+      expect(await store.savePage(pull, 0, cards.slice(2))).toEqual([]);
+      expect(await store.pulledBy(pull, odd[7]!)).toBe(true);
+      expect(await store.confirm(pull, cards[0]!)).toEqual({ id: odd[0], before: { ...cards[0], S: 1 }, after: cards[0] });
+      expect(await store.finishPull(pull, [odd[3]!, odd[7]!], T1)).toEqual([{ id: odd[3], before: cards[3] }, { id: odd[7], before: cards[7] }]);
+      expect(await ids(store)).toEqual([odd[0], odd[2], odd[4], odd[5], odd[6]]);
+    });
+
     it('keeps a key named __proto__ as the card’s own data', async () => {
       const s = await pgSchema();
       const store = await open(s);
@@ -333,6 +351,28 @@ describe.skipIf(PG_SKIPPED !== undefined && !PG_REQUIRED)('the mirror on Postgre
       expect(await s.rows('SELECT * FROM card_fields_1')).toEqual([['a', '3']]);
     });
 
+    it('saves the same schema again without waiting for a reader of the view; a changed one makes the view again', async () => {
+      const s = await pgSchema();
+      const clients: pg.Client[] = [];
+      const connect = connector(s.url);
+      const store = await openPgStore(async () => clients[clients.push(await connect()) - 1]!, BOARD, LOCATION, true);
+      onTestFinished(() => store.close());
+      const fields = [{ name: 'S', uuid: 'u1' }, { name: 'n\0ul', uuid: 'u2' }];
+      await store.saveSchema(fields);
+      await store.applyDeliveries([delivered(card('a', { S: 'Open', 'n\0ul': 1 }))]);
+      const reader = await pgClient();
+      onTestFinished(() => reader.end());
+      await reader.query(`BEGIN; SELECT * FROM ${s.schema}.card_fields_1`);
+      await clients[0]!.query('SET lock_timeout = 200');
+      await store.saveSchema([{ ...fields[0]!, type: 'select' }, fields[1]!]);
+      await expect(store.saveSchema([fields[0]!])).rejects.toThrow('stayed busy');
+      await reader.query('COMMIT');
+      expect(await s.rows('SELECT * FROM card_fields_1')).toEqual([['a', 'Open', '1']]);
+      await store.saveSchema([fields[0]!]);
+      expect(await s.rows('SELECT * FROM card_fields_1')).toEqual([['a', 'Open']]);
+      expect(await store.schema()).toEqual([fields[0]]);
+    });
+
     it('status says the cards, the last complete pull, the open one, and the listener alive; a listener silent for a day is forgotten', async () => {
       const s = await pgSchema();
       const store = await open(s);
@@ -367,11 +407,17 @@ describe.skipIf(PG_SKIPPED !== undefined && !PG_REQUIRED)('the mirror on Postgre
       expect(await s.rows('SELECT since FROM listener')).toEqual([['2030-01-02T08:00:00.000Z']]);
     });
 
-    it('sync commits and waits for the server’s disk', async () => {
+    it('writes with commits that do not wait for the disk, and sync() commits one that does, leaving the session as it was', async () => {
       const s = await pgSchema();
-      const store = await open(s);
+      const clients: pg.Client[] = [];
+      const connect = connector(s.url);
+      const store = await openPgStore(async () => clients[clients.push(await connect()) - 1]!, BOARD, LOCATION, true);
+      onTestFinished(() => store.close());
+      const settings = async () => (await clients[0]!.query<{ s: string; l: string }>("SELECT current_setting('synchronous_commit') AS s, current_setting('lock_timeout') AS l")).rows[0];
+      expect(await settings()).toEqual({ s: 'off', l: '30s' });
       await store.applyDeliveries([delivered(card('a'))]);
       await store.sync();
+      expect(await settings()).toEqual({ s: 'off', l: '30s' });
       expect(await s.rows('SELECT seq FROM boards')).toEqual([[1]]);
     });
   });
@@ -472,6 +518,41 @@ describe.skipIf(PG_SKIPPED !== undefined && !PG_REQUIRED)('the mirror on Postgre
       await holder.query('COMMIT');
       await write;
       expect(await store.count()).toBe(1);
+    });
+
+    it('a write that waits for the board’s lock longer than lock_timeout fails as SQLite’s busy mirror does, and writes nothing', async () => {
+      const s = await pgSchema();
+      const clients: pg.Client[] = [];
+      const connect = connector(s.url);
+      const store = await openPgStore(async () => clients[clients.push(await connect()) - 1]!, BOARD, LOCATION, true);
+      onTestFinished(() => store.close());
+      // The store's own 30 s, made short for the test on its connection.
+      await clients[0]!.query('SET lock_timeout = 200');
+      const holder = await pgClient();
+      onTestFinished(() => holder.end());
+      await holder.query('BEGIN; SELECT pg_advisory_xact_lock(1667394930, 1)');
+      const refused = store.applyDeliveries([delivered(card('a')), deleted('b')]);
+      await expect(refused).rejects.toThrow(`The mirror ${LOCATION} stayed busy for 30s: another process is writing to it.`);
+      await expect(store.beginPull(T0)).rejects.toMatchObject({ exitCode: 1, hint: 'Run again when the other pull or import is done.' });
+      await holder.query('COMMIT');
+      expect([await store.count(), (await store.status()).deliveries.applied]).toEqual([0, 0]);
+      expect(await store.applyDeliveries([delivered(card('a'))])).toEqual([{ id: 'a', after: card('a') }]);
+    });
+
+    it('a walk takes a new connection when the one kept from the last walk was closed by the server meanwhile', async () => {
+      const s = await pgSchema();
+      const clients: pg.Client[] = [];
+      const connect = connector(s.url);
+      const store = await openPgStore(async () => clients[clients.push(await connect()) - 1]!, BOARD, LOCATION, true);
+      onTestFinished(() => store.close());
+      await store.applyDeliveries([delivered(card('a'))]);
+      expect(await ids(store)).toEqual(['a']);
+      const admin = await pgClient();
+      onTestFinished(() => admin.end());
+      const pid = (clients[1] as unknown as { processID: number }).processID;
+      await admin.query('SELECT pg_terminate_backend($1::int, 5000)', [pid]);
+      expect(await ids(store)).toEqual(['a']);
+      expect(clients).toHaveLength(3);
     });
 
     it('a delivery committed while a pull walks is not undone by its later pages nor deleted by finishPull', async () => {

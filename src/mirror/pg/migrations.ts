@@ -118,6 +118,25 @@ export async function inWrite<T>(client: pg.Client, location: string, lock: numb
   }
 }
 
+/**
+ * A write transaction of two round trips, for the writes that come many a second (a listener's deliveries, a
+ * pull's pages): BEGIN, the board's lock and `read` in one, then the statements `fn` makes of what `read`
+ * returned and COMMIT in another. Each statement of one round trip is planned on its own, after the one
+ * before it ran: `read` sees every commit made before the lock was taken. The statements carry their values
+ * as SQL text (sqlValue in text.ts: standard_conforming_strings is on in the writer's session).
+ */
+export async function writeBatch<T>(client: pg.Client, location: string, lock: number, read: string, fn: (rows: unknown[][]) => { out: T; write: string }): Promise<T> {
+  try {
+    const results = (await client.query({ text: `BEGIN; SELECT pg_advisory_xact_lock(${LOCK_SPACE}, ${lock}); ${read}`, rowMode: 'array' })) as unknown as pg.QueryArrayResult[];
+    const { out, write } = fn(results[2]!.rows);
+    await client.query(`${write}; COMMIT`);
+    return out;
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw sqlState(err) === '55P03' ? busy(location, err) : err;
+  }
+}
+
 /** What the schema holds: its name, and the mirror's format there (0: none yet). */
 interface Found {
   schema: string;

@@ -1,8 +1,9 @@
 // A board's mirror on a PostgreSQL server: MirrorStore's operations (the rules of sqlite-store.ts, one by one)
 // as asynchronous calls on node-postgres connections, which the mirror's thread runs (worker.ts).
 // One connection writes: every change is one transaction that first takes the board's advisory lock
-// (migrations.ts inWrite), so two writers of one board (a pull and a listener, two pulls) take turns as two
-// SQLite writers do. Its commits do not wait for the server's disk (synchronous_commit off): a commit that
+// (migrations.ts inWrite, and writeBatch for the frequent ones: a batch of deliveries or writes, a page), so
+// two writers of one board (a pull and a listener, two pulls) take turns as two SQLite writers do, and each
+// sees what the other committed before it. Its commits do not wait for the server's disk (synchronous_commit off): a commit that
 // returned is the server's, whatever becomes of this process; sync() makes them survive a crash of the server's
 // machine too. Walks of the cards (`cards()`) read on connections of their own, each in a read-only
 // transaction of one snapshot: never half a pull, never a wait for a writer, and writes meanwhile are fine.
@@ -12,10 +13,10 @@ import type { Card, Field } from '../../spec-types.js';
 import { cutUtf8, idOf, UNPLACED_BODY_MAX } from '../sqlite-store.js';
 import { type MirrorBoard, type MirrorChange, type MirrorDelivery, type MirrorStatus, type PullCursor, LISTENER_BEAT_MS } from '../types.js';
 import { columnNames, quoteIdentifier } from '../view.js';
-import { fieldsViewName, inWrite, openBoard, WRITER_SETTINGS } from './migrations.js';
-import { type LoggedDelivery, columns, PgRun } from './pg-run.js';
+import { fieldsViewName, inWrite, openBoard, writeBatch, WRITER_SETTINGS } from './migrations.js';
+import { type LoggedDelivery, columns, PgRun, unnestOf } from './pg-run.js';
 import type { PgStoreOps } from './protocol.js';
-import { jsonbString, jsonbText, noNul, quoteLiteral } from './text.js';
+import { jsonbString, jsonbText, noNul, quoteLiteral, sqlArray, sqlValue } from './text.js';
 
 type PullRow = [id: number, startedAt: string, startSeq: number, nextPage: number, pages: number, cards: number, finishedAt: string | null, deleted: number | null];
 
@@ -79,6 +80,10 @@ export async function openPgStore(connect: () => Promise<pg.Client>, board: Mirr
   }
 }
 
+/**
+ * The operations of board `b`'s mirror on the writer connection `w`. The thread calls them one at a time (a
+ * call's transaction is the connection's only one), walks excepted: those have connections of their own.
+ */
 function storeOps(w: pg.Client, connect: () => Promise<pg.Client>, b: number, board: MirrorBoard, location: string): PgStoreOps {
   const q = async <R extends unknown[]>(text: string, values: unknown[] = []): Promise<R[]> => (await w.query<R>({ text, values, rowMode: 'array' })).rows;
   const write = <T>(fn: () => Promise<T>): Promise<T> => inWrite(w, location, b, fn);
@@ -115,15 +120,22 @@ function storeOps(w: pg.Client, connect: () => Promise<pg.Client>, b: number, bo
 
     async saveSchema(fields: Field[]): Promise<void> {
       await write(async () => {
+        // Every pull saves the schema, which seldom changes: the view is made again only when its fields did, for
+        // dropping it waits for every reader of it (a query paged slowly) to end.
+        const [[saved, names]] = (await q<[number | null, string[]]>(
+          'SELECT schema_fields, array(SELECT name FROM fields WHERE board = $1 ORDER BY pos) FROM boards WHERE board = $1',
+          [b],
+        )) as [[number | null, string[]]];
+        const same = saved !== null && isDeepStrictEqual(names, fields.map((f) => jsonbString(f.name)));
         await q('DELETE FROM fields WHERE board = $1', [b]);
         const texts = fields.map((f) => JSON.stringify(f));
         await q(
           `WITH f AS (INSERT INTO fields (board, pos, name, body, body_text)
                       SELECT $1, u.n - 1, u.name, u.body::jsonb, u.text FROM unnest($2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS u(name, body, text, n))
            UPDATE boards SET schema_fields = $5 WHERE board = $1`,
-          [b, fields.map((f) => noNul(f.name)), texts.map(jsonbText), texts, fields.length],
+          [b, fields.map((f) => jsonbString(f.name)), texts.map(jsonbText), texts, fields.length],
         );
-        await w.query(fieldsView(b, fields.map((f) => f.name)));
+        if (!same) await w.query(fieldsView(b, fields.map((f) => f.name)));
       });
     },
 
@@ -135,15 +147,19 @@ function storeOps(w: pg.Client, connect: () => Promise<pg.Client>, b: number, bo
     count,
 
     async cardsOpen(): Promise<number> {
-      const reader = idle.pop() ?? adopt(await connect());
-      try {
-        await reader.query(`BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; DECLARE walk NO SCROLL CURSOR FOR SELECT body_text FROM cards WHERE board = ${b} ORDER BY pos, _id`);
-      } catch (err) {
-        await reader.end().catch(() => undefined);
-        throw err;
+      for (;;) {
+        const kept = idle.pop();
+        const reader = kept ?? adopt(await connect());
+        try {
+          await reader.query(`BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; DECLARE walk NO SCROLL CURSOR FOR SELECT body_text FROM cards WHERE board = ${b} ORDER BY pos, _id`);
+          walks.set(++lastWalk, reader);
+          return lastWalk;
+        } catch (err) {
+          await reader.end().catch(() => undefined);
+          // A connection kept idle may have been closed by the server meanwhile: the walk takes a new one.
+          if (kept === undefined) throw err;
+        }
       }
-      walks.set(++lastWalk, reader);
-      return lastWalk;
     },
 
     async cardsNext(walk: number, max: number): Promise<string[]> {
@@ -251,8 +267,8 @@ function storeOps(w: pg.Client, connect: () => Promise<pg.Client>, b: number, bo
     applyWrites(cards: Card[], now: string): Promise<MirrorChange[]> {
       if (cards.length === 0) return Promise.resolve([]);
       const ids = cards.map(idOf);
-      return write(async () => {
-        const run = await PgRun.begin(w, b, ids);
+      return writeBatch(w, location, b, PgRun.readSql(b, ids), (rows) => {
+        const run = PgRun.from(b, ids, rows);
         const out: MirrorChange[] = [];
         for (const card of cards) {
           run.next();
@@ -260,8 +276,7 @@ function storeOps(w: pg.Client, connect: () => Promise<pg.Client>, b: number, bo
           run.put(card._id, card, now);
           if (!isDeepStrictEqual(before, card)) out.push(before === undefined ? { id: card._id, after: card } : { id: card._id, before, after: card });
         }
-        await run.end();
-        return out;
+        return { out, write: run.endSql() };
       });
     },
 
@@ -323,16 +338,13 @@ function storeOps(w: pg.Client, connect: () => Promise<pg.Client>, b: number, bo
 }
 
 /** savePage (MirrorStore): the page's rows read in one statement, its cards placed in memory, written in one. */
-async function savePage(w: pg.Client, b: number, location: string, pull: PullCursor, page: number, cards: Card[]): Promise<MirrorChange[]> {
+function savePage(w: pg.Client, b: number, location: string, pull: PullCursor, page: number, cards: Card[]): Promise<MirrorChange[]> {
   const ids = [...new Set(cards.map(idOf))];
-  return inWrite(w, location, b, async () => {
-    const { rows } = await w.query<[number, string | null, number | null, number | null, number | null]>({
-      text: `SELECT i.n, c.body_text, c.delivered_seq, t.seq, (SELECT max(pos) FROM cards WHERE board = $1)
-             FROM unnest($2::text[]) WITH ORDINALITY AS i(id, n)
-             LEFT JOIN cards c ON c.board = $1 AND c._id = i.id LEFT JOIN tombstones t ON t.board = $1 AND t._id = i.id`,
-      values: [b, ids.map(noNul)],
-      rowMode: 'array',
-    });
+  const read = `SELECT i.n, c.body_text, c.delivered_seq, t.seq, (SELECT max(pos) FROM cards WHERE board = ${b})
+                FROM unnest(${sqlArray(ids, 'text')}) WITH ORDINALITY AS i(id, n)
+                LEFT JOIN cards c ON c.board = ${b} AND c._id = i.id LEFT JOIN tombstones t ON t.board = ${b} AND t._id = i.id`;
+  return writeBatch(w, location, b, read, (result) => {
+    const rows = result as [number, string | null, number | null, number | null, number | null][];
     /** Each card of the page as the table holds it, as this page leaves it (`text`), and where the page put it. */
     const known = new Map<string, { held: boolean; text: string | undefined; seq: number; tomb: number | null; pos?: number; changed: boolean }>();
     for (const [n, text, seq, tomb] of rows) known.set(ids[n - 1]!, { held: text !== null, text: text ?? undefined, seq: seq ?? 0, tomb, changed: false });
@@ -357,24 +369,23 @@ async function savePage(w: pg.Client, b: number, location: string, pull: PullCur
         }
       }
     }
-    const made: unknown[][] = [];
-    const seen: unknown[][] = [];
+    const made: (string | number | boolean | null)[][] = [];
+    const seen: (string | number | boolean | null)[][] = [];
     for (const [id, k] of known) {
       if (k.pos === undefined) continue;
-      if (!k.held) made.push([noNul(id), jsonbText(k.text!), k.text, k.pos]);
-      else seen.push([noNul(id), k.changed ? jsonbText(k.text!) : null, k.changed ? k.text : null, k.pos, k.seq > pull.startSeq]);
+      if (!k.held) made.push([id, jsonbText(k.text!), k.text!, k.pos]);
+      else seen.push([id, k.changed ? jsonbText(k.text!) : null, k.changed ? k.text! : null, k.pos, k.seq > pull.startSeq]);
     }
-    await w.query(
-      `WITH ins AS (INSERT INTO cards (board, _id, body, body_text, pos, pulled, missed, delivered_seq, updated_at)
-                    SELECT $1, u.id, u.body::jsonb, u.text, u.pos, $2, 0, 0, $3 FROM unnest($4::text[], $5::text[], $6::text[], $7::float8[]) AS u(id, body, text, pos)),
-            upd AS (UPDATE cards c SET body = coalesce(u.body::jsonb, c.body), body_text = coalesce(u.text, c.body_text), pos = u.pos, pulled = $2,
-                      missed = CASE WHEN u.sighted THEN c.missed ELSE 0 END, updated_at = CASE WHEN u.text IS NULL THEN c.updated_at ELSE $3 END
-                    FROM unnest($8::text[], $9::text[], $10::text[], $11::float8[], $12::bool[]) AS u(id, body, text, pos, sighted)
-                    WHERE c.board = $1 AND c._id = u.id)
-       UPDATE pulls SET next_page = greatest(next_page, $13), pages = pages + 1, cards = cards + $14 WHERE board = $1 AND id = $2`,
-      [b, pull.id, pull.startedAt, ...columns(made, 4), ...columns(seen, 5), page + 1, cards.length],
-    );
-    return out;
+    const arrays = (rows: unknown[][], types: string[]) => unnestOf(columns(rows, types.length), types);
+    const [p, at] = [pull.id, sqlValue(pull.startedAt)];
+    const write = `WITH ins AS (INSERT INTO cards (board, _id, body, body_text, pos, pulled, missed, delivered_seq, updated_at)
+                    SELECT ${b}, u.id, u.body::jsonb, u.text, u.pos, ${p}, 0, 0, ${at} FROM unnest(${arrays(made, ['text', 'text', 'text', 'float8'])}) AS u(id, body, text, pos)),
+            upd AS (UPDATE cards c SET body = coalesce(u.body::jsonb, c.body), body_text = coalesce(u.text, c.body_text), pos = u.pos, pulled = ${p},
+                      missed = CASE WHEN u.sighted THEN c.missed ELSE 0 END, updated_at = CASE WHEN u.text IS NULL THEN c.updated_at ELSE ${at} END
+                    FROM unnest(${arrays(seen, ['text', 'text', 'text', 'float8', 'boolean'])}) AS u(id, body, text, pos, sighted)
+                    WHERE c.board = ${b} AND c._id = u.id)
+       UPDATE pulls SET next_page = greatest(next_page, ${page + 1}), pages = pages + 1, cards = cards + ${cards.length} WHERE board = ${b} AND id = ${p}`;
+    return { out, write };
   });
 }
 
@@ -382,8 +393,8 @@ async function savePage(w: pg.Client, b: number, location: string, pull: PullCur
 async function applyDeliveries(w: pg.Client, b: number, location: string, deliveries: MirrorDelivery[]): Promise<MirrorChange[]> {
   if (deliveries.length === 0) return [];
   const touched = deliveries.flatMap((d) => (d.kind === 'card' ? [idOf(d.card)] : d.kind === 'deleted' ? [d.id] : []));
-  return inWrite(w, location, b, async () => {
-    const run = await PgRun.begin(w, b, touched);
+  return writeBatch(w, location, b, PgRun.readSql(b, touched), (rows) => {
+    const run = PgRun.from(b, touched, rows);
     const out: MirrorChange[] = [];
     const logged: LoggedDelivery[] = [];
     for (const d of deliveries) {
@@ -409,7 +420,6 @@ async function applyDeliveries(w: pg.Client, b: number, location: string, delive
       const text = (s: string | undefined) => (s === undefined ? null : noNul(s));
       logged.push([seq, d.receivedAt, d.kind, text(d.name), text(cardId), text(body?.text), body?.cut ?? false]);
     }
-    await run.end(logged);
-    return out;
+    return { out, write: run.endSql(logged) };
   });
 }

@@ -30,3 +30,19 @@ export function jsonbText(json: string): string {
 export function quoteLiteral(text: string): string {
   return `'${text.replace(/'/g, "''")}'`;
 }
+
+/** A value written into SQL text: a string as a literal (a NUL as U+FFFD), a number, a boolean, or NULL. */
+export function sqlValue(value: string | number | boolean | null | undefined): string {
+  if (value === null || value === undefined) return 'NULL';
+  if (typeof value === 'boolean') return value ? 'true' : 'false';
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value)) throw new Error(`${value} is not a number SQL can hold`);
+    return String(value);
+  }
+  return quoteLiteral(noNul(value));
+}
+
+/** Values as an SQL array of `type` (`text`, `bigint`…), for unnest. */
+export function sqlArray(values: readonly (string | number | boolean | null | undefined)[], type: string): string {
+  return `ARRAY[${values.map(sqlValue).join(', ')}]::${type}[]`;
+}
