@@ -2,11 +2,12 @@
 // locks against a write is checked alone (the guard refuses before the client sends anything; past the
 // guard, the read-only transaction refuses), the views scope the SQL to the board, a long reading never holds
 // a writer up, and values keep every digit.
+import fc from 'fast-check';
 import pg from 'pg';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { CardboardError, ExitCode, UsageError } from '../../src/errors.js';
 import { openPgStore } from '../../src/mirror/pg/ops.js';
-import { openPgReader } from '../../src/mirror/pg/reader-ops.js';
+import { numericValue, openPgReader } from '../../src/mirror/pg/reader-ops.js';
 import type { PgReaderOps } from '../../src/mirror/pg/protocol.js';
 import { SCHEMA_SQL } from '../../src/mirror/reader.js';
 import type { MirrorBoard, MirrorDelivery } from '../../src/mirror/types.js';
@@ -80,6 +81,26 @@ async function rejection(promise: Promise<unknown>): Promise<Error> {
 
 const TWO = [{ _id: 'a', Status: 'Open' }, { _id: 'b', Status: 'Done' }];
 
+describe('numericValue', () => {
+  it('gives a number when its JSON spelling has the digits of the numeric, else the numeric\'s text', () => {
+    fc.assert(
+      fc.property(fc.double({ noNaN: true, noDefaultInfinity: true }), (d) => {
+        expect(numericValue(String(d))).toBe(Object.is(d, -0) ? 0 : d);
+        // Two decimals: a number up to 2^53 keeps them; past that, the text has digits a double does not.
+        const text = d.toFixed(2);
+        const value = numericValue(text);
+        if (Math.abs(d) < 2 ** 50) expect(value).toBe(Number(text) + 0);
+        else expect(value === text || value === Number(text)).toBe(true);
+      }),
+    );
+    expect(numericValue('1.500')).toBe(1.5);
+    expect(numericValue('-0.000')).toBe(0);
+    expect(numericValue('9007199254740993')).toBe('9007199254740993');
+    expect(numericValue('0.1000000000000000000001')).toBe('0.1000000000000000000001');
+    expect(numericValue('Infinity')).toBe('Infinity');
+  });
+});
+
 describe.skipIf(PG_SKIPPED !== undefined && !PG_REQUIRED)('query on a mirror in PostgreSQL', () => {
   it('has a server (CARDBOARD_REQUIRE_POSTGRES=1)', () => {
     expect(PG_SKIPPED).toBeUndefined();
@@ -120,6 +141,7 @@ describe.skipIf(PG_SKIPPED !== undefined && !PG_REQUIRED)('query on a mirror in 
     ["SELECT 'a\\'; DELETE FROM cards; --'", /holds 2 statements/],
     ['SELECT 1 /* unclosed', /unclosed comment/],
     ['-- nothing', /^query is empty/],
+    ['SELECT 1 /*\0*/', /NUL character/],
   ];
   it.each(refused)('refuses %j before the client sends anything, and changes nothing', async (sql, message) => {
     const db = await pgSchema();
@@ -151,8 +173,12 @@ describe.skipIf(PG_SKIPPED !== undefined && !PG_REQUIRED)('query on a mirror in 
     const { connect } = counting(db);
     const client = await connect();
     onTestFinished(() => client.end());
-    await openPgReader(async () => client, BOARD, 'x');
+    const own = await openPgReader(async () => client, BOARD, 'x');
     await expect(client.query('DELETE FROM cards')).rejects.toThrow(/read-only transaction/);
+    expect(await db.rows('SELECT count(*) FROM cards')).toEqual([[2]]);
+    // And with the session's default undone, the statement's own transaction is read-only.
+    await client.query('SET default_transaction_read_only = off');
+    expect((await rejection(all(own, 'SELECT wipe()'))).message).toMatch(/^query: cannot execute DELETE in a read-only transaction/);
     expect(await db.rows('SELECT count(*) FROM cards')).toEqual([[2]]);
   });
 
@@ -209,6 +235,27 @@ describe.skipIf(PG_SKIPPED !== undefined && !PG_REQUIRED)('query on a mirror in 
     expect((await rejection(openPgReader(connect, BOARD, 'postgres://server/db'))).message).toBe('No mirror of this board at postgres://server/db.');
   });
 
+  it('serves a role that may only read; a role that may not read the tables is told so', async () => {
+    const db = await pgSchema();
+    await fill(db, BOARD, TWO);
+    const role = `r_${db.schema}`;
+    const blind = `b_${db.schema}`;
+    await db.rows(`CREATE ROLE ${role} LOGIN; GRANT USAGE ON SCHEMA ${db.schema} TO ${role}; GRANT SELECT ON ALL TABLES IN SCHEMA ${db.schema} TO ${role};
+      CREATE ROLE ${blind} LOGIN; GRANT USAGE ON SCHEMA ${db.schema} TO ${blind}`);
+    onTestFinished(() => db.rows(`DROP OWNED BY ${role}, ${blind}; DROP ROLE ${role}, ${blind}`).then(() => undefined));
+    const as = (user: string) => async () => {
+      const client = new pg.Client({ host: PG_SOCKET, user, database: 'postgres', options: `-csearch_path=${db.schema}` });
+      await client.connect();
+      return client;
+    };
+    const reader = await openPgReader(as(role), BOARD, 'postgres://server/db');
+    onTestFinished(() => reader.close());
+    expect((await all(reader, 'SELECT _id, "Status" FROM card_fields ORDER BY 1')).rows).toEqual([['a', 'Open'], ['b', 'Done']]);
+    const err = await rejection(openPgReader(as(blind), BOARD, 'postgres://server/db'));
+    expect(err).toBeInstanceOf(CardboardError);
+    expect(err.message).toBe('Cannot query the mirror postgres://server/db: permission denied for table cardboard_mirror.');
+  });
+
   it('never holds a writer up: a write transaction with the advisory lock commits while the cursor is open, unseen by it', async () => {
     const db = await pgSchema();
     await fill(db, BOARD, [...Array(10).keys()].map((i) => ({ _id: `c${i}`, Status: 'Open' })));
@@ -255,6 +302,9 @@ describe.skipIf(PG_SKIPPED !== undefined && !PG_REQUIRED)('query on a mirror in 
     const late = await rejection(reader.queryNext(10));
     expect(late).toBeInstanceOf(UsageError);
     expect(late.message).toBe('query: division by zero');
+    const parameter = await rejection(reader.queryOpen('SELECT $1::int'));
+    expect(parameter).toBeInstanceOf(UsageError);
+    expect(parameter.message).toBe('query has a parameter ($1), which nothing gives a value: write the value into the SQL; nothing was run.');
     expect((await all(reader, 'SELECT 1')).rows).toEqual([[1]]);
   });
 });

@@ -44,6 +44,8 @@ describe('tokenize', () => {
     expect(kinds('/* a /* b */ c */ $1 $a$ $ $a$ a$b$ $$;$$;')).toEqual(['other:$1', 'string:$a$ $ $a$', 'word:a$b$', 'string:$$;$$', 'semicolon:;']);
     expect(kinds(`U&"d\\0061t\\+000061" U&"d!0061" UESCAPE '!'`)).toEqual(['name:data', 'name:da', 'word:uescape', "string:'!'"]);
     expect(kinds('DÉLETE Ünion')).toEqual(['word:dÉlete', 'word:Ünion']);
+    // A no-break space is no blank to PostgreSQL: part of the name.
+    expect(kinds('x\u00a0delete\v1')).toEqual(['word:x\u00a0delete', 'other:1']);
   });
 
   it('finds no write word inside a literal, whatever it holds', () => {

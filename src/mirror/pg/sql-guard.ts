@@ -13,7 +13,7 @@
 //   - "…" a quoted name, "" for a quote inside; U&"…" a name with Unicode escapes (\XXXX, \+XXXXXX);
 //   - $tag$ … $tag$ (tag: a name's letters without `$`, or empty), except $1, a parameter;
 //   - a name: a letter, `_` or any non-ASCII character, then those, digits and `$`; ASCII letters fold to lower case;
-//   - `;` ends a statement.
+//   - blanks are space, tab, \n, \r, \f and \v only; `;` ends a statement.
 import { UsageError } from '../../errors.js';
 
 /** One token of a statement, as the guard needs it: a word (lower case), a quoted name, a string, a `;`, or any other sign. */
@@ -26,6 +26,8 @@ export interface Token {
   end: number;
 }
 
+/** The blanks between tokens: PostgreSQL's, no other (a no-break space is part of a name there). */
+const BLANK = /[ \t\n\r\f\v]/;
 /** Characters that begin a name (unquoted): ASCII letters, `_`, and every non-ASCII character, as PostgreSQL's ident_start. */
 const NAME_START = /[A-Za-z_\u0080-\uffff]/;
 /** Characters that continue one: those, digits and `$`. */
@@ -98,7 +100,7 @@ export function tokenize(sql: string): Token[] {
       while (i < sql.length && sql[i] !== '\n' && sql[i] !== '\r') i++;
     } else if (c === '/' && sql[i + 1] === '*') {
       i = commentEnd(sql, i);
-    } else if (/\s/.test(c)) {
+    } else if (BLANK.test(c)) {
       i++;
     } else if (c === "'") {
       i = quotedEnd(sql, i, "'", false, "string (' without its closing ')");
@@ -178,7 +180,7 @@ const WRITE_WORDS = new Set([
  */
 const EFFECT_FUNCTIONS = [
   'pg_advisory_*', 'pg_try_advisory_*', 'set_config', 'nextval', 'setval', 'lo_*', 'loread', 'lowrite', 'dblink*',
-  'pg_read_*', 'pg_ls_*', 'pg_stat_file', 'pg_file_*', 'pg_stat_reset*', 'pg_terminate_backend', 'pg_cancel_backend',
+  'pg_read_*', 'pg_ls_*', 'pg_stat_file', 'pg_file_*', 'pg_stat_reset*', 'pg_stat_statements_reset', 'pg_terminate_backend', 'pg_cancel_backend',
   'pg_signal_backend', 'pg_reload_conf', 'pg_rotate_logfile', 'pg_log_backend_memory_contexts', 'pg_switch_wal',
   'pg_create_*', 'pg_drop_replication_slot', 'pg_copy_*', 'pg_replication_*', 'pg_logical_*', 'pg_backup_*',
   'pg_start_backup', 'pg_stop_backup', 'pg_promote', 'pg_wal_replay_*', 'pg_notify', 'pg_truncate_*',
@@ -213,6 +215,8 @@ const REFUSED = 'nothing was run.';
  * comments), ready to be the query of a cursor; throws UsageError (exit 2) otherwise.
  */
 export function guardStatement(sql: string): string {
+  // The server reads a statement's text up to a NUL: what follows one would go unread, or be read otherwise.
+  if (sql.includes('\0')) throw new UsageError(`query holds a NUL character, which PostgreSQL cannot read: remove it; ${REFUSED}`);
   const tokens = tokenize(sql);
   const statements = countOf(tokens);
   if (statements === 0) throw new UsageError('query is empty: give one SQL statement, e.g. "SELECT count(*) FROM cards".');
@@ -227,6 +231,9 @@ export function guardStatement(sql: string): string {
   body.forEach((token, i) => {
     const lock = rowLock(body, i);
     if (lock !== undefined) throw new UsageError(`query is read-only: ${lock} is refused (it locks rows); ${REFUSED}`);
+    if (token.kind === 'other' && /^\$\d+$/.test(token.text)) {
+      throw new UsageError(`query has a parameter (${token.text}), which nothing gives a value: write the value into the SQL; ${REFUSED}`);
+    }
     if (token.kind === 'word' && WRITE_WORDS.has(token.text)) {
       throw new UsageError(`query is read-only: ${token.text.toUpperCase()} is refused, even inside a ${verb.toUpperCase()}; ${REFUSED}`);
     }
