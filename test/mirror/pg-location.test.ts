@@ -3,7 +3,7 @@
 // connect one line naming the location, with no password in it nor in its cause (what --verbose prints).
 import { describe, expect, it } from 'vitest';
 import { CardboardError, UsageError } from '../../src/errors.js';
-import { connectError, connectTo, isPgUrl, pgLocation, pgTarget } from '../../src/mirror/pg/location.js';
+import { connectError, connectTo, isPgUrl, lostConnection, pgLocation, pgTarget } from '../../src/mirror/pg/location.js';
 import { PG_REQUIRED, PG_SKIPPED, PG_SOCKET, pgSchema } from '../helpers/postgres.js';
 
 const SECRET = 'hunter2secret';
@@ -48,6 +48,29 @@ describe('connectError', () => {
     expect(e.message).toBe(line);
     expect(told(e)).not.toMatch(/hunter2secret|pgpassword-secret/);
     expect((e.cause as { code?: string }).code).toBe((err as { code?: string }).code);
+  });
+});
+
+describe('lostConnection', () => {
+  const target = pgTarget(`postgres://me:${SECRET}@db.example/cards`, { PGPASSWORD: 'pgpassword-secret' });
+
+  it.each([
+    ['ECONNRESET', 'read ECONNRESET'],
+    ['57P01', 'terminating connection due to administrator command'],
+    ['08006', 'connection failure'],
+    [undefined, 'Connection terminated unexpectedly'],
+  ])('%s (%s) is a lost connection naming the location, exit 1', (code, message) => {
+    const err = lostConnection(Object.assign(new Error(message), code === undefined ? {} : { code }), target);
+    expect(err).toBeInstanceOf(CardboardError);
+    expect((err as CardboardError).message).toBe(`The connection to the mirror's database at postgres://me@db.example/cards was lost: ${message}.`);
+    expect((err as CardboardError).exitCode).toBe(1);
+  });
+
+  it("leaves any other error as it is: the user's, and a statement's (a bug)", () => {
+    const usage = new UsageError('x');
+    const sql = Object.assign(new Error('relation "nope" does not exist'), { code: '42P01' });
+    expect(lostConnection(usage, target)).toBe(usage);
+    expect(lostConnection(sql, target)).toBe(sql);
   });
 });
 
