@@ -555,6 +555,23 @@ describe.skipIf(PG_SKIPPED !== undefined && !PG_REQUIRED)('the mirror on Postgre
       expect(clients).toHaveLength(3);
     });
 
+    it('a write after the writer’s connection was lost takes a new one (the call that found it lost failed)', async () => {
+      const s = await pgSchema();
+      const clients: pg.Client[] = [];
+      const connect = connector(s.url);
+      const store = await openPgStore(async () => clients[clients.push(await connect()) - 1]!, BOARD, LOCATION, true);
+      onTestFinished(() => store.close());
+      await store.applyDeliveries([delivered(card('a'))]);
+      const admin = await pgClient();
+      onTestFinished(() => admin.end());
+      const ended = new Promise((resolve) => clients[0]!.once('end', resolve));
+      await admin.query('SELECT pg_terminate_backend($1::int, 5000)', [(clients[0] as unknown as { processID: number }).processID]);
+      await ended;
+      expect(await store.applyDeliveries([delivered(card('b'))])).toEqual([{ id: 'b', after: card('b') }]);
+      expect([await store.count(), clients.length]).toEqual([2, 2]);
+      expect(await clients[1]!.query('SHOW synchronous_commit')).toMatchObject({ rows: [{ synchronous_commit: 'off' }] });
+    });
+
     it('a delivery committed while a pull walks is not undone by its later pages nor deleted by finishPull', async () => {
       const s = await pgSchema();
       const puller = await open(s);

@@ -69,9 +69,8 @@ function fieldsView(number: number, fieldNames: readonly string[]): string {
  * program made, are refused with nothing changed.
  */
 export async function openPgStore(connect: () => Promise<pg.Client>, board: MirrorBoard, location: string, create: boolean): Promise<PgStoreOps> {
-  const client = adopt(await connect());
+  const client = await writerOf(connect);
   try {
-    await client.query(WRITER_SETTINGS);
     const number = await openBoard(client, board, location, create);
     return storeOps(client, connect, number, board, location);
   } catch (err) {
@@ -80,11 +79,44 @@ export async function openPgStore(connect: () => Promise<pg.Client>, board: Mirr
   }
 }
 
+/** A new connection for writing, in the writer's session settings (migrations.ts WRITER_SETTINGS). */
+async function writerOf(connect: () => Promise<pg.Client>): Promise<pg.Client> {
+  const client = adopt(await connect());
+  try {
+    await client.query(WRITER_SETTINGS);
+    return client;
+  } catch (err) {
+    await client.end().catch(() => undefined);
+    throw err;
+  }
+}
+
+/** The operations that do not begin on the writer's connection: walks (connections of their own) and close. */
+const OFF_WRITER = new Set<string>(['cardsOpen', 'cardsNext', 'cardsClose', 'close']);
+
 /**
- * The operations of board `b`'s mirror on the writer connection `w`. The thread calls them one at a time (a
- * call's transaction is the connection's only one), walks excepted: those have connections of their own.
+ * The operations of board `b`'s mirror on the writer connection `first`. The thread calls them one at a time
+ * (a call's transaction is the connection's only one), walks excepted: those have connections of their own.
  */
-function storeOps(w: pg.Client, connect: () => Promise<pg.Client>, b: number, board: MirrorBoard, location: string): PgStoreOps {
+function storeOps(first: pg.Client, connect: () => Promise<pg.Client>, b: number, board: MirrorBoard, location: string): PgStoreOps {
+  let w = first;
+  let closed = false;
+  // The writer's connection lost (the server restarted, or closed it idle): the call that finds it so fails,
+  // and the next one begins on a new connection. A call is never sent again on its own: whether a commit
+  // whose answer was lost took place, nobody knows (a listener's sender sends the delivery again).
+  let lost = false;
+  const watch = (client: pg.Client) => {
+    const mark = () => (lost ||= client === w);
+    client.on('error', mark).on('end', mark);
+  };
+  watch(w);
+  const ready = async () => {
+    if (!lost || closed) return;
+    await w.end().catch(() => undefined);
+    w = await writerOf(connect);
+    watch(w);
+    lost = false;
+  };
   const q = async <R extends unknown[]>(text: string, values: unknown[] = []): Promise<R[]> => (await w.query<R>({ text, values, rowMode: 'array' })).rows;
   const write = <T>(fn: () => Promise<T>): Promise<T> => inWrite(w, location, b, fn);
   const openPull = async () => (await q<PullRow>(`${PULL} WHERE board = $1 AND finished_at IS NULL ORDER BY id DESC LIMIT 1`, [b]))[0];
@@ -95,7 +127,6 @@ function storeOps(w: pg.Client, connect: () => Promise<pg.Client>, b: number, bo
   const idle: pg.Client[] = [];
   const walks = new Map<number, pg.Client>();
   let lastWalk = 0;
-  let closed = false;
   const endWalk = async (walk: number) => {
     const reader = walks.get(walk);
     if (reader === undefined) return;
@@ -108,7 +139,7 @@ function storeOps(w: pg.Client, connect: () => Promise<pg.Client>, b: number, bo
     }
   };
 
-  return {
+  const ops: PgStoreOps = {
     async schema(): Promise<Field[] | undefined> {
       const rows = await q<[number | null, string | null]>(
         'SELECT b.schema_fields, f.body_text FROM boards b LEFT JOIN fields f ON f.board = b.board WHERE b.board = $1 ORDER BY f.pos',
@@ -335,6 +366,16 @@ function storeOps(w: pg.Client, connect: () => Promise<pg.Client>, b: number, bo
       await Promise.all([w, ...readers].map((c) => c.end().catch(() => undefined)));
     },
   };
+  // Each operation on the writer's connection begins with a new one when it was lost.
+  for (const name of Object.keys(ops) as (keyof PgStoreOps)[]) {
+    if (OFF_WRITER.has(name)) continue;
+    const op = ops[name] as (...args: unknown[]) => Promise<unknown>;
+    (ops as unknown as Record<string, unknown>)[name] = async (...args: unknown[]) => {
+      await ready();
+      return op(...args);
+    };
+  }
+  return ops;
 }
 
 /** savePage (MirrorStore): the page's rows read in one statement, its cards placed in memory, written in one. */
