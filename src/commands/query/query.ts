@@ -6,7 +6,7 @@ import { readStdin } from '../../io/input.js';
 import { createRecordWriter, defaultFormat, FORMATS, type Format } from '../../io/records.js';
 import { createStatus } from '../../io/status.js';
 import { groupDigits } from '../../io/text.js';
-import { mirrorLocation } from '../../mirror/open.js';
+import { mirrorPlace } from '../../mirror/open.js';
 import { MAX_TABLE_ROWS } from '../card/list.js';
 import { type RecordFlags, recordChoice } from '../card/record-flags.js';
 import { selectedMirrorBoard } from '../mirror/open-board.js';
@@ -91,7 +91,7 @@ export async function runQuery(ctx: Context, opts: QueryOptions): Promise<void> 
   const board = await selectedMirrorBoard(ctx);
   // A terminal table stops at MAX_TABLE_ROWS: one row more tells that there are more.
   const table = (opts.format ?? defaultFormat(ctx)) === 'table' && ctx.stdout.isTTY === true;
-  const statement = await startStatement(mirrorLocation(ctx.env, board), board, sql, table ? MAX_TABLE_ROWS + 1 : undefined, ctx.signal);
+  const statement = await startStatement(mirrorPlace(ctx.env, board), board, sql, table ? MAX_TABLE_ROWS + 1 : undefined, ctx.signal);
   try {
     await printRows(ctx, statement, opts);
   } finally {
