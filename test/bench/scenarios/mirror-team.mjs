@@ -25,11 +25,17 @@ import { abbaOrder, figure, median, num, pairedRatio, ratioText, sig } from '../
 const KEY = 'sk-bench-0123456789abcdef';
 const READERS = 10;
 const RATE = 500;
-/** Connections that share the fixed rate (autocannon spreads it over them). */
-const RATE_CONNECTIONS = 10;
+/**
+ * Connections that share the fixed rate (autocannon spreads it over them, 10 a second each). Each waits for
+ * its answer before the next send, so they are many: with the listener slowed by the readers, the rate
+ * offered stays 500 a second until answers take over 100 ms.
+ */
+const RATE_CONNECTIONS = 50;
 const BEST_CONNECTIONS = 32;
 const SEED = 2_000;
 const PAGE_SIZE = 50;
+/** Cards a page when the 100,000-card mirrors are filled through the store (fewer round trips to the server). */
+const FILL_PAGE = 1000;
 /** The listener on PostgreSQL beside the one on SQLite: deliveries a second. */
 const THROUGHPUT_GOAL = 0.7;
 /** The 100,000-card `--where` on PostgreSQL beside the same on SQLite: time. */
@@ -195,10 +201,10 @@ async function whereRun(env) {
 }
 
 /** Fill the mirror `mirror` names with the emulator's cards; a build without that engine gives its reason (a string). */
-async function fill(emu, base, mirror) {
+async function fill(emu, base, mirror, pageSize = PAGE_SIZE) {
   const state = await emu.state();
   try {
-    await fillMirror({ ...base, CARDBOARD_MIRROR: mirror }, emu.url, state[BOARD].cards, { pageSize: PAGE_SIZE, schema: true });
+    await fillMirror({ ...base, CARDBOARD_MIRROR: mirror }, emu.url, state[BOARD].cards, { pageSize, schema: true });
     return undefined;
   } catch (err) {
     if (err?.constructor?.name === 'UsageError' || /not supported/.test(err?.message)) return `this build has no mirror on PostgreSQL (${err.message.split('\n')[0]})`;
@@ -267,7 +273,7 @@ export async function mirrorTeam({ quick }) {
         log(`${engine}: filling a mirror with ${bigCards.toLocaleString('en')} cards`);
         envs[engine] = { ...big.env, CARDBOARD_CONFIG_DIR: join(dir, `config-${engine}`), CARDBOARD_MIRROR: mirrorOf(engine, 'big.db') };
         const started = Date.now();
-        const why = await fill(big, big.env, envs[engine].CARDBOARD_MIRROR);
+        const why = await fill(big, big.env, envs[engine].CARDBOARD_MIRROR, FILL_PAGE);
         if (why) throw new Error(why);
         where[engine].fillSeconds = sig((Date.now() - started) / 1000);
       }
