@@ -2,8 +2,8 @@
 // 1. Ten readers, each looping `card list --where … --mirror`, while one `webhook listen --json --mirror` is sent
 //    500 signed deliveries a second (autocannon's overall rate, each delivery a new card) for a fixed time: the
 //    reader runs and their errors (a run that fails or prints fewer cards than the mirror held at the start),
-//    the deliveries acknowledged (200) against the cards the mirror holds after (`mirror status --json`: none may
-//    be missing), and the rate the listener answered at.
+//    the deliveries acknowledged (200) against the cards the mirror gained (`mirror status --json` before and
+//    after: none may be missing), and the rate the listener answered at; rounds in alternating order.
 // 2. The listener alone as fast as it goes (32 senders, as the webhook scenario): deliveries a second and CPU
 //    per delivery, the listener's and, for a cluster of our own, the server's; rounds in alternating order.
 // 3. `card list --where … --mirror` over a mirror of 100,000 cards filled through the store (as a complete pull
@@ -128,10 +128,11 @@ async function reader(env, expected, until) {
 }
 
 /**
- * Part 1 on one engine: its mirror of the seeded board, filled; ten readers and the listener at RATE a second
- * for `seconds`. Returns the figures.
+ * Part 1 on one engine, one round: ten readers of its mirror (filled) and a listener started for the round,
+ * offered RATE deliveries a second for `seconds`. Returns the round's figures.
  */
-async function underLoad(emu, env, expected, seconds, serverCpu) {
+async function underLoad(env, expected, seconds, serverCpu) {
+  const before = await mirrorCards(env);
   const { url, child } = await startListener(env);
   try {
     let stop = false;
@@ -147,7 +148,7 @@ async function underLoad(emu, env, expected, seconds, serverCpu) {
     await stopListener(child);
     const acked = r['2xx'];
     const cards = await mirrorCards(env);
-    const applied = cards - SEED;
+    const applied = cards - before;
     const errors = done.flatMap((d) => d.errors);
     return {
       seconds,
@@ -200,11 +201,18 @@ async function whereRun(env) {
   return { ...r, ids: r.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l)._id) };
 }
 
-/** Fill the mirror `mirror` names with the emulator's cards; a build without that engine gives its reason (a string). */
-async function fill(emu, base, mirror, pageSize = PAGE_SIZE) {
+/** The emulator's cards and the board's schema, read once for the mirrors of both engines. */
+async function boardOf(emu) {
   const state = await emu.state();
+  const schema = await fetch(`${emu.url}/api/aptlet/${BOARD}/schema`, { headers: { 'x-token': emu.env.CARDBOARD_TOKEN } });
+  if (!schema.ok) throw new Error(`the emulator's schema: ${schema.status}`);
+  return { cards: state[BOARD].cards, fields: await schema.json() };
+}
+
+/** Fill the mirror `mirror` names with the board's cards; a build without that engine gives its reason (a string). */
+async function fill(emu, board, mirror, pageSize = PAGE_SIZE) {
   try {
-    await fillMirror({ ...base, CARDBOARD_MIRROR: mirror }, emu.url, state[BOARD].cards, { pageSize, schema: true });
+    await fillMirror({ CARDBOARD_MIRROR: mirror }, emu.url, board.cards, { pageSize, fields: board.fields });
     return undefined;
   } catch (err) {
     if (err?.constructor?.name === 'UsageError' || /not supported/.test(err?.message)) return `this build has no mirror on PostgreSQL (${err.message.split('\n')[0]})`;
@@ -218,6 +226,7 @@ const skippedCell = (why) => `PostgreSQL skipped: ${why}`;
 /** Run the mirror-team scenario (this tree's CLI only: the ref has no mirror on PostgreSQL). */
 export async function mirrorTeam({ quick }) {
   const loadSeconds = quick ? 3 : 10;
+  const loadRounds = quick ? 1 : 2;
   const bestSeconds = quick ? 2 : 5;
   const bestRounds = quick ? 1 : 3;
   const bigCards = quick ? 20_000 : 100_000;
@@ -233,25 +242,33 @@ export async function mirrorTeam({ quick }) {
     // 1. Readers beside the listener at RATE a second.
     const emu = await startEmulator({ seedCards: SEED, pageSize: PAGE_SIZE });
     const load = {};
+    const loadEnvs = {};
     try {
+      const board = await boardOf(emu);
       for (const engine of engines()) {
         const env = { ...emu.env, CARDBOARD_CONFIG_DIR: join(dir, `config-${engine}`), CARDBOARD_MIRROR: mirrorOf(engine, 'load.db') };
-        const why = await fill(emu, emu.env, env.CARDBOARD_MIRROR);
+        const why = await fill(emu, board, env.CARDBOARD_MIRROR);
         if (why) {
           skipped = why;
           break;
         }
         const expected = (await whereRun(env)).ids.length;
         if (expected === 0) throw new Error('no card matched: the expressions do not fit the seeded cards');
-        log(`${engine}: ${READERS} readers and listen --mirror at ${RATE} deliveries/s for ${loadSeconds} s`);
-        load[engine] = { ...(await underLoad(emu, env, expected, loadSeconds, engine === 'PostgreSQL' ? serverCpu : undefined)), matching: expected };
-        log(`${engine}: ${load[engine].readerRuns} reader runs, ${load[engine].readerErrors} errors; ${load[engine].acked} acknowledged, ${load[engine].rows} in the mirror`);
-        if (load[engine].firstError) log(`${engine}: first reader error: ${load[engine].firstError}`);
+        loadEnvs[engine] = { env, expected };
+      }
+      for (let i = 0; i < loadRounds; i++) {
+        for (const engine of abbaOrder(engines(), i)) {
+          log(`${engine}: ${READERS} readers and listen --mirror offered ${RATE} deliveries/s for ${loadSeconds} s, round ${i + 1}/${loadRounds}`);
+          const r = await underLoad(loadEnvs[engine].env, loadEnvs[engine].expected, loadSeconds, engine === 'PostgreSQL' ? serverCpu : undefined);
+          (load[engine] ??= []).push(r);
+          log(`${engine}: ${r.readerRuns} reader runs, ${r.readerErrors} errors; ${r.acked} acknowledged, ${r.rows} in the mirror`);
+          if (r.firstError) log(`${engine}: first reader error: ${r.firstError}`);
+        }
       }
     } finally {
       await emu.close();
     }
-    data.load = load;
+    data.load = { rounds: loadRounds, seconds: loadSeconds, senders: RATE_CONNECTIONS, ...load };
 
     // 2. The listener alone, as fast as it goes; a board of its own on each engine.
     const best = Object.fromEntries(engines().map((e) => [e, []]));
@@ -269,11 +286,12 @@ export async function mirrorTeam({ quick }) {
     const where = Object.fromEntries(engines().map((e) => [e, { ms: [], cpuMs: [], rssKb: [] }]));
     try {
       const envs = {};
+      const board = await boardOf(big);
       for (const engine of engines()) {
         log(`${engine}: filling a mirror with ${bigCards.toLocaleString('en')} cards`);
         envs[engine] = { ...big.env, CARDBOARD_CONFIG_DIR: join(dir, `config-${engine}`), CARDBOARD_MIRROR: mirrorOf(engine, 'big.db') };
         const started = Date.now();
-        const why = await fill(big, big.env, envs[engine].CARDBOARD_MIRROR, FILL_PAGE);
+        const why = await fill(big, board, envs[engine].CARDBOARD_MIRROR, FILL_PAGE);
         if (why) throw new Error(why);
         where[engine].fillSeconds = sig((Date.now() - started) / 1000);
       }
@@ -296,7 +314,7 @@ export async function mirrorTeam({ quick }) {
     }
     data.where = { cards: bigCards, runs: whereRuns, matching: where.matching, ...Object.fromEntries(engines().map((e) => [e, { fillSeconds: where[e].fillSeconds, ms: where[e].ms.map((v) => sig(v)), cpuMs: where[e].cpuMs.map((v) => sig(v)), peakMb: sig(Math.max(...where[e].rssKb) / 1024) }])) };
     if (skipped) data.postgres = { skipped };
-    return { data, rows: rows({ load, best, where, loadSeconds, bestSeconds, bigCards, skipped }) };
+    return { data, rows: rows({ load, best, where, loadSeconds, loadRounds, bestSeconds, bigCards, skipped }) };
   } finally {
     rmSync(dir, { recursive: true, force: true });
     if (!pg.skipped) await pg.close();
@@ -304,13 +322,16 @@ export async function mirrorTeam({ quick }) {
 }
 
 /** The table's rows: PostgreSQL in the cardboard column, SQLite beside it. */
-function rows({ load, best, where, loadSeconds, bestSeconds, bigCards, skipped }) {
-  const loadText = (m) =>
-    `${m.readerRuns.toLocaleString('en')} reader runs, ${m.readerErrors} reader errors; ${m.acked.toLocaleString('en')} deliveries acknowledged, ${m.rows.toLocaleString('en')} in the mirror (${m.lost} lost); ${num(m.perSec)} deliveries/s, p99 ${num(m.p99Ms)} ms${m.cpuUsPerDelivery !== null ? `, listener ${num(m.cpuUsPerDelivery)} µs CPU/delivery` : ''}`;
-  const ok = (m) => m.readerErrors === 0 && m.lost === 0 && m.refused === 0 && m.failed === 0;
+function rows({ load, best, where, loadSeconds, loadRounds, bestSeconds, bigCards, skipped }) {
+  const total = (rs, key) => rs.reduce((n, r) => n + r[key], 0);
+  const loadText = (rs) => {
+    const cpu = rs.every((r) => r.cpuUsPerDelivery !== null) ? `, listener ${figure(rs.map((r) => r.cpuUsPerDelivery), 'µs CPU/delivery')}` : '';
+    return `${total(rs, 'readerRuns').toLocaleString('en')} reader runs, ${total(rs, 'readerErrors')} reader errors; ${total(rs, 'acked').toLocaleString('en')} deliveries acknowledged, ${total(rs, 'rows').toLocaleString('en')} in the mirror (${total(rs, 'lost')} lost); ${figure(rs.map((r) => r.perSec), 'deliveries/s')}, p99 ${num(median(rs.map((r) => r.p99Ms)))} ms${cpu}`;
+  };
+  const ok = (rs) => rs.every((m) => m.readerErrors === 0 && m.lost === 0 && m.refused === 0 && m.failed === 0);
   const sqliteLoad = load.SQLite;
   const pgLoad = load.PostgreSQL;
-  const loadRatio = pgLoad ? pgLoad.perSec / sqliteLoad.perSec : undefined;
+  const loadRatio = pgLoad ? pairedRatio(pgLoad.map((r) => r.perSec), sqliteLoad.map((r) => r.perSec)) : undefined;
   const bestText = (rs) => {
     const cpu = rs.every((r) => r.cpuUs !== undefined) ? `, listener ${figure(rs.map((r) => r.cpuUs), 'µs CPU/delivery')}` : '';
     const server = rs.every((r) => r.serverCpuUs !== undefined) ? ` + server ${figure(rs.map((r) => r.serverCpuUs), 'µs')}` : '';
@@ -321,13 +342,13 @@ function rows({ load, best, where, loadSeconds, bestSeconds, bigCards, skipped }
   const whereRatio = where.PostgreSQL ? pairedRatio(where.PostgreSQL.ms, where.SQLite.ms) : undefined;
   return [
     {
-      scenario: `${READERS} readers looping \`card list --where Status=Doing --where Owner~gr --mirror\` while \`webhook listen --json --mirror\` is offered ${RATE} deliveries/s by ${RATE_CONNECTIONS} senders for ${loadSeconds} s (each a new card), PostgreSQL beside SQLite`,
+      scenario: `${READERS} readers looping \`card list --where Status=Doing --where Owner~gr --mirror\` while \`webhook listen --json --mirror\` is offered ${RATE} deliveries/s by ${RATE_CONNECTIONS} senders for ${loadSeconds} s${loadRounds > 1 ? ` (${loadRounds} rounds)` : ''}, each a new card, PostgreSQL beside SQLite`,
       cardboard: pgLoad ? `PostgreSQL: ${loadText(pgLoad)}` : skippedCell(skipped),
       beside: `SQLite: ${loadText(sqliteLoad)}`,
-      ratio: loadRatio === undefined ? null : sig(loadRatio),
-      ratioText: loadRatio === undefined ? '—' : `${num(loadRatio)}× deliveries/s`,
+      ratio: loadRatio === undefined ? null : sig(loadRatio.median),
+      ratioText: loadRatio === undefined ? '—' : `${ratioText(loadRatio)} deliveries/s`,
       goal: `0 reader errors, 0 lost, ≥ ${THROUGHPUT_GOAL}×`,
-      met: pgLoad ? ok(pgLoad) && ok(sqliteLoad) && loadRatio >= THROUGHPUT_GOAL : null,
+      met: pgLoad ? ok(pgLoad) && ok(sqliteLoad) && loadRatio.median >= THROUGHPUT_GOAL : null,
     },
     {
       scenario: `\`webhook listen --json --mirror\` alone, ${BEST_CONNECTIONS} senders as fast as it answers, ${bestSeconds} s, PostgreSQL beside SQLite`,
