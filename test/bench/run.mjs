@@ -17,6 +17,7 @@ import { list } from './scenarios/list.mjs';
 import { matchMemory } from './scenarios/match-memory.mjs';
 import { memory } from './scenarios/memory.mjs';
 import { mirrorPull } from './scenarios/mirror-pull.mjs';
+import { mirrorTeam } from './scenarios/mirror-team.mjs';
 import { resync } from './scenarios/resync.mjs';
 import { resyncMirror } from './scenarios/resync-mirror.mjs';
 import { soak } from './scenarios/soak.mjs';
@@ -25,7 +26,7 @@ import { webhook } from './scenarios/webhook.mjs';
 import { webhookMemory } from './scenarios/webhook-memory.mjs';
 import { whereMirror } from './scenarios/where-mirror.mjs';
 
-const SCENARIOS = { startup, 'import-speed': importSpeed, 'import-limit': importLimit, memory, list, webhook, 'webhook-memory': webhookMemory, resync, 'resync-mirror': resyncMirror, 'match-memory': matchMemory, soak, 'where-mirror': whereMirror, 'mirror-pull': mirrorPull };
+const SCENARIOS = { startup, 'import-speed': importSpeed, 'import-limit': importLimit, memory, list, webhook, 'webhook-memory': webhookMemory, resync, 'resync-mirror': resyncMirror, 'match-memory': matchMemory, soak, 'where-mirror': whereMirror, 'mirror-pull': mirrorPull, 'mirror-team': mirrorTeam };
 const JSON_PATH = fileURLToPath(new URL('./results.json', import.meta.url));
 const MD_PATH = fileURLToPath(new URL('./results.md', import.meta.url));
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));

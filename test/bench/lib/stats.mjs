@@ -2,7 +2,7 @@
 // statistics and text of the table (median, spread, ratio). No I/O here, so test/bench-lib can test them.
 
 /** The scenarios `--only` accepts, in the order a full run takes them. */
-export const SCENARIO_NAMES = ['startup', 'import-speed', 'import-limit', 'memory', 'list', 'webhook', 'webhook-memory', 'resync', 'resync-mirror', 'match-memory', 'soak', 'where-mirror', 'mirror-pull'];
+export const SCENARIO_NAMES = ['startup', 'import-speed', 'import-limit', 'memory', 'list', 'webhook', 'webhook-memory', 'resync', 'resync-mirror', 'match-memory', 'soak', 'where-mirror', 'mirror-pull', 'mirror-team'];
 
 export const USAGE = `usage: npm run bench -- [--quick] [--only ${SCENARIO_NAMES.join(',')}] [--node 22|24|26|PATH]... [--against REF]`;
 
