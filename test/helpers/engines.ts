@@ -9,10 +9,11 @@ import { tempDir } from './cli.js';
 import { PG_REQUIRED, PG_SKIPPED, pgClient, pgSchema } from './postgres.js';
 
 /** The environment of a fresh mirror: where it is (CARDBOARD_MIRROR) and a cache directory of its own. */
-export interface MirrorEnv {
+// A type, not an interface: it passes where an environment (Record<string, string>) is asked for.
+export type MirrorEnv = {
   CARDBOARD_MIRROR: string;
   CARDBOARD_CACHE_DIR: string;
-}
+};
 
 /** SQL for one engine, or a statement both take (with `?` for each parameter). */
 export type EngineSql = string | { sqlite: string; postgres: string };
