@@ -15,6 +15,10 @@ export type MirrorEnv = {
   CARDBOARD_CACHE_DIR: string;
 };
 
+/** A mirror: its environment, or its location (CARDBOARD_MIRROR). */
+export type Mirror = MirrorEnv | string;
+const where = (at: Mirror) => (typeof at === 'string' ? at : at.CARDBOARD_MIRROR);
+
 /** SQL for one engine, or a statement both take (with `?` for each parameter). */
 export type EngineSql = string | { sqlite: string; postgres: string };
 
@@ -28,9 +32,11 @@ export interface Engine {
    * The rows of `sql` over the mirror `env` selects, as arrays of values, read by a connection of the test's
    * own. Booleans come back as 1 and 0, as SQLite gives them, so that one expectation fits both.
    */
-  rows(env: MirrorEnv, sql: EngineSql, params?: readonly unknown[]): Promise<unknown[][]>;
+  rows(at: Mirror, sql: EngineSql, params?: readonly unknown[]): Promise<unknown[][]>;
   /** The mirror's cards by `_id`, each its `body` as the engine keeps it for SQL, parsed. */
-  cards(env: MirrorEnv): Promise<Record<string, Record<string, unknown>>>;
+  cards(at: Mirror): Promise<Record<string, Record<string, unknown>>>;
+  /** A fresh, empty mirror's location (CARDBOARD_MIRROR); in a test. */
+  mirror(): Promise<string>;
 }
 
 const libsql = () => createRequire(import.meta.url)('libsql') as typeof Libsql;
@@ -42,15 +48,16 @@ export const SQLITE: Engine = {
     const dir = tempDir('cardboard-mirror-');
     return { CARDBOARD_MIRROR: join(dir, 'm.db'), CARDBOARD_CACHE_DIR: join(dir, 'cache') };
   },
-  rows: async (env, sql, params = []) => {
-    const db = new (libsql())(env.CARDBOARD_MIRROR, { timeout: 10_000 });
+  mirror: async () => (await SQLITE.env()).CARDBOARD_MIRROR,
+  rows: async (at, sql, params = []) => {
+    const db = new (libsql())(where(at), { timeout: 10_000 });
     try {
       return db.prepare(typeof sql === 'string' ? sql : sql.sqlite).raw(true).all(...params) as unknown[][];
     } finally {
       db.close();
     }
   },
-  cards: async (env) => Object.fromEntries((await SQLITE.rows(env, 'SELECT _id, body FROM cards')).map(([id, body]) => [String(id), JSON.parse(String(body)) as Record<string, unknown>])),
+  cards: async (at) => Object.fromEntries((await SQLITE.rows(at, 'SELECT _id, body FROM cards')).map(([id, body]) => [String(id), JSON.parse(String(body)) as Record<string, unknown>])),
 };
 
 /** `?` placeholders as PostgreSQL's `$1`, `$2`… (the tests' statements hold no `?` in a string). */
@@ -74,10 +81,11 @@ export const POSTGRES: Engine = {
     const { url } = await pgSchema();
     return { CARDBOARD_MIRROR: url, CARDBOARD_CACHE_DIR: join(tempDir('cardboard-mirror-'), 'cache') };
   },
-  rows: async (env, sql, params = []) => {
+  mirror: async () => (await pgSchema()).url,
+  rows: async (at, sql, params = []) => {
     const client = await pgClient();
     try {
-      await client.query(`SET search_path = ${schemaOf(env.CARDBOARD_MIRROR)}`);
+      await client.query(`SET search_path = ${schemaOf(where(at))}`);
       const text = typeof sql === 'string' ? numbered(sql) : sql.postgres;
       const { rows } = await client.query({ text, values: params as unknown[], rowMode: 'array' });
       return (rows as unknown[][]).map((row) => row.map((v) => (typeof v === 'boolean' ? Number(v) : v)));
@@ -85,7 +93,7 @@ export const POSTGRES: Engine = {
       await client.end();
     }
   },
-  cards: async (env) => Object.fromEntries((await POSTGRES.rows(env, 'SELECT _id, body FROM cards')).map(([id, body]) => [String(id), body as Record<string, unknown>])),
+  cards: async (at) => Object.fromEntries((await POSTGRES.rows(at, 'SELECT _id, body FROM cards')).map(([id, body]) => [String(id), body as Record<string, unknown>])),
 };
 
 /** Both engines, for `describe.each(ENGINES)('… ($name)', (engine) => { if (absent(engine)) return; … })`. */
