@@ -84,6 +84,29 @@ describe.each(ENGINES)('mirror pull against the emulator (spawned CLI, real HTTP
     expect((await engine.cards(file))).toEqual(serverCards(emu));
   });
 
+  it('two pulls started at once, with cards changed and created during their walk: the mirror ends equal to the board', async () => {
+    const emu = await start({ seedCards: 60, pageSize: 5, faults: 'delay:150ms' });
+    const file = await engine.mirror();
+    const env = emuEnv(emu, file);
+    const runs = [spawnWith(['mirror', 'pull'], env), spawnWith(['mirror', 'pull'], env)];
+    let ended = 0;
+    for (const r of runs) void r.ended.then(() => ended++);
+    await until(() => emu.requests().some((q) => q.path.endsWith('?page=2')) || ended === 2, 'a pull to ask for page 2');
+    // Cards on the last pages, which no pull has read yet, change; new cards land after them.
+    const cards = emu.state()[BOARD_ID]!.cards;
+    for (const c of cards.slice(55)) await postCard(emu, { _id: c._id, Status: `Changed during the walk ${c._id}` });
+    for (let i = 0; i < 3; i++) await postCard(emu, { Name: `Created during the walk ${i}`, Status: 'Open' });
+    const ends = await Promise.all(runs.map((r) => r.ended));
+    const outputs = runs.map((r) => r.output());
+    // Each pull ends well, or is refused (exit 1) because the other holds the mirror; at least one pulls.
+    ends.forEach((end, i) => {
+      if (end.code !== 0) expect(outputs[i]!.stderr).toContain('error: Another `cardboard mirror pull` is pulling into this mirror');
+      expect([0, 1], outputs[i]!.stderr).toContain(end.code);
+    });
+    expect(ends.map((e) => e.code)).toContain(0);
+    expect(await engine.cards(file)).toEqual(serverCards(emu));
+  });
+
   it('status: text and --json after a pull; a board never pulled is an error naming the fix', async () => {
     const emu = await start({ seedCards: 12, pageSize: 5 });
     const file = await engine.mirror();
