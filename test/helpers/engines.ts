@@ -33,6 +33,8 @@ export interface Engine {
    * own. Booleans come back as 1 and 0, as SQLite gives them, so that one expectation fits both.
    */
   rows(at: Mirror, sql: EngineSql, params?: readonly unknown[]): Promise<unknown[][]>;
+  /** Run `sql` (statements that return nothing, one or more) over the mirror, as another program would write to it. */
+  exec(at: Mirror, sql: EngineSql): Promise<void>;
   /** The mirror's cards by `_id`, each its `body` as the engine keeps it for SQL, parsed. */
   cards(at: Mirror): Promise<Record<string, Record<string, unknown>>>;
   /** A fresh, empty mirror's location (CARDBOARD_MIRROR); in a test. */
@@ -53,6 +55,14 @@ export const SQLITE: Engine = {
     const db = new (libsql())(where(at), { timeout: 10_000 });
     try {
       return db.prepare(typeof sql === 'string' ? sql : sql.sqlite).raw(true).all(...params) as unknown[][];
+    } finally {
+      db.close();
+    }
+  },
+  exec: async (at, sql) => {
+    const db = new (libsql())(where(at), { timeout: 10_000 });
+    try {
+      db.exec(typeof sql === 'string' ? sql : sql.sqlite);
     } finally {
       db.close();
     }
@@ -89,6 +99,15 @@ export const POSTGRES: Engine = {
       const text = typeof sql === 'string' ? numbered(sql) : sql.postgres;
       const { rows } = await client.query({ text, values: params as unknown[], rowMode: 'array' });
       return (rows as unknown[][]).map((row) => row.map((v) => (typeof v === 'boolean' ? Number(v) : v)));
+    } finally {
+      await client.end();
+    }
+  },
+  exec: async (at, sql) => {
+    const client = await pgClient();
+    try {
+      await client.query(`SET search_path = ${schemaOf(where(at))}`);
+      await client.query(typeof sql === 'string' ? sql : sql.postgres);
     } finally {
       await client.end();
     }
