@@ -1,12 +1,13 @@
 // The two engines a mirror is kept in, for tests that run once on each (`describe.each(ENGINES)`): SQLite (a
 // file) and PostgreSQL (a schema of the test server, test/helpers/postgres.ts). Each gives a fresh mirror's
 // environment and reads the mirror with a connection of the test's own, as another program would.
+import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type Libsql from 'libsql';
 import { it } from 'vitest';
 import { tempDir } from './cli.js';
-import { PG_REQUIRED, PG_SKIPPED, pgClient, pgSchema } from './postgres.js';
+import { PG_REQUIRED, PG_SKIPPED, pgClient, pgSchema, pgUrl } from './postgres.js';
 
 /** The environment of a fresh mirror: where it is (CARDBOARD_MIRROR) and a cache directory of its own. */
 // A type, not an interface: it passes where an environment (Record<string, string>) is asked for.
@@ -39,6 +40,8 @@ export interface Engine {
   cards(at: Mirror): Promise<Record<string, Record<string, unknown>>>;
   /** A fresh, empty mirror's location (CARDBOARD_MIRROR); in a test. */
   mirror(): Promise<string>;
+  /** A fresh, empty mirror for a whole describe block (made in beforeAll): its location, and `drop` for afterAll. */
+  lasting(): Promise<{ location: string; drop: () => Promise<void> }>;
 }
 
 const libsql = () => createRequire(import.meta.url)('libsql') as typeof Libsql;
@@ -51,6 +54,7 @@ export const SQLITE: Engine = {
     return { CARDBOARD_MIRROR: join(dir, 'm.db'), CARDBOARD_CACHE_DIR: join(dir, 'cache') };
   },
   mirror: async () => (await SQLITE.env()).CARDBOARD_MIRROR,
+  lasting: async () => ({ location: join(tempDir('cardboard-mirror-'), 'm.db'), drop: async () => undefined }),
   rows: async (at, sql, params = []) => {
     const db = new (libsql())(where(at), { timeout: 10_000 });
     try {
@@ -92,6 +96,19 @@ export const POSTGRES: Engine = {
     return { CARDBOARD_MIRROR: url, CARDBOARD_CACHE_DIR: join(tempDir('cardboard-mirror-'), 'cache') };
   },
   mirror: async () => (await pgSchema()).url,
+  lasting: async () => {
+    const schema = `t_${randomBytes(6).toString('hex')}`;
+    const sql = async (text: string) => {
+      const client = await pgClient();
+      try {
+        await client.query(text);
+      } finally {
+        await client.end();
+      }
+    };
+    await sql(`CREATE SCHEMA ${schema}`);
+    return { location: pgUrl(schema), drop: () => sql(`DROP SCHEMA IF EXISTS ${schema} CASCADE`) };
+  },
   rows: async (at, sql, params = []) => {
     const client = await pgClient();
     try {
