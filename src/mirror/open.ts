@@ -1,5 +1,6 @@
 // Where a board's mirror lives, and opening it: for writing (a pull, a listener, an import), or read-only (a
-// query). The storage is reached only through these and the interfaces of types.ts.
+// query). The storage is reached only through these and the interfaces of types.ts: a SQLite file, or a
+// PostgreSQL server when CARDBOARD_MIRROR is a postgres:// URL.
 import { createHash } from 'node:crypto';
 import { closeSync, existsSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -7,6 +8,9 @@ import { cacheDir } from '../config/dirs.js';
 import { UsageError } from '../errors.js';
 import { errnoCode, fileError } from '../fs-errors.js';
 import { createPrivateFile, makePrivateDir } from '../private-file.js';
+import { isPgUrl, pgTarget } from './pg/location.js';
+import type { PgTarget } from './pg/protocol.js';
+import { PgMirror, PgReader } from './pg/store.js';
 import { notFilled, SqliteMirror } from './sqlite-store.js';
 import { SqliteReader } from './reader.js';
 import type { MirrorBoard, MirrorReader, MirrorStore } from './types.js';
@@ -14,22 +18,34 @@ import type { MirrorBoard, MirrorReader, MirrorStore } from './types.js';
 type Env = Record<string, string | undefined>;
 
 /**
- * The mirror's file: CARDBOARD_MIRROR when set (a file path, made absolute), else one file per server and
- * board under the cache directory, named by a digest of both (as the import lock names a board). A URL is
- * refused (UsageError) naming only its scheme: it may carry a password.
+ * Where the mirror is, as shown: a PostgreSQL URL without its password, or the file: CARDBOARD_MIRROR when
+ * set (a file path, made absolute), else one file per server and board under the cache directory, named by a
+ * digest of both (as the import lock names a board). Another scheme is refused (UsageError) naming only the
+ * scheme: the URL may carry a password.
  */
 export function mirrorLocation(env: Env, board: MirrorBoard): string {
+  const place = mirrorPlace(env, board);
+  return 'file' in place ? place.file : place.server.location;
+}
+
+/** Where a board's mirror is, as a thread can be given it: a file, or a server with the run's environment. */
+export type MirrorPlace = { file: string } | { server: PgTarget };
+
+/** The place of the mirror of `board` (mirrorLocation's rules). */
+export function mirrorPlace(env: Env, board: MirrorBoard): MirrorPlace {
   const named = env.CARDBOARD_MIRROR;
   if (named !== undefined && named !== '') {
+    if (isPgUrl(named)) return { server: pgTarget(named, env) };
     const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(named)?.[1];
     if (scheme !== undefined) {
-      const soon = /^postgres(?:ql)?$/i.test(scheme) ? ' yet' : '';
-      throw new UsageError(`CARDBOARD_MIRROR=${scheme}://… is not supported${soon}: give a file path`, { hint: 'Set CARDBOARD_MIRROR to a file path such as ./board.db, or unset it to keep the mirror in the cache directory.' });
+      throw new UsageError(`CARDBOARD_MIRROR=${scheme}://… is not supported: give a file path or a postgres:// URL`, {
+        hint: 'Set CARDBOARD_MIRROR to a file path such as ./board.db or to postgres://user@host/database, or unset it to keep the mirror in the cache directory.',
+      });
     }
-    return resolve(named);
+    return { file: resolve(named) };
   }
   const digest = createHash('sha256').update(`${board.server}\n${board.id}`).digest('hex').slice(0, 32);
-  return join(cacheDir(env), 'mirror', `board-${digest}.db`);
+  return { file: join(cacheDir(env), 'mirror', `board-${digest}.db`) };
 }
 
 /**
@@ -51,20 +67,23 @@ function createFile(location: string): void {
  * that holds another board's mirror is refused (UsageError, exit 2), nothing changed.
  */
 export function openMirror(env: Env, board: MirrorBoard, options: { create: boolean }): MirrorStore {
-  const location = mirrorLocation(env, board);
+  const place = mirrorPlace(env, board);
+  if ('server' in place) return PgMirror.open(place.server, board, options.create);
+  const location = place.file;
   findFile(location, options.create);
   return SqliteMirror.open(location, board, location, options.create);
 }
 
 /** Open the mirror of `board` read-only, for queries; absent, it is the error openMirror gives without `create`. */
 export function openMirrorReader(env: Env, board: MirrorBoard): MirrorReader {
-  return openReaderAt(mirrorLocation(env, board), board);
+  return openReaderAt(mirrorPlace(env, board), board);
 }
 
-/** openMirrorReader for a location already found with mirrorLocation (a thread that has no environment of its own). */
-export function openReaderAt(location: string, board: MirrorBoard): MirrorReader {
-  findFile(location, false);
-  return SqliteReader.open(location, board);
+/** openMirrorReader for a place already found with mirrorPlace (a thread that has no environment of its own). */
+export function openReaderAt(place: MirrorPlace, board: MirrorBoard): MirrorReader {
+  if ('server' in place) return PgReader.open(place.server, board);
+  findFile(place.file, false);
+  return SqliteReader.open(place.file, board);
 }
 
 /**

@@ -11,6 +11,16 @@ import { CardboardError, UsageError } from '../errors.js';
 import { checkMirror, notFilled, openDatabase, sqliteCode } from './sqlite-store.js';
 import type { MirrorBoard, MirrorReader, QueryResult } from './types.js';
 
+/**
+ * The mirror's tables and views with their columns, in the mirror's own terms (what `--schema` prints): a
+ * query like any other, so every --format applies. pragma_table_info is a read-only table-valued function. The
+ * reader on PostgreSQL answers this text with its own listing (pg/reader-ops.ts).
+ */
+export const SCHEMA_SQL = `SELECT m.name AS "table", m.type AS kind, c.name AS "column", c.type AS type
+FROM sqlite_schema AS m JOIN pragma_table_info(m.name) AS c
+WHERE m.type IN ('table', 'view') AND m.name NOT LIKE 'sqlite\\_%' ESCAPE '\\'
+ORDER BY m.type = 'view', m.name, c.cid`;
+
 /** The characters that open a quoted string or name in SQLite, and the one that closes it. */
 const QUOTES = new Map([["'", "'"], ['"', '"'], ['`', '`'], ['[', ']']]);
 

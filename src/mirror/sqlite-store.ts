@@ -34,7 +34,7 @@ export const MIRROR_FORMAT = 1;
  * milliseconds (libsql's `timeout` option sets SQLite's busy timeout, in milliseconds). One transaction
  * holds the lock for at most a page or a burst, or a pull's final reconcile: far less than this.
  */
-const BUSY_TIMEOUT_MS = 30_000;
+export const BUSY_TIMEOUT_MS = 30_000;
 
 /** The longest text of an unplaced delivery kept in `deliveries.body`, in bytes; a longer one is cut and `body_cut` set. */
 export const UNPLACED_BODY_MAX = 64 * 1024;
@@ -187,7 +187,7 @@ function syncFile(path: string): void {
 }
 
 /** The first `max` bytes of `text` in UTF-8, cut before a character, never inside one. */
-function cutUtf8(text: string, max: number): { text: string; cut: boolean } {
+export function cutUtf8(text: string, max: number): { text: string; cut: boolean } {
   const bytes = Buffer.from(text);
   if (bytes.length <= max) return { text, cut: false };
   let end = max;
@@ -196,7 +196,7 @@ function cutUtf8(text: string, max: number): { text: string; cut: boolean } {
 }
 
 /** The card's id, which every card the mirror keeps has. */
-function idOf(card: Card): string {
+export function idOf(card: Card): string {
   if (typeof card._id !== 'string') throw new CardboardError('A card without an _id cannot be kept in the mirror.');
   return card._id;
 }

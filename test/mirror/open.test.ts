@@ -39,12 +39,18 @@ describe('mirrorLocation', () => {
     expect(mirrorLocation({ CARDBOARD_MIRROR: 'board.db' }, BOARD)).toBe(join(process.cwd(), 'board.db'));
   });
 
-  it.each(['postgres://me:s3cret@db.example/cards', 'postgresql://me:s3cret@db.example/cards'])('refuses a database URL (%s) naming only its scheme, never its password', (url) => {
+  it.each(['mysql://me:s3cret@db.example/cards', 'https://me:s3cret@db.example/cards'])('refuses a URL of another scheme (%s) naming only its scheme, never its password', (url) => {
     const err = thrown(() => mirrorLocation({ CARDBOARD_MIRROR: url }, BOARD));
     expect(err).toBeInstanceOf(UsageError);
     expect(err.exitCode).toBe(ExitCode.usage);
-    expect(err.message).toBe(`CARDBOARD_MIRROR=${url.split(':')[0]}://… is not supported yet: give a file path`);
+    expect(err.message).toBe(`CARDBOARD_MIRROR=${url.split(':')[0]}://… is not supported: give a file path or a postgres:// URL`);
     expect(`${err.message}\n${err.hint}`).not.toMatch(/s3cret|me:|db\.example/);
+  });
+
+  it.each(['postgres://me:s3cret@db.example/cards', 'postgresql://me:s3cret@db.example:6432/cards?sslmode=require&password=s3cret'])('is a PostgreSQL URL (%s) without its password', (url) => {
+    const shown = mirrorLocation({ CARDBOARD_MIRROR: url }, BOARD);
+    expect(shown).toBe(url.replace(':s3cret@', '@').replace('&password=s3cret', ''));
+    expect(shown).not.toContain('s3cret');
   });
 });
 

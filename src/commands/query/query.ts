@@ -6,13 +6,13 @@ import { readStdin } from '../../io/input.js';
 import { createRecordWriter, defaultFormat, FORMATS, type Format } from '../../io/records.js';
 import { createStatus } from '../../io/status.js';
 import { groupDigits } from '../../io/text.js';
-import { mirrorLocation } from '../../mirror/open.js';
+import { mirrorPlace } from '../../mirror/open.js';
 import { MAX_TABLE_ROWS } from '../card/list.js';
 import { type RecordFlags, recordChoice } from '../card/record-flags.js';
 import { selectedMirrorBoard } from '../mirror/open-board.js';
 import { nounSummary } from '../nouns.js';
 import { distinctNames, rowRecord, type ValueNotes, valueNoteLines } from './rows.js';
-import { SCHEMA_SQL } from './sql.js';
+import { SCHEMA_SQL } from '../../mirror/reader.js';
 import { startStatement, type StatementThread } from './thread.js';
 
 /** What `query` runs and how it prints the rows. */
@@ -29,13 +29,18 @@ export interface QueryOptions {
 
 const EXAMPLES = `
 Runs one SQL statement over the selected board's mirror (a SQLite file that \`cardboard mirror pull\`
-fills) and makes no request. Only statements that read are run: INSERT, UPDATE, DELETE, DROP, ATTACH,
-a PRAGMA that sets, VACUUM INTO or several statements at once are refused (exit 2) and change nothing.
+fills, or the PostgreSQL database a postgres:// CARDBOARD_MIRROR names) and makes no request. Only
+statements that read are run: INSERT, UPDATE, DELETE, DROP, ATTACH, a PRAGMA that sets, VACUUM INTO or
+several statements at once are refused (exit 2) and change nothing. On PostgreSQL the statement runs in
+a read-only transaction, and one that could write or lock (SELECT ... INTO, a WITH that deletes, FOR
+UPDATE, pg_advisory_lock(), set_config(), nextval()) is refused before it reaches the server.
 - in place of the SQL reads it from stdin (\`cardboard query - < report.sql\`).
 
 Tables: cards (one row per card: _id, and body, the card's JSON as the service sent it), the view
 card_fields (one column per field of the board, named exactly as the field: quote a name with a space
 or other sign, "Due date"), pulls and deliveries; --schema lists every table and view with its columns.
+On PostgreSQL the same names show the selected board's rows, body is jsonb (body->>'Status'), and json,
+times and a numeric that a JSON number cannot hold exactly print as text.
 Rows print as \`card list\` prints cards: a table on a terminal (at most ${groupDigits(MAX_TABLE_ROWS)} rows), NDJSON piped,
 or --format; a row is an object keyed by column name (a repeated name gets _2, _3, ...), with integers,
 reals, text and null as JSON values and blobs as base64 text.
@@ -86,7 +91,7 @@ export async function runQuery(ctx: Context, opts: QueryOptions): Promise<void> 
   const board = await selectedMirrorBoard(ctx);
   // A terminal table stops at MAX_TABLE_ROWS: one row more tells that there are more.
   const table = (opts.format ?? defaultFormat(ctx)) === 'table' && ctx.stdout.isTTY === true;
-  const statement = await startStatement(mirrorLocation(ctx.env, board), board, sql, table ? MAX_TABLE_ROWS + 1 : undefined, ctx.signal);
+  const statement = await startStatement(mirrorPlace(ctx.env, board), board, sql, table ? MAX_TABLE_ROWS + 1 : undefined, ctx.signal);
   try {
     await printRows(ctx, statement, opts);
   } finally {

@@ -1,16 +1,8 @@
 // The statement `cardboard query` runs over a mirror, and what it says when SQLite refuses it.
 import { CardboardError, UsageError } from '../../errors.js';
+import { SCHEMA_SQL } from '../../mirror/reader.js';
 import { sqliteCode } from '../../mirror/sqlite-store.js';
 import type { MirrorReader, QueryResult } from '../../mirror/types.js';
-
-/**
- * The mirror's tables and views with their columns, in the mirror's own terms (what `--schema` prints): a
- * query like any other, so every --format applies. pragma_table_info is a read-only table-valued function.
- */
-export const SCHEMA_SQL = `SELECT m.name AS "table", m.type AS kind, c.name AS "column", c.type AS type
-FROM sqlite_schema AS m JOIN pragma_table_info(m.name) AS c
-WHERE m.type IN ('table', 'view') AND m.name NOT LIKE 'sqlite\\_%' ESCAPE '\\'
-ORDER BY m.type = 'view', m.name, c.cid`;
 
 /**
  * Codes that mean the statement itself is wrong (SQLITE_ERROR: syntax, no such table or column, malformed

@@ -8,8 +8,10 @@
 import { Worker } from 'node:worker_threads';
 import { CancelledError, CardboardError } from '../../errors.js';
 import { whenAborted } from '../../interrupt.js';
+import type { MirrorPlace } from '../../mirror/open.js';
 import type { MirrorBoard } from '../../mirror/types.js';
-import { fromWire, type Reply, type StatementJob } from './wire.js';
+import { fromWire } from '../../thread-errors.js';
+import type { Reply, StatementJob } from './wire.js';
 
 /** A statement running in its thread: its columns, then its rows. */
 export interface StatementThread {
@@ -70,13 +72,13 @@ class Inbox {
 }
 
 /**
- * Start `sql` over the mirror at `location` in a worker thread and wait for its columns; `limit` rows at most
+ * Start `sql` over the mirror at `place` in a worker thread and wait for its columns; `limit` rows at most
  * are read. Whatever refuses it (no mirror, a write, bad SQL) is thrown here as runStatement throws it on
  * the main thread; `signal` stops the wait (CancelledError).
  */
-export async function startStatement(location: string, board: MirrorBoard, sql: string, limit: number | undefined, signal: AbortSignal): Promise<StatementThread> {
+export async function startStatement(place: MirrorPlace, board: MirrorBoard, sql: string, limit: number | undefined, signal: AbortSignal): Promise<StatementThread> {
   const taken = new SharedArrayBuffer(4);
-  const job: StatementJob = { location, board, sql, taken, ...(limit === undefined ? {} : { limit }) };
+  const job: StatementJob = { place, board, sql, taken, ...(limit === undefined ? {} : { limit }) };
   // The worker's young generation held at 8 MB: left to V8 it grows to 32 MB over a long result, for no gain in time.
   const worker = new Worker(workerFile(), { workerData: job, resourceLimits: { maxYoungGenerationSizeMb: 8 } });
   const inbox = new Inbox(worker, signal);

@@ -6,7 +6,8 @@ import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
 import { openReaderAt } from '../../mirror/open.js';
 import type { MirrorReader } from '../../mirror/types.js';
 import { runStatement } from './sql.js';
-import { type Reply, type StatementJob, toWire } from './wire.js';
+import { toWire } from '../../thread-errors.js';
+import type { Reply, StatementJob } from './wire.js';
 
 /** Rows in a batch at most: one message per this many rows (a message per row would cost more than the row). */
 const BATCH_ROWS = 1000;
@@ -29,7 +30,7 @@ async function serve(port: MessagePort, job: StatementJob): Promise<void> {
   let sent = 0;
   let reader: MirrorReader | undefined;
   try {
-    reader = openReaderAt(job.location, job.board);
+    reader = openReaderAt(job.place, job.board);
     const result = runStatement(reader, job.sql);
     send({ type: 'columns', columns: result.columns });
     let rows: unknown[][] = [];
