@@ -82,7 +82,8 @@ const numbered = (sql: string) => {
 
 /** The schema a test URL selects (its `options=-csearch_path=…`). */
 const schemaOf = (url: string) => {
-  const options = new URL(url).searchParams.get('options') ?? '';
+  // Not `new URL`: a socket URL has no host before its path (postgres://postgres@/postgres?host=…).
+  const options = decodeURIComponent(/[?&]options=([^&]*)/.exec(url)?.[1] ?? '');
   const schema = /-csearch_path=(\w+)/.exec(options)?.[1];
   if (schema === undefined) throw new Error(`no search_path in the test mirror's URL: ${url}`);
   return schema;
