@@ -2,7 +2,8 @@
 // transaction walks them in order and written at its end in a handful of statements whatever its size: one
 // read of the rows it touches, one write of the cards it keeps, one of those it deletes. A listener under load
 // applies a batch of twenty or more deliveries at a time, and a statement costs about as much as the row it
-// writes: one statement a row would double the cost of the batch.
+// writes: one statement a row would double the cost of the batch. The walk itself (RunCards) is the
+// engines' own: the mirror on PostgreSQL (pg/pg-run.ts) reads and writes its way around the same one.
 import type Libsql from 'libsql';
 import type { Card } from '../spec-types.js';
 
@@ -103,38 +104,55 @@ interface Entry {
   tomb?: number;
 }
 
+/** What a run did, for its engine to write: rows to delete, tombstones to set, cards to keep. */
+export interface RunOutcome {
+  /** Cards whose row the run deleted. */
+  drop: string[];
+  /** Cards a delete ended, with its sequence number. */
+  tombs: [id: string, seq: number][];
+  /** Cards a delivery or write made: the JSON text, the place of one new to the table (0 for one it holds), the sequence number and time. */
+  keep: [id: string, text: string, pos: number, seq: number, at: string][];
+}
+
 /**
  * The cards of one write transaction, each read at most once and written once at the end, with the
  * transaction's sequence numbers: each delivery or own write takes the next (`next()`), the last is saved.
- * Deliveries are applied in order, so the end state of each card is the one the last of them left.
+ * Deliveries are applied in order, so the end state of each card is the one the last of them left. What the
+ * run reads and writes is its engine's (CardRun for SQLite, PgRun for PostgreSQL); this is the walk.
  */
-export class CardRun {
-  private seq: number;
-  private nextPos: number | undefined;
-  /** Whether any tombstone was there when the run began (none, most of the time: no other process writes meanwhile). */
-  private readonly tombstones: boolean;
+export abstract class RunCards {
   private readonly entries = new Map<string, Entry>();
 
-  /** Begin a run in an open write transaction; `ids`: the cards it will touch, read in one statement. */
-  constructor(
-    private readonly s: RunStatements,
+  /**
+   * `seq`: the last sequence number used; `tombstones`: whether any tombstone was there when the run began
+   * (none, most of the time: no other process writes meanwhile); `ids`: the cards it will touch.
+   */
+  protected constructor(
+    private seq: number,
+    protected readonly tombstones: boolean,
     ids: readonly string[],
   ) {
-    const seq = s.seq.get() as [string] | undefined;
-    this.seq = seq === undefined ? 0 : Number(seq[0]);
-    this.tombstones = s.anyTombstone.get() !== undefined;
     for (const id of ids) this.entries.set(id, { held: false, dropped: false, card: undefined, text: undefined });
-    if (ids.length === 0) return;
-    for (const [id, body] of s.rows.all(JSON.stringify(ids)) as [string, string][]) {
-      const entry = this.entries.get(id)!;
-      entry.held = true;
-      entry.text = body;
-    }
   }
+
+  /** The table holds card `id` (one of the run's), as `text`. */
+  protected hold(id: string, text: string): void {
+    const entry = this.entry(id);
+    entry.held = true;
+    entry.text = text;
+  }
+
+  /** The next place at the end of the board: after every card the table holds, and every card made before in this run. */
+  protected abstract place(): number;
 
   /** The sequence number of the next delivery or write. */
   next(): number {
     return ++this.seq;
+  }
+
+  /** The last sequence number the run took. */
+  protected lastSeq(): number {
+    return this.seq;
   }
 
   /** The card `id` as it is now (one of the ids the run began with). */
@@ -170,23 +188,16 @@ export class CardRun {
     entry.tomb = this.seq;
   }
 
-  /** Write what the run did: deleted rows, kept cards, tombstones, and the last sequence number. */
-  end(): void {
-    const drop: string[] = [];
-    const keep: unknown[][] = [];
-    const kept: string[] = [];
+  /** What the run did. */
+  protected outcome(): RunOutcome {
+    const out: RunOutcome = { drop: [], tombs: [], keep: [] };
     for (const [id, e] of this.entries) {
-      if (e.dropped) drop.push(id);
-      if (e.tomb !== undefined) this.s.setTombstone.run(id, e.tomb);
-      if (e.seq === undefined) continue;
+      if (e.dropped) out.drop.push(id);
+      if (e.tomb !== undefined) out.tombs.push([id, e.tomb]);
       // A card the table still holds keeps its place (the upsert leaves `pos` alone): 0 is not used.
-      keep.push([id, JSON.stringify(e.card), e.pos ?? 0, e.seq, e.at]);
-      kept.push(id);
+      if (e.seq !== undefined) out.keep.push([id, JSON.stringify(e.card), e.pos ?? 0, e.seq, e.at!]);
     }
-    if (drop.length > 0) this.s.deleteCards.run(JSON.stringify(drop));
-    this.s.keepCards.run(keep);
-    if (this.tombstones && kept.length > 0) this.s.clearTombstones.run(JSON.stringify(kept));
-    this.s.setSeq.run(String(this.seq));
+    return out;
   }
 
   private entry(id: string): Entry {
@@ -194,9 +205,34 @@ export class CardRun {
     if (entry === undefined) throw new Error(`card ${id} was not read at the start of the run`);
     return entry;
   }
+}
 
-  /** The next place at the end of the board: after every card the table holds, and every card made before in this run. */
-  private place(): number {
+/** A run on a SQLite mirror (sqlite-store.ts), with the statements of its connection. */
+export class CardRun extends RunCards {
+  private nextPos: number | undefined;
+
+  /** Begin a run in an open write transaction; `ids`: the cards it will touch, read in one statement. */
+  constructor(
+    private readonly s: RunStatements,
+    ids: readonly string[],
+  ) {
+    const seq = s.seq.get() as [string] | undefined;
+    super(seq === undefined ? 0 : Number(seq[0]), s.anyTombstone.get() !== undefined, ids);
+    if (ids.length === 0) return;
+    for (const [id, body] of s.rows.all(JSON.stringify(ids)) as [string, string][]) this.hold(id, body);
+  }
+
+  /** Write what the run did: deleted rows, kept cards, tombstones, and the last sequence number. */
+  end(): void {
+    const { drop, tombs, keep } = this.outcome();
+    for (const [id, seq] of tombs) this.s.setTombstone.run(id, seq);
+    if (drop.length > 0) this.s.deleteCards.run(JSON.stringify(drop));
+    this.s.keepCards.run(keep);
+    if (this.tombstones && keep.length > 0) this.s.clearTombstones.run(JSON.stringify(keep.map((k) => k[0])));
+    this.s.setSeq.run(String(this.lastSeq()));
+  }
+
+  protected place(): number {
     this.nextPos ??= ((this.s.lastPos.get() as [number | null])[0] ?? 0) + 1;
     return this.nextPos++;
   }

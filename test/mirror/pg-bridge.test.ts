@@ -5,6 +5,9 @@ import { spawnSync } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CardboardError, UsageError } from '../../src/errors.js';
 import { SyncThread } from '../../src/mirror/pg/bridge.js';
+import { pgLocation, pgTarget } from '../../src/mirror/pg/location.js';
+import { PgMirror } from '../../src/mirror/pg/store.js';
+import { PG_REQUIRED, PG_SKIPPED, pgClient, pgSchema } from '../helpers/postgres.js';
 
 const WORKER = new URL('../fixtures/mirror/sync-worker.mjs', import.meta.url);
 const LOCATION = 'postgres://u@db.example/x';
@@ -167,3 +170,33 @@ describe('a process with a thread', () => {
     expect(child.status).toBe(0);
   });
 });
+
+describe.skipIf(PG_SKIPPED !== undefined && !PG_REQUIRED)('a store on the test server, through its thread', () => {
+  it('is there to run against', () => {
+    expect(PG_SKIPPED, PG_SKIPPED).toBeUndefined();
+  });
+
+  it('a session the server ends is a lost connection naming the location (exit 1), not a bug', async () => {
+    const db = await pgSchema();
+    const url = `${db.url}&application_name=bridge_${db.schema}`;
+    const store = PgMirror.open(pgTarget(url, {}), { baseUrl: 'http://x/', server: 'x', id: 'b' }, true);
+    try {
+      expect(store.count()).toBe(0);
+      const admin = await pgClient();
+      try {
+        await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1', [`bridge_${db.schema}`]);
+      } finally {
+        await admin.end();
+      }
+      // The thread hears of the end on its event loop, which runs while this one waits.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const err = thrown(() => store.count());
+      expect(err).toBeInstanceOf(CardboardError);
+      expect(err).toMatchObject({ exitCode: 1 });
+      expect(err.message).toMatch(new RegExp(`^The connection to the mirror's database at ${pgLocation(url).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} was lost: `));
+    } finally {
+      store.close();
+    }
+  });
+});
+

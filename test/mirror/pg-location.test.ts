@@ -1,9 +1,10 @@
 // CARDBOARD_MIRROR=postgres://…: the location shown without a password whatever the spelling, the client's
 // settings read as libpq reads the URL and the run's environment (not the process's), and each failure to
 // connect one line naming the location, with no password in it nor in its cause (what --verbose prints).
-import { describe, expect, it } from 'vitest';
+import { createServer, type Socket } from 'node:net';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { CardboardError, UsageError } from '../../src/errors.js';
-import { connectError, connectTo, isPgUrl, pgLocation, pgTarget } from '../../src/mirror/pg/location.js';
+import { connectError, connectTo, isPgUrl, lostConnection, pgLocation, pgTarget } from '../../src/mirror/pg/location.js';
 import { PG_REQUIRED, PG_SKIPPED, PG_SOCKET, pgSchema } from '../helpers/postgres.js';
 
 const SECRET = 'hunter2secret';
@@ -51,6 +52,29 @@ describe('connectError', () => {
   });
 });
 
+describe('lostConnection', () => {
+  const target = pgTarget(`postgres://me:${SECRET}@db.example/cards`, { PGPASSWORD: 'pgpassword-secret' });
+
+  it.each([
+    ['ECONNRESET', 'read ECONNRESET'],
+    ['57P01', 'terminating connection due to administrator command'],
+    ['08006', 'connection failure'],
+    [undefined, 'Connection terminated unexpectedly'],
+  ])('%s (%s) is a lost connection naming the location, exit 1', (code, message) => {
+    const err = lostConnection(Object.assign(new Error(message), code === undefined ? {} : { code }), target);
+    expect(err).toBeInstanceOf(CardboardError);
+    expect((err as CardboardError).message).toBe(`The connection to the mirror's database at postgres://me@db.example/cards was lost: ${message}.`);
+    expect((err as CardboardError).exitCode).toBe(1);
+  });
+
+  it("leaves any other error as it is: the user's, and a statement's (a bug)", () => {
+    const usage = new UsageError('x');
+    const sql = Object.assign(new Error('relation "nope" does not exist'), { code: '42P01' });
+    expect(lostConnection(usage, target)).toBe(usage);
+    expect(lostConnection(sql, target)).toBe(sql);
+  });
+});
+
 describe('connectTo, before any connection', () => {
   it.each([
     ['postgres://me:hunter2secret@db.example/cards?sslmode=sometimes', 'sslmode=sometimes is not one of disable, allow, prefer, require, verify-ca, verify-full'],
@@ -62,6 +86,50 @@ describe('connectTo, before any connection', () => {
     expect((err as Error).message).toContain('postgres://me@db.example/cards');
     expect((err as Error).message).toContain(words);
     expect(String((err as Error).message)).not.toContain(SECRET);
+  });
+});
+
+/**
+ * A TCP server that reads the first message of each connection (an SSLRequest or a StartupMessage, by its
+ * code) and answers an SSLRequest with `N` (no SSL here), anything else by closing: what libpq's sslmode
+ * does shows in the order of those messages.
+ */
+async function noSslServer(): Promise<{ port: number; seen: string[] }> {
+  const seen: string[] = [];
+  const server = createServer((socket: Socket) => {
+    socket.once('data', (b: Buffer) => {
+      const code = b.readInt32BE(4);
+      if (code === 80877103) {
+        seen.push('ssl');
+        socket.write('N');
+        socket.end();
+      } else {
+        seen.push(code === 196608 ? 'plain' : `code ${code}`);
+        socket.destroy();
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  onTestFinished(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  return { port: (server.address() as { port: number }).port, seen };
+}
+
+describe("sslmode, as libpq means it, against a server that has no SSL", () => {
+  it.each([
+    ['prefer (the default)', '', {}, ['ssl', 'plain']],
+    ['prefer from PGSSLMODE', '', { PGSSLMODE: 'prefer' }, ['ssl', 'plain']],
+    ['disable', '?sslmode=disable', {}, ['plain']],
+    ['disable from PGSSLMODE', '', { PGSSLMODE: 'disable' }, ['plain']],
+    ['allow', '?sslmode=allow', {}, ['plain']],
+    ['require', '?sslmode=require', {}, ['ssl']],
+    ['verify-full', '?sslmode=verify-full', {}, ['ssl']],
+  ])('%s: asks %j', async (_, query, env, asked) => {
+    const { port, seen } = await noSslServer();
+    const err = await connectTo(pgTarget(`postgres://me:${SECRET}@127.0.0.1:${port}/cards${query}`, env)).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(CardboardError);
+    expect(seen).toEqual(asked);
+    if (asked.length === 1 && asked[0] === 'ssl') expect((err as Error).message).toMatch(/does not accept SSL, which sslmode=(require|verify-full) asks for\.$/);
+    expect((err as Error).message).not.toContain(SECRET);
   });
 });
 

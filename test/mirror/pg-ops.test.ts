@@ -351,6 +351,28 @@ describe.skipIf(PG_SKIPPED !== undefined && !PG_REQUIRED)('the mirror on Postgre
       expect(await s.rows('SELECT * FROM card_fields_1')).toEqual([['a', '3']]);
     });
 
+    it('saves the same schema again without waiting for a reader of the view; a changed one makes the view again', async () => {
+      const s = await pgSchema();
+      const clients: pg.Client[] = [];
+      const connect = connector(s.url);
+      const store = await openPgStore(async () => clients[clients.push(await connect()) - 1]!, BOARD, LOCATION, true);
+      onTestFinished(() => store.close());
+      const fields = [{ name: 'S', uuid: 'u1' }, { name: 'n\0ul', uuid: 'u2' }];
+      await store.saveSchema(fields);
+      await store.applyDeliveries([delivered(card('a', { S: 'Open', 'n\0ul': 1 }))]);
+      const reader = await pgClient();
+      onTestFinished(() => reader.end());
+      await reader.query(`BEGIN; SELECT * FROM ${s.schema}.card_fields_1`);
+      await clients[0]!.query('SET lock_timeout = 200');
+      await store.saveSchema([{ ...fields[0]!, type: 'select' }, fields[1]!]);
+      await expect(store.saveSchema([fields[0]!])).rejects.toThrow('stayed busy');
+      await reader.query('COMMIT');
+      expect(await s.rows('SELECT * FROM card_fields_1')).toEqual([['a', 'Open', '1']]);
+      await store.saveSchema([fields[0]!]);
+      expect(await s.rows('SELECT * FROM card_fields_1')).toEqual([['a', 'Open']]);
+      expect(await store.schema()).toEqual([fields[0]]);
+    });
+
     it('status says the cards, the last complete pull, the open one, and the listener alive; a listener silent for a day is forgotten', async () => {
       const s = await pgSchema();
       const store = await open(s);
@@ -515,6 +537,39 @@ describe.skipIf(PG_SKIPPED !== undefined && !PG_REQUIRED)('the mirror on Postgre
       await holder.query('COMMIT');
       expect([await store.count(), (await store.status()).deliveries.applied]).toEqual([0, 0]);
       expect(await store.applyDeliveries([delivered(card('a'))])).toEqual([{ id: 'a', after: card('a') }]);
+    });
+
+    it('a walk takes a new connection when the one kept from the last walk was closed by the server meanwhile', async () => {
+      const s = await pgSchema();
+      const clients: pg.Client[] = [];
+      const connect = connector(s.url);
+      const store = await openPgStore(async () => clients[clients.push(await connect()) - 1]!, BOARD, LOCATION, true);
+      onTestFinished(() => store.close());
+      await store.applyDeliveries([delivered(card('a'))]);
+      expect(await ids(store)).toEqual(['a']);
+      const admin = await pgClient();
+      onTestFinished(() => admin.end());
+      const pid = (clients[1] as unknown as { processID: number }).processID;
+      await admin.query('SELECT pg_terminate_backend($1::int, 5000)', [pid]);
+      expect(await ids(store)).toEqual(['a']);
+      expect(clients).toHaveLength(3);
+    });
+
+    it('a write after the writer’s connection was lost takes a new one (the call that found it lost failed)', async () => {
+      const s = await pgSchema();
+      const clients: pg.Client[] = [];
+      const connect = connector(s.url);
+      const store = await openPgStore(async () => clients[clients.push(await connect()) - 1]!, BOARD, LOCATION, true);
+      onTestFinished(() => store.close());
+      await store.applyDeliveries([delivered(card('a'))]);
+      const admin = await pgClient();
+      onTestFinished(() => admin.end());
+      const ended = new Promise((resolve) => clients[0]!.once('end', resolve));
+      await admin.query('SELECT pg_terminate_backend($1::int, 5000)', [(clients[0] as unknown as { processID: number }).processID]);
+      await ended;
+      expect(await store.applyDeliveries([delivered(card('b'))])).toEqual([{ id: 'b', after: card('b') }]);
+      expect([await store.count(), clients.length]).toEqual([2, 2]);
+      expect(await clients[1]!.query('SHOW synchronous_commit')).toMatchObject({ rows: [{ synchronous_commit: 'off' }] });
     });
 
     it('a delivery committed while a pull walks is not undone by its later pages nor deleted by finishPull', async () => {

@@ -2,11 +2,12 @@
 // locks against a write is checked alone (the guard refuses before the client sends anything; past the
 // guard, the read-only transaction refuses), the views scope the SQL to the board, a long reading never holds
 // a writer up, and values keep every digit.
+import fc from 'fast-check';
 import pg from 'pg';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { CardboardError, ExitCode, UsageError } from '../../src/errors.js';
 import { openPgStore } from '../../src/mirror/pg/ops.js';
-import { openPgReader } from '../../src/mirror/pg/reader-ops.js';
+import { numericValue, openPgReader } from '../../src/mirror/pg/reader-ops.js';
 import type { PgReaderOps } from '../../src/mirror/pg/protocol.js';
 import { SCHEMA_SQL } from '../../src/mirror/reader.js';
 import type { MirrorBoard, MirrorDelivery } from '../../src/mirror/types.js';
@@ -79,6 +80,26 @@ async function rejection(promise: Promise<unknown>): Promise<Error> {
 }
 
 const TWO = [{ _id: 'a', Status: 'Open' }, { _id: 'b', Status: 'Done' }];
+
+describe('numericValue', () => {
+  it('gives a number when its JSON spelling has the digits of the numeric, else the numeric\'s text', () => {
+    fc.assert(
+      fc.property(fc.double({ noNaN: true, noDefaultInfinity: true }), (d) => {
+        expect(numericValue(String(d))).toBe(Object.is(d, -0) ? 0 : d);
+        // Two decimals: a number up to 2^53 keeps them; past that, the text has digits a double does not.
+        const text = d.toFixed(2);
+        const value = numericValue(text);
+        if (Math.abs(d) < 2 ** 50) expect(value).toBe(Number(text) + 0);
+        else expect(value === text || value === Number(text)).toBe(true);
+      }),
+    );
+    expect(numericValue('1.500')).toBe(1.5);
+    expect(numericValue('-0.000')).toBe(0);
+    expect(numericValue('9007199254740993')).toBe('9007199254740993');
+    expect(numericValue('0.1000000000000000000001')).toBe('0.1000000000000000000001');
+    expect(numericValue('Infinity')).toBe('Infinity');
+  });
+});
 
 describe.skipIf(PG_SKIPPED !== undefined && !PG_REQUIRED)('query on a mirror in PostgreSQL', () => {
   it('has a server (CARDBOARD_REQUIRE_POSTGRES=1)', () => {
@@ -281,6 +302,9 @@ describe.skipIf(PG_SKIPPED !== undefined && !PG_REQUIRED)('query on a mirror in 
     const late = await rejection(reader.queryNext(10));
     expect(late).toBeInstanceOf(UsageError);
     expect(late.message).toBe('query: division by zero');
+    const parameter = await rejection(reader.queryOpen('SELECT $1::int'));
+    expect(parameter).toBeInstanceOf(UsageError);
+    expect(parameter.message).toBe('query has a parameter ($1), which nothing gives a value: write the value into the SQL; nothing was run.');
     expect((await all(reader, 'SELECT 1')).rows).toEqual([[1]]);
   });
 });

@@ -102,7 +102,7 @@ export class SyncThread {
     for (;;) {
       const woke = Atomics.wait(this.flag, 0, before, this.timeoutMs);
       if (Atomics.load(this.flag, 0) !== before) break;
-      if (woke === 'timed-out') throw this.fail({ type: 'dead', reason: `no answer in ${Math.round(this.timeoutMs / 1000)}s` });
+      if (woke === 'timed-out') throw this.fail({ type: 'dead', reason: `no answer in ${seconds(this.timeoutMs)}` });
     }
     const reply = receiveMessageOnPort(this.port)?.message as Reply | undefined;
     if (reply === undefined) throw this.fail({ type: 'dead', reason: 'it woke the caller with no answer' });
@@ -134,6 +134,11 @@ export class SyncThread {
       void this.worker.terminate();
     }
   }
+}
+
+/** A bound as said: whole seconds, or milliseconds below one. */
+function seconds(ms: number): string {
+  return ms < 1000 ? `${ms}ms` : `${Math.round(ms / 1000)}s`;
 }
 
 /** `env` without its unset names (a Worker takes strings only). */

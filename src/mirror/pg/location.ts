@@ -220,3 +220,23 @@ export function connectError(err: unknown, target: PgTarget, plan?: Plan): Cardb
 function capital(s: string): string {
   return s.charAt(0).toUpperCase() + s.slice(1);
 }
+
+/** Codes of a connection that ended under a statement: the server's shutdowns (57P01-57P03) and the socket's. */
+const LOST_CODES = new Set(['57P01', '57P02', '57P03', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT']);
+
+/**
+ * `err` as the user's error when it says the connection to the server is gone (the server stopped or ended the
+ * session, the network dropped it): one line naming the location (exit 1). Anything else is returned as it is.
+ */
+export function lostConnection(err: unknown, target: PgTarget): unknown {
+  if (err instanceof CardboardError || !(err instanceof Error)) return err;
+  const code = (err as { code?: unknown }).code;
+  const lost = (typeof code === 'string' && (LOST_CODES.has(code) || code.startsWith('08'))) || /Connection terminated|not queryable|connection error/i.test(err.message);
+  if (!lost) return err;
+  const secrets = secretsOf(target);
+  return new CardboardError(`The connection to the mirror's database at ${target.location} was lost: ${firstLine(err, secrets)}.`, {
+    hint: 'Check that the server is running, then run the command again (what was written before stays).',
+    cause: safeCause(err, secrets),
+  });
+}
+

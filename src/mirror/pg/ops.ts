@@ -1,8 +1,9 @@
 // A board's mirror on a PostgreSQL server: MirrorStore's operations (the rules of sqlite-store.ts, one by one)
 // as asynchronous calls on node-postgres connections, which the mirror's thread runs (worker.ts).
 // One connection writes: every change is one transaction that first takes the board's advisory lock
-// (migrations.ts inWrite), so two writers of one board (a pull and a listener, two pulls) take turns as two
-// SQLite writers do. Its commits do not wait for the server's disk (synchronous_commit off): a commit that
+// (migrations.ts inWrite, and writeBatch for the frequent ones: a batch of deliveries or writes, a page), so
+// two writers of one board (a pull and a listener, two pulls) take turns as two SQLite writers do, and each
+// sees what the other committed before it. Its commits do not wait for the server's disk (synchronous_commit off): a commit that
 // returned is the server's, whatever becomes of this process; sync() makes them survive a crash of the server's
 // machine too. Walks of the cards (`cards()`) read on connections of their own, each in a read-only
 // transaction of one snapshot: never half a pull, never a wait for a writer, and writes meanwhile are fine.
@@ -13,7 +14,7 @@ import { cutUtf8, idOf, UNPLACED_BODY_MAX } from '../sqlite-store.js';
 import { type MirrorBoard, type MirrorChange, type MirrorDelivery, type MirrorStatus, type PullCursor, LISTENER_BEAT_MS } from '../types.js';
 import { columnNames, quoteIdentifier } from '../view.js';
 import { fieldsViewName, inWrite, openBoard, writeBatch, WRITER_SETTINGS } from './migrations.js';
-import { type LoggedDelivery, columns, PgRun } from './pg-run.js';
+import { type LoggedDelivery, columns, PgRun, unnestOf } from './pg-run.js';
 import type { PgStoreOps } from './protocol.js';
 import { jsonbString, jsonbText, noNul, quoteLiteral, sqlArray, sqlValue } from './text.js';
 
@@ -68,9 +69,8 @@ function fieldsView(number: number, fieldNames: readonly string[]): string {
  * program made, are refused with nothing changed.
  */
 export async function openPgStore(connect: () => Promise<pg.Client>, board: MirrorBoard, location: string, create: boolean): Promise<PgStoreOps> {
-  const client = adopt(await connect());
+  const client = await writerOf(connect);
   try {
-    await client.query(WRITER_SETTINGS);
     const number = await openBoard(client, board, location, create);
     return storeOps(client, connect, number, board, location);
   } catch (err) {
@@ -79,7 +79,44 @@ export async function openPgStore(connect: () => Promise<pg.Client>, board: Mirr
   }
 }
 
-function storeOps(w: pg.Client, connect: () => Promise<pg.Client>, b: number, board: MirrorBoard, location: string): PgStoreOps {
+/** A new connection for writing, in the writer's session settings (migrations.ts WRITER_SETTINGS). */
+async function writerOf(connect: () => Promise<pg.Client>): Promise<pg.Client> {
+  const client = adopt(await connect());
+  try {
+    await client.query(WRITER_SETTINGS);
+    return client;
+  } catch (err) {
+    await client.end().catch(() => undefined);
+    throw err;
+  }
+}
+
+/** The operations that do not begin on the writer's connection: walks (connections of their own) and close. */
+const OFF_WRITER = new Set<string>(['cardsOpen', 'cardsNext', 'cardsClose', 'close']);
+
+/**
+ * The operations of board `b`'s mirror on the writer connection `first`. The thread calls them one at a time
+ * (a call's transaction is the connection's only one), walks excepted: those have connections of their own.
+ */
+function storeOps(first: pg.Client, connect: () => Promise<pg.Client>, b: number, board: MirrorBoard, location: string): PgStoreOps {
+  let w = first;
+  let closed = false;
+  // The writer's connection lost (the server restarted, or closed it idle): the call that finds it so fails,
+  // and the next one begins on a new connection. A call is never sent again on its own: whether a commit
+  // whose answer was lost took place, nobody knows (a listener's sender sends the delivery again).
+  let lost = false;
+  const watch = (client: pg.Client) => {
+    const mark = () => (lost ||= client === w);
+    client.on('error', mark).on('end', mark);
+  };
+  watch(w);
+  const ready = async () => {
+    if (!lost || closed) return;
+    await w.end().catch(() => undefined);
+    w = await writerOf(connect);
+    watch(w);
+    lost = false;
+  };
   const q = async <R extends unknown[]>(text: string, values: unknown[] = []): Promise<R[]> => (await w.query<R>({ text, values, rowMode: 'array' })).rows;
   const write = <T>(fn: () => Promise<T>): Promise<T> => inWrite(w, location, b, fn);
   const openPull = async () => (await q<PullRow>(`${PULL} WHERE board = $1 AND finished_at IS NULL ORDER BY id DESC LIMIT 1`, [b]))[0];
@@ -90,7 +127,6 @@ function storeOps(w: pg.Client, connect: () => Promise<pg.Client>, b: number, bo
   const idle: pg.Client[] = [];
   const walks = new Map<number, pg.Client>();
   let lastWalk = 0;
-  let closed = false;
   const endWalk = async (walk: number) => {
     const reader = walks.get(walk);
     if (reader === undefined) return;
@@ -103,7 +139,7 @@ function storeOps(w: pg.Client, connect: () => Promise<pg.Client>, b: number, bo
     }
   };
 
-  return {
+  const ops: PgStoreOps = {
     async schema(): Promise<Field[] | undefined> {
       const rows = await q<[number | null, string | null]>(
         'SELECT b.schema_fields, f.body_text FROM boards b LEFT JOIN fields f ON f.board = b.board WHERE b.board = $1 ORDER BY f.pos',
@@ -115,15 +151,22 @@ function storeOps(w: pg.Client, connect: () => Promise<pg.Client>, b: number, bo
 
     async saveSchema(fields: Field[]): Promise<void> {
       await write(async () => {
+        // Every pull saves the schema, which seldom changes: the view is made again only when its fields did, for
+        // dropping it waits for every reader of it (a query paged slowly) to end.
+        const [[saved, names]] = (await q<[number | null, string[]]>(
+          'SELECT schema_fields, array(SELECT name FROM fields WHERE board = $1 ORDER BY pos) FROM boards WHERE board = $1',
+          [b],
+        )) as [[number | null, string[]]];
+        const same = saved !== null && isDeepStrictEqual(names, fields.map((f) => jsonbString(f.name)));
         await q('DELETE FROM fields WHERE board = $1', [b]);
         const texts = fields.map((f) => JSON.stringify(f));
         await q(
           `WITH f AS (INSERT INTO fields (board, pos, name, body, body_text)
                       SELECT $1, u.n - 1, u.name, u.body::jsonb, u.text FROM unnest($2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS u(name, body, text, n))
            UPDATE boards SET schema_fields = $5 WHERE board = $1`,
-          [b, fields.map((f) => noNul(f.name)), texts.map(jsonbText), texts, fields.length],
+          [b, fields.map((f) => jsonbString(f.name)), texts.map(jsonbText), texts, fields.length],
         );
-        await w.query(fieldsView(b, fields.map((f) => f.name)));
+        if (!same) await w.query(fieldsView(b, fields.map((f) => f.name)));
       });
     },
 
@@ -135,15 +178,19 @@ function storeOps(w: pg.Client, connect: () => Promise<pg.Client>, b: number, bo
     count,
 
     async cardsOpen(): Promise<number> {
-      const reader = idle.pop() ?? adopt(await connect());
-      try {
-        await reader.query(`BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; DECLARE walk NO SCROLL CURSOR FOR SELECT body_text FROM cards WHERE board = ${b} ORDER BY pos, _id`);
-      } catch (err) {
-        await reader.end().catch(() => undefined);
-        throw err;
+      for (;;) {
+        const kept = idle.pop();
+        const reader = kept ?? adopt(await connect());
+        try {
+          await reader.query(`BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; DECLARE walk NO SCROLL CURSOR FOR SELECT body_text FROM cards WHERE board = ${b} ORDER BY pos, _id`);
+          walks.set(++lastWalk, reader);
+          return lastWalk;
+        } catch (err) {
+          await reader.end().catch(() => undefined);
+          // A connection kept idle may have been closed by the server meanwhile: the walk takes a new one.
+          if (kept === undefined) throw err;
+        }
       }
-      walks.set(++lastWalk, reader);
-      return lastWalk;
     },
 
     async cardsNext(walk: number, max: number): Promise<string[]> {
@@ -319,6 +366,16 @@ function storeOps(w: pg.Client, connect: () => Promise<pg.Client>, b: number, bo
       await Promise.all([w, ...readers].map((c) => c.end().catch(() => undefined)));
     },
   };
+  // Each operation on the writer's connection begins with a new one when it was lost.
+  for (const name of Object.keys(ops) as (keyof PgStoreOps)[]) {
+    if (OFF_WRITER.has(name)) continue;
+    const op = ops[name] as (...args: unknown[]) => Promise<unknown>;
+    (ops as unknown as Record<string, unknown>)[name] = async (...args: unknown[]) => {
+      await ready();
+      return op(...args);
+    };
+  }
+  return ops;
 }
 
 /** savePage (MirrorStore): the page's rows read in one statement, its cards placed in memory, written in one. */
@@ -360,10 +417,7 @@ function savePage(w: pg.Client, b: number, location: string, pull: PullCursor, p
       if (!k.held) made.push([id, jsonbText(k.text!), k.text!, k.pos]);
       else seen.push([id, k.changed ? jsonbText(k.text!) : null, k.changed ? k.text! : null, k.pos, k.seq > pull.startSeq]);
     }
-    const arrays = (rows: (string | number | boolean | null)[][], types: string[]) =>
-      columns(rows, types.length)
-        .map((values, i) => sqlArray(values as (string | number | boolean | null)[], types[i]!))
-        .join(', ');
+    const arrays = (rows: unknown[][], types: string[]) => unnestOf(columns(rows, types.length), types);
     const [p, at] = [pull.id, sqlValue(pull.startedAt)];
     const write = `WITH ins AS (INSERT INTO cards (board, _id, body, body_text, pos, pulled, missed, delivered_seq, updated_at)
                     SELECT ${b}, u.id, u.body::jsonb, u.text, u.pos, ${p}, 0, 0, ${at} FROM unnest(${arrays(made, ['text', 'text', 'text', 'float8'])}) AS u(id, body, text, pos)),

@@ -4,44 +4,23 @@
 // it did in one statement (two when it deletes: a card deleted and made again in one batch leaves its row
 // before the new one comes), each taking its rows as arrays (unnest): with writeBatch (migrations.ts), the
 // listener's batch costs two round trips to the server whatever its size.
-import type { Card } from '../../spec-types.js';
+import { RunCards } from '../card-run.js';
 import { jsonbText, noNul, sqlArray, sqlValue } from './text.js';
-
-/** One card a run touched or read (CardRun's Entry). */
-interface Entry {
-  /** The table held a row for it when the run began. */
-  held: boolean;
-  /** That row was deleted during the run (and a card made again after it takes a new row, at a new place). */
-  dropped: boolean;
-  /** The card now, or undefined when there is none; `text` stands for it until it is first read. */
-  card: Card | undefined;
-  text: string | undefined;
-  /** A delivery or write of this run made it `card`: the last one's sequence number and time. */
-  seq?: number;
-  at?: string;
-  /** Its place on the board, for a card this run made. */
-  pos?: number;
-  /** The sequence number of the delete that ended it, when no card came after. */
-  tomb?: number;
-}
 
 /** A delivery as `deliveries` logs it: seq, received_at, kind, name, card_id, body, body_cut. */
 export type LoggedDelivery = [number, string, string, string | null, string | null, string | null, boolean];
 
-/**
- * The cards of one write transaction, each read at most once and written once at the end, with the
- * transaction's sequence numbers: each delivery or own write takes the next (`next()`), the last is saved.
- */
-export class PgRun {
-  private readonly entries = new Map<string, Entry>();
-
+/** A run (RunCards in card-run.ts) on a PostgreSQL mirror: what it reads and the statements that write what it did. */
+export class PgRun extends RunCards {
   private constructor(
     private readonly board: number,
-    private seq: number,
+    seq: number,
     private nextPos: number,
-    /** Whether any tombstone of the board was there when the run began. */
-    private readonly tombstones: boolean,
-  ) {}
+    tombstones: boolean,
+    ids: readonly string[],
+  ) {
+    super(seq, tombstones, ids);
+  }
 
   /** The statement that reads what a run on `board` touching `ids` begins with: the board's row first (its _id NULL), then the rows held. */
   static readSql(board: number, ids: readonly string[]): string {
@@ -56,107 +35,47 @@ export class PgRun {
     const ids = [...new Set(touched)];
     const head = rows.find((r) => r[0] === null) as [null, null, number, number | null, boolean] | undefined;
     if (head === undefined) throw new Error(`board ${board} has no row in the mirror's boards`);
-    const run = new PgRun(board, head[2], (head[3] ?? 0) + 1, head[4]);
+    const run = new PgRun(board, head[2], (head[3] ?? 0) + 1, head[4], ids);
+    // The table's ids are the run's with a NUL as U+FFFD (text.ts).
     const byKey = new Map(ids.map((id) => [noNul(id), id]));
-    for (const id of ids) run.entries.set(id, { held: false, dropped: false, card: undefined, text: undefined });
-    for (const [key, text] of rows as [string | null, string | null][]) {
-      if (key === null) continue;
-      const entry = run.entries.get(byKey.get(key)!)!;
-      entry.held = true;
-      entry.text = text!;
-    }
+    for (const [key, text] of rows as [string | null, string][]) if (key !== null) run.hold(byKey.get(key)!, text);
     return run;
   }
 
-  /** The sequence number of the next delivery or write. */
-  next(): number {
-    return ++this.seq;
-  }
-
-  /** The card `id` as it is now (one of the ids the run began with). */
-  card(id: string): Card | undefined {
-    const entry = this.entry(id);
-    if (entry.text !== undefined) {
-      entry.card = JSON.parse(entry.text) as Card;
-      entry.text = undefined;
-    }
-    return entry.card;
-  }
-
-  /** The card `id` is now `card`, by the current delivery or write at `at`. */
-  put(id: string, card: Card, at: string): void {
-    const entry = this.entry(id);
-    const exists = entry.card !== undefined || entry.text !== undefined;
-    if (!exists && entry.pos === undefined) entry.pos = this.nextPos++;
-    entry.card = card;
-    entry.text = undefined;
-    entry.seq = this.seq;
-    entry.at = at;
-    entry.tomb = undefined;
-  }
-
-  /** The card `id` is deleted by the current delivery: it leaves a tombstone. */
-  remove(id: string): void {
-    const entry = this.entry(id);
-    if (entry.held) entry.dropped = true;
-    entry.card = undefined;
-    entry.text = undefined;
-    entry.pos = undefined;
-    entry.seq = undefined;
-    entry.tomb = this.seq;
+  protected place(): number {
+    return this.nextPos++;
   }
 
   /** The statements that write what the run did, and `logged` into `deliveries`: deleted rows, kept cards, tombstones, the last sequence number. */
   endSql(logged: readonly LoggedDelivery[] = []): string {
-    const drop: string[] = [];
-    const tombIds: string[] = [];
-    const tombSeqs: number[] = [];
-    const keep: [string[], string[], string[], number[], number[], string[]] = [[], [], [], [], [], []];
-    for (const [id, e] of this.entries) {
-      if (e.dropped) drop.push(id);
-      if (e.tomb !== undefined) {
-        tombIds.push(id);
-        tombSeqs.push(e.tomb);
-      }
-      if (e.seq === undefined) continue;
-      const text = JSON.stringify(e.card);
-      keep[0].push(id);
-      keep[1].push(jsonbText(text));
-      keep[2].push(text);
-      // A card the table still holds keeps its place (the upsert leaves `pos` alone): 0 is not used.
-      keep[3].push(e.pos ?? 0);
-      keep[4].push(e.seq);
-      keep[5].push(e.at!);
-    }
+    const { drop, tombs, keep } = this.outcome();
     const b = this.board;
-    const cleared = this.tombstones ? keep[0] : [];
+    const cleared = this.tombstones ? keep.map((k) => k[0]) : [];
     const out: string[] = [];
-    if (drop.length > 0 || tombIds.length > 0 || cleared.length > 0) {
+    if (drop.length > 0 || tombs.length > 0 || cleared.length > 0) {
+      const [tombIds, tombSeqs] = columns(tombs, 2);
       out.push(`WITH d AS (DELETE FROM cards WHERE board = ${b} AND _id = ANY(${sqlArray(drop, 'text')})),
-                     t AS (INSERT INTO tombstones (board, _id, seq) SELECT ${b}, u.id, u.seq FROM unnest(${sqlArray(tombIds, 'text')}, ${sqlArray(tombSeqs, 'bigint')}) AS u(id, seq)
+                     t AS (INSERT INTO tombstones (board, _id, seq) SELECT ${b}, u.id, u.seq FROM unnest(${unnestOf([tombIds!, tombSeqs!], ['text', 'bigint'])}) AS u(id, seq)
                            ON CONFLICT (board, _id) DO UPDATE SET seq = excluded.seq)
                 DELETE FROM tombstones WHERE board = ${b} AND _id = ANY(${sqlArray(cleared, 'text')})`);
     }
-    const [id, body, text, pos, seq, at] = keep;
-    const log = columns(logged, 7);
-    const types = ['bigint', 'text', 'text', 'text', 'text', 'text', 'boolean'];
+    const [id, text, pos, seq, at] = columns(keep, 5) as [string[], string[], number[], number[], string[]];
     out.push(`WITH k AS (INSERT INTO cards (board, _id, body, body_text, pos, pulled, missed, delivered_seq, updated_at)
                          SELECT ${b}, u.id, u.body::jsonb, u.text, u.pos, NULL, 0, u.seq, u.at
-                         FROM unnest(${sqlArray(id, 'text')}, ${sqlArray(body, 'text')}, ${sqlArray(text, 'text')}, ${sqlArray(pos, 'float8')}, ${sqlArray(seq, 'bigint')}, ${sqlArray(at, 'text')})
+                         FROM unnest(${unnestOf([id, text.map(jsonbText), text, pos, seq, at], ['text', 'text', 'text', 'float8', 'bigint', 'text'])})
                            AS u(id, body, text, pos, seq, at)
                          ON CONFLICT (board, _id) DO UPDATE SET body = excluded.body, body_text = excluded.body_text, missed = 0,
                            delivered_seq = excluded.delivered_seq, updated_at = excluded.updated_at),
                    l AS (INSERT INTO deliveries (board, seq, received_at, kind, name, card_id, body, body_cut)
-                         SELECT ${b}, u.* FROM unnest(${log.map((values, i) => sqlArray(values as (string | number | boolean | null)[], types[i]!)).join(', ')}) AS u)
-              UPDATE boards SET seq = ${sqlValue(this.seq)} WHERE board = ${b}`);
+                         SELECT ${b}, u.* FROM unnest(${unnestOf(columns(logged, 7), ['bigint', 'text', 'text', 'text', 'text', 'text', 'boolean'])}) AS u)
+              UPDATE boards SET seq = ${sqlValue(this.lastSeq())} WHERE board = ${b}`);
     return out.join(';\n');
   }
+}
 
-  private entry(id: string): Entry {
-    const entry = this.entries.get(id);
-    if (entry === undefined) throw new Error(`card ${id} was not read at the start of the run`);
-    return entry;
-  }
+/** The arguments of unnest: each column of values as an SQL array of its type. */
+export function unnestOf(values: readonly (readonly unknown[])[], types: readonly string[]): string {
+  return values.map((column, i) => sqlArray(column as (string | number | boolean | null)[], types[i]!)).join(', ');
 }
 
 /** Rows of `width` values as `width` arrays, one per column (what unnest takes). */

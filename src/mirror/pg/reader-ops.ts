@@ -5,16 +5,17 @@
 //   2. the session's default_transaction_read_only is on;
 //   3. the statement runs in `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY`, its rows read from a cursor
 //      of the server (DECLARE, FETCH) in batches: one snapshot, however long the reading, which never waits
-//      for the writer (a listener, a pull) nor makes it wait: a reader takes no lock but its snapshot's.
+//      for the writer (a listener, a pull) nor makes it wait: it takes no lock a write waits for (no advisory
+//      lock, no row lock; its tables' ACCESS SHARE lock stops only DROP and ALTER).
 // The SQL means what it means on SQLite: the session's own (TEMP) views `cards`, `card_fields`, `fields`,
 // `pulls` and `deliveries` show the selected board's rows of the shared tables, without their `board` column,
 // and pg_temp is put first on the search path, so `SELECT count(*) FROM cards` counts this board's cards.
 import pg from 'pg';
 import { CardboardError, UsageError } from '../../errors.js';
 import { SCHEMA_SQL } from '../reader.js';
+import { notFilled } from '../sqlite-store.js';
 import type { MirrorBoard } from '../types.js';
 import { quoteIdentifier } from '../view.js';
-import { notFilled } from '../sqlite-store.js';
 import { PG_FORMAT } from './migrations.js';
 import { fieldColumns } from './ops.js';
 import type { PgReaderOps } from './protocol.js';
@@ -79,7 +80,9 @@ function canonicalDecimal(text: string): string {
 /** A numeric as a number when the number's shortest spelling has the same digits (nothing lost), else its text. */
 export function numericValue(text: string): number | string {
   const n = Number(text);
-  return Number.isFinite(n) && canonicalDecimal(String(n)) === canonicalDecimal(text) ? n : text;
+  if (!Number.isFinite(n) || canonicalDecimal(String(n)) !== canonicalDecimal(text)) return text;
+  // A numeric has no negative zero.
+  return n === 0 ? 0 : n;
 }
 
 const identity = (text: string) => text;
@@ -142,8 +145,8 @@ async function boardOf(client: pg.Client, board: MirrorBoard, location: string):
 /**
  * The statements that make the session's views of board `number` of the tables in `schema`: each table's
  * columns but `board` and `body_text`, and card_fields from the board's fields as saved, as the store makes
- * the board's own card_fields_<n> (fieldColumns). Not a view over the board's own
- * card_fields_<n>: a view of the session would hold that one, and the writer could not replace it.
+ * the board's own card_fields_<n> (fieldColumns). Not a view over card_fields_<n> itself: a view of the
+ * session would hold that one, and the writer could not replace it when the board's schema changes.
  */
 async function viewsOf(client: pg.Client, schema: string, number: number): Promise<string> {
   const columns = await client.query<{ table: string; columns: string[] }>(
@@ -172,6 +175,8 @@ async function viewsOf(client: pg.Client, schema: string, number: number): Promi
  */
 export async function openPgReader(connect: () => Promise<pg.Client>, board: MirrorBoard, location: string): Promise<PgReaderOps> {
   const client = await connect();
+  // A connection lost while idle says so here; the next query on it fails with the reason.
+  client.on('error', () => undefined);
   try {
     // The guard reads strings as the server does with this on (a backslash is itself in '…').
     await client.query('SET standard_conforming_strings = on');

@@ -180,7 +180,7 @@ const WRITE_WORDS = new Set([
  */
 const EFFECT_FUNCTIONS = [
   'pg_advisory_*', 'pg_try_advisory_*', 'set_config', 'nextval', 'setval', 'lo_*', 'loread', 'lowrite', 'dblink*',
-  'pg_read_*', 'pg_ls_*', 'pg_stat_file', 'pg_file_*', 'pg_stat_reset*', 'pg_terminate_backend', 'pg_cancel_backend',
+  'pg_read_*', 'pg_ls_*', 'pg_stat_file', 'pg_file_*', 'pg_stat_reset*', 'pg_stat_statements_reset', 'pg_terminate_backend', 'pg_cancel_backend',
   'pg_signal_backend', 'pg_reload_conf', 'pg_rotate_logfile', 'pg_log_backend_memory_contexts', 'pg_switch_wal',
   'pg_create_*', 'pg_drop_replication_slot', 'pg_copy_*', 'pg_replication_*', 'pg_logical_*', 'pg_backup_*',
   'pg_start_backup', 'pg_stop_backup', 'pg_promote', 'pg_wal_replay_*', 'pg_notify', 'pg_truncate_*',
@@ -231,6 +231,9 @@ export function guardStatement(sql: string): string {
   body.forEach((token, i) => {
     const lock = rowLock(body, i);
     if (lock !== undefined) throw new UsageError(`query is read-only: ${lock} is refused (it locks rows); ${REFUSED}`);
+    if (token.kind === 'other' && /^\$\d+$/.test(token.text)) {
+      throw new UsageError(`query has a parameter (${token.text}), which nothing gives a value: write the value into the SQL; ${REFUSED}`);
+    }
     if (token.kind === 'word' && WRITE_WORDS.has(token.text)) {
       throw new UsageError(`query is read-only: ${token.text.toUpperCase()} is refused, even inside a ${verb.toUpperCase()}; ${REFUSED}`);
     }
