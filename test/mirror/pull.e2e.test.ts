@@ -88,7 +88,8 @@ describe.each(ENGINES)('mirror pull against the emulator (spawned CLI, real HTTP
     const emu = await start({ seedCards: 60, pageSize: 5, faults: 'delay:150ms' });
     const file = await engine.mirror();
     const env = emuEnv(emu, file);
-    const runs = [spawnWith(['mirror', 'pull'], env), spawnWith(['mirror', 'pull'], env)];
+    // Each in a directory of its own, with a configuration of its own, as on two machines.
+    const runs = [spawnWith(['mirror', 'pull'], env, tempDir(), tempDir()), spawnWith(['mirror', 'pull'], env, tempDir(), tempDir())];
     let ended = 0;
     for (const r of runs) void r.ended.then(() => ended++);
     await until(() => emu.requests().some((q) => q.path.endsWith('?page=2')) || ended === 2, 'a pull to ask for page 2');
