@@ -1,13 +1,13 @@
 // The synchronous bridge to a worker thread (src/mirror/pg/bridge.ts): calls answer in order with the worker's
 // values, errors keep their class, hint and exit code, a worker that crashes, exits or stops answering is a clear
 // error naming the mirror's location (never a hang), and close() ends the thread so the process can end.
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CardboardError, UsageError } from '../../src/errors.js';
 import { SyncThread } from '../../src/mirror/pg/bridge.js';
 import { pgLocation, pgTarget } from '../../src/mirror/pg/location.js';
 import { PgMirror } from '../../src/mirror/pg/store.js';
-import { PG_REQUIRED, PG_SKIPPED, pgClient, pgSchema } from '../helpers/postgres.js';
+import { PG_REQUIRED, PG_SKIPPED, PG_SOCKET, pgSchema } from '../helpers/postgres.js';
 
 const WORKER = new URL('../fixtures/mirror/sync-worker.mjs', import.meta.url);
 const LOCATION = 'postgres://u@db.example/x';
@@ -171,29 +171,42 @@ describe('a process with a thread', () => {
   });
 });
 
+/** A process that locks SCHEMA.cards, says so, and after a moment ends the sessions named APP. */
+const TERMINATOR = `
+  import pg from ${JSON.stringify(new URL('../../node_modules/pg/lib/index.js', import.meta.url).href)};
+  const c = new pg.Client({ host: ${JSON.stringify(PG_SOCKET ?? '')}, user: 'postgres', database: 'postgres' });
+  await c.connect();
+  await c.query('BEGIN');
+  await c.query('LOCK TABLE ' + process.env.SCHEMA + '.cards IN ACCESS EXCLUSIVE MODE');
+  process.stdout.write('locked\\n');
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  await c.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1', [process.env.APP]);
+  await c.query('ROLLBACK');
+  await c.end();
+`;
+
 describe.skipIf(PG_SKIPPED !== undefined && !PG_REQUIRED)('a store on the test server, through its thread', () => {
   it('is there to run against', () => {
     expect(PG_SKIPPED, PG_SKIPPED).toBeUndefined();
   });
 
-  it('a session the server ends is a lost connection naming the location (exit 1), not a bug', async () => {
+  it('a session the server ends under a call is a lost connection naming the location (exit 1), not a bug', async () => {
     const db = await pgSchema();
-    const url = `${db.url}&application_name=bridge_${db.schema}`;
+    const app = `bridge_${db.schema}`;
+    const url = `${db.url}&application_name=${app}`;
     const store = PgMirror.open(pgTarget(url, {}), { baseUrl: 'http://x/', server: 'x', id: 'b' }, true);
     try {
       expect(store.count()).toBe(0);
-      const admin = await pgClient();
-      try {
-        await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1', [`bridge_${db.schema}`]);
-      } finally {
-        await admin.end();
-      }
-      // The thread hears of the end on its event loop, which runs while this one waits.
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      // Another process locks the cards table, so that the next read waits on the server, then ends this
+      // store's sessions while it waits: this thread is blocked in the call the whole time.
+      const other = spawn(process.execPath, ['--input-type=module', '-e', TERMINATOR], { env: { ...process.env, SCHEMA: db.schema, APP: app }, stdio: ['ignore', 'pipe', 'inherit'] });
+      const ended = new Promise((resolve) => other.on('exit', resolve));
+      await new Promise<void>((resolve) => other.stdout.once('data', () => resolve()));
       const err = thrown(() => store.count());
+      await ended;
       expect(err).toBeInstanceOf(CardboardError);
       expect(err).toMatchObject({ exitCode: 1 });
-      expect(err.message).toMatch(new RegExp(`^The connection to the mirror's database at ${pgLocation(url).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} was lost: `));
+      expect(err.message).toBe(`The connection to the mirror's database at ${pgLocation(url)} was lost: terminating connection due to administrator command.`);
     } finally {
       store.close();
     }
