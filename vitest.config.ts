@@ -5,6 +5,9 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     exclude: ['test/bench/**', 'node_modules/**'],
+    // A PostgreSQL server of the run's own for the mirror's tests on PostgreSQL, when none is named
+    // (CARDBOARD_TEST_PG) and Debian's postgresql is installed; stopped when the run ends.
+    globalSetup: ['test/setup/postgres-server.ts'],
     // Each worker is a process of its own: the child processes, signal listeners and process-wide state a
     // file's tests touch stay with its worker.
     pool: 'forks',

@@ -8,16 +8,19 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import type { Card } from '../../src/spec-types.js';
 import { BIN, childEnv, tempDir } from '../helpers/cli.js';
 import { until } from '../import/helpers.js';
+import { absent, ENGINES } from '../helpers/engines.js';
 import { fillMirror } from '../helpers/mirror.js';
 import { FIELDS } from '../query/mirror-fixture.js';
 
 /** Enough cards that writing them takes a good second after the listing has said where they come from. */
 const CARDS: Card[] = Array.from({ length: 250_000 }, (_, i) => ({ _id: `c${i}`, Name: `card ${i}`, Status: i % 2 ? 'Open' : 'Done', Points: i % 7 }));
 
-describe('card list --mirror stopped by SIGINT', () => {
+describe.each(ENGINES)('card list --mirror stopped by SIGINT ($name)', (engine) => {
+  if (absent(engine)) return;
+
   it('while its cards are written to a file: ends by SIGINT, with part of the cards written', async () => {
     const dir = tempDir('cardboard-list-stop-');
-    const env = { CARDBOARD_MIRROR: join(dir, 'board.sqlite'), CARDBOARD_BOARD: 'board-q', CARDBOARD_BASE_URL: 'http://127.0.0.1:9' };
+    const env = { CARDBOARD_MIRROR: await engine.mirror(), CARDBOARD_BOARD: 'board-q', CARDBOARD_BASE_URL: 'http://127.0.0.1:9' };
     await fillMirror(env, { baseUrl: env.CARDBOARD_BASE_URL, id: env.CARDBOARD_BOARD }, CARDS, { fields: FIELDS });
     const out = join(dir, 'cards.ndjson');
     const fd = openSync(out, 'w');

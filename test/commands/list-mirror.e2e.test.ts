@@ -1,6 +1,6 @@
 // `card list --mirror`: the answer from the board's mirror, with no request to the service, the same cards
 // as the live listing for every --where, and one line on stderr saying how old the mirror is. The mirror is
-// filled through the store itself, as a complete pull leaves it.
+// filled through the store itself, as a complete pull leaves it; on each engine.
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -10,44 +10,51 @@ import { PartialError } from '../../src/errors.js';
 import { tempDir } from '../helpers/cli.js';
 import { testContext } from '../io/buffers.js';
 import { BOARD_ID, type RunningEmulator, startTestEmulator } from '../helpers/emulator.js';
+import { absent, ENGINES } from '../helpers/engines.js';
 import { emulatorBoard, emulatorSchema, fillMirror } from '../helpers/mirror.js';
 import { cli, ndjson, putCards } from './helpers.js';
 
-let emu: RunningEmulator;
-const dir = tempDir();
-const MIRROR = join(dir, 'board.db');
-const env = { CARDBOARD_MIRROR: MIRROR };
-
-/** Save the board's cards into the mirror at `path` in pages of two, as a pull would; `finish` false leaves the pull open. */
-async function fill(path: string, finish = true): Promise<void> {
-  const cards: Card[] = emu.state()[BOARD_ID]!.cards;
-  await fillMirror({ CARDBOARD_MIRROR: path }, await emulatorBoard(emu), cards, { fields: await emulatorSchema(emu), pageSize: 2, finish });
-}
-
-beforeAll(async () => {
-  emu = await startTestEmulator({ pageSize: 2 });
-  const values = [
-    ['Name=one', 'Status=Open', 'Priority:=1'],
-    ['Name=two', 'Status=Done', 'Priority:=5'],
-    ['Name=three', 'Priority:="7"'],
-    ['Name=Four', 'Status=Open', 'Priority=high'],
-    ['Name=five', 'Status=Done', 'Owner:=["x","y"]'],
-    ['Name=six', 'Status=Open', 'Priority:=9', 'Owner:=null'],
-    ['Name=seven', 'Status=Open', 'Owner:={"name":"Ada"}'],
-  ];
-  await putCards(emu, values);
-  await fill(MIRROR);
-});
-afterAll(async () => {
-  await emu.close();
-});
-beforeEach(() => {
-  emu.resetRequests();
-});
-
 const ids = (stdout: string) => ndjson(stdout).map((c) => c._id);
 
-describe('card list --mirror', () => {
+describe.each(ENGINES)('card list --mirror ($name)', (engine) => {
+  if (absent(engine)) return;
+
+  let emu: RunningEmulator;
+  const dir = tempDir();
+  let location: string;
+  let drop: () => Promise<void>;
+  const env: Record<string, string> = {};
+
+  /** Save the board's cards into the mirror at `path` in pages of two, as a pull would; `finish` false leaves the pull open. */
+  async function fill(path: string, finish = true): Promise<void> {
+    const cards: Card[] = emu.state()[BOARD_ID]!.cards;
+    await fillMirror({ CARDBOARD_MIRROR: path }, await emulatorBoard(emu), cards, { fields: await emulatorSchema(emu), pageSize: 2, finish });
+  }
+
+  beforeAll(async () => {
+    ({ location, drop } = await engine.lasting());
+    env.CARDBOARD_MIRROR = location;
+    emu = await startTestEmulator({ pageSize: 2 });
+    const values = [
+      ['Name=one', 'Status=Open', 'Priority:=1'],
+      ['Name=two', 'Status=Done', 'Priority:=5'],
+      ['Name=three', 'Priority:="7"'],
+      ['Name=Four', 'Status=Open', 'Priority=high'],
+      ['Name=five', 'Status=Done', 'Owner:=["x","y"]'],
+      ['Name=six', 'Status=Open', 'Priority:=9', 'Owner:=null'],
+      ['Name=seven', 'Status=Open', 'Owner:={"name":"Ada"}'],
+    ];
+    await putCards(emu, values);
+    await fill(location);
+  });
+  afterAll(async () => {
+    await emu.close();
+    await drop();
+  });
+  beforeEach(() => {
+    emu.resetRequests();
+  });
+
   it('makes no request, and says how old the mirror is in one line on stderr (built binary)', async () => {
     const r = await cli(emu, ['card', 'list', '--mirror', '--where', 'Status=Open'], { env, spawn: true });
     expect(r.code, r.stderr).toBe(0);
@@ -95,10 +102,10 @@ describe('card list --mirror', () => {
   });
 
   it('no mirror, or one never pulled whole: the error names `cardboard mirror pull`', async () => {
-    const none = await cli(emu, ['card', 'list', '--mirror'], { env: { CARDBOARD_MIRROR: join(dir, 'none.db') } });
+    const none = await cli(emu, ['card', 'list', '--mirror'], { env: { CARDBOARD_MIRROR: engine.name === 'sqlite' ? join(dir, 'none.db') : await engine.mirror() } });
     expect(none.code).toBe(1);
     expect(none.stderr).toContain('cardboard mirror pull');
-    const half = join(dir, 'half.db');
+    const half = await engine.mirror();
     await fill(half, false);
     emu.resetRequests();
     const r = await cli(emu, ['card', 'list', '--mirror'], { env: { CARDBOARD_MIRROR: half } });
@@ -116,7 +123,7 @@ describe('card list --mirror', () => {
   });
 
   it('a terminal table stops at the same number of rows as a live one: exit 3, pointing to the streaming formats', async () => {
-    const big = join(dir, 'big.db');
+    const big = await engine.mirror();
     const cards = Array.from({ length: MAX_TABLE_ROWS + 1 }, (_, i) => ({ _id: `c${i}`, Name: `card ${i}` }));
     await fillMirror({ CARDBOARD_MIRROR: big }, await emulatorBoard(emu), cards, { fields: [{ name: 'Name', uuid: 'u1' }] as Field[] });
     const run = async (opts: Partial<CardListOptions>) => {

@@ -1,5 +1,5 @@
 // import --match-on --mirror: the key index from a fresh mirror (no page request), the pages when it is stale,
-// and the run's own cards saved to the mirror, so the next --mirror run finds them.
+// and the run's own cards saved to the mirror, so the next --mirror run finds them; on each engine.
 import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -9,12 +9,13 @@ import { cli } from '../commands/helpers.js';
 import { call } from '../emulator/http.js';
 import { tempDir } from '../helpers/cli.js';
 import { BOARD_ID, pageRequests, TOKEN } from '../helpers/emulator.js';
+import { absent, type Engine, ENGINES } from '../helpers/engines.js';
 import { fillMirror, openTestMirror } from '../helpers/mirror.js';
 import { nameCounts, posts, spawnCli, start, until, writeCards } from './helpers.js';
 
-/** A mirror file of its own for the test, given to the CLI and to the test's own store by CARDBOARD_MIRROR. */
-function mirrorEnv(): Record<string, string> {
-  return { CARDBOARD_MIRROR: join(tempDir('cardboard-mirror-'), 'board.db') };
+/** A mirror of its own for the test, given to the CLI and to the test's own store by CARDBOARD_MIRROR. */
+async function mirrorEnv(engine: Engine): Promise<Record<string, string>> {
+  return { CARDBOARD_MIRROR: await engine.mirror() };
 }
 
 /** Open the test's mirror of the emulator's board; the caller closes it. */
@@ -35,10 +36,12 @@ function edited(file: string, names: string[], status: string): string {
   return out;
 }
 
-describe('import --match-on --mirror', () => {
+describe.each(ENGINES)('import --match-on --mirror ($name)', (engine) => {
+  if (absent(engine)) return;
+
   it('a fresh mirror: the changed rows only, no page request; the mirror holds the updates', async () => {
     const e = await start();
-    const env = mirrorEnv();
+    const env = await mirrorEnv(engine);
     const file = writeCards(30, 'm');
     expect((await cli(e, ['import', file, '--match-on', 'Name'])).code).toBe(0);
     await fill(e.url, env, e.state()[BOARD_ID]!.cards as Card[]);
@@ -70,7 +73,7 @@ describe('import --match-on --mirror', () => {
 
   it('a mirror older than --max-age says so and reads the pages; a longer --max-age uses it', async () => {
     const e = await start();
-    const env = mirrorEnv();
+    const env = await mirrorEnv(engine);
     const file = writeCards(5, 's');
     await cli(e, ['import', file, '--match-on', 'Name']);
     await fill(e.url, env, e.state()[BOARD_ID]!.cards as Card[], new Date(Date.now() - 30 * 60_000));
@@ -88,14 +91,15 @@ describe('import --match-on --mirror', () => {
     expect(pageRequests(e).length).toBe(0);
 
     // No mirror at all: the same, with where it was looked for.
-    const none = await cli(e, ['import', file, '--match-on', 'Name', '--mirror'], { env: { CARDBOARD_MIRROR: join(tempDir(), 'none.db') } });
+    const nowhere = engine.name === 'sqlite' ? join(tempDir(), 'none.db') : await engine.mirror();
+    const none = await cli(e, ['import', file, '--match-on', 'Name', '--mirror'], { env: { CARDBOARD_MIRROR: nowhere } });
     expect(none.code).toBe(0);
-    expect(none.stderr).toMatch(/^warning: The mirror is not used for --match-on Name: no mirror at .*none\.db \(cardboard mirror pull makes one\)\./m);
+    expect(none.stderr).toContain(`warning: The mirror is not used for --match-on Name: no mirror at ${nowhere} (cardboard mirror pull makes one).`);
   });
 
   it('a second --mirror run right after the first creates no card again: the mirror holds the first run\'s cards', async () => {
     const e = await start();
-    const env = mirrorEnv();
+    const env = await mirrorEnv(engine);
     await fill(e.url, env, []);
     const file = writeCards(20, 'n');
     const first = await cli(e, ['import', file, '--match-on', 'Name', '--mirror', '--json'], { env });
@@ -122,7 +126,7 @@ describe('import --match-on --mirror', () => {
 
   it('a key two cards of the mirror hold is rejected as with the pages', async () => {
     const e = await start();
-    const env = mirrorEnv();
+    const env = await mirrorEnv(engine);
     for (const Status of ['Open', 'Done']) await call(e, 'POST', `/api/aptlet/${BOARD_ID}`, { token: TOKEN, body: { Name: 'twin', Status } });
     await fill(e.url, env, e.state()[BOARD_ID]!.cards as Card[]);
     const file = join(tempDir('cardboard-import-'), 'twin.csv');
@@ -142,7 +146,7 @@ describe('import --match-on --mirror', () => {
 
   it("an _id from the mirror whose card is gone from the board: the row is created, the run goes on, the mirror forgets it", async () => {
     const e = await start();
-    const env = mirrorEnv();
+    const env = await mirrorEnv(engine);
     // The mirror believes in a card the board no longer holds (deleted since it was pulled).
     await fill(e.url, env, [{ _id: 'gone-card', Name: 'g-1', Status: 'Open' }]);
     const file = join(tempDir('cardboard-import-'), 'gone.csv');
@@ -166,7 +170,7 @@ describe('import --match-on --mirror', () => {
 
   it('kill -9 at any moment: every card the journal says a row made is in the mirror, and later --mirror runs make no duplicate', async () => {
     const e = await start({ faults: 'delay:40ms' });
-    const env = mirrorEnv();
+    const env = await mirrorEnv(engine);
     await fill(e.url, env, []);
     const file = writeCards(60, 'k');
     const journal = join(tempDir(), 'k.journal');

@@ -1,5 +1,6 @@
-// The mirror shared by processes, as a listener and a pull share it: child processes running the built store
-// (dist/) write at once and all succeed, and a child killed with SIGKILL loses no write it acknowledged.
+// The mirror shared by processes, as a listener and a pull share it, on each engine: child processes running the
+// built store (dist/) write at once and all succeed, and a child killed with SIGKILL loses no write it
+// acknowledged.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -7,8 +8,9 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { openMirror } from '../../src/mirror/open.js';
 import { tempDir } from '../helpers/cli.js';
+import { absent, ENGINES } from '../helpers/engines.js';
 import { until } from '../import/helpers.js';
-import { BOARD, mirrorEnv } from './helpers.js';
+import { BOARD } from './helpers.js';
 
 const OPEN = pathToFileURL(fileURLToPath(new URL('../../dist/mirror/open.js', import.meta.url))).href;
 
@@ -24,9 +26,11 @@ function child(body: string, env: Record<string, string>): { proc: ChildProcess;
   return { proc, out: () => out, exit };
 }
 
-describe('a mirror shared by processes', () => {
+describe.each(ENGINES)('a mirror shared by processes ($name)', (engine) => {
+  if (absent(engine)) return;
+
   it('two processes writing at once both succeed: each write waits for the other instead of failing', async () => {
-    const env = mirrorEnv();
+    const env = { ...(await engine.env()) };
     const writer = (name: string) =>
       child(
         `const store = openMirror(env, board, { create: true });
@@ -53,7 +57,7 @@ describe('a mirror shared by processes', () => {
   });
 
   it.each([40, 137])('a process killed with SIGKILL after acknowledging %i deliveries loses none of them', async (acks) => {
-    const env = mirrorEnv();
+    const env = { ...(await engine.env()) };
     const listener = child(
       `const store = openMirror(env, board, { create: true });
        for (let i = 1; ; i++) {

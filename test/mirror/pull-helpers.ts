@@ -48,13 +48,13 @@ export async function postCard(emu: RunningEmulator, body: Record<string, unknow
   }
 }
 
-/** A spawned `cardboard …` with `env`, its output collected as it comes. */
-export function spawnWith(args: string[], env: Record<string, string>, configDir = tempDir()): {
+/** A spawned `cardboard …` with `env` (in `cwd`: the default, this process's), its output collected as it comes. */
+export function spawnWith(args: string[], env: Record<string, string>, configDir = tempDir(), cwd?: string): {
   child: ChildProcess;
   output: () => { stdout: string; stderr: string };
   ended: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 } {
-  const child = spawn(process.execPath, [BIN, ...args], { env: childEnv({ configDir, env }), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, ...args], { env: childEnv({ configDir, env }), stdio: ['ignore', 'pipe', 'pipe'], ...(cwd === undefined ? {} : { cwd }) });
   let stdout = '';
   let stderr = '';
   child.stdout!.setEncoding('utf8');

@@ -5,13 +5,15 @@ import { runCli } from '../helpers/cli.js';
 import { startOnPty } from '../helpers/pty.js';
 import { start, until } from '../import/helpers.js';
 import { pageRequests } from '../helpers/emulator.js';
-import { mirrorCards } from '../helpers/mirror.js';
-import { emuEnv, mirrorFile, serverCards } from './pull-helpers.js';
+import { absent, ENGINES } from '../helpers/engines.js';
+import { emuEnv, serverCards } from './pull-helpers.js';
 
-describe('mirror pull stopped by Ctrl-C on a pty', () => {
+describe.each(ENGINES)('mirror pull stopped by Ctrl-C on a pty ($name)', (engine) => {
+  if (absent(engine)) return;
+
   it('ends by SIGINT (a shell sees 130), says how to resume, and the next pull resumes', async () => {
     const emu = await start({ seedCards: 150, pageSize: 5, faults: 'delay:80ms' });
-    const file = mirrorFile();
+    const file = await engine.mirror();
     const env = emuEnv(emu, file);
     // CI unset: the spinner runs, as on a user's terminal.
     const pty = startOnPty(['mirror', 'pull'], { ...env, CI: undefined });
@@ -30,6 +32,6 @@ describe('mirror pull stopped by Ctrl-C on a pty', () => {
     const at = Number(/Resuming pull #1 begun \S+ at page (\d+)/.exec(next.stderr)?.[1]);
     expect(at).toBeGreaterThanOrEqual(5);
     expect(pageRequests(emu).length).toBe(31 - at);
-    expect(mirrorCards(file)).toEqual(serverCards(emu));
+    expect((await engine.cards(file))).toEqual(serverCards(emu));
   });
 });

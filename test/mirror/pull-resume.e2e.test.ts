@@ -7,8 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers/cli.js';
 import { run, start } from '../conformance/helpers.js';
 import type { AltServer } from '../conformance/alt-server.js';
-import { mirrorCards } from '../helpers/mirror.js';
-import { altEnv, byId, mirrorFile, spawnWith } from './pull-helpers.js';
+import { absent, type Engine, ENGINES } from '../helpers/engines.js';
+import { altEnv, byId, spawnWith } from './pull-helpers.js';
 
 const pageReads = (alt: AltServer) => alt.requests.filter((r) => r.method === 'GET' && r.url.includes('?page=')).length;
 
@@ -18,10 +18,10 @@ function insertInFront(alt: AltServer, n: number, tag: string): void {
 }
 
 /** A pull of 70 cards (10 pages of 7) killed with -9 when it asks for page 5: pages 0 to 3 or 4 are saved. */
-async function killedPull(): Promise<{ alt: AltServer; env: Record<string, string>; configDir: string; file: string }> {
+async function killedPull(engine: Engine): Promise<{ alt: AltServer; env: Record<string, string>; configDir: string; file: string }> {
   const alt = await start({ pageSize: 7 });
   alt.seed(70);
-  const file = mirrorFile();
+  const file = await engine.mirror();
   const env = altEnv(alt, file);
   const configDir = tempDir();
   const first = spawnWith(['mirror', 'pull'], env, configDir);
@@ -34,9 +34,11 @@ async function killedPull(): Promise<{ alt: AltServer; env: Record<string, strin
   return { alt, env, configDir, file };
 }
 
-describe('mirror pull through pages of cards it already saved (alternative server, spawned CLI)', () => {
+describe.each(ENGINES)('mirror pull through pages of cards it already saved (alternative server, spawned CLI) ($name)', (engine) => {
+  if (absent(engine)) return;
+
   it('20 cards inserted in front between a kill -9 and the resume: the resume goes through the pages it had read and finishes', async () => {
-    const { alt, env, configDir, file } = await killedPull();
+    const { alt, env, configDir, file } = await killedPull(engine);
     // The page the resume starts at, and the one after it, now hold cards saved before the kill.
     insertInFront(alt, 20, 'front');
     const resumed = await run(alt, ['mirror', 'pull', '--json'], { spawn: true, env, configDir });
@@ -44,17 +46,17 @@ describe('mirror pull through pages of cards it already saved (alternative serve
     expect(resumed.stderr).toMatch(/Resuming pull #1 begun \S+ at page [45] /);
     expect(JSON.parse(resumed.stdout)).toMatchObject({ pull: 1, deleted: 0, unconfirmed: 0 });
     // The cards inserted in front of the reader are for the next pull, which leaves the mirror equal to the board.
-    expect(mirrorCards(file)['front-0']).toBeUndefined();
+    expect((await engine.cards(file))['front-0']).toBeUndefined();
     const next = await run(alt, ['mirror', 'pull', '--json'], { spawn: true, env, configDir });
     expect(next.code, next.stderr).toBe(0);
     expect(JSON.parse(next.stdout)).toMatchObject({ pull: 2, new: 20, total: 90 });
-    expect(mirrorCards(file)).toEqual(byId(alt.cards));
+    expect((await engine.cards(file))).toEqual(byId(alt.cards));
   });
 
   it('more than two pages inserted in front during the walk: the pull goes through the pages it read again and finishes', async () => {
     const alt = await start({ pageSize: 7 });
     alt.seed(42);
-    const file = mirrorFile();
+    const file = await engine.mirror();
     const env = altEnv(alt, file);
     alt.hooks.beforePage = (page) => {
       if (page === 4 && !alt.cards.some((c) => c._id === 'walk-0')) insertInFront(alt, 17, 'walk');
@@ -67,7 +69,7 @@ describe('mirror pull through pages of cards it already saved (alternative serve
   });
 
   it('a server that answers one page for ever: the walk ends at the third sight of it, with an error naming --restart, each time', async () => {
-    const { alt, env, configDir, file } = await killedPull();
+    const { alt, env, configDir, file } = await killedPull(engine);
     // From page 6 on, the server answers page 6 whatever is asked.
     alt.hooks.servePage = (page) => Math.min(page, 6);
     const r = await run(alt, ['mirror', 'pull'], { spawn: true, env, configDir });
@@ -86,13 +88,13 @@ describe('mirror pull through pages of cards it already saved (alternative serve
     alt.hooks.servePage = undefined;
     const mended = await run(alt, ['mirror', 'pull', '--restart'], { spawn: true, env, configDir });
     expect(mended.code, mended.stderr).toBe(0);
-    expect(mirrorCards(file)).toEqual(byId(alt.cards));
+    expect((await engine.cards(file))).toEqual(byId(alt.cards));
   });
 
   it('a server that answers pages in a cycle: the walk ends once the run of pages already read holds more cards than the pull read', async () => {
     const alt = await start({ pageSize: 7 });
     alt.seed(70);
-    const env = altEnv(alt, mirrorFile());
+    const env = altEnv(alt, await engine.mirror());
     // Pages 0 to 3, then 0, 1, 0, 1… : never the same page twice in a row.
     alt.hooks.servePage = (page) => (page < 4 ? page : page % 2);
     const r = await run(alt, ['mirror', 'pull'], { spawn: true, env });
@@ -103,9 +105,9 @@ describe('mirror pull through pages of cards it already saved (alternative serve
   });
 
   it('--restart abandons the pull a kill -9 left and reads every page from 0: a card the abandoned pull saw and the board lost is deleted', async () => {
-    const { alt, env, configDir, file } = await killedPull();
+    const { alt, env, configDir, file } = await killedPull(engine);
     const lost = alt.cards.splice(2, 1)[0]!._id as string;
-    expect(mirrorCards(file)[lost]).toBeDefined();
+    expect((await engine.cards(file))[lost]).toBeDefined();
     const r = await run(alt, ['mirror', 'pull', '--restart', '--json'], { spawn: true, env, configDir });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toMatch(/^Abandoned pull #1 begun \S+ at page [45]; reading the board from page 0\.$/m);
@@ -114,7 +116,7 @@ describe('mirror pull through pages of cards it already saved (alternative serve
     expect(pageReads(alt)).toBe(11);
     expect(JSON.parse(r.stdout)).toMatchObject({ pages: 10, cards: 69, verified: 1, deleted: 1, total: 69 });
     expect(JSON.parse(r.stdout)).not.toHaveProperty('resumedAt');
-    expect(mirrorCards(file)).toEqual(byId(alt.cards));
+    expect((await engine.cards(file))).toEqual(byId(alt.cards));
     const status = await run(alt, ['mirror', 'status', '--json'], { spawn: true, env, configDir });
     expect(JSON.parse(status.stdout)).toMatchObject({ openPull: null, lastPull: { id: 1, pages: 10, cards: 69, deleted: 1 } });
     // With no unfinished pull, --restart says so and pulls.

@@ -6,16 +6,18 @@
 import { describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers/cli.js';
 import { run, start } from '../conformance/helpers.js';
-import { mirrorCards } from '../helpers/mirror.js';
-import { altEnv, byId, mirrorFile } from './pull-helpers.js';
+import { absent, ENGINES } from '../helpers/engines.js';
+import { altEnv, byId } from './pull-helpers.js';
 
 const cardGets = (alt: { requests: { method: string; url: string }[] }) => alt.requests.filter((r) => r.method === 'GET' && r.url.includes('/card/')).map((r) => decodeURIComponent(r.url.split('/card/')[1]!));
 
-describe('mirror pull over pages that shift (alternative server, spawned CLI)', () => {
+describe.each(ENGINES)('mirror pull over pages that shift (alternative server, spawned CLI) ($name)', (engine) => {
+  if (absent(engine)) return;
+
   it('a card skipped by a deletion on an earlier page is verified by GET and kept; the deleted one goes at the next pull', async () => {
     const alt = await start({ pageSize: 7 });
     alt.seed(21);
-    const file = mirrorFile();
+    const file = await engine.mirror();
     const env = altEnv(alt, file);
     const configDir = tempDir();
     expect((await run(alt, ['mirror', 'pull'], { spawn: true, env, configDir })).code).toBe(0);
@@ -31,7 +33,7 @@ describe('mirror pull over pages that shift (alternative server, spawned CLI)', 
     // No page showed the skipped card: read alone, found, kept. The deleted card was read on page 0.
     expect(cardGets(alt)).toEqual([skipped]);
     expect(JSON.parse(second.stdout)).toMatchObject({ verified: 1, deleted: 0, unconfirmed: 0, total: 21 });
-    expect(mirrorCards(file)[skipped]).toEqual(alt.cards.find((c) => c._id === skipped));
+    expect((await engine.cards(file))[skipped]).toEqual(alt.cards.find((c) => c._id === skipped));
     alt.hooks.beforePage = undefined;
     alt.requests.length = 0;
     const third = await run(alt, ['mirror', 'pull', '--json'], { spawn: true, env, configDir });
@@ -39,17 +41,17 @@ describe('mirror pull over pages that shift (alternative server, spawned CLI)', 
     // Now no page shows the deleted card: read alone, 404, deleted.
     expect(cardGets(alt)).toEqual([deleted]);
     expect(JSON.parse(third.stdout)).toMatchObject({ verified: 1, deleted: 1, total: 20 });
-    expect(mirrorCards(file)).toEqual(byId(alt.cards));
+    expect((await engine.cards(file))).toEqual(byId(alt.cards));
   });
 
   it('cards created, changed and deleted during the walk, under 500s and 503s: the next pull leaves the mirror equal to the board', async () => {
     const alt = await start({ pageSize: 7 });
     alt.seed(30);
-    const file = mirrorFile();
+    const file = await engine.mirror();
     const env = altEnv(alt, file);
     const configDir = tempDir();
     expect((await run(alt, ['mirror', 'pull'], { spawn: true, env, configDir })).code).toBe(0);
-    expect(mirrorCards(file)).toEqual(byId(alt.cards));
+    expect((await engine.cards(file))).toEqual(byId(alt.cards));
     const early = alt.cards[0]!;
     const late = alt.cards[25]!;
     const readThenDeleted = alt.cards[3]!._id as string;
@@ -76,7 +78,7 @@ describe('mirror pull over pages that shift (alternative server, spawned CLI)', 
     // Read alone: the skipped card (found, kept) and the deleted one (404, deleted).
     expect(cardGets(alt).sort()).toEqual([skipped, gone].sort());
     expect(JSON.parse(second.stdout)).toMatchObject({ verified: 2, deleted: 1, unconfirmed: 0 });
-    const mirror = mirrorCards(file);
+    const mirror = (await engine.cards(file));
     expect(mirror[late._id as string]!.Status).toBe('Changed on a page not read');
     expect(mirror['created-at-the-end']).toBeDefined();
     expect(mirror[gone]).toBeUndefined();
@@ -88,6 +90,6 @@ describe('mirror pull over pages that shift (alternative server, spawned CLI)', 
     alt.hooks.beforePage = undefined;
     const third = await run(alt, ['mirror', 'pull'], { spawn: true, env, configDir });
     expect(third.code, third.stderr).toBe(0);
-    expect(mirrorCards(file)).toEqual(byId(alt.cards));
+    expect((await engine.cards(file))).toEqual(byId(alt.cards));
   });
 });

@@ -6,13 +6,15 @@ import { describe, expect, it } from 'vitest';
 import { runCli, tempDir } from '../helpers/cli.js';
 import { BOARD_ID, pageRequests } from '../helpers/emulator.js';
 import { start, until } from '../import/helpers.js';
-import { mirrorCards } from '../helpers/mirror.js';
-import { emuEnv, mirrorFile, postCard, serverCards, spawnWith } from './pull-helpers.js';
+import { absent, ENGINES } from '../helpers/engines.js';
+import { emuEnv, postCard, serverCards, spawnWith } from './pull-helpers.js';
 
-describe('mirror pull against the emulator (spawned CLI, real HTTP)', () => {
+describe.each(ENGINES)('mirror pull against the emulator (spawned CLI, real HTTP) ($name)', (engine) => {
+  if (absent(engine)) return;
+
   it('under 500s and resets, with cards created and changed during the walk: a second pull leaves the mirror equal to the board', async () => {
     const emu = await start({ seedCards: 60, pageSize: 5, faults: '500-after:0.15,reset:0.15,delay:150ms' });
-    const file = mirrorFile();
+    const file = await engine.mirror();
     const env = emuEnv(emu, file);
     const first = runCli(['mirror', 'pull'], { env });
     // Between the pages of the walk: a card on a page already read changes, one on a page not read yet
@@ -28,7 +30,7 @@ describe('mirror pull against the emulator (spawned CLI, real HTTP)', () => {
     const r = await first;
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toMatch(/Pulled \d+ pages, \d+ cards: \d+ new, \d+ changed, 0 deleted; 0 verified by GET, 0 kept unconfirmed; \d+ requests in /);
-    const after = mirrorCards(file);
+    const after = (await engine.cards(file));
     // The page holding `early` was read before it changed: the mirror has its older value until the next pull.
     expect(after[early]!.Status).not.toBe('Changed early');
     expect(after[late]!.Status).toBe('Changed late');
@@ -37,12 +39,12 @@ describe('mirror pull against the emulator (spawned CLI, real HTTP)', () => {
     expect(second.code, second.stderr).toBe(0);
     const summary = JSON.parse(second.stdout) as Record<string, unknown>;
     expect(summary).toMatchObject({ location: file, pull: 2, new: 0, changed: 1, deleted: 0, total: Object.keys(serverCards(emu)).length });
-    expect(mirrorCards(file)).toEqual(serverCards(emu));
+    expect((await engine.cards(file))).toEqual(serverCards(emu));
   });
 
   it('kill -9 mid-pull: the next pull says it resumes, reads only the pages left, and ends equal to the board', async () => {
     const emu = await start({ seedCards: 200, pageSize: 5, faults: 'delay:60ms' });
-    const file = mirrorFile();
+    const file = await engine.mirror();
     const env = emuEnv(emu, file);
     const run = spawnWith(['mirror', 'pull'], env);
     await until(() => pageRequests(emu).length >= 15, 'the pull to read 15 pages');
@@ -59,12 +61,12 @@ describe('mirror pull against the emulator (spawned CLI, real HTTP)', () => {
     // 40 pages and the empty one in all: this run reads only those from where the first stopped.
     expect(pageRequests(emu).length).toBe(41 - resumedAt);
     expect(JSON.parse(next.stdout)).toMatchObject({ pull: 1, resumedAt: { page: resumedAt, startedAt: expect.any(String) }, pages: 40 - resumedAt });
-    expect(mirrorCards(file)).toEqual(serverCards(emu));
+    expect((await engine.cards(file))).toEqual(serverCards(emu));
   });
 
   it('a second pull of the same mirror while one runs is refused (exit 1), naming the one that holds it', async () => {
     const emu = await start({ seedCards: 60, pageSize: 5, faults: 'delay:150ms' });
-    const file = mirrorFile();
+    const file = await engine.mirror();
     const env = emuEnv(emu, file);
     const run = spawnWith(['mirror', 'pull'], env);
     await until(() => pageRequests(emu).length >= 2, 'the first pull to read pages');
@@ -74,16 +76,41 @@ describe('mirror pull against the emulator (spawned CLI, real HTTP)', () => {
     emu.setFaults(undefined);
     expect(second.code, second.stderr).toBe(1);
     expect(second.stderr).toContain(`error: Another \`cardboard mirror pull\` is pulling into this mirror: process ${run.child.pid} on `);
-    expect(second.stderr).toContain(`The lock is ${file}.pull.lock.`);
+    // SQLite's pull lock is a file beside the mirror.
+    if (engine.name === 'sqlite') expect(second.stderr).toContain(`The lock is ${file}.pull.lock.`);
     // The refused pull sent nothing: a pull asks for the schema first, and only the first pull did.
     expect(emu.requests().filter((r) => r.path.endsWith('/schema'))).toHaveLength(1);
     expect((await run.ended).code).toBe(0);
-    expect(mirrorCards(file)).toEqual(serverCards(emu));
+    expect((await engine.cards(file))).toEqual(serverCards(emu));
+  });
+
+  it('two pulls started at once, with cards changed and created during their walk: the mirror ends equal to the board', async () => {
+    const emu = await start({ seedCards: 60, pageSize: 5, faults: 'delay:150ms' });
+    const file = await engine.mirror();
+    const env = emuEnv(emu, file);
+    // Each in a directory of its own, with a configuration of its own, as on two machines.
+    const runs = [spawnWith(['mirror', 'pull'], env, tempDir(), tempDir()), spawnWith(['mirror', 'pull'], env, tempDir(), tempDir())];
+    let ended = 0;
+    for (const r of runs) void r.ended.then(() => ended++);
+    await until(() => emu.requests().some((q) => q.path.endsWith('?page=2')) || ended === 2, 'a pull to ask for page 2');
+    // Cards on the last pages, which no pull has read yet, change; new cards land after them.
+    const cards = emu.state()[BOARD_ID]!.cards;
+    for (const c of cards.slice(55)) await postCard(emu, { _id: c._id, Status: `Changed during the walk ${c._id}` });
+    for (let i = 0; i < 3; i++) await postCard(emu, { Name: `Created during the walk ${i}`, Status: 'Open' });
+    const ends = await Promise.all(runs.map((r) => r.ended));
+    const outputs = runs.map((r) => r.output());
+    // Each pull ends well, or is refused (exit 1) because the other holds the mirror; at least one pulls.
+    ends.forEach((end, i) => {
+      if (end.code !== 0) expect(outputs[i]!.stderr).toContain('error: Another `cardboard mirror pull` is pulling into this mirror');
+      expect([0, 1], outputs[i]!.stderr).toContain(end.code);
+    });
+    expect(ends.map((e) => e.code)).toContain(0);
+    expect(await engine.cards(file)).toEqual(serverCards(emu));
   });
 
   it('status: text and --json after a pull; a board never pulled is an error naming the fix', async () => {
     const emu = await start({ seedCards: 12, pageSize: 5 });
-    const file = mirrorFile();
+    const file = await engine.mirror();
     const env = emuEnv(emu, file);
     const none = await runCli(['mirror', 'status'], { env });
     expect(none.code).toBe(1);
@@ -105,7 +132,7 @@ describe('mirror pull against the emulator (spawned CLI, real HTTP)', () => {
 
   it('--every: states its budget, then prints a change made on the server between pulls in the JSON shape of webhook listen', async () => {
     const emu = await start({ seedCards: 12, pageSize: 5 });
-    const file = mirrorFile();
+    const file = await engine.mirror();
     const env = emuEnv(emu, file);
     expect((await runCli(['mirror', 'pull'], { env })).code).toBe(0);
     const configDir = tempDir();
@@ -131,7 +158,7 @@ describe('mirror pull against the emulator (spawned CLI, real HTTP)', () => {
 
   it('--every shorter than 10s is refused before any request (exit 2)', async () => {
     const emu = await start();
-    const r = await runCli(['mirror', 'pull', '--every', '2s'], { env: emuEnv(emu, mirrorFile()) });
+    const r = await runCli(['mirror', 'pull', '--every', '2s'], { env: emuEnv(emu, await engine.mirror()) });
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('error: --every 2s is shorter than 10s');
     expect(emu.requests()).toEqual([]);

@@ -25,9 +25,8 @@ export const CARDS: Card[] = [
   { _id: 'c3', Name: HOSTILE, Status: 'Open', Points: 1.5 },
 ];
 
-/** A mirror of CARDS in a fresh directory; `env` selects it for a run of cardboard. */
-export async function filledMirror(cards: readonly Card[] = CARDS): Promise<{ file: string; env: Record<string, string> }> {
-  const file = join(tempDir('cardboard-query-'), 'board.sqlite');
+/** A mirror of CARDS at `file` (CARDBOARD_MIRROR; the default: a file in a fresh directory); `env` selects it for a run of cardboard. */
+export async function filledMirror(cards: readonly Card[] = CARDS, file = join(tempDir('cardboard-query-'), 'board.sqlite')): Promise<{ file: string; env: Record<string, string> }> {
   const env = { CARDBOARD_MIRROR: file, CARDBOARD_BOARD: BOARD, CARDBOARD_BASE_URL: BASE_URL };
   await fillMirror(env, { baseUrl: BASE_URL, id: BOARD }, cards, { fields: FIELDS });
   return { file, env };

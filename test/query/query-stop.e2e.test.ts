@@ -10,7 +10,9 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
 import { BIN, childEnv, runMain, tempDir } from '../helpers/cli.js';
 import { startOnPty } from '../helpers/pty.js';
+import { waitFor } from '../helpers/wait.js';
 import { until } from '../import/helpers.js';
+import { absent, POSTGRES } from '../helpers/engines.js';
 import { filledMirror } from './mirror-fixture.js';
 
 /** One statement that computes for ever before its only row. */
@@ -124,5 +126,39 @@ describe.runIf(process.platform === 'linux')("cardboard query lets go of the mir
     expect(r.stderr).toBe('');
     expect(r.stdout).toBe('{"n":3}\n');
     expect(fdsOn('self', file)).toEqual([]);
+  });
+});
+
+// On PostgreSQL the statement runs on the server: stopping the run must stop it there too, or the server
+// would compute for ever for a run that has ended.
+describe('cardboard query on PostgreSQL stops while the server computes', () => {
+  if (absent(POSTGRES)) return;
+
+  /**
+   * The server's sessions running a query's statement (its rows are fetched from a cursor, `FETCH … FROM
+   * cardboard_query`, which is what such a session shows while the server computes), but the one asking.
+   */
+  const computing = async (file: string) =>
+    (await POSTGRES.rows(file, "SELECT pid FROM pg_stat_activity WHERE (strpos(query, 'cardboard_query') > 0 OR strpos(query, ?) > 0) AND state = 'active' AND pid <> pg_backend_pid()", [ENDLESS])).flat();
+
+  it.each(['SIGINT', 'SIGTERM'] as const)('%s: the run ends by it, promptly, and the statement no longer runs on the server', async (signal) => {
+    const location = await POSTGRES.mirror();
+    const { file, env } = await filledMirror(undefined, location);
+    const child = spawn(process.execPath, [BIN, 'query', ENDLESS], { env: childEnv({ env }), stdio: ['ignore', 'pipe', 'pipe'] });
+    running.add(child);
+    let stderr = '';
+    child.stderr!.setEncoding('utf8').on('data', (s: string) => (stderr += s));
+    const ended = endOf(child);
+    let sessions: unknown[] = [];
+    try {
+      await waitFor(async () => (sessions = await computing(file)).length > 0 || child.exitCode !== null, { what: 'the statement to run on the server', intervalMs: 100 });
+      child.kill(signal);
+      expect(await endsPromptly(ended), stderr).toEqual({ code: null, signal });
+      // A session left computing would still be there (another test's short statement ends soon by itself).
+      await waitFor(async () => (await computing(file)).every((pid) => !sessions.includes(pid)), { what: 'the server to stop the statement', timeoutMs: PROMPTLY_MS, intervalMs: 100 });
+    } finally {
+      // Whatever the outcome, no statement of this test computes on after it (nor holds up its schema's drop).
+      await POSTGRES.rows(file, 'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid = ANY(?)', [sessions]);
+    }
   });
 });

@@ -1,12 +1,12 @@
 // `cardboard query "SQL"` over a board's mirror filled by the store: rows as card list prints cards, writes
-// refused with the file left as it was, SQL errors on one line with the tables named.
+// refused with the mirror left as it was (on each engine), SQL errors on one line with the tables named.
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { BIN, childEnv, runCli, runMain, tempDir } from '../helpers/cli.js';
-import { pythonSql } from '../helpers/mirror.js';
+import { absent, ENGINES } from '../helpers/engines.js';
 import { ndjson } from '../commands/helpers.js';
 import { filledMirror } from './mirror-fixture.js';
 
@@ -16,11 +16,6 @@ beforeAll(async () => {
 });
 
 const query = (args: string[], opts: { input?: string; env?: Record<string, string> } = {}) => runMain(['query', ...args], { input: opts.input, env: { ...mirror.env, ...opts.env } });
-
-/** The mirror's card ids as another SQLite client (python3's sqlite3) reads them. */
-function cardsByPython(file: string): string[] {
-  return pythonSql(file, ['SELECT _id FROM cards ORDER BY _id'])[0]!.rows.map((r) => String(r[0]));
-}
 
 /**
  * The file's bytes and times (and its write-ahead log's, if it holds anything), to tell that nothing wrote to
@@ -140,7 +135,29 @@ describe('cardboard query: rows', () => {
   });
 });
 
-describe('cardboard query: refused', () => {
+// The refusals, on each engine: the mirror is left as it was (SQLite: the file's bytes; PostgreSQL: every
+// row of every table of the schema, and the schema's relations).
+describe.each(ENGINES)('cardboard query: writes refused ($name)', (engine) => {
+  if (absent(engine)) return;
+
+  let at: { file: string; env: Record<string, string> };
+  let drop: () => Promise<void>;
+  beforeAll(async () => {
+    const lasting = await engine.lasting();
+    drop = lasting.drop;
+    at = await filledMirror(undefined, lasting.location);
+  });
+  afterAll(() => drop());
+
+  /** What the mirror holds, to tell that nothing wrote to it. */
+  const state = async (): Promise<string> => {
+    if (engine.name === 'sqlite') return fingerprint(at.file);
+    const relations = await engine.rows(at.file, "SELECT relname, relkind FROM pg_class WHERE relnamespace = CAST(current_schema() AS regnamespace) ORDER BY relname");
+    const tables = relations.filter(([, kind]) => kind === 'r').map(([name]) => String(name));
+    const rows = await Promise.all(tables.map((t) => engine.rows(at.file, `SELECT * FROM ${t} ORDER BY 1, 2`)));
+    return JSON.stringify({ relations, rows });
+  };
+
   it.each([
     ['DELETE FROM cards'],
     ["INSERT INTO cards (_id, body) VALUES ('x', '{}')"],
@@ -152,18 +169,20 @@ describe('cardboard query: refused', () => {
     ['PRAGMA user_version = 7'],
     ["VACUUM INTO 'copy.sqlite'"],
     ['CREATE TABLE t (x)'],
-  ])('%s: exit 2, and the file is left as it was', async (sql) => {
-    const before = fingerprint(mirror.file);
+  ])('%s: exit 2, and the mirror is left as it was', async (sql) => {
+    const before = await state();
     const cwd = tempDir();
-    const r = await runCli(['query', sql], { env: mirror.env, cwd });
+    const r = await runCli(['query', sql], { env: at.env, cwd });
     expect(r.code, r.stderr).toBe(2);
     expect(r.stderr).toMatch(/^error: query (is read-only: [A-Z]+ statements are refused|holds 2 statements: give one at a time); nothing was run\.$/m);
     expect(r.stdout).toBe('');
-    expect(fingerprint(mirror.file)).toBe(before);
-    expect(cardsByPython(mirror.file)).toEqual(['c1', 'c2', 'c3']);
+    expect(await state()).toBe(before);
+    expect((await engine.rows(at.file, 'SELECT _id FROM cards ORDER BY _id')).flat()).toEqual(['c1', 'c2', 'c3']);
     expect(existsSync(join(cwd, 'other.sqlite')) || existsSync(join(cwd, 'copy.sqlite'))).toBe(false);
   });
+});
 
+describe('cardboard query: refused', () => {
   it('a syntax error: exit 2, SQLite\'s message on one line, the tables named', async () => {
     const r = await query(['SELEC * FROM cards']);
     expect(r.code).toBe(2);

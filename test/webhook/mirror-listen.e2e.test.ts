@@ -1,7 +1,7 @@
 // `webhook listen --mirror` end to end: the built binary receives the emulator's own deliveries over HTTP
-// and keeps the board's mirror, read back here with Python's sqlite3 (a client other than cardboard's): the
+// and keeps the board's mirror, on each engine, read back here by a client other than cardboard's: the
 // cards as the server has them, a delete that removes one, an undocumented body kept and counted but
-// changing no card, no secret in the file, change lines against the mirror after a restart without a
+// changing no card, no secret in the mirror, change lines against the mirror after a restart without a
 // record file, nothing acknowledged lost to kill -9, and a mirror that cannot be written answered 500 (the
 // emulator sends it again once it can).
 import { existsSync, readFileSync } from 'node:fs';
@@ -10,7 +10,7 @@ import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runMain, tempDir } from '../helpers/cli.js';
 import { BOARD_ID, type RunningEmulator, SIGNING_KEY, startTestEmulator, TOKEN } from '../helpers/emulator.js';
-import { mirrorCards, pythonRows, pythonSql } from '../helpers/mirror.js';
+import { absent, type Engine, ENGINES } from '../helpers/engines.js';
 import { startOnPty } from '../helpers/pty.js';
 import { waitFor } from '../helpers/wait.js';
 import { post, type RunningListener, startListener } from './helpers.js';
@@ -22,22 +22,23 @@ afterEach(async () => {
 
 type Row = Record<string, unknown>;
 
-/** The mirror's cards by `_id`, as python3's sqlite3 reads them. */
-function mirroredCards(db: string): Map<string, Row> {
-  return new Map(Object.entries(mirrorCards(db)));
-}
-
 interface Setup {
   emu: RunningEmulator;
+  engine: Engine;
   db: string;
   env: Record<string, string>;
 }
 
-async function setup(): Promise<Setup> {
+/** The mirror's cards by `_id`, as a client other than cardboard's reads them. */
+async function mirroredCards(s: Setup): Promise<Map<string, Row>> {
+  return new Map(Object.entries(await s.engine.cards(s.db)));
+}
+
+async function setup(engine: Engine): Promise<Setup> {
   const emu = await startTestEmulator();
   cleanup.push(() => emu.close());
-  const db = join(tempDir(), 'board.db');
-  return { emu, db, env: { CARDBOARD_BASE_URL: emu.url, CARDBOARD_BOARD: BOARD_ID, CARDBOARD_TOKEN: TOKEN, CARDBOARD_SIGNING_KEY: SIGNING_KEY, CARDBOARD_MIRROR: db } };
+  const db = engine.name === 'sqlite' ? join(tempDir(), 'board.db') : await engine.mirror();
+  return { emu, engine, db, env: { CARDBOARD_BASE_URL: emu.url, CARDBOARD_BOARD: BOARD_ID, CARDBOARD_TOKEN: TOKEN, CARDBOARD_SIGNING_KEY: SIGNING_KEY, CARDBOARD_MIRROR: db } };
 }
 
 async function listen(s: Setup, args: string[] = []): Promise<RunningListener> {
@@ -65,9 +66,11 @@ function deliveryLines(l: RunningListener): Row[] {
   return l.stdout().split('\n').filter(Boolean).map((line) => JSON.parse(line) as Row);
 }
 
-describe('webhook listen --mirror', () => {
+describe.each(ENGINES)('webhook listen --mirror ($name)', (engine) => {
+  if (absent(engine)) return;
+
   it('keeps the cards as the server has them; a delete removes one; an undocumented body is kept and counted, changing no card', async () => {
-    const s = await setup();
+    const s = await setup(engine);
     const l = await listen(s);
     await l.waitFor(new RegExp(`mirror ${s.db.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} before its 200`));
     const a = await putCard(s, ['Name=Fix login', 'Status=Open']);
@@ -77,9 +80,9 @@ describe('webhook listen --mirror', () => {
     await delivered(s, 4);
     const server = new Map(s.emu.state()[BOARD_ID]!.cards.map((card) => [card._id, card as Row]));
     expect(server.size).toBe(3);
-    expect(mirroredCards(s.db)).toEqual(server);
+    expect((await mirroredCards(s))).toEqual(server);
     // A listener feeds the mirror: its sign of life is there while it runs.
-    expect(pythonRows(s.db, 'SELECT count(*) AS n FROM listener')).toEqual([{ n: 1 }]);
+    expect(await engine.rows(s.db, 'SELECT count(*) FROM listener')).toEqual([[1]]);
 
     expect(await post(l.url, JSON.stringify({ event: 'card.deleted', card: { _id: b } }), SIGNING_KEY)).toBe(200);
     const upload = JSON.stringify({ event: 'file.uploaded', cardId: a, data: { fileName: 'a.png', Status: 'Gone' } });
@@ -88,39 +91,40 @@ describe('webhook listen --mirror', () => {
     // A delete that names no card: placed nowhere, never guessed.
     expect(await post(l.url, JSON.stringify({ event: 'card.deleted', data: { Name: 'Third' } }), SIGNING_KEY)).toBe(200);
     server.delete(b);
-    expect(mirroredCards(s.db)).toEqual(server);
-    const unplaced = pythonRows(s.db, "SELECT name, card_id, body FROM deliveries WHERE kind = 'unplaced' ORDER BY seq");
+    expect((await mirroredCards(s))).toEqual(server);
+    const unplaced = await engine.rows(s.db, "SELECT name, card_id, body FROM deliveries WHERE kind = 'unplaced' ORDER BY seq");
     expect(unplaced).toEqual([
-      { name: 'file.uploaded', card_id: a, body: upload },
-      { name: null, card_id: null, body: 'not json at all' },
-      { name: 'card.deleted', card_id: null, body: JSON.stringify({ event: 'card.deleted', data: { Name: 'Third' } }) },
+      ['file.uploaded', a, upload],
+      [null, null, 'not json at all'],
+      ['card.deleted', null, JSON.stringify({ event: 'card.deleted', data: { Name: 'Third' } })],
     ]);
     const stopped = await l.stop('SIGINT');
     expect(stopped.signal).toBe('SIGINT');
     expect(stopped.stderr).toContain('stopped: 8 delivered, 0 refused, 5 applied to the mirror, 3 unplaced');
     // Gone from the mirror once stopped.
-    expect(pythonRows(s.db, 'SELECT * FROM listener')).toEqual([]);
+    expect(await engine.rows(s.db, 'SELECT * FROM listener')).toEqual([]);
   });
 
   it('holds neither the signing key nor the token, however a body spells them', async () => {
-    const s = await setup();
+    const s = await setup(engine);
     const l = await listen(s);
     const escaped = (secret: string) => secret.replace('-', '\\u002d');
     expect(await post(l.url, `{"_id":"s1","Note":"key ${SIGNING_KEY} token ${TOKEN}","Esc":"${escaped(SIGNING_KEY)}","${escaped(TOKEN)}":"x"}`, SIGNING_KEY)).toBe(200);
     expect(await post(l.url, `{"hello":"${escaped(TOKEN)}","plain":"${SIGNING_KEY}"}`, SIGNING_KEY)).toBe(200);
-    expect(mirroredCards(s.db).get('s1')).toEqual({ _id: 's1', Note: 'key *** token ***', Esc: '***', '***': 'x' });
-    const everything = JSON.stringify(pythonSql(s.db, ['cards', 'deliveries', 'listener', 'meta', 'fields', 'pulls', 'tombstones'].map((t) => `SELECT * FROM ${t}`)));
+    expect((await mirroredCards(s)).get('s1')).toEqual({ _id: 's1', Note: 'key *** token ***', Esc: '***', '***': 'x' });
+    const tables = ['cards', 'deliveries', 'listener', 'fields', 'pulls', 'tombstones', engine.name === 'sqlite' ? 'meta' : 'boards'];
+    const everything = JSON.stringify(await Promise.all(tables.map((t) => engine.rows(s.db, `SELECT * FROM ${t}`))));
     expect(everything).toContain('***');
     for (const secret of [SIGNING_KEY, TOKEN]) {
       expect(everything).not.toContain(secret);
-      for (const file of [s.db, `${s.db}-wal`]) if (existsSync(file)) expect(readFileSync(file).includes(secret)).toBe(false);
+      if (engine.name === 'sqlite') for (const file of [s.db, `${s.db}-wal`]) if (existsSync(file)) expect(readFileSync(file).includes(secret)).toBe(false);
     }
     await l.stop('SIGINT');
-    for (const secret of [SIGNING_KEY, TOKEN]) expect(readFileSync(s.db).includes(secret)).toBe(false);
+    if (engine.name === 'sqlite') for (const secret of [SIGNING_KEY, TOKEN]) expect(readFileSync(s.db).includes(secret)).toBe(false);
   });
 
   it('a listener restarted with no record file shows each change against the mirror', async () => {
-    const s = await setup();
+    const s = await setup(engine);
     const first = await listen(s);
     const id = await putCard(s, ['Name=Fix login', 'Status=Open']);
     await delivered(s, 1);
@@ -141,7 +145,7 @@ describe('webhook listen --mirror', () => {
   });
 
   it('loses no acknowledged delivery to kill -9 in a burst, and the emulator sends again what was not acknowledged', async () => {
-    const s = await setup();
+    const s = await setup(engine);
     const l = await listen(s);
     const acked: string[] = [];
     const unanswered: string[] = [];
@@ -165,7 +169,7 @@ describe('webhook listen --mirror', () => {
     await Promise.all(Array.from({ length: 16 }, sender));
     expect((await l.stop()).signal).toBe('SIGKILL');
     expect(unanswered.length).toBeGreaterThan(0);
-    const kept = mirroredCards(s.db);
+    const kept = (await mirroredCards(s));
     expect(acked.filter((id) => !kept.has(id))).toEqual([]);
     expect(acked.length).toBeGreaterThanOrEqual(300);
 
@@ -174,23 +178,30 @@ describe('webhook listen --mirror', () => {
     await waitFor(() => s.emu.state()[BOARD_ID]!.webhooks.attempts >= 2, { what: 'the emulator to retry' });
     await listen(s);
     await delivered(s, 1);
-    expect(mirroredCards(s.db).get(late)).toEqual({ _id: late, Name: 'While down' });
+    const after = await mirroredCards(s);
+    expect(after.get(late)).toEqual({ _id: late, Name: 'While down' });
+    // The restarted listener keeps every delivery the killed one acknowledged.
+    expect(acked.filter((id) => !after.has(id))).toEqual([]);
   });
 
   it('answers 500, not 200, while the mirror cannot be written, and applies the delivery when the emulator sends it again', async () => {
-    const s = await setup();
+    const s = await setup(engine);
     const l = await listen(s);
     // The store's write fails: every insert into its deliveries log is refused.
-    pythonSql(s.db, ["CREATE TRIGGER refuse BEFORE INSERT ON deliveries BEGIN SELECT RAISE(ABORT, 'refused by the test'); END"], { write: true });
+    await engine.exec(s.db, {
+      sqlite: "CREATE TRIGGER refuse BEFORE INSERT ON deliveries BEGIN SELECT RAISE(ABORT, 'refused by the test'); END",
+      postgres: `CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused by the test'; END $$;
+                 CREATE TRIGGER refuse BEFORE INSERT ON deliveries FOR EACH ROW EXECUTE FUNCTION refuse()`,
+    });
     expect(await post(l.url, '{"_id":"x1","Status":"Open"}', SIGNING_KEY)).toBe(500);
     await l.waitFor(/cannot apply to the mirror: .*refused by the test/);
-    expect(mirroredCards(s.db).has('x1')).toBe(false);
+    expect((await mirroredCards(s)).has('x1')).toBe(false);
     const id = await putCard(s, ['Name=Retried', 'Status=Open']);
     await waitFor(() => s.emu.state()[BOARD_ID]!.webhooks.attempts >= 3, { what: 'the emulator to be answered 500 and retry' });
     expect(s.emu.state()[BOARD_ID]!.webhooks.delivered).toBe(0);
-    pythonSql(s.db, ['DROP TRIGGER refuse'], { write: true });
+    await engine.exec(s.db, { sqlite: 'DROP TRIGGER refuse', postgres: 'DROP TRIGGER refuse ON deliveries' });
     await delivered(s, 1);
-    expect(mirroredCards(s.db).get(id)).toEqual({ _id: id, Name: 'Retried', Status: 'Open' });
+    expect((await mirroredCards(s)).get(id)).toEqual({ _id: id, Name: 'Retried', Status: 'Open' });
     // The line is printed after the 200, so the emulator may count the delivery before the line is read.
     await waitFor(() => deliveryLines(l).length > 0, { what: 'the delivery line on stdout' });
     expect(deliveryLines(l).map((d) => d.cardId)).toEqual([id]);
