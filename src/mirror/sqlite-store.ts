@@ -291,7 +291,8 @@ export class SqliteMirror implements MirrorStore {
       // each copy rewriting the same pages, the card index's, again). The listener checkpoints itself
       // (sync), and close() empties the log: this one is only a bound on the log's size (about 40 MB) for
       // a writer that does neither for a while.
-      db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA wal_autocheckpoint = 10000;');
+      toWal(db, location);
+      db.exec('PRAGMA synchronous = NORMAL; PRAGMA wal_autocheckpoint = 10000;');
       if (format < MIRROR_FORMAT) migrate(db, board, location);
       return new SqliteMirror(db, path, location, board);
     } catch (err) {
@@ -542,6 +543,34 @@ export class SqliteMirror implements MirrorStore {
       // The changes stay in the log, where every SQLite reader finds them; a later checkpoint copies them.
     }
     this.db.close();
+  }
+}
+
+/** How long toWal waits between tries, in milliseconds; it tries for BUSY_TIMEOUT_MS in all. */
+const WAL_RETRY_MS = 10;
+
+/**
+ * Put the file in WAL mode (a mode the file keeps: once one process set it, the others find it set). The
+ * change needs the file to itself for a moment, and SQLite answers SQLITE_BUSY at once, without waiting
+ * through the busy timeout, when another process reads it meanwhile (two first opens of a new file at once:
+ * one reads the file's tables while the other changes its mode). So the change is tried again after a short
+ * blocking wait (Atomics.wait: open is synchronous, and no other work is due on this thread while it opens),
+ * for BUSY_TIMEOUT_MS in all, then fails as any write that waited that long.
+ */
+function toWal(db: Database, location: string): void {
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  for (let waited = 0; ; waited += WAL_RETRY_MS) {
+    try {
+      const mode = db.prepare('PRAGMA journal_mode').raw().get() as [string];
+      if (mode[0] !== 'wal') db.exec('PRAGMA journal_mode = WAL');
+      return;
+    } catch (err) {
+      if (sqliteCode(err) !== 'SQLITE_BUSY') throw err;
+      if (waited >= BUSY_TIMEOUT_MS) {
+        throw new CardboardError(`The mirror ${location} stayed busy for ${BUSY_TIMEOUT_MS / 1000}s: another process is writing to it.`, { hint: 'Run again when the other pull or import is done.', cause: err });
+      }
+      Atomics.wait(pause, 0, 0, WAL_RETRY_MS);
+    }
   }
 }
 

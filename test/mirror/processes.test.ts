@@ -78,3 +78,29 @@ describe.each(ENGINES)('a mirror shared by processes ($name)', (engine) => {
     expect(store.status().deliveries.applied).toBeGreaterThanOrEqual(acked.length);
   });
 });
+
+describe('first opens of a new SQLite mirror at once', () => {
+  // The first open turns the new file to WAL mode, which SQLite refused at once (SQLITE_BUSY, no busy wait)
+  // while the other process read the file: several tries in 40 failed with "database is locked".
+  it('two processes opening the same new file at once both succeed, try after try', async () => {
+    const opener = (env: Record<string, string>) =>
+      child(
+        `process.stdout.write('ready\\n');
+         process.stdin.once('data', () => {
+           try { openMirror(env, board, { create: true }).close(); process.stdout.write('ok\\n'); }
+           catch (err) { process.stdout.write(String(err && err.message) + '\\n'); }
+         });`,
+        env,
+      );
+    const failed: string[] = [];
+    for (let i = 0; i < 40; i++) {
+      const env = { CARDBOARD_MIRROR: join(tempDir('cardboard-mirror-'), 'm.db') };
+      const pair = [opener(env), opener(env)];
+      await until(() => pair.every((p) => p.out() === 'ready\n'), 'both processes to start');
+      for (const p of pair) p.proc.stdin!.end('go\n');
+      await Promise.all(pair.map((p) => p.exit));
+      failed.push(...pair.map((p) => p.out().replace('ready\n', '').trim()).filter((out) => out !== 'ok'));
+    }
+    expect(failed).toEqual([]);
+  }, 120_000);
+});
