@@ -17,10 +17,12 @@ import { closeSync, fdatasyncSync, openSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { isDeepStrictEqual } from 'node:util';
 import type Libsql from 'libsql';
+import type { Clock } from '../clock.js';
 import { CardboardError, UsageError } from '../errors.js';
 import type { Card, Field } from '../spec-types.js';
 import { type MirrorBoard, type MirrorChange, type MirrorDelivery, type MirrorStatus, type MirrorStore, type PullCursor, LISTENER_BEAT_MS } from './types.js';
 import { CardRun, type RunStatements, runStatements } from './card-run.js';
+import { lockPullFile, type PullLock } from './pull-lock.js';
 import { cardFieldsView } from './view.js';
 
 type Database = Libsql.Database;
@@ -316,6 +318,10 @@ export class SqliteMirror implements MirrorStore {
 
   private row(id: string): CardRow | undefined {
     return this.s.card.get(id) as CardRow | undefined;
+  }
+
+  lockPull(clock: Clock): Promise<PullLock> {
+    return lockPullFile(this.path, clock);
   }
 
   schema(): Field[] | undefined {

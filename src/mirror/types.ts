@@ -1,6 +1,8 @@
 // The mirror of a board: what its storage keeps and what its users (pull, listen, card list, query, import) ask of
 // it. The storage is one small interface so that another engine (a database server) can stand behind it.
+import type { Clock } from '../clock.js';
 import type { Card, Field } from '../spec-types.js';
+import type { PullLock } from './pull-lock.js';
 
 /** Which board of which service a mirror holds. */
 export interface MirrorBoard {
@@ -132,6 +134,12 @@ export interface MirrorStore {
   listenerBeat(since: string, now: string): void;
   /** The listener stopped. */
   listenerGone(since: string): void;
+
+  /**
+   * Take the mirror's pull lock: one `mirror pull` of a mirror at a time, on this machine or another. Refused
+   * (CardboardError, exit 1, pullRunning of pull-lock.ts) while another pull holds it, naming that one.
+   */
+  lockPull(clock: Clock): Promise<PullLock>;
 
   status(): MirrorStatus;
   close(): void;

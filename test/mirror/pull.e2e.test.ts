@@ -2,6 +2,7 @@
 // read with python3's sqlite3, equals the server's board card for card and value for value after a second
 // pull, whatever happened during the first (faults, cards created and changed between its pages); a pull
 // killed with -9 resumes; two pulls of one mirror never run at once; --every prints what changed.
+import { readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { runCli, tempDir } from '../helpers/cli.js';
 import { BOARD_ID, pageRequests } from '../helpers/emulator.js';
@@ -46,10 +47,14 @@ describe.each(ENGINES)('mirror pull against the emulator (spawned CLI, real HTTP
     const emu = await start({ seedCards: 200, pageSize: 5, faults: 'delay:60ms' });
     const file = await engine.mirror();
     const env = emuEnv(emu, file);
-    const run = spawnWith(['mirror', 'pull'], env);
+    const cwd = tempDir();
+    const run = spawnWith(['mirror', 'pull'], env, tempDir(), cwd);
     await until(() => pageRequests(emu).length >= 15, 'the pull to read 15 pages');
     run.child.kill('SIGKILL');
     expect((await run.ended).signal).toBe('SIGKILL');
+    // The killed pull's lock is free at once for the next pull (PostgreSQL: the server ends the session), and
+    // the pull left nothing in the directory it ran in.
+    expect(readdirSync(cwd)).toEqual([]);
     const before = pageRequests(emu).length;
     emu.setFaults(undefined);
     emu.resetRequests();
@@ -64,24 +69,32 @@ describe.each(ENGINES)('mirror pull against the emulator (spawned CLI, real HTTP
     expect((await engine.cards(file))).toEqual(serverCards(emu));
   });
 
-  it('a second pull of the same mirror while one runs is refused (exit 1), naming the one that holds it', async () => {
+  it('a second pull of the same mirror while one runs, from another directory and configuration, is refused (exit 1), naming the one that holds it', async () => {
     const emu = await start({ seedCards: 60, pageSize: 5, faults: 'delay:150ms' });
     const file = await engine.mirror();
     const env = emuEnv(emu, file);
-    const run = spawnWith(['mirror', 'pull'], env);
+    // Each in a directory of its own, with a configuration of its own, as on two machines.
+    const dirs = [tempDir(), tempDir()];
+    const run = spawnWith(['mirror', 'pull'], env, tempDir(), dirs[0]);
     await until(() => pageRequests(emu).length >= 2, 'the first pull to read pages');
     // Its next pages now take 8 s each, so it still holds the lock however slowly the second one starts.
     emu.setFaults('delay:8s');
-    const second = await runCli(['mirror', 'pull'], { env });
+    const refused = spawnWith(['mirror', 'pull'], env, tempDir(), dirs[1]);
+    const end = await refused.ended;
+    const second = refused.output();
     emu.setFaults(undefined);
-    expect(second.code, second.stderr).toBe(1);
+    expect(end.code, second.stderr).toBe(1);
     expect(second.stderr).toContain(`error: Another \`cardboard mirror pull\` is pulling into this mirror: process ${run.child.pid} on `);
-    // SQLite's pull lock is a file beside the mirror.
     if (engine.name === 'sqlite') expect(second.stderr).toContain(`The lock is ${file}.pull.lock.`);
+    // PostgreSQL's is the server's: its session named as the server knows it, and never a password.
+    else expect(second.stderr).toMatch(/\(server process \d+, from (a local socket|[\d.:a-f]+), connected since \S+\)\.\n.*The lock is the advisory lock \(\d+, \d+\) on the server of postgres/s);
+    expect(second.stderr).not.toMatch(/password/i);
     // The refused pull sent nothing: a pull asks for the schema first, and only the first pull did.
     expect(emu.requests().filter((r) => r.path.endsWith('/schema'))).toHaveLength(1);
     expect((await run.ended).code).toBe(0);
     expect((await engine.cards(file))).toEqual(serverCards(emu));
+    // Neither pull left anything in the directory it ran in.
+    expect(dirs.map((d) => readdirSync(d))).toEqual([[], []]);
   });
 
   it('two pulls started at once, with cards changed and created during their walk: the mirror ends equal to the board', async () => {
@@ -89,7 +102,8 @@ describe.each(ENGINES)('mirror pull against the emulator (spawned CLI, real HTTP
     const file = await engine.mirror();
     const env = emuEnv(emu, file);
     // Each in a directory of its own, with a configuration of its own, as on two machines.
-    const runs = [spawnWith(['mirror', 'pull'], env, tempDir(), tempDir()), spawnWith(['mirror', 'pull'], env, tempDir(), tempDir())];
+    const dirs = [tempDir(), tempDir()];
+    const runs = dirs.map((cwd) => spawnWith(['mirror', 'pull'], env, tempDir(), cwd));
     let ended = 0;
     for (const r of runs) void r.ended.then(() => ended++);
     await until(() => emu.requests().some((q) => q.path.endsWith('?page=2')) || ended === 2, 'a pull to ask for page 2');
@@ -106,6 +120,7 @@ describe.each(ENGINES)('mirror pull against the emulator (spawned CLI, real HTTP
     });
     expect(ends.map((e) => e.code)).toContain(0);
     expect(await engine.cards(file)).toEqual(serverCards(emu));
+    expect(dirs.map((d) => readdirSync(d))).toEqual([[], []]);
   });
 
   it('status: text and --json after a pull; a board never pulled is an error naming the fix', async () => {

@@ -1,8 +1,7 @@
 import type { Command } from 'commander';
 import type { ApiClient } from '../../api/types.js';
 import type { Context, ContextRef } from '../../context.js';
-import { CardboardError, UsageError } from '../../errors.js';
-import { FileLock } from '../../file-lock.js';
+import { UsageError } from '../../errors.js';
 import { createProgress, pagesText } from '../../io/progress.js';
 import { createStatus } from '../../io/status.js';
 import { groupDigits, plural } from '../../io/text.js';
@@ -32,7 +31,8 @@ client's rate, with progress on stderr, then reconciles: a card no page showed i
 it is deleted from the mirror, since pages shift while cards change (spec 4.5). Ctrl-C stops after the
 page in hand is saved and ends by SIGINT (130); the next pull resumes after it, even after kill -9.
 --restart abandons such an unfinished pull and reads the board again from page 0 (the cards it saved stay).
-One pull of a mirror at a time (a lock beside the file). --json prints the summary as JSON.
+One pull of a mirror at a time, wherever it runs (a lock beside the file, or on the PostgreSQL server).
+--json prints the summary as JSON.
 --every pulls again and again until Ctrl-C, and prints each card a pull found new, changed or deleted, in
 the line and JSON shapes of \`webhook listen\` (--json, or piped: one JSON line each); it states its
 request budget at start. The first pull of an empty mirror prints no change lines.
@@ -60,19 +60,12 @@ export function mirrorPullCommand(parent: Command, ctx: ContextRef, run = runMir
     });
 }
 
-/** The refusal of a second pull of one mirror. */
-function pullRunning(who: string, path: string): CardboardError {
-  return new CardboardError(`Another \`cardboard mirror pull\` is pulling into this mirror: ${who}.`, {
-    hint: `Wait for it to end, or stop it (the next pull resumes where it stopped). The lock is ${path}.`,
-  });
-}
-
 /** Pull the selected board into its mirror once, or with --every until Ctrl-C; one pull of a mirror at a time. */
 export async function runMirrorPull(ctx: Context, opts: MirrorPullOptions): Promise<void> {
   const api = await ctx.api();
   const store = await openBoardMirror(ctx, api, true);
   try {
-    const lock = await FileLock.acquire(`${store.location}.pull.lock`, { doing: 'mirror pull', clock: ctx.clock, refuse: pullRunning });
+    const lock = await store.lockPull(ctx.clock);
     try {
       if (opts.restart) abandon(ctx, store);
       if (opts.every) await pullEveryScreen(ctx, api, store, opts.every, opts.json);

@@ -16,6 +16,7 @@ import { columnNames, quoteIdentifier } from '../view.js';
 import { fieldsViewName, inWrite, openBoard, writeBatch, WRITER_SETTINGS } from './migrations.js';
 import { type LoggedDelivery, columns, PgRun, unnestOf } from './pg-run.js';
 import type { PgStoreOps } from './protocol.js';
+import { releasePullLock, takePullLock } from './pull-lock.js';
 import { jsonbString, jsonbText, noNul, quoteLiteral, sqlArray, sqlValue } from './text.js';
 
 type PullRow = [id: number, startedAt: string, startSeq: number, nextPage: number, pages: number, cards: number, finishedAt: string | null, deleted: number | null];
@@ -110,12 +111,16 @@ function storeOps(first: pg.Client, connect: () => Promise<pg.Client>, b: number
     client.on('error', mark).on('end', mark);
   };
   watch(w);
+  // The pull lock (pull-lock.ts) is the session's: held while `pulling`, and taken again on a new connection
+  // (or the pull refused, when another pull took it meanwhile).
+  let pulling = false;
   const ready = async () => {
     if (!lost || closed) return;
     await w.end().catch(() => undefined);
     w = await writerOf(connect);
     watch(w);
     lost = false;
+    if (pulling) await takePullLock(w, b, location);
   };
   const q = async <R extends unknown[]>(text: string, values: unknown[] = []): Promise<R[]> => (await w.query<R>({ text, values, rowMode: 'array' })).rows;
   const write = <T>(fn: () => Promise<T>): Promise<T> => inWrite(w, location, b, fn);
@@ -140,6 +145,15 @@ function storeOps(first: pg.Client, connect: () => Promise<pg.Client>, b: number
   };
 
   const ops: PgStoreOps = {
+    async lockPull() {
+      await takePullLock(w, b, location);
+      pulling = true;
+    },
+    async unlockPull() {
+      if (!pulling) return;
+      pulling = false;
+      await releasePullLock(w, b);
+    },
     async schema(): Promise<Field[] | undefined> {
       const rows = await q<[number | null, string | null]>(
         'SELECT b.schema_fields, f.body_text FROM boards b LEFT JOIN fields f ON f.board = b.board WHERE b.board = $1 ORDER BY f.pos',

@@ -25,6 +25,10 @@ export interface PgOpenJob {
  * is a walk of one snapshot, read in batches of JSON text (the text kept, exactly as written).
  */
 export interface PgStoreOps {
+  /** Take the board's pull lock (one `mirror pull` at a time), held by the writer's session; refused when held. */
+  lockPull(): Promise<void>;
+  /** Release the pull lock (nothing when not held). */
+  unlockPull(): Promise<void>;
   schema(): Promise<Field[] | undefined>;
   saveSchema(fields: Field[]): Promise<void>;
   card(id: string): Promise<Card | undefined>;

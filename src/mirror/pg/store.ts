@@ -3,6 +3,7 @@
 // bridge.ts), where the client talks to the server.
 import type { Card, Field } from '../../spec-types.js';
 import type { MirrorBoard, MirrorChange, MirrorDelivery, MirrorReader, MirrorStatus, MirrorStore, PullCursor, QueryResult } from '../types.js';
+import type { PullLock } from '../pull-lock.js';
 import { SyncThread } from './bridge.js';
 import type { PgOpenJob, PgTarget } from './protocol.js';
 
@@ -70,6 +71,21 @@ export class PgMirror implements MirrorStore {
 
   private call<T>(method: string, ...args: unknown[]): T {
     return this.thread.call<T>(method, ...args);
+  }
+
+  lockPull(): Promise<PullLock> {
+    this.call('lockPull');
+    let held = true;
+    const release = () => {
+      if (!held) return;
+      held = false;
+      try {
+        this.call('unlockPull');
+      } catch {
+        // The connection or the thread is gone: the server dropped the lock with the session.
+      }
+    };
+    return Promise.resolve({ release });
   }
 
   schema(): Field[] | undefined {
