@@ -97,6 +97,17 @@ describe.each(ENGINES)('mirror pull against the emulator (spawned CLI, real HTTP
     expect(dirs.map((d) => readdirSync(d))).toEqual([[], []]);
   });
 
+  it.runIf(engine.name === 'postgres')('pulls into two mirrors of one database (two schemas) at once: neither refuses the other', async () => {
+    const emu = await start({ seedCards: 30, pageSize: 5, faults: 'delay:150ms' });
+    const [one, two] = [await engine.mirror(), await engine.mirror()];
+    const run = spawnWith(['mirror', 'pull'], emuEnv(emu, one));
+    await until(() => pageRequests(emu).length >= 2, 'the first pull to read pages');
+    const other = spawnWith(['mirror', 'pull'], emuEnv(emu, two));
+    const ends = [await other.ended, await run.ended];
+    expect(ends.map((e) => e.code), other.output().stderr).toEqual([0, 0]);
+    expect(await engine.cards(two)).toEqual(serverCards(emu));
+  });
+
   it('two pulls started at once, with cards changed and created during their walk: the mirror ends equal to the board', async () => {
     const emu = await start({ seedCards: 60, pageSize: 5, faults: 'delay:150ms' });
     const file = await engine.mirror();
