@@ -154,10 +154,39 @@ async function connectWith(config: pg.ClientConfig, ssl: TlsOptions | false): Pr
   client.on('error', () => {});
   try {
     await client.connect();
-    return client;
   } catch (err) {
     await client.end().catch(() => {});
     throw err;
+  }
+  await checkClient(client);
+  return client;
+}
+
+/**
+ * How often the server looks, while it runs a statement of a session, whether the session's client is still
+ * there: it ends the statement when it is not. Without it, a statement the server computes long after its
+ * client has gone runs on to its end (it learns of the end only when it sends a row): a `cardboard query`
+ * stopped by Ctrl-C, SIGTERM or kill -9 would leave its statement computing on the server, for ever for one
+ * that never ends. A cancel request (a new connection with the session's key, sent as the run stops) would
+ * cover Ctrl-C and SIGTERM only, and hold up the stop while it connects: the check covers every way a process
+ * ends, kill -9 too, since the system closes its sockets and the server sees that within the interval.
+ */
+const CLIENT_CHECK = '1s';
+
+/**
+ * Set CLIENT_CHECK on a new session. The setting came with PostgreSQL 14: on an older server it is not in
+ * pg_settings and nothing is set; a server whose system cannot check (not Linux) refuses the value, and the
+ * session goes on without it, as before 14.
+ */
+async function checkClient(client: pg.Client): Promise<void> {
+  try {
+    await client.query(`SELECT set_config(name, '${CLIENT_CHECK}', false) FROM pg_settings WHERE name = 'client_connection_check_interval'`);
+  } catch (err) {
+    const refused = typeof (err as { code?: unknown } | null)?.code === 'string' && !String((err as { code: string }).code).startsWith('08');
+    if (!refused) {
+      await client.end().catch(() => {});
+      throw err;
+    }
   }
 }
 
