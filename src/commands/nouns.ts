@@ -10,7 +10,7 @@ export const NOUNS = [
   { name: 'comment', summary: 'Post a comment on a card' },
   { name: 'import', summary: 'Import cards from CSV or JSON: exact mapping, only what changed, resumable' },
   { name: 'webhook', summary: 'Listen for, record, forward, replay and send webhook deliveries' },
-  { name: 'mirror', summary: 'Keep a local copy of a board in SQLite, and answer questions from it' },
+  { name: 'mirror', summary: 'Keep a copy of a board in SQLite or PostgreSQL, and answer questions from it' },
   { name: 'query', summary: "Run read-only SQL over the board's mirror (no request)" },
   { name: 'api', summary: "Send one request of your own with the board's token (like gh api)" },
   { name: 'emulator', summary: 'Run a local Card Board Service for offline use and tests (state in memory)' },

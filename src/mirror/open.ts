@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import { closeSync, existsSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { cacheDir } from '../config/dirs.js';
-import { UsageError } from '../errors.js';
+import { CardboardError, UsageError } from '../errors.js';
 import { errnoCode, fileError } from '../fs-errors.js';
 import { createPrivateFile, makePrivateDir } from '../private-file.js';
 import { isPgUrl, pgTarget } from './pg/location.js';
@@ -72,6 +72,14 @@ export function openMirror(env: Env, board: MirrorBoard, options: { create: bool
   const location = place.file;
   findFile(location, options.create);
   return SqliteMirror.open(location, board, location, options.create);
+}
+
+/**
+ * Whether `err` is the error of a mirror that is not there (notFilled) at `location`: told by its message, not
+ * its class, as an error thrown in a mirror's thread (PostgreSQL) comes back a plain CardboardError.
+ */
+export function isNotFilled(err: unknown, location: string): boolean {
+  return err instanceof CardboardError && err.message === notFilled(location).message;
 }
 
 /** Open the mirror of `board` read-only, for queries; absent, it is the error openMirror gives without `create`. */

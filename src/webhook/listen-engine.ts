@@ -141,7 +141,10 @@ function firstBeat(store: MirrorStore, since: string): void {
     store.listenerBeat(since, since);
   } catch (err) {
     if (err instanceof CardboardError) throw err;
-    throw new CardboardError(`cannot write to the mirror ${store.location}: ${(err as Error).message}`, { hint: 'Check that the file and its folder are writable, or set CARDBOARD_MIRROR to another file.', cause: err });
+    throw new CardboardError(`cannot write to the mirror ${store.location}: ${(err as Error).message}`, {
+      hint: "For a file, check that it and its folder are writable; on PostgreSQL, that the role may write the mirror's tables (docs/mirror.md). Or set CARDBOARD_MIRROR to another mirror.",
+      cause: err,
+    });
   }
 }
 

@@ -141,4 +141,12 @@ describe('help', () => {
       expect(own, name).toBe(summary);
     }
   });
+
+  it('the mirror is said to be a SQLite file or PostgreSQL wherever a help page tells what it is', async () => {
+    for (const args of [['mirror', '--help'], ['mirror', 'pull', '--help'], ['webhook', 'listen', '--help'], ['card', 'list', '--help'], ['--help']]) {
+      const text = (await help(args)).replace(/\s+/g, ' ');
+      expect(text, args.join(' ')).toMatch(/PostgreSQL/);
+      expect(text, args.join(' ')).not.toMatch(/mirror \(SQLite\)|in SQLite,/);
+    }
+  });
 });

@@ -130,7 +130,7 @@ describe.runIf(process.platform === 'linux')("cardboard query lets go of the mir
 });
 
 // On PostgreSQL the statement runs on the server: stopping the run must stop it there too, or the server
-// would compute for ever for a run that has ended.
+// would compute for ever for a run that has ended; also when the run is killed (kill -9) and can do nothing.
 describe('cardboard query on PostgreSQL stops while the server computes', () => {
   if (absent(POSTGRES)) return;
 
@@ -141,7 +141,7 @@ describe('cardboard query on PostgreSQL stops while the server computes', () => 
   const computing = async (file: string) =>
     (await POSTGRES.rows(file, "SELECT pid FROM pg_stat_activity WHERE (strpos(query, 'cardboard_query') > 0 OR strpos(query, ?) > 0) AND state = 'active' AND pid <> pg_backend_pid()", [ENDLESS])).flat();
 
-  it.each(['SIGINT', 'SIGTERM'] as const)('%s: the run ends by it, promptly, and the statement no longer runs on the server', async (signal) => {
+  it.each(['SIGINT', 'SIGTERM', 'SIGKILL'] as const)('%s: the run ends by it, promptly, and the statement no longer runs on the server', async (signal) => {
     const location = await POSTGRES.mirror();
     const { file, env } = await filledMirror(undefined, location);
     const child = spawn(process.execPath, [BIN, 'query', ENDLESS], { env: childEnv({ env }), stdio: ['ignore', 'pipe', 'pipe'] });

@@ -35,7 +35,8 @@ Status= finds cards without a Status). < and > match only values that are number
 or such a string). --where reads every page (progress on stderr) unless --page is given; --limit
 counts matching cards and reads no page after the one that reaches it.
 
---mirror answers from the board's mirror (\`cardboard mirror pull\`), with no request to the service:
+--mirror answers from the board's mirror (\`cardboard mirror pull\`; a SQLite file, or PostgreSQL with
+CARDBOARD_MIRROR=postgres://…), with no request to the service:
 --where, --fields, --limit and every --format work the same; stderr says how old the mirror is
 (e.g. cardboard card list --mirror --where 'Name~invoice' --format csv).
 

@@ -6,7 +6,9 @@ import { mirrorStatusCommand } from './status.js';
 
 const EXAMPLES = `
 The mirror is a SQLite file per board (CARDBOARD_MIRROR sets its path) that other tools open as it is:
-the sqlite3 shell, Python, Datasette. See docs/mirror.md.
+the sqlite3 shell, Python, Datasette. Or, with CARDBOARD_MIRROR=postgres://…, tables in a PostgreSQL
+database that hold every board, which one listener keeps for a team and any PostgreSQL client reads.
+See docs/mirror.md.
 
 Examples:
   $ cardboard mirror pull && cardboard mirror status

@@ -26,10 +26,11 @@ export interface MirrorPullOptions {
 export const MIN_EVERY_MS = 10_000;
 
 const EXAMPLES = `
-Reads every page of the board into its mirror (a SQLite file, see \`cardboard mirror status\`), at the
-client's rate, with progress on stderr, then reconciles: a card no page showed is read alone (GET) before
-it is deleted from the mirror, since pages shift while cards change (spec 4.5). Ctrl-C stops after the
-page in hand is saved and ends by SIGINT (130); the next pull resumes after it, even after kill -9.
+Reads every page of the board into its mirror (a SQLite file, or PostgreSQL with
+CARDBOARD_MIRROR=postgres://…; see \`cardboard mirror status\`), at the client's rate, with progress on
+stderr, then reconciles: a card no page showed is read alone (GET) before it is deleted from the mirror,
+since pages shift while cards change (spec 4.5). Ctrl-C stops after the page in hand is saved and ends
+by SIGINT (130); the next pull resumes after it, even after kill -9.
 --restart abandons such an unfinished pull and reads the board again from page 0 (the cards it saved stay).
 One pull of a mirror at a time, wherever it runs (a lock beside the file, or on the PostgreSQL server).
 --json prints the summary as JSON.

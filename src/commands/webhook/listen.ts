@@ -64,7 +64,7 @@ export function webhookListenCommand(parent: Command, ctx: ContextRef, run = run
     .option('--changed <field>', 'print and forward only deliveries that changed this field of their card (repeatable: any of them)', routeFlag.changed)
     .option('--forward-timeout <duration>', 'how long your app may take per forward, e.g. 30s or 2m', '30s')
     .option('--record <file.jsonl>', 'append every verified delivery to this file before answering 200')
-    .option('--mirror', "apply every verified delivery to the selected board's mirror (SQLite) before answering 200")
+    .option('--mirror', "apply every verified delivery to the selected board's mirror (a SQLite file, or PostgreSQL with CARDBOARD_MIRROR=postgres://…) before answering 200")
     .option('--json', 'print one JSON object per delivery (also when stdout is not a terminal)')
     .option('--max-body <size>', 'largest body accepted; bigger gets 413', '1mb')
     .option('--max-connections <n>', 'open connections at most; at the cap the oldest idle one is closed', '128')

@@ -154,10 +154,39 @@ async function connectWith(config: pg.ClientConfig, ssl: TlsOptions | false): Pr
   client.on('error', () => {});
   try {
     await client.connect();
-    return client;
   } catch (err) {
     await client.end().catch(() => {});
     throw err;
+  }
+  await checkClient(client);
+  return client;
+}
+
+/**
+ * How often the server looks, while it runs a statement of a session, whether the session's client is still
+ * there: it ends the statement when it is not. Without it, a statement the server computes long after its
+ * client has gone runs on to its end (it learns of the end only when it sends a row): a `cardboard query`
+ * stopped by Ctrl-C, SIGTERM or kill -9 would leave its statement computing on the server, for ever for one
+ * that never ends. A cancel request (a new connection with the session's key, sent as the run stops) would
+ * cover Ctrl-C and SIGTERM only, and hold up the stop while it connects: the check covers every way a process
+ * ends, kill -9 too, since the system closes its sockets and the server sees that within the interval.
+ */
+const CLIENT_CHECK = '1s';
+
+/**
+ * Set CLIENT_CHECK on a new session. The setting came with PostgreSQL 14: on an older server it is not in
+ * pg_settings and nothing is set; a server whose system cannot check (not Linux) refuses the value, and the
+ * session goes on without it, as before 14.
+ */
+async function checkClient(client: pg.Client): Promise<void> {
+  try {
+    await client.query(`SELECT set_config(name, '${CLIENT_CHECK}', false) FROM pg_settings WHERE name = 'client_connection_check_interval'`);
+  } catch (err) {
+    const refused = typeof (err as { code?: unknown } | null)?.code === 'string' && !String((err as { code: string }).code).startsWith('08');
+    if (!refused) {
+      await client.end().catch(() => {});
+      throw err;
+    }
   }
 }
 
@@ -240,3 +269,53 @@ export function lostConnection(err: unknown, target: PgTarget): unknown {
   });
 }
 
+
+/** What a call of the mirror's thread does: reads the tables, writes them, or may make them (an open that creates). */
+export type MirrorAccess = 'read' | 'write' | 'create';
+
+/** Where the grants a mirror's roles need are listed. */
+const GRANTS_DOC = 'docs/mirror.md, "The database and its roles"';
+
+/**
+ * The right a role was refused (SQLSTATE 42501), from the server's message and what the call does: what the
+ * role lacks, and who has it.
+ */
+function missingRight(message: string, access: MirrorAccess): { right: string; hint: string } {
+  const schema = /permission denied for schema (\S+)/.exec(message)?.[1];
+  if (schema !== undefined && access === 'create') {
+    return { right: `CREATE on the schema ${schema} (to make the mirror's tables)`, hint: `Run the first \`mirror pull\` or \`webhook listen --mirror\` as a role that owns the schema (the listener's), or grant CREATE on it (${GRANTS_DOC}).` };
+  }
+  if (schema !== undefined) return { right: `USAGE on the schema ${schema}`, hint: `Grant USAGE on the schema to the role (${GRANTS_DOC}).` };
+  if (/must be owner of/.test(message)) {
+    return { right: "ownership of the board's view of its fields (remade when the fields change)", hint: `Run \`mirror pull\` and \`webhook listen --mirror\` as the role that made the mirror (the listener's, ${GRANTS_DOC}).` };
+  }
+  if (access === 'read') return { right: "SELECT on the mirror's tables", hint: `Grant USAGE on the schema and SELECT on its tables to the role (${GRANTS_DOC}).` };
+  return {
+    right: "SELECT, INSERT, UPDATE and DELETE on the mirror's tables",
+    hint: `\`mirror pull\`, \`webhook listen --mirror\` and \`import --mirror\` write to the mirror: run them as the listener's role, or grant it those (${GRANTS_DOC}).`,
+  };
+}
+
+/**
+ * `err` as the user's error when the server refused the role a right on the mirror (42501), or found its
+ * tables gone (42P01, 3F000: dropped while this run used them): one line naming the location and the role, and
+ * a hint (exit 1: the command is right, the database is not ready for this role). Anything else as it is.
+ */
+export function refusedBy(err: unknown, target: PgTarget, access: MirrorAccess): unknown {
+  if (err instanceof CardboardError || !(err instanceof Error)) return err;
+  const code = (err as { code?: unknown }).code;
+  const secrets = secretsOf(target);
+  const message = firstLine(err, secrets);
+  if (code === '42501') {
+    const role = planOf(target).config.user;
+    const { right, hint } = missingRight(message, access);
+    return new CardboardError(`The mirror at ${target.location} refused the role ${JSON.stringify(role)} (${message}): it needs ${right}.`, { hint, cause: safeCause(err, secrets) });
+  }
+  if (code === '42P01' || code === '3F000') {
+    return new CardboardError(`The mirror's tables at ${target.location} are gone (${message}): they were dropped while this run used them.`, {
+      hint: '`cardboard mirror pull` makes the mirror again (as a role with CREATE on the schema).',
+      cause: safeCause(err, secrets),
+    });
+  }
+  return err;
+}

@@ -57,6 +57,8 @@ function firstLine(err: unknown): string {
 function failure(err: unknown): unknown {
   if (err instanceof CardboardError) return err;
   const code = (err as { code?: unknown } | null)?.code;
+  // A table the role may not read is no fault of the statement: the thread says which right is missing.
+  if (code === '42501') return err;
   if (typeof code === 'string' && STATEMENT_CLASSES.has(code.slice(0, 2))) return new UsageError(`query: ${firstLine(err)}`, { hint: TABLES_HINT, cause: err });
   return new CardboardError(`query: ${firstLine(err)}`, { cause: err });
 }
