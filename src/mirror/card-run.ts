@@ -4,11 +4,54 @@
 // applies a batch of twenty or more deliveries at a time, and a statement costs about as much as the row it
 // writes: one statement a row would double the cost of the batch. The walk itself (RunCards) is the
 // engines' own: the mirror on PostgreSQL (pg/pg-run.ts) reads and writes its way around the same one.
+import { isDeepStrictEqual } from 'node:util';
 import type Libsql from 'libsql';
+import { CardboardError } from '../errors.js';
 import type { Card } from '../spec-types.js';
+import type { MirrorChange, MirrorDelivery } from './types.js';
 
 type Database = Libsql.Database;
 type Statement = Libsql.Statement;
+
+/** The longest text of an unplaced delivery kept in `deliveries.body`, in bytes; a longer one is cut and `body_cut` set. */
+export const UNPLACED_BODY_MAX = 64 * 1024;
+
+/** The first `max` bytes of `text` in UTF-8, cut before a character, never inside one. */
+export function cutUtf8(text: string, max: number): { text: string; cut: boolean } {
+  const bytes = Buffer.from(text);
+  if (bytes.length <= max) return { text, cut: false };
+  let end = max;
+  while (end > 0 && (bytes[end]! & 0xc0) === 0x80) end--;
+  return { text: bytes.subarray(0, end).toString(), cut: true };
+}
+
+/** The card's id, which every card the mirror keeps has. */
+export function idOf(card: Card): string {
+  if (typeof card._id !== 'string') throw new CardboardError('A card without an _id cannot be kept in the mirror.');
+  return card._id;
+}
+
+/** The cards a batch of deliveries touches: the ids its run reads at its start. */
+export function touchedBy(deliveries: readonly MirrorDelivery[]): string[] {
+  return deliveries.flatMap((d) => (d.kind === 'card' ? [idOf(d.card)] : d.kind === 'deleted' ? [d.id] : []));
+}
+
+/** One delivery of a batch as the table `deliveries` logs it (each engine writes it its own way). */
+export interface LoggedDelivery {
+  seq: number;
+  receivedAt: string;
+  kind: MirrorDelivery['kind'];
+  name?: string;
+  cardId?: string;
+  /** An unplaced delivery's text, cut at UNPLACED_BODY_MAX. */
+  body?: { text: string; cut: boolean };
+}
+
+/** A change of `id` from `before` to `after`, or undefined when the card is the same (compared parsed). */
+function changeOf(id: string, before: Card | undefined, after: Card): MirrorChange | undefined {
+  if (isDeepStrictEqual(before, after)) return undefined;
+  return before === undefined ? { id, after } : { id, before, after };
+}
 
 /**
  * Rows one multi-row statement takes at most: 64 rows of 7 values stay far below SQLite's limit on the values
@@ -186,6 +229,50 @@ export abstract class RunCards {
     entry.pos = undefined;
     entry.seq = undefined;
     entry.tomb = this.seq;
+  }
+
+  /**
+   * Apply verified deliveries in their order: a card's keys merged into the card held (a server may send only
+   * what changed), a delete removing it; the changes they made, and each delivery as `deliveries` logs it.
+   */
+  applyDeliveries(deliveries: readonly MirrorDelivery[]): { changes: MirrorChange[]; logged: LoggedDelivery[] } {
+    const changes: MirrorChange[] = [];
+    const logged: LoggedDelivery[] = [];
+    for (const d of deliveries) {
+      const entry: LoggedDelivery = { seq: this.next(), receivedAt: d.receivedAt, kind: d.kind, ...(d.name === undefined ? {} : { name: d.name }) };
+      if (d.kind === 'card') {
+        entry.cardId = d.card._id;
+        const before = this.card(entry.cardId);
+        // Spread, not Object.assign: a key named __proto__ is the card's own data, never its prototype.
+        const after = before === undefined ? d.card : { ...before, ...d.card };
+        this.put(entry.cardId, after, d.receivedAt);
+        const change = changeOf(entry.cardId, before, after);
+        if (change) changes.push(change);
+      } else if (d.kind === 'deleted') {
+        entry.cardId = d.id;
+        const before = this.card(d.id);
+        if (before !== undefined) changes.push({ id: d.id, before });
+        this.remove(d.id);
+      } else {
+        if (d.cardId !== undefined) entry.cardId = d.cardId;
+        if (d.kind === 'unplaced') entry.body = cutUtf8(d.body, UNPLACED_BODY_MAX);
+      }
+      logged.push(entry);
+    }
+    return { changes, logged };
+  }
+
+  /** Cards the service returned for this client's own writes, kept whole at `now`; the changes they made. */
+  applyWrites(cards: readonly Card[], now: string): MirrorChange[] {
+    const changes: MirrorChange[] = [];
+    for (const card of cards) {
+      this.next();
+      const before = this.card(card._id);
+      this.put(card._id, card, now);
+      const change = changeOf(card._id, before, card);
+      if (change) changes.push(change);
+    }
+    return changes;
   }
 
   /** What the run did. */

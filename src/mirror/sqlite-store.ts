@@ -21,7 +21,7 @@ import type { Clock } from '../clock.js';
 import { CardboardError, UsageError } from '../errors.js';
 import type { Card, Field } from '../spec-types.js';
 import { type MirrorBoard, type MirrorChange, type MirrorDelivery, type MirrorStatus, type MirrorStore, type PullCursor, LISTENER_BEAT_MS } from './types.js';
-import { CardRun, type RunStatements, runStatements } from './card-run.js';
+import { CardRun, idOf, type RunStatements, runStatements, touchedBy } from './card-run.js';
 import { lockPullFile, type PullLock } from './pull-lock.js';
 import { cardFieldsView } from './view.js';
 
@@ -38,8 +38,6 @@ export const MIRROR_FORMAT = 1;
  */
 export const BUSY_TIMEOUT_MS = 30_000;
 
-/** The longest text of an unplaced delivery kept in `deliveries.body`, in bytes; a longer one is cut and `body_cut` set. */
-export const UNPLACED_BODY_MAX = 64 * 1024;
 
 /**
  * The SQL that brings a file from format i to i + 1 (MIGRATIONS[0] makes a new file format 1). A change of
@@ -188,20 +186,6 @@ function syncFile(path: string): void {
   }
 }
 
-/** The first `max` bytes of `text` in UTF-8, cut before a character, never inside one. */
-export function cutUtf8(text: string, max: number): { text: string; cut: boolean } {
-  const bytes = Buffer.from(text);
-  if (bytes.length <= max) return { text, cut: false };
-  let end = max;
-  while (end > 0 && (bytes[end]! & 0xc0) === 0x80) end--;
-  return { text: bytes.subarray(0, end).toString(), cut: true };
-}
-
-/** The card's id, which every card the mirror keeps has. */
-export function idOf(card: Card): string {
-  if (typeof card._id !== 'string') throw new CardboardError('A card without an _id cannot be kept in the mirror.');
-  return card._id;
-}
 
 type CardRow = [body: string, deliveredSeq: number];
 type PullRow = [id: number, startedAt: string, startSeq: number, nextPage: number, pages: number, cards: number, finishedAt: string | null, deleted: number | null];
@@ -450,34 +434,11 @@ export class SqliteMirror implements MirrorStore {
   applyDeliveries(deliveries: readonly MirrorDelivery[]): MirrorChange[] {
     if (deliveries.length === 0) return [];
     return this.write(() => {
-      const run = new CardRun(this.run, deliveries.flatMap((d) => (d.kind === 'card' ? [idOf(d.card)] : d.kind === 'deleted' ? [d.id] : [])));
-      const out: MirrorChange[] = [];
-      const logged: unknown[][] = [];
-      for (const d of deliveries) {
-        const seq = run.next();
-        let cardId: string | undefined;
-        let body: { text: string; cut: boolean } | undefined;
-        if (d.kind === 'card') {
-          cardId = d.card._id;
-          const before = run.card(cardId);
-          // Spread, not Object.assign: a key named __proto__ is the card's own data, never its prototype.
-          const after = before === undefined ? d.card : { ...before, ...d.card };
-          run.put(cardId, after, d.receivedAt);
-          if (!isDeepStrictEqual(before, after)) out.push(before === undefined ? { id: cardId, after } : { id: cardId, before, after });
-        } else if (d.kind === 'deleted') {
-          cardId = d.id;
-          const before = run.card(cardId);
-          if (before !== undefined) out.push({ id: cardId, before });
-          run.remove(cardId);
-        } else {
-          cardId = d.cardId;
-          if (d.kind === 'unplaced') body = cutUtf8(d.body, UNPLACED_BODY_MAX);
-        }
-        logged.push([seq, d.receivedAt, d.kind, d.name ?? null, cardId ?? null, body?.text ?? null, body?.cut ? 1 : 0]);
-      }
+      const run = new CardRun(this.run, touchedBy(deliveries));
+      const { changes, logged } = run.applyDeliveries(deliveries);
       run.end();
-      this.run.logDeliveries.run(logged);
-      return out;
+      this.run.logDeliveries.run(logged.map((l) => [l.seq, l.receivedAt, l.kind, l.name ?? null, l.cardId ?? null, l.body?.text ?? null, l.body?.cut ? 1 : 0]));
+      return changes;
     });
   }
 
@@ -485,15 +446,9 @@ export class SqliteMirror implements MirrorStore {
     if (cards.length === 0) return [];
     return this.write(() => {
       const run = new CardRun(this.run, cards.map(idOf));
-      const out: MirrorChange[] = [];
-      for (const card of cards) {
-        run.next();
-        const before = run.card(card._id);
-        run.put(card._id, card, now);
-        if (!isDeepStrictEqual(before, card)) out.push(before === undefined ? { id: card._id, after: card } : { id: card._id, before, after: card });
-      }
+      const changes = run.applyWrites(cards, now);
       run.end();
-      return out;
+      return changes;
     });
   }
 

@@ -6,7 +6,7 @@ import pg from 'pg';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { openPgStore } from '../../src/mirror/pg/ops.js';
 import type { PgStoreOps } from '../../src/mirror/pg/protocol.js';
-import { UNPLACED_BODY_MAX } from '../../src/mirror/sqlite-store.js';
+import { UNPLACED_BODY_MAX } from '../../src/mirror/card-run.js';
 import type { MirrorBoard, MirrorDelivery } from '../../src/mirror/types.js';
 import { PG_REQUIRED, PG_SKIPPED, type PgSchema, pgClient, pgSchema } from '../helpers/postgres.js';
 import { BOARD } from './helpers.js';

@@ -4,7 +4,7 @@
 import { copyFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { UNPLACED_BODY_MAX } from '../../src/mirror/sqlite-store.js';
+import { UNPLACED_BODY_MAX } from '../../src/mirror/card-run.js';
 import type { MirrorDelivery } from '../../src/mirror/types.js';
 import { tempDir } from '../helpers/cli.js';
 import { absent, ENGINES, SQLITE } from '../helpers/engines.js';

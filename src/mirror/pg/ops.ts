@@ -10,11 +10,11 @@
 import { isDeepStrictEqual } from 'node:util';
 import type pg from 'pg';
 import type { Card, Field } from '../../spec-types.js';
-import { cutUtf8, idOf, UNPLACED_BODY_MAX } from '../sqlite-store.js';
+import { cutUtf8, idOf, touchedBy } from '../card-run.js';
 import { type MirrorBoard, type MirrorChange, type MirrorDelivery, type MirrorStatus, type PullCursor, LISTENER_BEAT_MS } from '../types.js';
 import { columnNames, quoteIdentifier } from '../view.js';
 import { fieldsViewName, inWrite, openBoard, writeBatch, WRITER_SETTINGS } from './migrations.js';
-import { type LoggedDelivery, columns, PgRun, unnestOf } from './pg-run.js';
+import { type DeliveryRow, columns, PgRun, unnestOf } from './pg-run.js';
 import type { PgStoreOps } from './protocol.js';
 import { releasePullLock, takePullLock } from './pull-lock.js';
 import { jsonbString, jsonbText, noNul, quoteLiteral, sqlArray, sqlValue } from './text.js';
@@ -314,13 +314,7 @@ function storeOps(first: pg.Client, connect: () => Promise<pg.Client>, b: number
       const ids = cards.map(idOf);
       return writeBatch(w, location, b, PgRun.readSql(b, ids), (rows) => {
         const run = PgRun.from(b, ids, rows);
-        const out: MirrorChange[] = [];
-        for (const card of cards) {
-          run.next();
-          const before = run.card(card._id);
-          run.put(card._id, card, now);
-          if (!isDeepStrictEqual(before, card)) out.push(before === undefined ? { id: card._id, after: card } : { id: card._id, before, after: card });
-        }
+        const out = run.applyWrites(cards, now);
         return { out, write: run.endSql() };
       });
     },
@@ -447,34 +441,12 @@ function savePage(w: pg.Client, b: number, location: string, pull: PullCursor, p
 /** applyDeliveries (MirrorStore): the batch in one transaction, in order, as a PgRun. */
 async function applyDeliveries(w: pg.Client, b: number, location: string, deliveries: MirrorDelivery[]): Promise<MirrorChange[]> {
   if (deliveries.length === 0) return [];
-  const touched = deliveries.flatMap((d) => (d.kind === 'card' ? [idOf(d.card)] : d.kind === 'deleted' ? [d.id] : []));
+  const touched = touchedBy(deliveries);
   return writeBatch(w, location, b, PgRun.readSql(b, touched), (rows) => {
     const run = PgRun.from(b, touched, rows);
-    const out: MirrorChange[] = [];
-    const logged: LoggedDelivery[] = [];
-    for (const d of deliveries) {
-      const seq = run.next();
-      let cardId: string | undefined;
-      let body: { text: string; cut: boolean } | undefined;
-      if (d.kind === 'card') {
-        cardId = d.card._id;
-        const before = run.card(cardId);
-        // Spread, not Object.assign: a key named __proto__ is the card's own data, never its prototype.
-        const after = before === undefined ? d.card : { ...before, ...d.card };
-        run.put(cardId, after, d.receivedAt);
-        if (!isDeepStrictEqual(before, after)) out.push(before === undefined ? { id: cardId, after } : { id: cardId, before, after });
-      } else if (d.kind === 'deleted') {
-        cardId = d.id;
-        const before = run.card(cardId);
-        if (before !== undefined) out.push({ id: cardId, before });
-        run.remove(cardId);
-      } else {
-        cardId = d.cardId;
-        if (d.kind === 'unplaced') body = cutUtf8(d.body, UNPLACED_BODY_MAX);
-      }
-      const text = (s: string | undefined) => (s === undefined ? null : noNul(s));
-      logged.push([seq, d.receivedAt, d.kind, text(d.name), text(cardId), text(body?.text), body?.cut ?? false]);
-    }
-    return { out, write: run.endSql(logged) };
+    const { changes, logged } = run.applyDeliveries(deliveries);
+    const text = (t: string | undefined) => (t === undefined ? null : noNul(t));
+    const rowsLogged: DeliveryRow[] = logged.map((l) => [l.seq, l.receivedAt, l.kind, text(l.name), text(l.cardId), text(l.body?.text), l.body?.cut ?? false]);
+    return { out: changes, write: run.endSql(rowsLogged) };
   });
 }

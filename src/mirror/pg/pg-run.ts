@@ -8,7 +8,7 @@ import { RunCards } from '../card-run.js';
 import { jsonbText, noNul, sqlArray, sqlValue } from './text.js';
 
 /** A delivery as `deliveries` logs it: seq, received_at, kind, name, card_id, body, body_cut. */
-export type LoggedDelivery = [number, string, string, string | null, string | null, string | null, boolean];
+export type DeliveryRow = [number, string, string, string | null, string | null, string | null, boolean];
 
 /** A run (RunCards in card-run.ts) on a PostgreSQL mirror: what it reads and the statements that write what it did. */
 export class PgRun extends RunCards {
@@ -47,7 +47,7 @@ export class PgRun extends RunCards {
   }
 
   /** The statements that write what the run did, and `logged` into `deliveries`: deleted rows, kept cards, tombstones, the last sequence number. */
-  endSql(logged: readonly LoggedDelivery[] = []): string {
+  endSql(logged: readonly DeliveryRow[] = []): string {
     const { drop, tombs, keep } = this.outcome();
     const b = this.board;
     const cleared = this.tombstones ? keep.map((k) => k[0]) : [];
