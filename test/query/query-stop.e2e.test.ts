@@ -5,6 +5,7 @@
 // What tells the statement has begun: the cardboard process holds the mirror file open (it opens it just
 // before it runs the statement), read from /proc, so these run on Linux.
 import { type ChildProcess, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { copyFileSync, existsSync, readdirSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
@@ -135,27 +136,29 @@ describe('cardboard query on PostgreSQL stops while the server computes', () => 
   if (absent(POSTGRES)) return;
 
   /**
-   * The server's sessions running a query's statement (its rows are fetched from a cursor, `FETCH … FROM
-   * cardboard_query`, which is what such a session shows while the server computes), but the one asking.
+   * The server's sessions of this test's run (named by the application_name it connects with: other files'
+   * runs of `query` compute on the same server at the same time, and must be neither counted nor ended here)
+   * that are computing, but the one asking.
    */
-  const computing = async (file: string) =>
-    (await POSTGRES.rows(file, "SELECT pid FROM pg_stat_activity WHERE (strpos(query, 'cardboard_query') > 0 OR strpos(query, ?) > 0) AND state = 'active' AND pid <> pg_backend_pid()", [ENDLESS])).flat();
+  const computing = async (file: string, app: string) =>
+    (await POSTGRES.rows(file, "SELECT pid FROM pg_stat_activity WHERE application_name = ? AND state = 'active' AND pid <> pg_backend_pid()", [app])).flat();
 
   it.each(['SIGINT', 'SIGTERM', 'SIGKILL'] as const)('%s: the run ends by it, promptly, and the statement no longer runs on the server', async (signal) => {
     const location = await POSTGRES.mirror();
     const { file, env } = await filledMirror(undefined, location);
-    const child = spawn(process.execPath, [BIN, 'query', ENDLESS], { env: childEnv({ env }), stdio: ['ignore', 'pipe', 'pipe'] });
+    const app = `cardboard-stop-${randomUUID()}`;
+    const child = spawn(process.execPath, [BIN, 'query', ENDLESS], { env: childEnv({ env: { ...env, PGAPPNAME: app } }), stdio: ['ignore', 'pipe', 'pipe'] });
     running.add(child);
     let stderr = '';
     child.stderr!.setEncoding('utf8').on('data', (s: string) => (stderr += s));
     const ended = endOf(child);
     let sessions: unknown[] = [];
     try {
-      await waitFor(async () => (sessions = await computing(file)).length > 0 || child.exitCode !== null, { what: 'the statement to run on the server', intervalMs: 100 });
+      await waitFor(async () => (sessions = await computing(file, app)).length > 0 || child.exitCode !== null, { what: 'the statement to run on the server', intervalMs: 100 });
       child.kill(signal);
       expect(await endsPromptly(ended), stderr).toEqual({ code: null, signal });
       // A session left computing would still be there (another test's short statement ends soon by itself).
-      await waitFor(async () => (await computing(file)).every((pid) => !sessions.includes(pid)), { what: 'the server to stop the statement', timeoutMs: PROMPTLY_MS, intervalMs: 100 });
+      await waitFor(async () => (await computing(file, app)).every((pid) => !sessions.includes(pid)), { what: 'the server to stop the statement', timeoutMs: PROMPTLY_MS, intervalMs: 100 });
     } finally {
       // Whatever the outcome, no statement of this test computes on after it (nor holds up its schema's drop).
       await POSTGRES.rows(file, 'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid = ANY(?)', [sessions]);
