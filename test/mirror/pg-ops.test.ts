@@ -4,10 +4,12 @@
 // turns, walks of one snapshot, two first opens at once, a role that may only read.
 import pg from 'pg';
 import { describe, expect, it, onTestFinished } from 'vitest';
+import { boardKey } from '../../src/mirror/pg/migrations.js';
 import { openPgStore } from '../../src/mirror/pg/ops.js';
 import type { PgStoreOps } from '../../src/mirror/pg/protocol.js';
 import { UNPLACED_BODY_MAX } from '../../src/mirror/card-run.js';
 import type { MirrorBoard, MirrorDelivery } from '../../src/mirror/types.js';
+import { waitFor } from '../helpers/wait.js';
 import { PG_REQUIRED, PG_SKIPPED, type PgSchema, pgClient, pgSchema } from '../helpers/postgres.js';
 import { BOARD } from './helpers.js';
 
@@ -510,7 +512,7 @@ describe.skipIf(PG_SKIPPED !== undefined && !PG_REQUIRED)('the mirror on Postgre
       const store = await open(s);
       const holder = await pgClient();
       onTestFinished(() => holder.end());
-      await holder.query('BEGIN; SELECT pg_advisory_xact_lock(1667394930, 1)');
+      await holder.query(`BEGIN; SELECT pg_advisory_xact_lock(1667394930, ${boardKey(s.schema, 1)})`);
       let done = false;
       const write = store.applyDeliveries([delivered(card('a'))]).then(() => (done = true));
       await new Promise((r) => setTimeout(r, 300));
@@ -518,6 +520,28 @@ describe.skipIf(PG_SKIPPED !== undefined && !PG_REQUIRED)('the mirror on Postgre
       await holder.query('COMMIT');
       await write;
       expect(await store.count()).toBe(1);
+    });
+
+    it('the board numbered 1 in another schema of the database has a lock of its own: its writer does not wait', async () => {
+      const [s, other] = [await pgSchema(), await pgSchema()];
+      const clients: pg.Client[] = [];
+      const connect = connector(s.url);
+      const store = await openPgStore(async () => clients[clients.push(await connect()) - 1]!, BOARD, LOCATION, true);
+      onTestFinished(() => store.close());
+      const otherStore = await open(other);
+      expect([await s.rows('SELECT board FROM boards'), await other.rows('SELECT board FROM boards')]).toEqual([[[1]], [[1]]]);
+      // A wait would fail the write at once rather than after the store's own 30 s.
+      await clients[0]!.query('SET lock_timeout = 200');
+      // The other schema's writer in the middle of a write: its board's lock taken, its read held up by a lock
+      // on its cards.
+      const holder = await pgClient();
+      onTestFinished(() => holder.end());
+      await holder.query(`BEGIN; LOCK TABLE ${other.schema}.cards IN ACCESS EXCLUSIVE MODE`);
+      const otherWrite = otherStore.applyDeliveries([delivered(card('b'))]);
+      await waitFor(async () => (await other.rows(`SELECT count(*) FROM pg_locks WHERE relation = '${other.schema}.cards'::regclass AND NOT granted`))[0]![0] !== '0', { what: 'the other writer to wait on its cards' });
+      expect(await store.applyDeliveries([delivered(card('a'))])).toEqual([{ id: 'a', after: card('a') }]);
+      await holder.query('COMMIT');
+      expect(await otherWrite).toEqual([{ id: 'b', after: card('b') }]);
     });
 
     it('a write that waits for the board’s lock longer than lock_timeout fails as SQLite’s busy mirror does, and writes nothing', async () => {
@@ -530,7 +554,7 @@ describe.skipIf(PG_SKIPPED !== undefined && !PG_REQUIRED)('the mirror on Postgre
       await clients[0]!.query('SET lock_timeout = 200');
       const holder = await pgClient();
       onTestFinished(() => holder.end());
-      await holder.query('BEGIN; SELECT pg_advisory_xact_lock(1667394930, 1)');
+      await holder.query(`BEGIN; SELECT pg_advisory_xact_lock(1667394930, ${boardKey(s.schema, 1)})`);
       const refused = store.applyDeliveries([delivered(card('a')), deleted('b')]);
       await expect(refused).rejects.toThrow(`The mirror ${LOCATION} stayed busy for 30s: another process is writing to it.`);
       await expect(store.beginPull(T0)).rejects.toMatchObject({ exitCode: 1, hint: 'Run again when the other pull or import is done.' });

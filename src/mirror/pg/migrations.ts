@@ -9,8 +9,10 @@
 //                     the SQLite mirror's tables (sqlite-store.ts) with a `board` column first; a card's
 //                     `body` is jsonb, for SQL, and `body_text` the JSON cardboard wrote and reads back;
 //   card_fields_<board>  a view per board: `_id` and one column per field (saveSchema in ops.ts).
-// Writers of one board wait for each other on an advisory lock of the transaction (the number of the board);
-// making or migrating the tables takes the lock of board 0, which no board has (`boards.board` is from 1).
+// Writers of one board wait for each other on an advisory lock of the transaction (boardKey: the schema and
+// the number of the board); making or migrating the tables takes the lock of board 0, which no board has
+// (`boards.board` is from 1).
+import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import { CardboardError, UsageError } from '../../errors.js';
 import type { MirrorBoard } from '../types.js';
@@ -19,8 +21,18 @@ import { BUSY_TIMEOUT_MS, notFilled } from '../sqlite-store.js';
 /** The format of the tables this code writes; an older one is migrated on open, a newer one refused. */
 export const PG_FORMAT = 1;
 
-/** The first key of every advisory lock the mirror takes ("cbmr"): the second is the board's number. */
+/** The first key of every write lock the mirror takes ("cbmr"): the second is boardKey's. */
 const LOCK_SPACE = 0x63626d72;
+
+/**
+ * The second key of an advisory lock of board `b` in `schema`: 31 bits of a digest of both (a positive int4).
+ * Advisory locks are the database's, and each schema numbers its boards from 1: a key of the number alone
+ * would make the writers of every schema's board 1 wait for each other (and one long writer make the others
+ * "busy"). Two boards whose digests meet only wait for each other.
+ */
+export function boardKey(schema: string, b: number): number {
+  return createHash('sha256').update(`${schema}\n${b}`).digest().readUInt32BE(0) >>> 1;
+}
 
 /** The tables (and views) of a mirror: any of them in a schema without `cardboard_mirror` is another program's. */
 const MIRROR_TABLES = ['cardboard_mirror', 'boards', 'cards', 'fields', 'pulls', 'deliveries', 'tombstones', 'listener'];
@@ -102,13 +114,13 @@ function sqlState(err: unknown): string | undefined {
 export const WRITER_SETTINGS = `SET synchronous_commit = off; SET lock_timeout = ${BUSY_TIMEOUT_MS}; SET standard_conforming_strings = on`;
 
 /**
- * Run `fn` in one transaction of `client` that first takes the advisory lock of board `lock` (0: the tables
- * themselves), rolled back if it throws. READ COMMITTED: every statement after the lock sees what the writer
+ * Run `fn` in one transaction of `client` that first takes the advisory lock `key` (boardKey of the board, or
+ * of 0: the tables themselves), rolled back if it throws. READ COMMITTED: every statement after the lock sees what the writer
  * before it committed. A wait for the lock longer than lock_timeout fails as SQLite's busy timeout does.
  */
-export async function inWrite<T>(client: pg.Client, location: string, lock: number, fn: () => Promise<T>): Promise<T> {
+export async function inWrite<T>(client: pg.Client, location: string, key: number, fn: () => Promise<T>): Promise<T> {
   try {
-    await client.query(`BEGIN; SELECT pg_advisory_xact_lock(${LOCK_SPACE}, ${lock})`);
+    await client.query(`BEGIN; SELECT pg_advisory_xact_lock(${LOCK_SPACE}, ${key})`);
     const out = await fn();
     await client.query('COMMIT');
     return out;
@@ -120,14 +132,14 @@ export async function inWrite<T>(client: pg.Client, location: string, lock: numb
 
 /**
  * A write transaction of two round trips, for the writes that come many a second (a listener's deliveries, a
- * pull's pages): BEGIN, the board's lock and `read` in one, then the statements `fn` makes of what `read`
+ * pull's pages): BEGIN, the board's lock (`key`, as inWrite's) and `read` in one, then the statements `fn` makes of what `read`
  * returned and COMMIT in another. Each statement of one round trip is planned on its own, after the one
  * before it ran: `read` sees every commit made before the lock was taken. The statements carry their values
  * as SQL text (sqlValue in text.ts: standard_conforming_strings is on in the writer's session).
  */
-export async function writeBatch<T>(client: pg.Client, location: string, lock: number, read: string, fn: (rows: unknown[][]) => { out: T; write: string }): Promise<T> {
+export async function writeBatch<T>(client: pg.Client, location: string, key: number, read: string, fn: (rows: unknown[][]) => { out: T; write: string }): Promise<T> {
   try {
-    const results = (await client.query({ text: `BEGIN; SELECT pg_advisory_xact_lock(${LOCK_SPACE}, ${lock}); ${read}`, rowMode: 'array' })) as unknown as pg.QueryArrayResult[];
+    const results = (await client.query({ text: `BEGIN; SELECT pg_advisory_xact_lock(${LOCK_SPACE}, ${key}); ${read}`, rowMode: 'array' })) as unknown as pg.QueryArrayResult[];
     const { out, write } = fn(results[2]!.rows);
     await client.query(`${write}; COMMIT`);
     return out;
@@ -185,19 +197,26 @@ async function boardNumber(client: pg.Client, board: MirrorBoard): Promise<numbe
   return rows[0]?.board;
 }
 
+/** A board in the mirror's tables: its number there, and the key of its locks (boardKey). */
+export interface OpenedBoard {
+  number: number;
+  key: number;
+}
+
 /**
- * The number of `board` in the mirror's tables, made (tables, board row, its view) when `create`, migrated
- * when older; notFilled when they do not hold it and `create` is false. Nothing is written when the tables
- * are current and hold the board: a role that may only read opens them.
+ * `board` in the mirror's tables, made (tables, board row, its view) when `create`, migrated when older;
+ * notFilled when they do not hold it and `create` is false. Nothing is written when the tables are current
+ * and hold the board: a role that may only read opens them.
  */
-export async function openBoard(client: pg.Client, board: MirrorBoard, location: string, create: boolean): Promise<number> {
+export async function openBoard(client: pg.Client, board: MirrorBoard, location: string, create: boolean): Promise<OpenedBoard> {
   const found = await inspect(client, location, create);
+  const opened = (number: number): OpenedBoard => ({ number, key: boardKey(found.schema, number) });
   if (found.format === PG_FORMAT) {
     const number = await boardNumber(client, board);
-    if (number !== undefined) return number;
+    if (number !== undefined) return opened(number);
   }
   if (found.format === 0 && !create) throw notFilled(location);
-  await inWrite(client, location, 0, async () => {
+  await inWrite(client, location, boardKey(found.schema, 0), async () => {
     // Another process may have made or migrated them since.
     const now = await inspect(client, location, create);
     for (let format = now.format; format < PG_FORMAT; format++) await client.query(MIGRATIONS[format]!);
@@ -214,7 +233,7 @@ export async function openBoard(client: pg.Client, board: MirrorBoard, location:
   });
   const number = await boardNumber(client, board);
   if (number === undefined) throw notFilled(location);
-  return number;
+  return opened(number);
 }
 
 /** The name of the per-field view of board `number`. */

@@ -13,7 +13,7 @@ import type { Card, Field } from '../../spec-types.js';
 import { cutUtf8, idOf, touchedBy } from '../card-run.js';
 import { type MirrorBoard, type MirrorChange, type MirrorDelivery, type MirrorStatus, type PullCursor, LISTENER_BEAT_MS } from '../types.js';
 import { columnNames, quoteIdentifier } from '../view.js';
-import { fieldsViewName, inWrite, openBoard, writeBatch, WRITER_SETTINGS } from './migrations.js';
+import { fieldsViewName, inWrite, openBoard, type OpenedBoard, writeBatch, WRITER_SETTINGS } from './migrations.js';
 import { type DeliveryRow, columns, PgRun, unnestOf } from './pg-run.js';
 import type { PgStoreOps } from './protocol.js';
 import { releasePullLock, takePullLock } from './pull-lock.js';
@@ -72,8 +72,8 @@ function fieldsView(number: number, fieldNames: readonly string[]): string {
 export async function openPgStore(connect: () => Promise<pg.Client>, board: MirrorBoard, location: string, create: boolean): Promise<PgStoreOps> {
   const client = await writerOf(connect);
   try {
-    const number = await openBoard(client, board, location, create);
-    return storeOps(client, connect, number, board, location);
+    const opened = await openBoard(client, board, location, create);
+    return storeOps(client, connect, opened, board, location);
   } catch (err) {
     await client.end().catch(() => undefined);
     throw err;
@@ -96,10 +96,12 @@ async function writerOf(connect: () => Promise<pg.Client>): Promise<pg.Client> {
 const OFF_WRITER = new Set<string>(['cardsOpen', 'cardsNext', 'cardsClose', 'close']);
 
 /**
- * The operations of board `b`'s mirror on the writer connection `first`. The thread calls them one at a time
- * (a call's transaction is the connection's only one), walks excepted: those have connections of their own.
+ * The operations of the mirror of board `opened` (its number `b`, and `key`, that of its locks) on the writer
+ * connection `first`. The thread calls them one at a time (a call's transaction is the connection's only
+ * one), walks excepted: those have connections of their own.
  */
-function storeOps(first: pg.Client, connect: () => Promise<pg.Client>, b: number, board: MirrorBoard, location: string): PgStoreOps {
+function storeOps(first: pg.Client, connect: () => Promise<pg.Client>, opened: OpenedBoard, board: MirrorBoard, location: string): PgStoreOps {
+  const { number: b, key } = opened;
   let w = first;
   let closed = false;
   // The writer's connection lost (the server restarted, or closed it idle): the call that finds it so fails,
@@ -120,10 +122,10 @@ function storeOps(first: pg.Client, connect: () => Promise<pg.Client>, b: number
     w = await writerOf(connect);
     watch(w);
     lost = false;
-    if (pulling) await takePullLock(w, b, location);
+    if (pulling) await takePullLock(w, key, location);
   };
   const q = async <R extends unknown[]>(text: string, values: unknown[] = []): Promise<R[]> => (await w.query<R>({ text, values, rowMode: 'array' })).rows;
-  const write = <T>(fn: () => Promise<T>): Promise<T> => inWrite(w, location, b, fn);
+  const write = <T>(fn: () => Promise<T>): Promise<T> => inWrite(w, location, key, fn);
   const openPull = async () => (await q<PullRow>(`${PULL} WHERE board = $1 AND finished_at IS NULL ORDER BY id DESC LIMIT 1`, [b]))[0];
   const lastPos = async () => ((await q<[number | null]>('SELECT max(pos) FROM cards WHERE board = $1', [b]))[0]![0] ?? 0) + 1;
   const count = async () => (await q<[number]>('SELECT count(*) FROM cards WHERE board = $1', [b]))[0]![0];
@@ -146,13 +148,13 @@ function storeOps(first: pg.Client, connect: () => Promise<pg.Client>, b: number
 
   const ops: PgStoreOps = {
     async lockPull() {
-      await takePullLock(w, b, location);
+      await takePullLock(w, key, location);
       pulling = true;
     },
     async unlockPull() {
       if (!pulling) return;
       pulling = false;
-      await releasePullLock(w, b);
+      await releasePullLock(w, key);
     },
     async schema(): Promise<Field[] | undefined> {
       const rows = await q<[number | null, string | null]>(
@@ -253,7 +255,7 @@ function storeOps(first: pg.Client, connect: () => Promise<pg.Client>, b: number
       return (await q('SELECT 1 FROM cards WHERE board = $1 AND _id = $2 AND pulled = $3', [b, noNul(id), pull.id])).length > 0;
     },
 
-    savePage: (pull, page, cards) => savePage(w, b, location, pull, page, cards),
+    savePage: (pull, page, cards) => savePage(w, opened, location, pull, page, cards),
 
     async unseen(pull: PullCursor): Promise<{ id: string; missed: number }[]> {
       const rows = await q<[string, number]>(
@@ -307,12 +309,12 @@ function storeOps(first: pg.Client, connect: () => Promise<pg.Client>, b: number
       });
     },
 
-    applyDeliveries: (deliveries) => applyDeliveries(w, b, location, deliveries),
+    applyDeliveries: (deliveries) => applyDeliveries(w, opened, location, deliveries),
 
     applyWrites(cards: Card[], now: string): Promise<MirrorChange[]> {
       if (cards.length === 0) return Promise.resolve([]);
       const ids = cards.map(idOf);
-      return writeBatch(w, location, b, PgRun.readSql(b, ids), (rows) => {
+      return writeBatch(w, location, key, PgRun.readSql(b, ids), (rows) => {
         const run = PgRun.from(b, ids, rows);
         const out = run.applyWrites(cards, now);
         return { out, write: run.endSql() };
@@ -387,12 +389,12 @@ function storeOps(first: pg.Client, connect: () => Promise<pg.Client>, b: number
 }
 
 /** savePage (MirrorStore): the page's rows read in one statement, its cards placed in memory, written in one. */
-function savePage(w: pg.Client, b: number, location: string, pull: PullCursor, page: number, cards: Card[]): Promise<MirrorChange[]> {
+function savePage(w: pg.Client, { number: b, key }: OpenedBoard, location: string, pull: PullCursor, page: number, cards: Card[]): Promise<MirrorChange[]> {
   const ids = [...new Set(cards.map(idOf))];
   const read = `SELECT i.n, c.body_text, c.delivered_seq, t.seq, (SELECT max(pos) FROM cards WHERE board = ${b})
                 FROM unnest(${sqlArray(ids, 'text')}) WITH ORDINALITY AS i(id, n)
                 LEFT JOIN cards c ON c.board = ${b} AND c._id = i.id LEFT JOIN tombstones t ON t.board = ${b} AND t._id = i.id`;
-  return writeBatch(w, location, b, read, (result) => {
+  return writeBatch(w, location, key, read, (result) => {
     const rows = result as [number, string | null, number | null, number | null, number | null][];
     /** Each card of the page as the table holds it, as this page leaves it (`text`), and where the page put it. */
     const known = new Map<string, { held: boolean; text: string | undefined; seq: number; tomb: number | null; pos?: number; changed: boolean }>();
@@ -439,10 +441,10 @@ function savePage(w: pg.Client, b: number, location: string, pull: PullCursor, p
 }
 
 /** applyDeliveries (MirrorStore): the batch in one transaction, in order, as a PgRun. */
-async function applyDeliveries(w: pg.Client, b: number, location: string, deliveries: MirrorDelivery[]): Promise<MirrorChange[]> {
+async function applyDeliveries(w: pg.Client, { number: b, key }: OpenedBoard, location: string, deliveries: MirrorDelivery[]): Promise<MirrorChange[]> {
   if (deliveries.length === 0) return [];
   const touched = touchedBy(deliveries);
-  return writeBatch(w, location, b, PgRun.readSql(b, touched), (rows) => {
+  return writeBatch(w, location, key, PgRun.readSql(b, touched), (rows) => {
     const run = PgRun.from(b, touched, rows);
     const { changes, logged } = run.applyDeliveries(deliveries);
     const text = (t: string | undefined) => (t === undefined ? null : noNul(t));

@@ -4,21 +4,12 @@
 // server sees the connection close). A pull refused names the holder as the server knows it: the session's
 // application_name (which says the pulling process and its host), its client address and since when it is
 // connected (pg_stat_activity shows the last two only to the same role or a role that may read the statistics).
-import { createHash } from 'node:crypto';
 import { hostname } from 'node:os';
 import type pg from 'pg';
 import { pullRunning } from '../pull-lock.js';
 
-/**
- * The first key of the pull lock ("cbpu"), not the write lock's (LOCK_SPACE); the second is pullKey's. Advisory
- * locks are the database's, and each schema numbers its boards from 1: the key names the schema too.
- */
+/** The first key of the pull lock ("cbpu"), not the write lock's; the second is the board's key (boardKey). */
 const PULL_LOCK_SPACE = 0x63627075;
-
-/** The second key of the pull lock of board `b` in `schema`: 31 bits of a digest of both (a positive int4). */
-function pullKey(schema: string, b: number): number {
-  return createHash('sha256').update(`${schema}\n${b}`).digest().readUInt32BE(0) >>> 1;
-}
 
 /** The start of the application_name of a session that holds a pull lock; the rest says which process. */
 const PULLING = 'cardboard mirror pull: ';
@@ -49,19 +40,21 @@ async function holderOf(client: pg.Client, key: number): Promise<string> {
 }
 
 /**
- * Take board `b`'s pull lock on `client` (the store's writer), or refuse with pullRunning naming the holder.
- * The lock is tried, never waited for: a second pull is refused at once, as with a file lock.
+ * Take the pull lock of the board whose key is `key` (boardKey) on `client` (the store's writer), or refuse
+ * with pullRunning naming the holder. The lock is tried, never waited for: a second pull is refused at once,
+ * as with a file lock.
  */
-export async function takePullLock(client: pg.Client, b: number, location: string): Promise<void> {
-  const { rows: named } = await client.query<[string]>({ text: "SELECT current_schema(), set_config('application_name', $1, false)", values: [pullHolderName()], rowMode: 'array' });
-  const key = pullKey(named[0]![0], b);
-  const { rows } = await client.query<[boolean]>({ text: `SELECT pg_try_advisory_lock(${PULL_LOCK_SPACE}, ${key})`, rowMode: 'array' });
+export async function takePullLock(client: pg.Client, key: number, location: string): Promise<void> {
+  const { rows } = await client.query<[boolean]>({
+    text: `SELECT pg_try_advisory_lock(${PULL_LOCK_SPACE}, ${key}) FROM set_config('application_name', $1, false)`,
+    values: [pullHolderName()],
+    rowMode: 'array',
+  });
   if (rows[0]![0]) return;
   throw pullRunning(await holderOf(client, key), `the advisory lock (${PULL_LOCK_SPACE}, ${key}) on the server of ${location}`);
 }
 
-/** Release board `b`'s pull lock held by `client`'s session. */
-export async function releasePullLock(client: pg.Client, b: number): Promise<void> {
-  const { rows } = await client.query<[string]>({ text: 'SELECT current_schema()', rowMode: 'array' });
-  await client.query(`SELECT pg_advisory_unlock(${PULL_LOCK_SPACE}, ${pullKey(rows[0]![0], b)})`);
+/** Release the pull lock of the board whose key is `key`, held by `client`'s session. */
+export async function releasePullLock(client: pg.Client, key: number): Promise<void> {
+  await client.query(`SELECT pg_advisory_unlock(${PULL_LOCK_SPACE}, ${key})`);
 }
