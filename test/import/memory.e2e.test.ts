@@ -166,8 +166,9 @@ describe('import: a server that applies requests late', () => {
     const e = await start({ faults: 'delay:3s' });
     const file = writeCards(50, 'late');
     const journal = join(tempDir(), 'late.journal');
-    // --timeout 5s: longer than the server holds a request, so the resume waits for the held ones to land.
-    const args = ['--timeout', '5s', 'import', file, '--journal', journal, '--concurrency', '8'];
+    // --timeout 8s: longer than the server holds a request, by more than a busy machine may be late in landing
+    // it, so the resume waits for the held ones to land.
+    const args = ['--timeout', '8s', 'import', file, '--journal', journal, '--concurrency', '8'];
     const run = spawnCli(e, args);
     await until(() => posts(e) >= 8);
     run.child.kill('SIGKILL');
@@ -195,7 +196,9 @@ describe("import: counts are the board's", () => {
     const file = writeCards(300, 'cnt');
     const journal = join(tempDir(), 'cnt.journal');
     const results = join(tempDir(), 'results.csv');
-    const args = ['--timeout', '5s', 'import', file, '--journal', journal, '--concurrency', '8'];
+    // Requests are held below for 8 s, past the 2 s Ctrl-C grace by far more than a busy machine may be late in
+    // taking the signal, and within the --timeout: the ones in flight at the Ctrl-C are cut off by the grace.
+    const args = ['--timeout', '10s', 'import', file, '--journal', journal, '--concurrency', '8'];
     const first = await cli(e, [...args, '--json'], lowJitter);
     expect(first.code, first.stderr).toBe(0);
     expect(cards(e)).toBe(300);
@@ -203,10 +206,10 @@ describe("import: counts are the board's", () => {
     e.setFaults(undefined);
     e.resetRequests();
     const second = spawnCli(e, [...args, '--restart']);
-    // From its first POST on, requests are held 4 s, longer than the 2 s Ctrl-C grace: the ones in flight
+    // From its first POST on, requests are held 8 s, longer than the 2 s Ctrl-C grace: the ones in flight
     // at the Ctrl-C are cut off, and the ones answered before it are finished rows the next run skips.
     await until(() => posts(e) >= 1);
-    e.setFaults('delay:4s');
+    e.setFaults('delay:8s');
     await until(() => posts(e) >= 16);
     second.child.kill('SIGINT');
     expect(await second.ended).toEqual({ code: null, signal: 'SIGINT' });
