@@ -50,14 +50,16 @@ describe('cardboard import keeps the file order by default', () => {
   });
 
   it('a resumed run waits for the killed run\'s request in flight before sending later rows', async () => {
-    // Each POST is answered 1.5 s late: the run killed while one is in flight leaves it landing after the kill.
-    const e = await start({ faults: 'delay:1500ms' });
+    // Each POST is answered 3 s late: the run killed while one is in flight leaves it landing after the kill
+    // (3 s: more than a busy machine may take between seeing the POST and killing the run).
+    const e = await start({ faults: 'delay:3s' });
     const file = writeCards(6, 'k');
     const journal = join(tempDir(), 'k.journal');
-    // --timeout 3s: the resume waits that long (the killed run's timeout) for its request in flight.
-    const args = ['--timeout', '3s', 'import', file, '--journal', journal];
+    // --timeout 9s: the resume waits that long (the killed run's timeout) for its request in flight, well
+    // past the 3 s it takes to land.
+    const args = ['--timeout', '9s', 'import', file, '--journal', journal];
     const first = spawnCli(e, args);
-    // Row 3's POST has arrived (sent once row 2 was answered): it is stored 1.5 s later, after the kill.
+    // Row 3's POST has arrived (sent once row 2 was answered): it is stored 3 s later, after the kill.
     await until(() => posts(e) >= 3 || first.child.exitCode !== null);
     first.child.kill('SIGKILL');
     await first.exit;
