@@ -36,6 +36,18 @@ async function open(s: PgSchema, board: MirrorBoard = BOARD, create = true, user
   return ops;
 }
 
+/**
+ * The store of BOARD in the schema of `s` (closed when the test ends), with the connections it made, in the
+ * order it made them: `clients[0]` is its writer's first.
+ */
+async function openKept(s: PgSchema): Promise<{ store: PgStoreOps; clients: pg.Client[] }> {
+  const clients: pg.Client[] = [];
+  const connect = connector(s.url);
+  const store = await openPgStore(async () => clients[clients.push(await connect()) - 1]!, BOARD, LOCATION, true);
+  onTestFinished(() => store.close());
+  return { store, clients };
+}
+
 /** Every card of a walk, read `max` at a time. */
 async function all(ops: PgStoreOps, max = 2): Promise<Record<string, unknown>[]> {
   const walk = await ops.cardsOpen();
@@ -355,10 +367,7 @@ describe.skipIf(PG_SKIPPED !== undefined && !PG_REQUIRED)('the mirror on Postgre
 
     it('saves the same schema again without waiting for a reader of the view; a changed one makes the view again', async () => {
       const s = await pgSchema();
-      const clients: pg.Client[] = [];
-      const connect = connector(s.url);
-      const store = await openPgStore(async () => clients[clients.push(await connect()) - 1]!, BOARD, LOCATION, true);
-      onTestFinished(() => store.close());
+      const { store, clients } = await openKept(s);
       const fields = [{ name: 'S', uuid: 'u1' }, { name: 'n\0ul', uuid: 'u2' }];
       await store.saveSchema(fields);
       await store.applyDeliveries([delivered(card('a', { S: 'Open', 'n\0ul': 1 }))]);
@@ -411,10 +420,7 @@ describe.skipIf(PG_SKIPPED !== undefined && !PG_REQUIRED)('the mirror on Postgre
 
     it('writes with commits that do not wait for the disk, and sync() commits one that does, leaving the session as it was', async () => {
       const s = await pgSchema();
-      const clients: pg.Client[] = [];
-      const connect = connector(s.url);
-      const store = await openPgStore(async () => clients[clients.push(await connect()) - 1]!, BOARD, LOCATION, true);
-      onTestFinished(() => store.close());
+      const { store, clients } = await openKept(s);
       const settings = async () => (await clients[0]!.query<{ s: string; l: string }>("SELECT current_setting('synchronous_commit') AS s, current_setting('lock_timeout') AS l")).rows[0];
       expect(await settings()).toEqual({ s: 'off', l: '30s' });
       await store.applyDeliveries([delivered(card('a'))]);
@@ -524,10 +530,7 @@ describe.skipIf(PG_SKIPPED !== undefined && !PG_REQUIRED)('the mirror on Postgre
 
     it('the board numbered 1 in another schema of the database has a lock of its own: its writer does not wait', async () => {
       const [s, other] = [await pgSchema(), await pgSchema()];
-      const clients: pg.Client[] = [];
-      const connect = connector(s.url);
-      const store = await openPgStore(async () => clients[clients.push(await connect()) - 1]!, BOARD, LOCATION, true);
-      onTestFinished(() => store.close());
+      const { store, clients } = await openKept(s);
       const otherStore = await open(other);
       expect([await s.rows('SELECT board FROM boards'), await other.rows('SELECT board FROM boards')]).toEqual([[[1]], [[1]]]);
       // A wait would fail the write at once rather than after the store's own 30 s.
@@ -546,10 +549,7 @@ describe.skipIf(PG_SKIPPED !== undefined && !PG_REQUIRED)('the mirror on Postgre
 
     it('a write that waits for the board’s lock longer than lock_timeout fails as SQLite’s busy mirror does, and writes nothing', async () => {
       const s = await pgSchema();
-      const clients: pg.Client[] = [];
-      const connect = connector(s.url);
-      const store = await openPgStore(async () => clients[clients.push(await connect()) - 1]!, BOARD, LOCATION, true);
-      onTestFinished(() => store.close());
+      const { store, clients } = await openKept(s);
       // The store's own 30 s, made short for the test on its connection.
       await clients[0]!.query('SET lock_timeout = 200');
       const holder = await pgClient();
@@ -565,10 +565,7 @@ describe.skipIf(PG_SKIPPED !== undefined && !PG_REQUIRED)('the mirror on Postgre
 
     it('a walk takes a new connection when the one kept from the last walk was closed by the server meanwhile', async () => {
       const s = await pgSchema();
-      const clients: pg.Client[] = [];
-      const connect = connector(s.url);
-      const store = await openPgStore(async () => clients[clients.push(await connect()) - 1]!, BOARD, LOCATION, true);
-      onTestFinished(() => store.close());
+      const { store, clients } = await openKept(s);
       await store.applyDeliveries([delivered(card('a'))]);
       expect(await ids(store)).toEqual(['a']);
       const admin = await pgClient();
@@ -581,10 +578,7 @@ describe.skipIf(PG_SKIPPED !== undefined && !PG_REQUIRED)('the mirror on Postgre
 
     it('a write after the writer’s connection was lost takes a new one (the call that found it lost failed)', async () => {
       const s = await pgSchema();
-      const clients: pg.Client[] = [];
-      const connect = connector(s.url);
-      const store = await openPgStore(async () => clients[clients.push(await connect()) - 1]!, BOARD, LOCATION, true);
-      onTestFinished(() => store.close());
+      const { store, clients } = await openKept(s);
       await store.applyDeliveries([delivered(card('a'))]);
       const admin = await pgClient();
       onTestFinished(() => admin.end());
